@@ -1,0 +1,169 @@
+"""The job and packet formats: the file boundary between the compiler and the runtime.
+
+A ``Job`` is what ``hz compile`` writes for one contract; a ``Packet`` is a job rendered with
+concrete input values, ready to run. Both are canonical JSON documents with a ``kind`` and a
+``format_version``; their JSON Schemas in ``schemas/`` are generated from these models.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+
+from runtime.canonical import digest_of
+from runtime.errors import FormatError
+
+JOB_FORMAT_VERSION: Literal[1] = 1
+PACKET_FORMAT_VERSION: Literal[1] = 1
+
+
+class Frozen(BaseModel):
+    """Base of every hz model: immutable, strict about unknown fields."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+    def to_json_data(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class ToolProfile(Frozen):
+    """The read-only tools of a session, as the runner names them.
+
+    ``tools == ()`` asks for the runner's own read-only default. ``working_dir`` is empty in a
+    job and bound at run time (``bind``); it must exist then.
+    """
+
+    tools: tuple[str, ...] = ()
+    working_dir: str | None = None
+
+    def bind(self, working_dir: str | Path) -> ToolProfile:
+        path = Path(working_dir).resolve()
+        if not path.is_dir():
+            raise FormatError(f"working directory {working_dir} does not exist")
+        return self.model_copy(update={"working_dir": str(path)})
+
+
+class Budget(Frozen):
+    """What one session may spend, in US dollars."""
+
+    max_usd: Annotated[float, Field(gt=0)]
+
+
+class SourceRef(Frozen):
+    """Where a job came from: a POSIX path relative to the compile root, and its sha256."""
+
+    path: str
+    sha256: str
+
+
+class InputSpec(Frozen):
+    """One declared input: its JSON Schema (2020-12) and, when optional, its default."""
+
+    description: str | None = None
+    schema_: dict[str, JsonValue] = Field(default_factory=dict, alias="schema")
+    required: bool = True
+    default: JsonValue = None
+
+
+class OutputSpec(Frozen):
+    """The draft's format; with ``json``, an optional JSON Schema the draft must satisfy."""
+
+    format: Literal["markdown", "text", "json"] = "markdown"
+    schema_: dict[str, JsonValue] | None = Field(default=None, alias="schema")
+
+
+class Job(Frozen):
+    """One compiled contract. ``digest`` is the sha256 of the job without its digest."""
+
+    kind: Literal["job"] = "job"
+    format_version: Literal[1] = JOB_FORMAT_VERSION
+    name: str
+    title: str | None = None
+    source: SourceRef
+    timeout_seconds: Annotated[int, Field(ge=1, le=86400)]
+    tools: ToolProfile
+    budget: Budget
+    inputs: dict[str, InputSpec] = Field(default_factory=dict)
+    output: OutputSpec = Field(default_factory=OutputSpec)
+    contract: str
+    template: str
+    hz_version: str
+    digest: str = ""
+
+    def compute_digest(self) -> str:
+        data = self.to_json_data()
+        data.pop("digest", None)
+        return digest_of(data)
+
+    def sealed(self) -> Job:
+        """This job with its digest filled in."""
+        return self.model_copy(update={"digest": self.compute_digest()})
+
+
+class Packet(Frozen):
+    """A job rendered with concrete inputs: everything one run needs."""
+
+    kind: Literal["packet"] = "packet"
+    format_version: Literal[1] = PACKET_FORMAT_VERSION
+    job: Job
+    prompt: str
+    contract: str
+    inputs: dict[str, JsonValue] = Field(default_factory=dict)
+    inputs_sha256: str
+    job_digest: str
+
+
+_VERSIONS = {"job": JOB_FORMAT_VERSION, "packet": PACKET_FORMAT_VERSION}
+
+
+def parse_artifact(text: str, origin: str) -> Job | Packet:
+    """Read a job or packet document, gating on kind and format version first."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise FormatError(f"{origin}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from e
+    if not isinstance(data, dict):
+        raise FormatError(f"{origin}: expected a JSON object with a 'kind' of job or packet")
+    kind = data.get("kind")
+    if kind not in _VERSIONS:
+        raise FormatError(f"{origin}: not an hz job or packet (kind is {kind!r})")
+    version = data.get("format_version")
+    supported = _VERSIONS[kind]
+    if isinstance(version, int) and not isinstance(version, bool) and version > supported:
+        raise FormatError(
+            f"{origin}: {kind} format version {version} needs a newer hz "
+            f"(this hz reads version {supported})",
+            hint="upgrade hz, or compile the contract with this hz",
+        )
+    model: type[Job] | type[Packet] = Job if kind == "job" else Packet
+    try:
+        artifact = model.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
+        raise FormatError(f"{origin}: invalid {kind}: {where}: {first['msg']}{more}") from e
+    job = artifact if isinstance(artifact, Job) else artifact.job
+    if job.digest != job.compute_digest():
+        raise FormatError(f"{origin}: the job's digest does not match its content")
+    if isinstance(artifact, Packet) and artifact.job_digest != job.digest:
+        raise FormatError(f"{origin}: job_digest does not match the embedded job")
+    return artifact
+
+
+def read_artifact(path: str | Path) -> Job | Packet:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise FormatError(f"{path}: cannot read: {e}") from e
+    return parse_artifact(text, str(path))

@@ -1,0 +1,55 @@
+"""The extension point: how hz runs one agent session.
+
+A runner is any object with a ``name`` and this ``run`` method. hz calls ``run`` once per
+session with the rendered prompt, the contract text (to be given to the agent as binding
+rules, never mixed into the prompt), the read-only tool profile (its ``working_dir`` bound and
+existing), the wall-clock timeout in seconds and the budget.
+
+Rules every runner follows:
+
+- Return an ``AgentResult`` for everything that happens once a process may start: a timeout,
+  a budget stop, a crash, a missing executable, empty or malformed output.
+- Raise ``runtime.errors.RunnerError`` only when misconfigured, before anything runs.
+- Never exceed the timeout; name in ``limits_unenforced`` each limit it cannot enforce.
+- Start every child process through ``runtime.process`` (one chokepoint: own process group,
+  capped output, allowlisted environment, the group killed at the end).
+- ``output``: the job's output spec; a runner that can make the agent produce structured
+  output (e.g. a JSON Schema flag) uses it. hz validates a ``json`` draft afterwards anyway.
+- ``progress``: when given, call it with ``Progress`` as turns and tool calls happen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from runtime.models import Budget, OutputSpec, ToolProfile
+from runtime.result import AgentResult
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    elapsed_seconds: float
+    turns: int
+    tool_calls: int
+    last_tool: str | None = None
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+class AgentRunner(Protocol):
+    name: str
+
+    def run(
+        self,
+        prompt: str,
+        *,
+        contract: str,
+        tools: ToolProfile,
+        timeout: float,
+        budget: Budget,
+        output: OutputSpec | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> AgentResult: ...

@@ -1,0 +1,77 @@
+"""The typed end of every run. ``schemas/result.schema.json`` is generated from ``AgentResult``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Literal
+
+from pydantic import Field, JsonValue, computed_field
+
+from runtime.models import Frozen
+
+Status = Literal["completed", "timeout", "budget", "failed", "cancelled"]
+
+FailureKind = Literal[
+    "rate_limited",
+    "budget_exceeded",
+    "max_turns",
+    "schema_invalid",
+    "refusal",
+    "auth_misconfigured",
+    "permission_denied",
+    "launch_failed",
+    "inactivity_timeout",
+    "output_limit",
+    "runtime_error",
+    "aborted",
+]
+
+
+class Usage(Frozen):
+    """Tokens as the runner reported them; ``input_tokens`` excludes cached input."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+
+class ToolCall(Frozen):
+    """One tool call the agent asked for, in order. ``is_error`` when the tool refused/failed."""
+
+    name: str
+    input: JsonValue = None
+    is_error: bool | None = None
+
+
+class AgentResult(Frozen):
+    """What one agent session ended in. A timeout or a crash is a result, never an exception.
+
+    ``reason`` says why a run did not complete; ``limits_unenforced`` names the limits (e.g.
+    ``budget``, ``tools``) the runner could not enforce for this run.
+    """
+
+    kind: Literal["result"] = "result"
+    format_version: Literal[1] = 1
+    runner: str
+    model: str | None = None
+    status: Status
+    failure_kind: FailureKind | None = None
+    draft: str | None = None
+    structured_output: JsonValue = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    turns: int | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    duration_seconds: float = 0.0
+    exit_code: int | None = None
+    stderr_tail: str = ""
+    reason: str | None = None
+    retry_after_seconds: float | None = None
+    limits_unenforced: tuple[str, ...] = ()
+    output_truncated: bool = False
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def tool_call_counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(call.name for call in self.tool_calls).items()))
