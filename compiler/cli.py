@@ -21,11 +21,11 @@ COMMANDS: dict[str, str] = {
     "explain": "compiler.cli_validate:explain",
     "compile": "compiler.cli_compile:compile_",
     "render": "compiler.cli_compile:render",
-    "run": "runtime.cli:run",
+    "run": "compiler.cli_run:run",
     "doctor": "runtime.cli:doctor",
     "config": "runtime.cli:config",
     "receipts": "runtime.cli:receipts",
-    "runners": "runtime.cli:runners",
+    "runners": "runtime.cli_runners:runners",
 }
 
 SHORT_HELP: dict[str, str] = {

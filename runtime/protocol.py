@@ -20,9 +20,9 @@ Rules every runner follows:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from runtime.models import Budget, OutputSpec, ToolProfile
 from runtime.result import AgentResult
@@ -53,3 +53,45 @@ class AgentRunner(Protocol):
         output: OutputSpec | None = None,
         progress: ProgressCallback | None = None,
     ) -> AgentResult: ...
+
+
+Enforcement = Literal["hard", "advisory", "unsupported"]
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """Which limits a runner enforces, and how: ``hard`` (the session is stopped),
+    ``advisory`` (passed on, not guaranteed) or ``unsupported``."""
+
+    timeout: Enforcement
+    budget: Enforcement
+    tools: Enforcement
+    turns: Enforcement
+    structured_output: Enforcement
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One line of ``hz doctor``."""
+
+    name: str
+    status: Literal["ok", "degraded", "failed"]
+    detail: str
+
+
+class RunnerClass(Protocol):
+    """What the registry holds (core dict, or entry point group ``hz.runners``): a class
+    that builds a runner from the effective ``[system.runner]`` table."""
+
+    name: ClassVar[str]
+    capabilities: ClassVar[Capabilities]
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> AgentRunner:
+        """Validate the settings this runner reads; raise ``ConfigError`` when invalid."""
+        ...
+
+    @classmethod
+    def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
+        """Checks for ``hz doctor`` (executable found and runnable, version, login, ...)."""
+        ...

@@ -1,0 +1,34 @@
+"""A contract that passed validation: typed values, ready to compile. Never holds raw YAML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from compiler.source import SourceDoc
+
+
+@dataclass(frozen=True, slots=True)
+class InputDecl:
+    name: str
+    description: str | None
+    schema: dict[str, Any]
+    has_default: bool
+    default: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """Everything ``compile`` needs; ``source`` keeps positions for later diagnostics."""
+
+    source: SourceDoc
+    name: str
+    title: str | None
+    timeout_seconds: int
+    tools: tuple[str, ...]
+    max_usd: float
+    inputs: tuple[InputDecl, ...]
+    output_format: Literal["markdown", "text", "json"]
+    output_schema: dict[str, Any] | None
+    contract_text: str
+    template: str
