@@ -39,8 +39,37 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 
 
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    """What a run would start, for ``hz run --dry-run``: nothing is started to make it.
+
+    ``env_names`` are the names passed to the child (values are never shown); ``files``
+    describe the private files the run would write, e.g. ``("contract", "<private>/contract.md")``.
+    """
+
+    argv: tuple[str, ...]
+    cwd: str
+    env_names: tuple[str, ...]
+    files: tuple[tuple[str, str], ...] = ()
+    stdin: str = "closed"
+    limits_unenforced: tuple[str, ...] = ()
+
+
 class AgentRunner(Protocol):
     name: str
+
+    def plan(
+        self,
+        prompt: str,
+        *,
+        contract: str,
+        tools: ToolProfile,
+        timeout: float,
+        budget: Budget,
+        output: OutputSpec | None = None,
+    ) -> RunPlan:
+        """Describe the process ``run`` would start with these arguments, without starting it."""
+        ...
 
     def run(
         self,
@@ -85,6 +114,8 @@ class RunnerClass(Protocol):
 
     name: ClassVar[str]
     capabilities: ClassVar[Capabilities]
+    #: The ``[system.runner]`` keys this runner reads (for unknown-key checks in configuration).
+    settings_keys: ClassVar[frozenset[str]]
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, Any]) -> AgentRunner:
