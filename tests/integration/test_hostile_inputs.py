@@ -1,0 +1,161 @@
+"""Hostile files fail at once, cleanly, with their own diagnostic: in the loader and the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from compiler.diagnostics import Diagnostic
+from compiler.loader import load_path
+
+ANCHOR_HINT = "write the value out in full; hz refuses anchors and aliases"
+UTF8_HINT = "hz reads contracts as UTF-8; save the file with that encoding"
+DEPTH_HINT = "a contract is a shallow document; flatten this structure"
+SIZE_HINT = "keep bulk data out of the contract: declare an input and pass it at render time"
+
+SIXTY_MB = 60 * 1024 * 1024
+
+
+def billion_laughs() -> bytes:
+    lines = ['lol0: &lol0 "lol"']
+    for i in range(1, 10):
+        prev = f"*lol{i - 1}"
+        lines.append(f"lol{i}: &lol{i} [{', '.join([prev] * 10)}]")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def sixty_megabytes(path: Path) -> None:
+    # Written in chunks: the test itself must not hold 60 MB either.
+    line = b"  - " + b"x" * 1019 + b"\n"
+    with path.open("wb") as f:
+        f.write(b"hz:\n  data:\n")
+        for _ in range(SIXTY_MB // len(line)):
+            f.write(line)
+
+
+CASES: dict[str, tuple[Callable[[Path], None], Diagnostic]] = {
+    "billion-laughs": (
+        lambda p: p.write_bytes(billion_laughs()),
+        Diagnostic(
+            "HZ005", "anchor '&lol0' is not allowed in a contract", "", 1, 7, hint=ANCHOR_HINT
+        ),
+    ),
+    "deep-flow": (
+        lambda p: p.write_bytes(b"hz: " + b"[" * 20_000 + b"]" * 20_000 + b"\n"),
+        Diagnostic("HZ012", "nesting is deeper than 32 levels", "", 1, 36, hint=DEPTH_HINT),
+    ),
+    "deep-flow-unclosed": (
+        lambda p: p.write_bytes(b"hz: " + b"{a: " * 20_000),
+        Diagnostic("HZ012", "nesting is deeper than 32 levels", "", 1, 129, hint=DEPTH_HINT),
+    ),
+    "deep-block": (
+        lambda p: p.write_bytes(b"hz:\n  " + b"- " * 20_000 + b"x\n"),
+        Diagnostic("HZ012", "nesting is deeper than 32 levels", "", 2, 65, hint=DEPTH_HINT),
+    ),
+    "sixty-megabytes": (
+        sixty_megabytes,
+        Diagnostic(
+            "HZ003",
+            "file is larger than 256 KiB (262,144 bytes), the limit for a contract",
+            "",
+            hint=SIZE_HINT,
+        ),
+    ),
+    "invalid-utf8": (
+        lambda p: p.write_bytes(b"hz:\n  title: caf\xe9 menu\n"),
+        Diagnostic(
+            "HZ002",
+            "file is not valid UTF-8: byte 0xe9 cannot be decoded",
+            "",
+            2,
+            13,
+            hint=UTF8_HINT,
+        ),
+    ),
+    "binary": (
+        lambda p: p.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64),
+        Diagnostic(
+            "HZ002",
+            "file is not valid UTF-8: byte 0x89 cannot be decoded",
+            "",
+            1,
+            1,
+            hint=UTF8_HINT,
+        ),
+    ),
+    "nul-bytes": (
+        lambda p: p.write_bytes(b"hz:\n  name: a\x00b\n"),
+        Diagnostic(
+            "HZ002",
+            "file is binary, not UTF-8 text: it contains a NUL byte",
+            "",
+            2,
+            10,
+            hint=UTF8_HINT,
+        ),
+    ),
+    "all-nul": (
+        lambda p: p.write_bytes(b"\x00" * 4096),
+        Diagnostic(
+            "HZ002",
+            "file is binary, not UTF-8 text: it contains a NUL byte",
+            "",
+            1,
+            1,
+            hint=UTF8_HINT,
+        ),
+    ),
+}
+
+
+@pytest.fixture(params=sorted(CASES))
+def hostile(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, Diagnostic]:
+    write, expected = CASES[request.param]
+    path = tmp_path / f"{request.param}.yaml"
+    write(path)
+    return path, Diagnostic(**{**_fields(expected), "file": str(path)})
+
+
+def _fields(d: Diagnostic) -> dict[str, object]:
+    return {name: getattr(d, name) for name in Diagnostic.__slots__}
+
+
+def test_loader_refuses_at_once(hostile: tuple[Path, Diagnostic]) -> None:
+    path, expected = hostile
+    started = time.monotonic()
+    assert load_path(path) == (None, [expected])
+    # A bound, not a benchmark: the machine is shared (benchmarks/ has the real figures).
+    assert time.monotonic() - started < 5
+
+
+MEASURE = """
+import resource, sys
+from pathlib import Path
+from compiler.loader import load_path
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+doc, diagnostics = load_path(Path(sys.argv[1]))
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(after - before, [d.code for d in diagnostics])
+"""
+
+
+def test_sixty_megabytes_keep_memory_flat(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    sixty_megabytes(path)
+    assert path.stat().st_size > 59 * 1024 * 1024
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    grown_kib, codes = proc.stdout.split(" ", 1)
+    assert codes.strip() == "['HZ003']"
+    # ru_maxrss is in KiB on Linux; reading the whole file would add 60,000 KiB or more.
+    assert int(grown_kib) < 4 * 1024
