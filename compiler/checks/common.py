@@ -1,0 +1,91 @@
+"""Helpers shared by the checks: readable paths, type names, located diagnostics."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from compiler.diagnostics import Diagnostic
+from compiler.source import JsonPath, SourceDoc
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def dotted(path: JsonPath) -> str:
+    """``("hz", "agent", "tools", 0)`` -> ``hz.agent.tools[0]``; ``()`` -> ``the top level``."""
+    if not path:
+        return "the top level"
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENT.match(part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part!r}]"
+    return out
+
+
+def extend(where: str, extra: JsonPath) -> str:
+    """A dotted path continued by ``extra``: ``extend("hz", ("agent",))`` -> ``hz.agent``."""
+    if not extra:
+        return where
+    tail = dotted(extra)
+    return tail if where == dotted(()) else where + ("" if tail.startswith("[") else ".") + tail
+
+
+def type_name(value: Any) -> str:
+    """The JSON data model name of a value, with an article: "a string", "an integer"."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def short(value: Any, limit: int = 40) -> str:
+    """A value as a user wrote it, cut short for a message."""
+    text = repr(value) if isinstance(value, str) else _json(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _json(value: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def at(
+    doc: SourceDoc,
+    path: JsonPath,
+    code: str,
+    message: str,
+    *,
+    key: bool = False,
+    hint: str | None = None,
+) -> Diagnostic:
+    """A diagnostic located at the value (or, with ``key``, the key) at ``path``."""
+    pos = doc.pos(path, key=key)
+    return Diagnostic(code, message, doc.path, pos.line, pos.column, hint=hint)
+
+
+def get(data: Any, *path: str) -> Any:
+    """``data[p0][p1]…`` or None when any step is missing or not a mapping."""
+    for part in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(part)
+    return data

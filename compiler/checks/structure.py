@@ -1,0 +1,154 @@
+"""The contract's shape, checked against the published JSON Schema and mapped to positions.
+
+The schema in ``compiler/data`` is the one editors use; this module compiles it once per
+process and turns each ``jsonschema`` error into a located diagnostic with hz's own code.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from compiler.checks.common import at, dotted
+from compiler.checks.messages import describe
+from compiler.diagnostics import Diagnostic
+from compiler.source import JsonPath, SourceDoc
+from compiler.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+
+SCHEMA_FILE = "workflow-contract.schema.json"
+
+#: Agent hints the contract refuses, each with its own code (the schema marks them ``not: {}``).
+REFUSED: dict[str, str] = {
+    "runner": "HZ201",
+    "model": "HZ202",
+    "effort": "HZ203",
+    "max_turns": "HZ204",
+}
+
+_WHY = {
+    "runner": "a contract must not choose what runs on the machine that runs it",
+    "model": "the runner protocol has no model parameter, so a model named here would be "
+    "a hint nobody reads",
+    "effort": "the runner protocol has no effort parameter, so it would be a hint nobody reads",
+    "max_turns": "the runner protocol has no turn limit (timeout and max_usd bound the "
+    "session), so it would be a hint nobody reads",
+}
+
+#: Paths whose every problem a dedicated rule reports (with its own code), not the schema.
+RULE_OWNED: frozenset[JsonPath] = frozenset({("hz", "timeout"), ("hz", "agent", "max_usd")})
+
+
+def schema_text() -> str:
+    """The contract schema exactly as shipped (``hz schema`` prints this)."""
+    return (resources.files("compiler") / "data" / SCHEMA_FILE).read_text(encoding="utf-8")
+
+
+@functools.cache
+def contract_schema() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(schema_text())
+    return data
+
+
+@functools.cache
+def contract_validator() -> Validator:
+    """Compiled once per process and reused for every file."""
+    from jsonschema.validators import Draft202012Validator
+
+    return Draft202012Validator(contract_schema())
+
+
+def check_structure(doc: SourceDoc) -> list[Diagnostic]:
+    """Every schema problem of the document, one diagnostic each."""
+    errors = [
+        e
+        for e in contract_validator().iter_errors(doc.data)
+        if tuple(e.absolute_path) not in RULE_OWNED
+    ]
+    # A value of the wrong type fails other keywords too (enum, const); the type is the news.
+    typed = {tuple(e.absolute_path) for e in errors if e.validator == "type"}
+    out: list[Diagnostic] = []
+    for e in errors:
+        path = tuple(e.absolute_path)
+        if e.validator != "type" and path in typed:
+            continue
+        out.extend(map_error(doc, e))
+    return out
+
+
+def map_error(doc: SourceDoc, e: ValidationError) -> Iterable[Diagnostic]:
+    """One jsonschema error -> located diagnostics (several for several unknown keys)."""
+    path: JsonPath = tuple(e.absolute_path)
+    kind = e.validator
+    if kind == "additionalProperties" and e.validator_value is False:
+        yield from _unknown_keys(doc, path, e)
+    elif kind == "required":
+        yield from _missing_keys(doc, path, e)
+    elif kind == "not" and len(path) == 3 and path[:2] == ("hz", "agent") and path[2] in REFUSED:
+        yield _refused(doc, str(path[2]))
+    elif "propertyNames" in e.relative_schema_path:
+        name = str(e.instance)
+        yield at(
+            doc,
+            (*path, name),
+            "HZ104",
+            f"{dotted(path)}: {name!r} is not a valid input name",
+            key=True,
+            hint="an input name is an identifier (a letter or underscore, then letters, "
+            "digits or underscores) so the template can say inputs.<name>",
+        )
+    else:
+        code, message, hint = describe(e, dotted(path))
+        yield at(doc, path, code, message, hint=hint)
+
+
+def _allowed(schema: Any) -> list[str]:
+    props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    return [name for name in props if not (name in REFUSED and "not" in props[name])]
+
+
+def _unknown_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterable[Diagnostic]:
+    allowed = _allowed(e.schema)
+    instance = e.instance if isinstance(e.instance, dict) else {}
+    where = "at the top level" if not path else f"in {dotted(path)}"
+    for name in instance:
+        if name in allowed:
+            continue
+        suggestion = did_you_mean(str(name), allowed)
+        listing = "allowed keys: " + ", ".join(allowed)
+        hint = f"{suggestion} ({listing})" if suggestion else listing
+        yield at(doc, (*path, name), "HZ101", f"unknown key {name!r} {where}", key=True, hint=hint)
+
+
+def _missing_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterable[Diagnostic]:
+    instance = e.instance if isinstance(e.instance, dict) else {}
+    props = e.schema.get("properties", {}) if isinstance(e.schema, dict) else {}
+    where = "at the top level" if not path else f"in {dotted(path)}"
+    required: Any = e.validator_value
+    for name in required:
+        if name in instance:
+            continue
+        about = props.get(name, {}).get("description", "")
+        hint = about.split(". ")[0].rstrip(".") + "." if about else None
+        yield at(
+            doc, path, "HZ102", f"missing required key {name!r} {where}", key=bool(path), hint=hint
+        )
+
+
+def _refused(doc: SourceDoc, name: str) -> Diagnostic:
+    what = "turn limit" if name == "max_turns" else name
+    return at(
+        doc,
+        ("hz", "agent", name),
+        REFUSED[name],
+        f"hz.agent.{name} is refused: {_WHY[name]}",
+        key=True,
+        hint=f"remove it; the {what} is chosen in runner configuration "
+        "([system.runner] in the hz configuration, see `hz config show`)",
+    )

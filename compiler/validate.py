@@ -1,0 +1,135 @@
+"""validate: a loaded ``SourceDoc`` -> a ``Contract`` or the located reasons it is not one.
+
+``validate_source`` checks one document; ``validate_paths`` loads and checks files,
+directories and stdin and collects every diagnostic in one pass.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Literal, cast
+
+from compiler.checks.limits import check_max_usd, check_timeout, check_version
+from compiler.contract import Contract, InputDecl
+from compiler.diagnostics import Diagnostic, sort_diagnostics
+from compiler.source import SourceDoc
+
+DEFAULT_MAX_USD_CEILING = 100.0
+SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationRun:
+    contracts: tuple[Contract, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    files_checked: int
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
+def validate_source(
+    doc: SourceDoc, *, max_usd_ceiling: float = DEFAULT_MAX_USD_CEILING
+) -> tuple[Contract | None, list[Diagnostic]]:
+    """Every problem of one document; the Contract only when there is no error."""
+    from compiler.checks.io_schemas import check_inputs, check_output
+    from compiler.checks.structure import check_structure
+    from compiler.checks.template import check_template
+
+    gate = check_version(doc)
+    if gate is not None:
+        return None, [gate]
+    diags = check_structure(doc)
+    timeout, found = check_timeout(doc)
+    diags += found
+    max_usd, found = check_max_usd(doc, max_usd_ceiling)
+    diags += found
+    diags += check_inputs(doc)
+    diags += check_output(doc)
+    diags += check_template(doc)
+    if any(d.severity == "error" for d in diags) or timeout is None or max_usd is None:
+        return None, diags
+    return _contract(doc, timeout, max_usd), diags
+
+
+def _contract(doc: SourceDoc, timeout: int, max_usd: float) -> Contract:
+    # Only called on a document the schema accepted, so the shapes below hold.
+    hz: dict[str, Any] = doc.data["hz"]
+    output: dict[str, Any] = hz.get("output", {})
+    inputs = tuple(
+        InputDecl(
+            name=name,
+            description=spec.get("description"),
+            schema=spec["schema"],
+            has_default="default" in spec,
+            default=spec.get("default"),
+        )
+        for name, spec in hz.get("inputs", {}).items()
+    )
+    fmt = cast(Literal["markdown", "text", "json"], output.get("format", "markdown"))
+    return Contract(
+        source=doc,
+        name=hz["name"],
+        title=hz.get("title"),
+        timeout_seconds=timeout,
+        tools=tuple(hz["agent"].get("tools", ())),
+        max_usd=max_usd,
+        inputs=inputs,
+        output_format=fmt,
+        output_schema=output.get("schema"),
+        contract_text=doc.data["contract"],
+        template=doc.data["prompt"],
+    )
+
+
+def expand(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """Files to check, in order: directories become their ``*.yaml``/``*.yml``, sorted."""
+    out: list[str] = []
+    for p in (os.fspath(each) for each in paths):
+        if p != "-" and os.path.isdir(p):
+            found = []
+            for root, dirs, files in os.walk(p):
+                dirs.sort()
+                found += [os.path.join(root, f) for f in files if f.endswith(SUFFIXES)]
+            out += sorted(found, key=lambda f: Path(f).relative_to(p).parts)
+        else:
+            out.append(p)
+    return list(dict.fromkeys(out))
+
+
+def validate_paths(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    max_usd_ceiling: float = DEFAULT_MAX_USD_CEILING,
+    stdin: BinaryIO | None = None,
+) -> ValidationRun:
+    """Load and validate files, directories (recursively) and ``-`` (stdin)."""
+    from compiler.loader import load_bytes, load_path
+
+    contracts: list[Contract] = []
+    diags: list[Diagnostic] = []
+    files = expand(paths)
+    for name in files:
+        if name == "-":
+            reader = stdin if stdin is not None else _stdin()
+            doc, found = load_bytes(reader.read(), "<stdin>")
+        else:
+            doc, found = load_path(Path(name), display=name)
+        diags += found
+        if doc is None:
+            continue
+        contract, found = validate_source(doc, max_usd_ceiling=max_usd_ceiling)
+        diags += found
+        if contract is not None:
+            contracts.append(contract)
+    return ValidationRun(tuple(contracts), sort_diagnostics(diags), len(files))
+
+
+def _stdin() -> BinaryIO:
+    import sys
+
+    return sys.stdin.buffer
