@@ -159,3 +159,53 @@ def test_sixty_megabytes_keep_memory_flat(tmp_path: Path) -> None:
     assert codes.strip() == "['HZ003']"
     # ru_maxrss is in KiB on Linux; reading the whole file would add 60,000 KiB or more.
     assert int(grown_kib) < 4 * 1024
+
+
+def test_cli_fails_cleanly(
+    hostile: tuple[Path, Diagnostic], hz_argv: list[str], tmp_path: Path
+) -> None:
+    path, expected = hostile
+    started = time.monotonic()
+    proc = subprocess.run(
+        [*hz_argv, "validate", path.name],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert time.monotonic() - started < 5
+    where = f"{path.name}:{expected.line}:{expected.column}"
+    assert proc.stdout == (
+        f"{where}: error: {expected.message} [{expected.code}]\n  hint: {expected.hint}\n"
+    )
+    assert proc.stderr == "Found 1 error in 1 file (checked 1 file)\n"
+    assert proc.returncode == 1
+
+
+# A fresh parent whose only child is the hz process: RUSAGE_CHILDREN is then that child's peak.
+PEAK_OF_CHILD = """
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], capture_output=True, check=False)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def _peak_kib(argv: list[str], cwd: Path) -> int:
+    proc = subprocess.run(
+        [sys.executable, "-c", PEAK_OF_CHILD, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return int(proc.stdout)
+
+
+def test_cli_memory_stays_flat_on_sixty_megabytes(hz_argv: list[str], tmp_path: Path) -> None:
+    sixty_megabytes(tmp_path / "big.yaml")
+    (tmp_path / "small.yaml").write_bytes(b"hz:\n  data: [x]\n")
+    small = _peak_kib([*hz_argv, "validate", "small.yaml"], tmp_path)
+    big = _peak_kib([*hz_argv, "validate", "big.yaml"], tmp_path)
+    # Reading the whole file would add at least 60,000 KiB to the peak.
+    assert big - small < 8 * 1024
