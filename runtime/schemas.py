@@ -1,0 +1,95 @@
+"""JSON Schemas of the job, packet and result formats, generated from the runtime models.
+
+The copies in ``schemas/`` are for editors and other tools; they are regenerated with
+``python -m runtime.schemas --write`` and a test fails when they differ from what this module
+produces (``--check`` does the same comparison from the command line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from runtime.canonical import canonical_json
+from runtime.models import Job, Packet
+from runtime.result import AgentResult
+
+Kind = Literal["job", "packet", "result"]
+KINDS: tuple[Kind, ...] = ("job", "packet", "result")
+
+_MODELS: dict[str, type[BaseModel]] = {"job": Job, "packet": Packet, "result": AgentResult}
+_TITLES = {
+    "job": "hz job: one compiled workflow contract",
+    "packet": "hz packet: a job rendered with its input values",
+    "result": "hz result: how one agent session ended",
+}
+#: Where the checked-in copies live in a source checkout.
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+
+
+def schema_data(kind: str) -> dict[str, Any]:
+    model = _MODELS.get(kind)
+    if model is None:
+        raise ValueError(f"unknown schema kind {kind!r} (expected one of {', '.join(KINDS)})")
+    # Jobs and packets are read back by hz, so their schema is what hz accepts; a result is
+    # only written, so its schema is what hz writes (including computed fields).
+    mode: Literal["validation", "serialization"] = (
+        "serialization" if kind == "result" else "validation"
+    )
+    body = model.model_json_schema(by_alias=True, mode=mode)
+    body["title"] = _TITLES[kind]
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **body,
+    }
+
+
+def schema_text(kind: str) -> str:
+    """The canonical JSON text of the schema of ``kind`` (job, packet or result)."""
+    return canonical_json(schema_data(kind))
+
+
+def schema_path(kind: str, directory: Path = SCHEMA_DIR) -> Path:
+    return directory / f"{kind}.schema.json"
+
+
+def stale_schemas(directory: Path = SCHEMA_DIR) -> list[Path]:
+    """The checked-in schema files that are missing or differ from the models."""
+    stale = []
+    for kind in KINDS:
+        path = schema_path(kind, directory)
+        try:
+            current = path.read_text(encoding="utf-8")
+        except OSError:
+            current = None
+        if current != schema_text(kind):
+            stale.append(path)
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m runtime.schemas", description=__doc__)
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--write", action="store_true", help="regenerate the schema files")
+    group.add_argument("--check", action="store_true", help="exit 1 when a file is stale")
+    parser.add_argument("--dir", type=Path, default=SCHEMA_DIR, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    stale = stale_schemas(args.dir)
+    if args.check:
+        for path in stale:
+            print(f"{path}: stale; run python -m runtime.schemas --write", file=sys.stderr)
+        return 1 if stale else 0
+    args.dir.mkdir(parents=True, exist_ok=True)
+    for path in stale:
+        kind = path.name.removesuffix(".schema.json")
+        path.write_text(schema_text(kind), encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
