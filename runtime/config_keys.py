@@ -1,0 +1,82 @@
+"""What the configuration may contain: its tables, their keys, defaults and value checks.
+
+Three tables exist: ``[capabilities]`` (which runner is bound), ``[system.runner]`` (how the
+bound runner runs: the shared keys below plus every key some registered runner declares in
+``settings_keys``) and ``[authoring]`` (options of the authoring commands). Only
+``[authoring]`` may appear in a project's ``hz.toml``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+CAPABILITIES = "capabilities"
+RUNNER = "system.runner"
+AUTHORING = "authoring"
+TABLES: tuple[str, ...] = (CAPABILITIES, RUNNER, AUTHORING)
+
+#: [system.runner] keys hz itself reads, whatever runner is bound.
+SHARED_RUNNER_KEYS = frozenset({"model", "max_turns", "require_enforced_budget", "receipt_dir"})
+CAPABILITY_KEYS = frozenset({"agent_runner"})
+AUTHORING_KEYS = frozenset({"max_usd_ceiling"})
+
+DEFAULTS: dict[tuple[str, str], Any] = {
+    (CAPABILITIES, "agent_runner"): "claude-code",
+    (AUTHORING, "max_usd_ceiling"): 100,
+}
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest candidate, or an empty string."""
+    close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _string(value: Any) -> str | None:
+    return None if isinstance(value, str) and value else "a non-empty string"
+
+
+def _positive_int(value: Any) -> str | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    return None if ok else "a positive integer"
+
+
+def _boolean(value: Any) -> str | None:
+    return None if isinstance(value, bool) else "true or false"
+
+
+def _positive_number(value: Any) -> str | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    return None if ok else "a number greater than 0"
+
+
+#: Value checks for the keys hz reads itself; runner-specific keys are checked by the runner.
+_CHECKS: dict[tuple[str, str], Callable[[Any], str | None]] = {
+    (CAPABILITIES, "agent_runner"): _string,
+    (RUNNER, "model"): _string,
+    (RUNNER, "max_turns"): _positive_int,
+    (RUNNER, "require_enforced_budget"): _boolean,
+    (RUNNER, "receipt_dir"): _string,
+    (AUTHORING, "max_usd_ceiling"): _positive_number,
+}
+
+
+def value_problem(table: str, key: str, value: Any) -> str | None:
+    """What the value should have been, or None when it is acceptable."""
+    check = _CHECKS.get((table, key))
+    if check is None:
+        return None
+    expected = check(value)
+    return None if expected is None else f"[{table}] {key} must be {expected}, got {value!r}"
+
+
+_EXECUTION_WORDS = ("runner", "model", "executable", "command", "env", "argv", "shell")
+
+
+def is_execution_key(table: str, key: str) -> bool:
+    """Whether a project file setting this key would choose what runs (refused: HZ801)."""
+    if table == CAPABILITIES or table == "system" or table.startswith("system."):
+        return True
+    return any(word in part for part in key.lower().split("_") for word in _EXECUTION_WORDS)

@@ -1,0 +1,99 @@
+"""Where runner classes come from: a dict of core runners and the ``hz.runners`` entry points.
+
+Core runners are named by ``"module:Class"`` and imported only when asked for, so a runner
+module that fails to import breaks only the runs that bind it. A plugin is any installed
+distribution that declares an entry point in the group ``hz.runners``::
+
+    [project.entry-points."hz.runners"]
+    my-agent = "my_package.runner:MyAgentRunner"
+
+The entry point's name is the runner's name in ``[capabilities] agent_runner``. A plugin
+cannot replace a core runner: the core name wins.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import EntryPoint, entry_points
+from typing import cast
+
+from runtime.config_keys import did_you_mean
+from runtime.errors import ConfigError
+from runtime.protocol import RunnerClass
+
+GROUP = "hz.runners"
+
+#: name -> "module:Class" of the runners that ship with hz.
+CORE: dict[str, str] = {
+    "claude-code": "runtime.runners.claude_code:ClaudeCodeRunner",
+    "command": "runtime.runners.command:CommandRunner",
+    "echo": "runtime.runners.echo:EchoRunner",
+}
+
+
+def _plugins() -> dict[str, EntryPoint]:
+    found: dict[str, EntryPoint] = {}
+    for point in entry_points(group=GROUP):
+        if point.name not in CORE:
+            found.setdefault(point.name, point)
+    return found
+
+
+def _distribution(point: EntryPoint) -> str:
+    dist = point.dist
+    return dist.name if dist is not None else "unknown distribution"
+
+
+def available() -> list[tuple[str, str]]:
+    """Every registered runner as ``(name, source)``: source is ``core`` or the plugin's
+    distribution name. Nothing is imported to list them."""
+    rows = [(name, "core") for name in CORE]
+    rows += [(name, _distribution(point)) for name, point in _plugins().items()]
+    return sorted(rows)
+
+
+def resolve(name: str) -> RunnerClass:
+    """The runner class registered as ``name``; ``ConfigError`` when unknown or broken."""
+    if name in CORE:
+        module_name, _, attr = CORE[name].partition(":")
+        origin = "core runner"
+        try:
+            loaded = getattr(importlib.import_module(module_name), attr)
+        except Exception as e:  # a broken module is a configuration problem, not a crash
+            raise ConfigError(f"{origin} '{name}' cannot be loaded: {type(e).__name__}: {e}") from e
+    else:
+        point = _plugins().get(name)
+        if point is None:
+            known = ", ".join(n for n, _ in available())
+            raise ConfigError(
+                f"unknown runner '{name}'{did_you_mean(name, [n for n, _ in available()])}",
+                hint=f"known runners: {known}",
+            )
+        origin = f"runner plugin '{name}' from {_distribution(point)}"
+        try:
+            loaded = point.load()
+        except Exception as e:  # third-party code: any failure to import is reported
+            raise ConfigError(
+                f"{origin} failed to load ({point.value}): {type(e).__name__}: {e}"
+            ) from e
+    missing = [
+        attr
+        for attr in ("name", "capabilities", "settings_keys", "from_settings", "doctor")
+        if not hasattr(loaded, attr)
+    ]
+    if missing:
+        raise ConfigError(f"{origin} is not a runner class: it has no {', '.join(missing)}")
+    return cast(RunnerClass, loaded)
+
+
+def all_settings_keys() -> tuple[frozenset[str], tuple[str, ...]]:
+    """The ``[system.runner]`` keys any loadable runner declares, and the runners that failed
+    to load (their keys cannot be known)."""
+    keys: set[str] = set()
+    broken: list[str] = []
+    for name, _ in available():
+        try:
+            keys |= resolve(name).settings_keys
+        except ConfigError:
+            broken.append(name)
+    return frozenset(keys), tuple(broken)

@@ -1,0 +1,108 @@
+"""The runner registry: core runners by name, plugins through the hz.runners entry points."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from runtime import registry
+from runtime.errors import ConfigError
+from runtime.runners.echo import EchoRunner
+
+
+def _install_plugin(root: Path, monkeypatch: pytest.MonkeyPatch, entry: str, module: str) -> None:
+    """A fake installed distribution: a module and a dist-info with an entry point on sys.path."""
+    (root / "hz_fake_plugin.py").write_text(module)
+    info = root / "hz_fake_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hz-fake-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[hz.runners]\n{entry}\n")
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delitem(sys.modules, "hz_fake_plugin", raising=False)
+
+
+PLUGIN = """
+from runtime.runners.echo import EchoRunner
+
+class Shout(EchoRunner):
+    name = "shout"
+"""
+
+
+def test_core_runner_resolves() -> None:
+    assert registry.resolve("echo") is EchoRunner
+
+
+def test_available_lists_core_runners() -> None:
+    assert [r for r in registry.available() if r[1] == "core"] == [
+        ("claude-code", "core"),
+        ("command", "core"),
+        ("echo", "core"),
+    ]
+
+
+def test_unknown_name_lists_the_known_ones() -> None:
+    with pytest.raises(ConfigError) as caught:
+        registry.resolve("ecoh")
+    known = ", ".join(name for name, _ in registry.available())
+    assert (caught.value.message, caught.value.hint) == (
+        "unknown runner 'ecoh' (did you mean 'echo'?)",
+        f"known runners: {known}",
+    )
+
+
+def test_plugin_through_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _install_plugin(tmp_path, monkeypatch, "shout = hz_fake_plugin:Shout", PLUGIN)
+    assert ("shout", "hz-fake-plugin") in registry.available()
+    assert registry.resolve("shout").name == "shout"
+
+
+def test_plugin_that_fails_to_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _install_plugin(tmp_path, monkeypatch, "shout = hz_fake_plugin:Shout", "import no_such_mod\n")
+    with pytest.raises(ConfigError) as caught:
+        registry.resolve("shout")
+    assert caught.value.message == (
+        "runner plugin 'shout' from hz-fake-plugin failed to load (hz_fake_plugin:Shout): "
+        "ModuleNotFoundError: No module named 'no_such_mod'"
+    )
+
+
+def test_plugin_that_is_not_a_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _install_plugin(
+        tmp_path, monkeypatch, "shout = hz_fake_plugin:Shout", "class Shout:\n    name = 'x'\n"
+    )
+    with pytest.raises(ConfigError) as caught:
+        registry.resolve("shout")
+    assert caught.value.message == (
+        "runner plugin 'shout' from hz-fake-plugin is not a runner class: it has no "
+        "capabilities, settings_keys, from_settings, doctor"
+    )
+
+
+def test_a_plugin_cannot_replace_a_core_runner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install_plugin(tmp_path, monkeypatch, "echo = hz_fake_plugin:Shout", PLUGIN)
+    assert registry.resolve("echo") is EchoRunner
+    assert [r for r in registry.available() if r[0] == "echo"] == [("echo", "core")]
+
+
+def test_broken_core_module_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(registry.CORE, "gone", "runtime.runners.no_such_runner:Gone")
+    with pytest.raises(ConfigError) as caught:
+        registry.resolve("gone")
+    assert caught.value.message == (
+        "core runner 'gone' cannot be loaded: ModuleNotFoundError: "
+        "No module named 'runtime.runners.no_such_runner'"
+    )
+
+
+def test_plugin_settings_keys_are_known_to_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = PLUGIN + "    settings_keys = frozenset({'shout_volume'})\n"
+    _install_plugin(tmp_path, monkeypatch, "shout = hz_fake_plugin:Shout", module)
+    keys, _ = registry.all_settings_keys()
+    assert {"shout_volume", "echo_status"} <= keys
