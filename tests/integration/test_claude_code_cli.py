@@ -1,0 +1,293 @@
+"""The claude-code runner against the real, pinned ``claude`` binary and a scripted fake model.
+
+Each test scripts the model's turns in ``FakeAnthropic`` and points the CLI at it through the
+runner's own environment policy: ``allow_api_key_billing = true`` lets ANTHROPIC_API_KEY pass,
+``claude_env = ["ANTHROPIC_BASE_URL"]`` adds the fake's address, ``claude_max_retries = 0``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runtime.models import Budget, OutputSpec, ToolProfile
+from runtime.protocol import Progress
+from runtime.result import AgentResult, ToolCall
+from runtime.runners.claude_code import ClaudeCodeRunner
+from tests.fakes.anthropic_server import (
+    MODEL,
+    FakeAnthropic,
+    api_error,
+    hang,
+    text,
+    tool_results,
+    tool_use,
+)
+from tests.fakes.claude_cli import (
+    claude_binary,
+    group_of,
+    living_in_groups,
+    processes_with_env,
+)
+
+pytestmark = pytest.mark.real_cli
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
+
+
+@pytest.fixture
+def claude() -> Path:
+    return claude_binary()
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    (path / "notes.txt").write_text("the secret word is marmalade\n")
+    return path
+
+
+def settings(claude: Path, **extra: Any) -> dict[str, Any]:
+    return {
+        "claude_executable": str(claude),
+        "allow_api_key_billing": True,
+        "claude_env": ["ANTHROPIC_BASE_URL"],
+        "claude_max_retries": 0,
+        "model": MODEL,
+        **extra,
+    }
+
+
+def run(
+    api: FakeAnthropic,
+    claude: Path,
+    work: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    tools: tuple[str, ...] = ("Read", "Grep"),
+    timeout: float = 60,
+    output: OutputSpec | None = None,
+    progress: Any = None,
+    **extra: Any,
+) -> AgentResult:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    runner = ClaudeCodeRunner.from_settings(settings(claude, **extra))
+    return runner.run(
+        "Answer the question.",
+        contract="Never write files.",
+        tools=ToolProfile(tools=tools).bind(work),
+        timeout=timeout,
+        budget=Budget(max_usd=0.5),
+        output=output,
+        progress=progress,
+    )
+
+
+def test_plain_answer(claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeAnthropic([text("Hello there")]) as api:
+        result = run(api, claude, work, monkeypatch)
+    assert (result.status, result.failure_kind, result.reason) == ("completed", None, None)
+    assert (result.draft, result.model, result.turns, result.exit_code) == (
+        "Hello there",
+        MODEL,
+        1,
+        0,
+    )
+    assert result.usage.input_tokens == 12
+    assert result.usage.output_tokens == 7
+    assert result.cost_usd is not None
+    assert result.cost_usd > 0
+    assert result.tool_calls == ()
+    # The contract reached the model as system text, the prompt as the user's message.
+    body = json.dumps(api.requests[0])
+    assert "Never write files." in body
+    assert api.requests[0]["messages"][0] == {"role": "user", "content": "Answer the question."}
+
+
+def test_read_round_trip_in_working_dir(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notes = str(work / "notes.txt")
+    with FakeAnthropic([tool_use("Read", {"file_path": notes}), text("marmalade")]) as api:
+        result = run(api, claude, work, monkeypatch)
+    assert result.status == "completed"
+    assert result.draft == "marmalade"
+    assert result.tool_calls == (ToolCall(name="Read", input={"file_path": notes}, is_error=False),)
+    assert result.turns == 2
+    [sent] = tool_results(api.requests)
+    assert "the secret word is marmalade" in json.dumps(sent)
+    assert sent.get("is_error") is not True
+
+
+def test_bash_under_read_grep_profile_is_not_run(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = work / "pwned"
+    bash = tool_use("Bash", {"command": f"touch {marker}"})
+    with FakeAnthropic([bash, text("I could not run it")]) as api:
+        result = run(api, claude, work, monkeypatch)
+    assert not marker.exists()
+    assert result.status == "completed"
+    assert result.tool_calls == (
+        ToolCall(name="Bash", input={"command": f"touch {marker}"}, is_error=True),
+    )
+    assert result.tool_call_counts == {"Bash": 1}
+    [sent] = tool_results(api.requests)
+    assert sent["is_error"] is True
+    assert "No such tool available: Bash" in json.dumps(sent)
+
+
+def test_endless_tool_calls_end_at_hz_timeout_with_the_group_killed(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    groups: set[int] = set()
+    child_env: dict[str, str] = {}
+    monkeypatch.setenv("CLAUDECODE", "1")
+    monkeypatch.setenv("CLAUDE_CODE_SSE_PORT", "4711")
+    monkeypatch.setenv("HZ_CREDENTIAL_GITHUB", "ghp_secret")
+    monkeypatch.setenv("UNLISTED_VARIABLE", "x")
+
+    with FakeAnthropic([tool_use("Grep", {"pattern": "x"})], repeat_last=True) as api:
+
+        def watch(_: Progress) -> None:
+            for pid, env in processes_with_env("ANTHROPIC_BASE_URL", api.url).items():
+                child_env.update(env)
+                pgid = group_of(pid)
+                if pgid is not None:
+                    groups.add(pgid)
+
+        started = time.monotonic()
+        result = run(api, claude, work, monkeypatch, timeout=4, progress=watch)
+        elapsed = time.monotonic() - started
+    assert (result.status, result.failure_kind) == ("timeout", None)
+    assert result.reason == "timed out after 4 s"
+    assert elapsed < 4 + 2 + 10  # timeout + kill grace + generous slack on a busy machine
+    assert len(api.requests) >= 2
+    assert result.tool_call_counts["Grep"] >= 2
+    assert groups, "the progress callback saw the CLI's processes"
+    assert living_in_groups(groups) == []
+    assert processes_with_env("ANTHROPIC_BASE_URL", api.url) == {}
+    # What the CLI's environment was: the policy, observed on the real process.
+    assert child_env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    assert child_env["DISABLE_AUTOUPDATER"] == "1"
+    assert child_env["CLAUDE_CODE_MAX_RETRIES"] == "0"
+    for name in ("CLAUDECODE", "CLAUDE_CODE_SSE_PORT", "HZ_CREDENTIAL_GITHUB", "UNLISTED_VARIABLE"):
+        assert name not in child_env
+
+
+def test_budget_exhaustion_keeps_the_cost(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    expensive = tool_use("Grep", {"pattern": "x"}, output_tokens=2_000_000)
+    with FakeAnthropic([expensive, text("unreachable")]) as api:
+        result = run(api, claude, work, monkeypatch)
+    assert (result.status, result.failure_kind) == ("budget", "budget_exceeded")
+    assert result.reason == "Reached maximum budget ($0.5)"
+    assert result.cost_usd is not None
+    assert result.cost_usd > 0.5
+    assert result.usage.output_tokens == 2_000_000
+    assert result.draft is None
+
+
+def test_rate_limited(claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    limited = api_error(429, "rate_limit_error", "Slow down", [("retry-after", "7")])
+    with FakeAnthropic([limited]) as api:
+        result = run(api, claude, work, monkeypatch)
+    assert (result.status, result.failure_kind) == ("failed", "rate_limited")
+    assert result.reason == "the API answered HTTP 429"
+    # The pinned CLI does not report the retry-after header in stream-json (API-key mode).
+    assert result.retry_after_seconds is None
+    assert result.exit_code == 1
+
+
+def test_unauthorized(claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeAnthropic([api_error(401, "authentication_error", "invalid x-api-key")]) as api:
+        result = run(api, claude, work, monkeypatch)
+    assert (result.status, result.failure_kind) == ("failed", "auth_misconfigured")
+    assert result.reason == "the API answered HTTP 401"
+
+
+def test_structured_output_valid(claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    output = OutputSpec(format="json", schema=SCHEMA)
+    with FakeAnthropic([tool_use("StructuredOutput", {"n": 3})]) as api:
+        result = run(api, claude, work, monkeypatch, output=output)
+    assert result.status == "completed"
+    assert result.structured_output == {"n": 3}
+    assert json.loads(result.draft or "") == {"n": 3}
+    [offered] = [t for t in api.requests[0]["tools"] if t["name"] == "StructuredOutput"]
+    assert offered["input_schema"] == SCHEMA
+
+
+def test_structured_output_invalid(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    output = OutputSpec(format="json", schema=SCHEMA)
+    wrong = tool_use("StructuredOutput", {"n": "three"})
+    with FakeAnthropic([wrong], repeat_last=True) as api:
+        result = run(api, claude, work, monkeypatch, output=output)
+    assert (result.status, result.failure_kind) == ("failed", "schema_invalid")
+    assert result.reason is not None
+    assert result.reason.startswith("Failed to provide valid structured output after 5 attempts")
+    assert result.draft is None
+
+
+def test_api_hanging_mid_stream_is_a_timeout(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeAnthropic([hang(after_events=2)]) as api:
+        started = time.monotonic()
+        result = run(api, claude, work, monkeypatch, timeout=3)
+        elapsed = time.monotonic() - started
+        assert processes_with_env("ANTHROPIC_BASE_URL", api.url) == {}
+    assert (result.status, result.failure_kind, result.reason) == (
+        "timeout",
+        None,
+        "timed out after 3 s",
+    )
+    assert elapsed < 3 + 2 + 10
+
+
+def test_every_optional_flag_parses(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    output = OutputSpec(format="json", schema=SCHEMA)
+    with FakeAnthropic([tool_use("Grep", {"pattern": "x"})], repeat_last=True) as api:
+        result = run(api, claude, work, monkeypatch, output=output, max_turns=2)
+    assert "unknown option" not in result.stderr_tail
+    assert (result.status, result.failure_kind) == ("failed", "max_turns")
+    assert result.reason == "Reached maximum number of turns (2)"
+    assert api.requests[0]["model"] == MODEL
+
+
+def test_api_key_not_passed_without_allow_api_key_billing(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeAnthropic([text("never asked")]) as api:
+        result = run(api, claude, work, monkeypatch, allow_api_key_billing=False)
+    assert api.requests == []
+    assert (result.status, result.failure_kind) == ("failed", "auth_misconfigured")
+    assert result.reason == "the CLI is not logged in"
+
+
+def test_missing_executable_is_launch_failed(tmp_path: Path, work: Path) -> None:
+    runner = ClaudeCodeRunner.from_settings({"claude_executable": str(tmp_path / "nope")})
+    result = runner.run(
+        "p",
+        contract="c",
+        tools=ToolProfile().bind(work),
+        timeout=10,
+        budget=Budget(max_usd=1),
+    )
+    assert (result.status, result.failure_kind) == ("failed", "launch_failed")
+    assert result.reason == f"{tmp_path / 'nope'}: program not found"
