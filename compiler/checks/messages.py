@@ -66,6 +66,8 @@ def describe(e: ValidationError, where: str) -> tuple[str, str, str | None]:
         if about:  # hz's own schema explains its patterns in words
             return "HZ104", f"{where}: {short(inst)} is not in the expected form", about
         return "HZ104", f"{where}: {short(inst)} does not match the pattern {value!r}", None
+    if kind == "format":
+        return "HZ104", f"{where}: {short(inst)} is not a valid {value}", None
     return "HZ104", f"{where}: {_bound(kind, value, inst) or e.message}", None
 
 

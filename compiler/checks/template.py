@@ -56,7 +56,8 @@ def check_template(doc: SourceDoc) -> list[Diagnostic]:
                 doc.path,
                 line,
                 col,
-                hint="the prompt is a Jinja2 template; see the template line named here",
+                hint="the prompt is a Jinja2 template: {{ expression }}, "
+                "{% statement %} … {% endstatement %}, {# comment #}",
             )
         ]
     out = _input_refs(doc, tree, declared)
@@ -118,6 +119,7 @@ def _free_names(doc: SourceDoc, tree: nodes.Template, declared: list[str]) -> li
     # jinja2.meta, which runs the code generator, and it never flags a valid template.
     names = list(tree.find_all(nodes.Name))
     bound = {n.name for n in names if n.ctx in ("store", "param")}
+    bound |= {str(m.name) for m in tree.find_all(nodes.Macro)}
     unknown = {n.name for n in names if n.ctx == "load"} - bound - _builtin_names()
     out = []
     seen: set[str] = set()
