@@ -1,0 +1,146 @@
+"""Compile validated contracts into jobs: a pure mapping plus the name-uniqueness rule.
+
+A job must be byte-identical whichever machine or directory compiles it, so it holds no
+timestamp and no absolute path: the contract's path is stored relative to the *compile root*
+(``find_root``) and the rest is the contract's own content.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from compiler.contract import Contract
+from compiler.diagnostics import Diagnostic, sort_diagnostics
+from runtime import __version__
+from runtime.canonical import sha256_hex
+from runtime.errors import HzError
+from runtime.models import Budget, InputSpec, Job, OutputSpec, SourceRef, ToolProfile
+
+#: A directory holding one of these is a project root: source paths are relative to it.
+ROOT_MARKERS = ("hz.toml", ".git")
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledJob:
+    """A job and the contract file it came from (as the user named it, for messages)."""
+
+    job: Job
+    contract_path: str
+
+
+@dataclass(frozen=True, slots=True)
+class CompileRun:
+    jobs: tuple[CompiledJob, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    files_checked: int
+    root: Path
+
+    @property
+    def failed(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+
+def _absolute(path: Path) -> Path:
+    # Lexical, not resolve(): a symlinked checkout keeps the paths its user sees.
+    return Path(os.path.normpath(path.absolute()))
+
+
+def find_root(paths: Sequence[Path]) -> Path:
+    """The compile root for ``paths``: the nearest directory at or above all of them that
+    holds ``hz.toml`` or ``.git``, else their common directory."""
+    dirs = [_absolute(p) if p.is_dir() else _absolute(p).parent for p in paths]
+    common = Path(os.path.commonpath(dirs)) if dirs else _absolute(Path.cwd())
+    for candidate in (common, *common.parents):
+        if any((candidate / marker).exists() for marker in ROOT_MARKERS):
+            return candidate
+    return common
+
+
+def source_ref(path: Path, *, root: Path, data: bytes) -> SourceRef:
+    absolute = _absolute(path)
+    try:
+        relative = absolute.relative_to(_absolute(root))
+    except ValueError:
+        raise HzError(
+            f"{path} is outside the compile root {root}",
+            hint="pass --root with a directory that holds every contract",
+        ) from None
+    return SourceRef(path=relative.as_posix(), sha256=sha256_hex(data))
+
+
+def compile_contract(contract: Contract, *, root: Path, data: bytes | None = None) -> Job:
+    """The job of ``contract``. ``data`` is the file's bytes (read from disk when omitted)."""
+    path = Path(contract.source.path)
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise HzError(f"{path}: cannot read file: {e.strerror or e}") from e
+    inputs = {
+        decl.name: InputSpec(
+            description=decl.description,
+            schema_=decl.schema,
+            required=not decl.has_default,
+            default=decl.default if decl.has_default else None,
+        )
+        for decl in contract.inputs
+    }
+    job = Job(
+        name=contract.name,
+        title=contract.title,
+        source=source_ref(path, root=root, data=data),
+        timeout_seconds=contract.timeout_seconds,
+        tools=ToolProfile(tools=contract.tools),
+        budget=Budget(max_usd=contract.max_usd),
+        inputs=inputs,
+        output=OutputSpec(format=contract.output_format, schema_=contract.output_schema),
+        contract=contract.contract_text,
+        template=contract.template,
+        hz_version=__version__,
+    )
+    return job.sealed()
+
+
+def compile_contracts(contracts: Sequence[Contract], *, root: Path) -> CompileRun:
+    """Compile validated contracts; two with one name are an error (HZ601) and compile none."""
+    ordered = sorted(contracts, key=lambda c: c.source.path)
+    first_of: dict[str, Contract] = {}
+    diagnostics: list[Diagnostic] = []
+    for contract in ordered:
+        earlier = first_of.setdefault(contract.name, contract)
+        if earlier is contract:
+            continue
+        pos = contract.source.pos(("hz", "name"))
+        diagnostics.append(
+            Diagnostic(
+                "HZ601",
+                f"two contracts are named {contract.name!r}: {earlier.source.path} and "
+                f"{contract.source.path}",
+                contract.source.path,
+                pos.line,
+                pos.column,
+                hint="hz.name names the job file; give each contract its own name",
+            )
+        )
+    if diagnostics:
+        return CompileRun((), sort_diagnostics(diagnostics), len(contracts), root)
+    jobs = tuple(CompiledJob(compile_contract(c, root=root), c.source.path) for c in ordered)
+    return CompileRun(jobs, (), len(contracts), root)
+
+
+def compile_paths(
+    paths: Sequence[str], *, root: Path | None = None, max_usd_ceiling: float = 100.0
+) -> CompileRun:
+    """Validate and compile every contract under ``paths``. Nothing compiles if any fails."""
+    from compiler.validate import validate_paths
+
+    run = validate_paths(paths, max_usd_ceiling=max_usd_ceiling)
+    compile_root = _absolute(root) if root is not None else find_root([Path(p) for p in paths])
+    if any(d.severity == "error" for d in run.diagnostics):
+        return CompileRun((), run.diagnostics, run.files_checked, compile_root)
+    compiled = compile_contracts(run.contracts, root=compile_root)
+    diagnostics = sort_diagnostics([*run.diagnostics, *compiled.diagnostics])
+    return CompileRun(compiled.jobs, diagnostics, run.files_checked, compile_root)

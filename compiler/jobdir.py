@@ -1,0 +1,122 @@
+"""The output directory of ``hz compile``: write it, or check that it is up to date.
+
+The directory holds exactly one ``<name>.job.json`` per compiled contract. Writing replaces
+each file atomically, leaves identical files untouched (their mtimes too) and removes
+``*.job.json`` files no contract compiles to any more; checking reports each difference as
+a diagnostic so CI shows it like any other problem.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from compiler.compile import CompiledJob
+from compiler.diagnostics import Diagnostic, sort_diagnostics
+from runtime.canonical import canonical_json
+from runtime.errors import HzError
+
+SUFFIX = ".job.json"
+_REGENERATE = "run the same hz compile command without --check and commit the result"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteSummary:
+    written: tuple[Path, ...]
+    unchanged: tuple[Path, ...]
+    removed: tuple[Path, ...]
+
+
+def job_text(compiled: CompiledJob) -> str:
+    return canonical_json(compiled.job.to_json_data())
+
+
+def _expected(jobs: tuple[CompiledJob, ...], out_dir: Path) -> dict[Path, CompiledJob]:
+    return {out_dir / f"{c.job.name}{SUFFIX}": c for c in jobs}
+
+
+def _existing(out_dir: Path) -> set[Path]:
+    if not out_dir.is_dir():
+        return set()
+    return {p for p in out_dir.iterdir() if p.name.endswith(SUFFIX) and not p.is_dir()}
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a job file is not a secret
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> WriteSummary:
+    expected = _expected(jobs, out_dir)
+    written: list[Path] = []
+    unchanged: list[Path] = []
+    removed: list[Path] = []
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for path, compiled in sorted(expected.items()):
+            text = job_text(compiled)
+            if _read(path) == text:
+                unchanged.append(path)
+                continue
+            atomic_write(path, text)
+            written.append(path)
+        for path in sorted(_existing(out_dir) - expected.keys()):
+            path.unlink()
+            removed.append(path)
+    except OSError as e:
+        where = e.filename or out_dir
+        raise HzError(f"cannot write {where}: {e.strerror or e}") from e
+    return WriteSummary(tuple(written), tuple(unchanged), tuple(removed))
+
+
+def check_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> tuple[Diagnostic, ...]:
+    """One diagnostic per job that is stale (HZ602), missing (HZ603) or has no contract
+    (HZ604). Stale and missing jobs are reported at their contract, where the change is."""
+    expected = _expected(jobs, out_dir)
+    problems: list[Diagnostic] = []
+    for path, compiled in expected.items():
+        current = _read(path)
+        if current == job_text(compiled):
+            continue
+        if current is None and not path.exists():
+            message = f"job {path} is missing"
+            code = "HZ603"
+        else:
+            message = f"job {path} is stale: it differs from what this contract compiles to"
+            code = "HZ602"
+        problems.append(Diagnostic(code, message, compiled.contract_path, hint=_REGENERATE))
+    for path in _existing(out_dir) - expected.keys():
+        problems.append(
+            Diagnostic(
+                "HZ604",
+                "no contract compiles to this job any more",
+                str(path),
+                hint="delete it, or " + _REGENERATE + " (compile removes it)",
+            )
+        )
+    return sort_diagnostics(problems)
