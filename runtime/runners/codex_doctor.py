@@ -1,0 +1,77 @@
+"""``hz doctor`` for the codex runner: found, runnable, at least the pinned version, and what
+it cannot enforce.
+
+The version check runs the CLI with the environment a session gets.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from runtime.environment import child_environment
+from runtime.process import Limits, run_bounded
+from runtime.protocol import Check
+from runtime.runners.claude_argv import resolve_executable
+from runtime.runners.codex_settings import CodexSettings
+
+#: The oldest CLI whose flags and event shapes hz was tested against.
+MIN_VERSION = (0, 171, 0)
+_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_LIMITS = Limits(timeout=30.0, max_stdout=64 * 1024, max_stderr=64 * 1024)
+
+
+def parse_version(text: str) -> tuple[int, int, int] | None:
+    match = _VERSION.search(text)
+    return None if match is None else (int(match[1]), int(match[2]), int(match[3]))
+
+
+def version_check(executable: str, env: dict[str, str]) -> Check:
+    outcome = run_bounded(
+        [executable, "--version"], stdin=None, cwd=os.path.expanduser("~"), env=env, limits=_LIMITS
+    )
+    text = outcome.stdout.decode("utf-8", errors="replace")
+    if not outcome.ok:
+        why = "did not answer within 30 s" if outcome.timed_out else outcome.describe_exit()
+        detail = f"`{executable} --version` {why}: {outcome.stderr_tail(300).strip()}"
+        return Check("codex version", "failed", detail.rstrip(": "))
+    version = parse_version(text)
+    minimum = ".".join(map(str, MIN_VERSION))
+    if version is None:
+        return Check("codex version", "failed", f"cannot read the version: {text.strip()[:200]}")
+    shown = ".".join(map(str, version))
+    if version < MIN_VERSION:
+        return Check(
+            "codex version", "failed", f"{shown} is older than the supported minimum {minimum}"
+        )
+    return Check("codex version", "ok", f"{shown} (minimum {minimum})")
+
+
+def budget_check(require_enforced_budget: bool) -> Check:
+    if require_enforced_budget:
+        return Check(
+            "codex budget",
+            "failed",
+            "codex has no spending cap and [system.runner] require_enforced_budget is true: "
+            "every run is refused",
+        )
+    return Check("codex budget", "ok", "not enforced (codex has no spending cap); results say so")
+
+
+def checks(settings: CodexSettings, require_enforced_budget: bool) -> list[Check]:
+    env = child_environment(passthrough=settings.env)
+    executable = resolve_executable(settings.executable, env)
+    if executable is None:
+        where = "" if "/" in settings.executable else " on PATH"
+        found = Check(
+            "codex executable",
+            "failed",
+            f"{settings.executable} not found{where}; install @openai/codex or set "
+            "[system.runner] codex_executable",
+        )
+        return [found, budget_check(require_enforced_budget)]
+    return [
+        Check("codex executable", "ok", executable),
+        version_check(executable, env),
+        budget_check(require_enforced_budget),
+    ]

@@ -1,0 +1,238 @@
+"""Settings, command line, dry-run plan and capabilities of the Codex runner (no process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runtime.errors import ConfigError
+from runtime.models import Budget, OutputSpec, ToolProfile
+from runtime.process import ProcessOutcome
+from runtime.protocol import Capabilities
+from runtime.runners.codex import CodexRunner, stderr_tail
+from runtime.runners.codex_argv import build_argv
+from runtime.runners.codex_doctor import budget_check, parse_version
+from runtime.runners.codex_settings import CodexSettings, read_settings
+
+
+def test_defaults() -> None:
+    assert read_settings({}) == CodexSettings()
+
+
+def test_full_settings(tmp_path: Path) -> None:
+    settings = read_settings(
+        {
+            "codex_executable": "/opt/codex/bin/codex",
+            "codex_config": ['model_provider="local"', " model_reasoning_effort = 'low' "],
+            "codex_env": ["OPENAI_API_KEY"],
+            "codex_home": str(tmp_path),
+            "model": "gpt-x",
+            "max_turns": 4,
+        }
+    )
+    assert settings == CodexSettings(
+        executable="/opt/codex/bin/codex",
+        config=('model_provider="local"', "model_reasoning_effort='low'"),
+        env=("OPENAI_API_KEY",),
+        home=tmp_path,
+        model="gpt-x",
+        max_turns=4,
+    )
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"codex_executable": ""},
+            "[system.runner] codex_executable must be a non-empty string, got ''",
+        ),
+        (
+            {"codex_config": "model=x"},
+            "[system.runner] codex_config must be a list of key=value strings",
+        ),
+        ({"codex_config": [3]}, "[system.runner] codex_config entries must be strings, got 3"),
+        (
+            {"codex_config": ["no equals sign"]},
+            "[system.runner] codex_config: 'no equals sign' is not key=value with a dotted key",
+        ),
+        (
+            {"codex_config": ["a..b=1"]},
+            "[system.runner] codex_config: 'a..b=1' is not key=value with a dotted key",
+        ),
+        (
+            {"codex_config": ["model_provider=local"]},
+            "[system.runner] codex_config: the value of model_provider is not a TOML value: "
+            "Invalid value (at line 1, column 9)",
+        ),
+        (
+            {"codex_config": ['sandbox_mode="danger-full-access"']},
+            "[system.runner] codex_config: sandbox_mode cannot be overridden: "
+            "hz runs codex in the read-only sandbox",
+        ),
+        (
+            {"codex_config": ['approval_policy="on-request"']},
+            "[system.runner] codex_config: approval_policy cannot be overridden: "
+            'hz runs codex with approval_policy "never"',
+        ),
+        (
+            {"codex_config": ['mcp_servers.docs.command="docs-mcp"']},
+            "[system.runner] codex_config: mcp_servers.docs.command cannot be overridden: "
+            "MCP servers run outside codex's read-only sandbox",
+        ),
+        (
+            {"codex_config": ["features={unbounded_connection_retries=true}"]},
+            "[system.runner] codex_config: features cannot be overridden: "
+            "hz keeps connection retries bounded",
+        ),
+        (
+            {"codex_config": ['model="gpt-x"']},
+            "[system.runner] codex_config: model cannot be overridden: "
+            "set the model with [system.runner] model",
+        ),
+        (
+            {"codex_env": ["HZ_CREDENTIAL_OPENAI"]},
+            "[system.runner] codex_env: HZ_CREDENTIAL_OPENAI is an hz credential and is never "
+            "passed to a child process",
+        ),
+        (
+            {"codex_home": "relative/dir"},
+            "[system.runner] codex_home must be an existing directory given as an absolute "
+            "path, got 'relative/dir'",
+        ),
+    ],
+)
+def test_invalid_settings(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        CodexRunner.from_settings(settings)
+    assert caught.value.message == message
+
+
+def test_model_provider_keys_are_allowed() -> None:
+    # "model_provider" and "model_providers" start like the refused "model" but are other keys.
+    entries = ['model_provider="x"', 'model_providers.x={name="x",base_url="http://h/v1"}']
+    assert read_settings({"codex_config": entries}).config == tuple(entries)
+
+
+def test_argv_order_and_fixed_flags() -> None:
+    settings = CodexSettings(model="gpt-x", config=('model_provider="local"',))
+    argv = build_argv(
+        "/bin/codex",
+        settings,
+        working_dir="/work",
+        contract_file="/p/contract.md",
+        schema_file="/p/output-schema.json",
+    )
+    assert argv == (
+        "/bin/codex",
+        "exec",
+        "--json",
+        "--sandbox",
+        "read-only",
+        "-c",
+        'approval_policy="never"',
+        "--skip-git-repo-check",
+        "--ephemeral",
+        "--ignore-user-config",
+        "--ignore-rules",
+        "--disable",
+        "unbounded_connection_retries",
+        "-c",
+        "project_doc_max_bytes=0",
+        "-C",
+        "/work",
+        "-c",
+        'model_instructions_file="/p/contract.md"',
+        "-m",
+        "gpt-x",
+        "--output-schema",
+        "/p/output-schema.json",
+        "-c",
+        'model_provider="local"',
+        "-",
+    )
+
+
+def test_contract_path_is_a_toml_string() -> None:
+    argv = build_argv(
+        "codex", CodexSettings(), working_dir="/w", contract_file='/a "b"\\c', schema_file=None
+    )
+    assert 'model_instructions_file="/a \\"b\\"\\\\c"' in argv
+
+
+def test_plan_shows_what_would_run_without_running(tmp_path: Path) -> None:
+    runner = CodexRunner.from_settings(
+        {"codex_executable": "/nonexistent/codex", "codex_env": ["FAKE_KEY"], "max_turns": 3}
+    )
+    plan = runner.plan(
+        "prompt",
+        contract="rules",
+        tools=ToolProfile(tools=("Read",), working_dir=str(tmp_path)),
+        timeout=60,
+        budget=Budget(max_usd=1),
+        output=OutputSpec(format="json", schema={"type": "object"}),
+    )
+    assert plan.argv[-5:] == (
+        "-c",
+        'model_instructions_file="<private>/contract.md"',
+        "--output-schema",
+        "<private>/output-schema.json",
+        "-",
+    )
+    assert plan.argv[0] == "/nonexistent/codex"
+    assert plan.cwd == str(tmp_path)
+    assert plan.files == (
+        ("contract.md", "<private>/contract.md"),
+        ("output-schema.json", "<private>/output-schema.json"),
+        ("CODEX_HOME", "<private>/codex-home"),
+    )
+    assert "CODEX_HOME" in plan.env_names
+    assert plan.limits_unenforced == ("budget", "tools", "turns")
+    assert plan.stdin == "the prompt, then closed"
+
+
+def test_empty_contract_keeps_the_cli_instructions(tmp_path: Path) -> None:
+    plan = CodexRunner.from_settings({}).plan(
+        "p",
+        contract="  \n",
+        tools=ToolProfile(working_dir=str(tmp_path)),
+        timeout=5,
+        budget=Budget(max_usd=1),
+    )
+    assert not any(arg.startswith("model_instructions_file") for arg in plan.argv)
+    assert plan.limits_unenforced == ("budget",)
+
+
+def test_capabilities() -> None:
+    assert CodexRunner.capabilities == Capabilities(
+        timeout="hard",
+        budget="unsupported",
+        tools="unsupported",
+        turns="unsupported",
+        structured_output="hard",
+    )
+    assert {
+        "codex_executable",
+        "codex_config",
+        "codex_env",
+        "codex_home",
+    } <= CodexRunner.settings_keys
+
+
+def test_known_cli_noise_is_dropped_from_the_stderr_tail() -> None:
+    stderr = (
+        b"WARNING: proceeding, even though we could not create PATH aliases: Refusing to create "
+        b'helper binaries under temporary dir "/tmp"\nReading prompt from stdin...\nreal problem\n'
+    )
+    assert stderr_tail(ProcessOutcome(exit_code=1, stderr=stderr)) == "real problem\n"
+
+
+def test_version_parsing_and_budget_check() -> None:
+    assert parse_version("codex-cli 0.171.0\n") == (0, 171, 0)
+    assert parse_version("codex-cli dev") is None
+    assert budget_check(True).status == "failed"
+    assert budget_check(False).detail == (
+        "not enforced (codex has no spending cap); results say so"
+    )
