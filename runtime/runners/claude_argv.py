@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Mapping
 
-from runtime.canonical import canonical_json
 from runtime.errors import RunnerError
 from runtime.models import Budget, OutputSpec, ToolProfile
 from runtime.runners.claude_settings import ClaudeSettings
@@ -40,7 +40,7 @@ def session_tools(profile: ToolProfile, settings: ClaudeSettings) -> tuple[str, 
 def json_schema(output: OutputSpec | None) -> str | None:
     if output is None or output.format != "json" or output.schema_ is None:
         return None
-    return canonical_json(output.schema_)
+    return json.dumps(output.schema_, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def build_argv(

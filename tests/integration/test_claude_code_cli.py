@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from runtime.models import Budget, OutputSpec, ToolProfile
-from runtime.protocol import Progress
+from runtime.protocol import Check, Progress
 from runtime.result import AgentResult, ToolCall
 from runtime.runners.claude_code import ClaudeCodeRunner
 from tests.fakes.anthropic_server import (
@@ -291,3 +291,21 @@ def test_missing_executable_is_launch_failed(tmp_path: Path, work: Path) -> None
     )
     assert (result.status, result.failure_kind) == ("failed", "launch_failed")
     assert result.reason == f"{tmp_path / 'nope'}: program not found"
+
+
+def test_doctor_against_the_pinned_cli(claude: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    allowed = {"claude_executable": str(claude), "allow_api_key_billing": True}
+    assert ClaudeCodeRunner.doctor(allowed) == [
+        Check("claude executable", "ok", str(claude)),
+        Check("claude version", "ok", "2.1.332 (minimum 2.1.332)"),
+        Check("claude login", "ok", "API key from ANTHROPIC_API_KEY (billed to the API account)"),
+    ]
+    # Without allow_api_key_billing the key never reaches the CLI: logged out, as hz runs see it.
+    refused = ClaudeCodeRunner.doctor({"claude_executable": str(claude)})
+    assert refused[2] == Check(
+        "claude login",
+        "failed",
+        "not logged in; run `claude auth login`, or set [system.runner] "
+        "allow_api_key_billing = true to use ANTHROPIC_API_KEY",
+    )

@@ -99,6 +99,29 @@ def scenarios(workdir: str) -> dict[str, tuple[list[Reply], list[str], bool, boo
     }
 
 
+def record_auth_status(claude: str) -> None:
+    """``claude auth status`` with an API key, with an auth token, and logged out."""
+    for name, extra in (
+        ("api_key", {"ANTHROPIC_API_KEY": "test-key"}),
+        ("auth_token", {"ANTHROPIC_AUTH_TOKEN": "test-token"}),
+        ("logged_out", {}),
+    ):
+        with tempfile.TemporaryDirectory() as home:
+            env = {"PATH": os.environ["PATH"], "HOME": home, **extra}
+            done = subprocess.run(
+                [claude, "auth", "status"],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=home,
+                timeout=60,
+                check=False,
+            )
+        (HERE / f"auth_status_{name}.json").write_text(done.stdout.replace(home, "/HOME"))
+        (HERE / f"auth_status_{name}.meta").write_text(f"{done.returncode}\n")
+        print("auth status", name, done.returncode)
+
+
 def main() -> None:
     claude = (
         sys.argv[1]
@@ -106,6 +129,8 @@ def main() -> None:
         else str(Path.home() / ".cache/hz/agent-clis/node_modules/.bin/claude")
     )
     only = set(sys.argv[2:])
+    if not only or "auth_status" in only:
+        record_auth_status(claude)
     with tempfile.TemporaryDirectory() as tmp:
         for name, (replies, extra, repeat, with_key) in scenarios(tmp).items():
             if only and name not in only:

@@ -1,0 +1,120 @@
+"""The classification table, over streams recorded from the real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from runtime.runners.claude_classify import RunEnd, Verdict, classify
+from runtime.runners.claude_stream import StreamParser, StreamSummary
+
+STREAMS = Path(__file__).parent / "claude_streams"
+
+
+def recorded(name: str) -> tuple[StreamSummary, RunEnd]:
+    parser = StreamParser()
+    for line in (STREAMS / f"{name}.jsonl").read_text().splitlines():
+        parser.feed(line)
+    code = int((STREAMS / f"{name}.meta").read_text().split()[0])
+    return parser.summary(), RunEnd(exit_code=code, timed_out=False, timeout_seconds=60)
+
+
+def verdict(name: str, *, allow: bool = True) -> Verdict:
+    summary, end = recorded(name)
+    return classify(summary, end, allow_api_key_billing=allow, now=0.0)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("plain", Verdict("completed")),
+        ("read", Verdict("completed")),
+        ("read_outside", Verdict("completed")),
+        ("bash_refused", Verdict("completed")),
+        ("structured_valid", Verdict("completed")),
+        ("write_denied", Verdict("completed")),
+        ("budget", Verdict("budget", "budget_exceeded", "Reached maximum budget ($0.5)")),
+        ("max_turns", Verdict("failed", "max_turns", "Reached maximum number of turns (2)")),
+        (
+            "structured_invalid",
+            Verdict(
+                "failed",
+                "schema_invalid",
+                "Failed to provide valid structured output after 5 attempts — last "
+                "StructuredOutput error: Output does not match required schema: /n: must be "
+                "integer",
+            ),
+        ),
+        ("rate_limited", Verdict("failed", "rate_limited", "the API answered HTTP 429")),
+        ("unauthorized", Verdict("failed", "auth_misconfigured", "the API answered HTTP 401")),
+        ("not_logged_in", Verdict("failed", "auth_misconfigured", "the CLI is not logged in")),
+        ("server_error", Verdict("failed", "runtime_error", "the API answered HTTP 500")),
+        (
+            "write_denied_then_error",
+            Verdict("failed", "permission_denied", "permission denied for Write"),
+        ),
+    ],
+)
+def test_recorded_runs(name: str, expected: Verdict) -> None:
+    assert verdict(name) == expected
+
+
+def test_env_api_key_without_allow_api_key_billing_is_auth_misconfigured() -> None:
+    assert verdict("plain", allow=False) == Verdict(
+        "failed",
+        "auth_misconfigured",
+        "the CLI authenticated with ANTHROPIC_API_KEY although allow_api_key_billing is off",
+    )
+
+
+def test_not_logged_in_is_the_same_either_way() -> None:
+    assert verdict("not_logged_in", allow=False) == verdict("not_logged_in", allow=True)
+
+
+def test_a_result_then_a_lingering_process_is_completed_not_timeout() -> None:
+    summary, _ = recorded("plain")
+    end = RunEnd(exit_code=None, timed_out=False, timeout_seconds=60)
+    assert classify(summary, end, allow_api_key_billing=True, now=0) == Verdict("completed")
+
+
+@pytest.mark.parametrize(
+    ("end", "expected"),
+    [
+        (
+            RunEnd(exit_code=None, timed_out=True, timeout_seconds=4),
+            Verdict("timeout", None, "timed out after 4 s"),
+        ),
+        (
+            RunEnd(exit_code=1, timed_out=False, timeout_seconds=4),
+            Verdict("failed", "runtime_error", "ended without result (exit code 1)"),
+        ),
+        (
+            RunEnd(exit_code=None, timed_out=False, timeout_seconds=4),
+            Verdict("failed", "runtime_error", "ended without result (no exit code)"),
+        ),
+        (
+            RunEnd(exit_code=0, timed_out=False, timeout_seconds=4, output_truncated=True),
+            Verdict("failed", "output_limit", "output cap reached before a result"),
+        ),
+        (
+            RunEnd(None, False, 4, launch_error="claude: program not found on PATH"),
+            Verdict("failed", "launch_failed", "claude: program not found on PATH"),
+        ),
+    ],
+)
+def test_runs_without_a_result(end: RunEnd, expected: Verdict) -> None:
+    empty = StreamParser().summary()
+    assert classify(empty, end, allow_api_key_billing=True, now=0) == expected
+
+
+def test_rate_limited_with_a_known_reset_time() -> None:
+    parser = StreamParser()
+    for line in (STREAMS / "rate_limited.jsonl").read_text().splitlines():
+        parser.feed(line)
+    parser.feed(
+        '{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":130}}'
+    )
+    end = RunEnd(exit_code=1, timed_out=False, timeout_seconds=60)
+    got = classify(parser.summary(), end, allow_api_key_billing=True, now=100.0)
+    assert got == Verdict("failed", "rate_limited", "the API answered HTTP 429", 30.0)

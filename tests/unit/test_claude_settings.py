@@ -1,0 +1,252 @@
+"""The claude-code runner's settings, environment policy, argv and dry-run plan."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runtime.errors import ConfigError, RunnerError
+from runtime.models import Budget, OutputSpec, ToolProfile
+from runtime.registry import resolve
+from runtime.runners.claude_code import ClaudeCodeRunner
+from runtime.runners.claude_settings import parse_settings
+
+SOURCE = {
+    "PATH": "/usr/bin",
+    "HOME": "/home/op",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C",
+    "TMPDIR": "/tmp",
+    "HZ_CREDENTIAL_GITHUB": "ghp_x",
+    "CLAUDECODE": "1",
+    "CLAUDE_CODE_SSE_PORT": "4711",
+    "CLAUDE_CODE_ENTRYPOINT": "cli",
+    "CLAUDE_CODE_USE_BEDROCK": "1",
+    "CLAUDE_CODE_MAX_RETRIES": "99",
+    "ANTHROPIC_API_KEY": "sk-ant-x",
+    "ANTHROPIC_AUTH_TOKEN": "tok",
+    "ANTHROPIC_BASE_URL": "http://proxy",
+    "AWS_REGION": "eu-west-1",
+    "UNRELATED": "x",
+}
+OWN = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "CLAUDE_CODE_MAX_RETRIES": "3",
+}
+BASE = {"PATH": "/usr/bin", "HOME": "/home/op", "LANG": "C.UTF-8", "LC_ALL": "C", "TMPDIR": "/tmp"}
+
+
+def test_registered_as_claude_code() -> None:
+    assert resolve("claude-code") is ClaudeCodeRunner
+
+
+def test_default_environment_is_the_allowlist_and_the_runners_own() -> None:
+    assert parse_settings({}).environment(SOURCE) == dict(sorted({**BASE, **OWN}.items()))
+
+
+def test_api_keys_pass_only_with_allow_api_key_billing() -> None:
+    env = parse_settings({"allow_api_key_billing": True}).environment(SOURCE)
+    assert (env["ANTHROPIC_API_KEY"], env["ANTHROPIC_AUTH_TOKEN"]) == ("sk-ant-x", "tok")
+
+
+def test_claude_env_adds_deliberate_names_only() -> None:
+    settings = parse_settings(
+        {"claude_env": ["CLAUDE_CODE_USE_BEDROCK", "AWS_REGION"], "claude_max_retries": 0}
+    )
+    env = settings.environment(SOURCE)
+    assert env == dict(
+        sorted(
+            {
+                **BASE,
+                **OWN,
+                "CLAUDE_CODE_MAX_RETRIES": "0",
+                "CLAUDE_CODE_USE_BEDROCK": "1",
+                "AWS_REGION": "eu-west-1",
+            }.items()
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"claude_env": ["CLAUDECODE"]},
+            "[system.runner] claude_env: CLAUDECODE describes a parent Claude Code session and "
+            "is never passed",
+        ),
+        (
+            {"claude_env": ["CLAUDE_CODE_MAX_RETRIES"]},
+            "[system.runner] claude_env: CLAUDE_CODE_MAX_RETRIES is set by the claude-code "
+            "runner itself",
+        ),
+        (
+            {"claude_env": ["ANTHROPIC_API_KEY"]},
+            "[system.runner] claude_env: ANTHROPIC_API_KEY bills the Anthropic API account and "
+            "is passed only with allow_api_key_billing = true",
+        ),
+        (
+            {"claude_env": ["HZ_CREDENTIAL_X"]},
+            "[system.runner] claude_env: HZ_CREDENTIAL_X is an hz credential and is never "
+            "passed to a child process",
+        ),
+        (
+            {"claude_env": "PATH"},
+            "[system.runner] claude_env must be a list of environment variable names",
+        ),
+        (
+            {"read_only_tools": ["Read", "Bash"]},
+            "[system.runner] read_only_tools: Bash can write or execute and is never read-only",
+        ),
+        (
+            {"read_only_tools": ["Read,Grep"]},
+            "[system.runner] read_only_tools: 'Read,Grep' is not a tool name",
+        ),
+        ({"max_turns": 0}, "[system.runner] max_turns must be an integer >= 1, got 0"),
+        (
+            {"claude_max_retries": -1},
+            "[system.runner] claude_max_retries must be an integer >= 0, got -1",
+        ),
+        (
+            {"allow_api_key_billing": "yes"},
+            "[system.runner] allow_api_key_billing must be true or false",
+        ),
+        ({"model": ""}, "[system.runner] model must be a non-empty string, got ''"),
+        ({"claude_executable": 3}, "[system.runner] claude_executable must be a non-empty string"),
+    ],
+)
+def test_invalid_settings(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        ClaudeCodeRunner.from_settings(settings)
+    assert caught.value.message == message
+
+
+def test_settings_keys_cover_every_key_read() -> None:
+    assert ClaudeCodeRunner.settings_keys == {
+        "model",
+        "max_turns",
+        "read_only_tools",
+        "claude_executable",
+        "claude_env",
+        "allow_api_key_billing",
+        "claude_max_retries",
+    }
+
+
+@pytest.fixture
+def fake_claude(tmp_path: Path) -> Path:
+    path = tmp_path / "bin" / "claude"
+    path.parent.mkdir()
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def plan_argv(runner: ClaudeCodeRunner, work: Path, **kwargs: Any) -> tuple[str, ...]:
+    tools = kwargs.pop("tools", ToolProfile())
+    return runner.plan(
+        "prompt",
+        contract="rules",
+        tools=tools.bind(work),
+        timeout=30,
+        budget=Budget(max_usd=0.25),
+        **kwargs,
+    ).argv
+
+
+def test_plan_default_argv(fake_claude: Path, tmp_path: Path, snapshot: Any) -> None:
+    runner = ClaudeCodeRunner.from_settings({"claude_executable": str(fake_claude)})
+    plan = runner.plan(
+        "prompt",
+        contract="rules",
+        tools=ToolProfile().bind(tmp_path),
+        timeout=30,
+        budget=Budget(max_usd=0.25),
+    )
+    assert plan.argv[0] == str(fake_claude)
+    assert plan.argv[1:] == snapshot
+    assert (plan.cwd, plan.stdin, plan.files) == (
+        str(tmp_path),
+        "prompt",
+        (("contract", "<private>/contract.md"),),
+    )
+    assert plan.limits_unenforced == ()
+    assert "ANTHROPIC_API_KEY" not in plan.env_names
+    assert "CLAUDE_CODE_MAX_RETRIES" in plan.env_names
+
+
+def test_plan_with_every_option(fake_claude: Path, tmp_path: Path, snapshot: Any) -> None:
+    runner = ClaudeCodeRunner.from_settings(
+        {"claude_executable": str(fake_claude), "model": "opus", "max_turns": 7}
+    )
+    output = OutputSpec(format="json", schema={"type": "object"})
+    argv = plan_argv(runner, tmp_path, tools=ToolProfile(tools=("Grep", "Read")), output=output)
+    assert argv[1:] == snapshot
+
+
+def test_json_schema_only_for_json_output_with_a_schema(fake_claude: Path, tmp_path: Path) -> None:
+    runner = ClaudeCodeRunner.from_settings({"claude_executable": str(fake_claude)})
+    for output in (OutputSpec(format="json"), OutputSpec(format="markdown"), None):
+        assert "--json-schema" not in plan_argv(runner, tmp_path, output=output)
+
+
+def test_relative_executable_is_made_absolute_before_the_run(
+    fake_claude: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    runner = ClaudeCodeRunner.from_settings({"claude_executable": "bin/claude"})
+    assert plan_argv(runner, tmp_path / "bin")[0] == str(fake_claude)
+
+
+def test_bare_name_is_found_on_path(
+    fake_claude: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", f"{fake_claude.parent}{os.pathsep}/usr/bin")
+    runner = ClaudeCodeRunner.from_settings({})
+    assert plan_argv(runner, tmp_path)[0] == str(fake_claude)
+
+
+def test_a_tool_outside_read_only_tools_is_refused_before_spawn(
+    fake_claude: Path, tmp_path: Path
+) -> None:
+    runner = ClaudeCodeRunner.from_settings({"claude_executable": str(fake_claude)})
+    with pytest.raises(RunnerError) as caught:
+        runner.run(
+            "p",
+            contract="c",
+            tools=ToolProfile(tools=("Read", "Bash", "WebFetch")).bind(tmp_path),
+            timeout=5,
+            budget=Budget(max_usd=1),
+        )
+    assert caught.value.message == (
+        "the claude-code runner allows only read-only tools (Read, Grep, Glob); "
+        "the contract asks for Bash, WebFetch"
+    )
+
+
+def test_operator_widened_read_only_tools(fake_claude: Path, tmp_path: Path) -> None:
+    runner = ClaudeCodeRunner.from_settings(
+        {"claude_executable": str(fake_claude), "read_only_tools": ["Read", "LS"]}
+    )
+    argv = plan_argv(runner, tmp_path)
+    assert argv[argv.index("--tools") + 1] == "Read,LS"
+    argv = plan_argv(runner, tmp_path, tools=ToolProfile(tools=("LS",)))
+    assert argv[argv.index("--allowed-tools") + 1] == "LS"
+
+
+def test_capabilities() -> None:
+    caps = ClaudeCodeRunner.capabilities
+    assert (caps.timeout, caps.budget, caps.tools, caps.turns, caps.structured_output) == (
+        "hard",
+        "hard",
+        "hard",
+        "unsupported",
+        "hard",
+    )
+    limited = ClaudeCodeRunner.from_settings({"max_turns": 3}).effective_capabilities()
+    assert limited.turns == "hard"

@@ -1,0 +1,178 @@
+"""The stream-json parser over lines recorded from the real CLI (tests/unit/claude_streams)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runtime.result import ToolCall, Usage
+from runtime.runners.claude_stream import StreamParser, StreamSummary
+
+STREAMS = Path(__file__).parent / "claude_streams"
+RECORDED = sorted(p.stem for p in STREAMS.glob("*.jsonl"))
+
+
+def parse_lines(lines: list[str]) -> tuple[StreamParser, list[bool]]:
+    parser = StreamParser()
+    return parser, [parser.feed(line) for line in lines]
+
+
+def recorded(name: str) -> list[str]:
+    return (STREAMS / f"{name}.jsonl").read_text().splitlines()
+
+
+def summary_of(name: str) -> StreamSummary:
+    parser, _ = parse_lines(recorded(name))
+    return parser.summary()
+
+
+def test_every_scenario_was_recorded() -> None:
+    assert RECORDED == [
+        "bash_refused",
+        "budget",
+        "max_turns",
+        "not_logged_in",
+        "plain",
+        "rate_limited",
+        "read",
+        "read_outside",
+        "server_error",
+        "structured_invalid",
+        "structured_valid",
+        "unauthorized",
+        "write_denied",
+        "write_denied_then_error",
+    ]
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_done_exactly_at_the_result_line(name: str) -> None:
+    lines = recorded(name)
+    _, done = parse_lines(lines)
+    last = max(i for i, line in enumerate(lines) if json.loads(line)["type"] == "result")
+    assert done == [i >= last for i in range(len(lines))]
+
+
+def test_plain_answer() -> None:
+    summary = summary_of("plain")
+    assert (summary.model, summary.api_key_source) == ("claude-fake-1", "ANTHROPIC_API_KEY")
+    assert summary.result is not None
+    assert summary.result.subtype == "success"
+    assert summary.result.is_error is False
+    assert summary.result.text == "Hello there"
+    assert summary.result.num_turns == 1
+    assert summary.result.total_cost_usd == 0.000188
+    assert summary.result.usage == Usage(input_tokens=12, output_tokens=7)
+    assert summary.result.has_structured_output is False
+    assert summary.tool_calls == ()
+    assert summary.skipped_lines == 0
+
+
+def test_tool_calls_carry_input_and_whether_the_tool_refused() -> None:
+    [read] = summary_of("read").tool_calls
+    assert read.name == "Read"
+    assert read.is_error is False
+    assert str(read.input).endswith("notes.txt'}")
+    assert summary_of("bash_refused").tool_calls == (
+        ToolCall(name="Bash", input={"command": "touch pwned"}, is_error=True),
+    )
+
+
+def test_repeated_tool_use_ids_pair_with_their_results_in_order() -> None:
+    calls = summary_of("structured_invalid").tool_calls
+    assert [c.name for c in calls] == ["StructuredOutput"] * 5
+    assert all(c.is_error is True for c in calls)
+
+
+def test_error_results_take_usage_from_model_usage() -> None:
+    result = summary_of("budget").result
+    assert result is not None
+    assert result.usage == Usage(input_tokens=12, output_tokens=2_000_000)
+    assert result.total_cost_usd == 40.000048
+    assert result.errors == ("Reached maximum budget ($0.5)",)
+
+
+def test_synthetic_error_messages_are_not_turns() -> None:
+    parser, _ = parse_lines(recorded("rate_limited"))
+    assert parser.turns == 0
+    summary = parser.summary()
+    assert summary.assistant_errors == ("rate_limit",)
+    assert summary.result is not None
+    assert summary.result.api_error_status == 429
+
+
+def test_permission_denials_and_the_system_event_for_them() -> None:
+    summary = summary_of("write_denied_then_error")
+    assert summary.result is not None
+    assert summary.result.permission_denials == ("Write",)
+    assert summary.unknown_events == ()
+
+
+def test_structured_output_is_kept() -> None:
+    result = summary_of("structured_valid").result
+    assert result is not None
+    assert (result.has_structured_output, result.structured_output) == (True, {"n": 3})
+
+
+def test_unknown_events_and_subtypes_are_counted_and_ignored() -> None:
+    lines = recorded("plain")
+    extra = [
+        '{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"}}',
+        '{"type":"system","subtype":"ui_invalidate"}',
+        '{"type":"system","subtype":"ui_invalidate"}',
+        '{"type":"stream_event","event":{}}',
+        '{"no_type":true}',
+    ]
+    summary = StreamParser()
+    for line in [*extra, *lines]:
+        summary.feed(line)
+    got = summary.summary()
+    assert got.unknown_events == (("?", 1), ("stream_event", 1), ("system/ui_invalidate", 2))
+    assert got.result is not None
+    assert got.result.text == "Hello there"
+
+
+def test_non_json_and_over_long_lines_are_skipped_and_counted() -> None:
+    parser = StreamParser(max_line_chars=100)
+    for line in ["not json", "[1, 2]", '"a string"', "", "x" * 101, '{"type":"result"']:
+        assert parser.feed(line) is False
+    assert parser.summary().skipped_lines == 5
+    assert parser.summary().result is None
+
+
+def test_every_field_is_optional_and_mistyped_fields_read_as_absent() -> None:
+    parser = StreamParser()
+    parser.feed('{"type":"system","subtype":"init","model":5,"apiKeySource":null}')
+    parser.feed('{"type":"assistant","message":{"content":[{"type":"tool_use"},"junk",null]}}')
+    parser.feed('{"type":"assistant","message":"nonsense"}')
+    parser.feed('{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":7}]}}')
+    line = (
+        '{"type":"result","subtype":3,"is_error":"yes","num_turns":true,'
+        '"total_cost_usd":"1","usage":{"input_tokens":-5,"output_tokens":2.5},'
+        '"errors":["a",1],"permission_denials":[{"tool_name":4},"x"]}'
+    )
+    assert parser.feed(line) is True
+    summary = parser.summary()
+    assert (summary.model, summary.api_key_source) == (None, None)
+    assert summary.tool_calls == (ToolCall(name="?", input=None, is_error=None),)
+    result = summary.result
+    assert result is not None
+    assert (result.subtype, result.is_error, result.num_turns) == (None, False, None)
+    assert (result.total_cost_usd, result.usage) == (None, Usage())
+    assert (result.errors, result.permission_denials) == (("a",), ("?",))
+
+
+def test_a_second_result_line_does_not_replace_the_first() -> None:
+    lines = recorded("plain")
+    parser, _ = parse_lines([*lines, lines[-1].replace("Hello there", "Other")])
+    result = parser.summary().result
+    assert result is not None
+    assert result.text == "Hello there"
+
+
+def test_rate_limit_event_rejection_gives_the_reset_time() -> None:
+    parser = StreamParser()
+    parser.feed('{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":99}}')
+    assert parser.summary().rate_limit_resets_at == 99.0
