@@ -1,0 +1,106 @@
+"""One walk over a parsed Jinja2 template, collecting what the template check reports.
+
+Each result is ``(code, template_line, needle, message, hint)``; ``needle`` is text to look
+for on that line to find the column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from compiler.suggest import closest, did_you_mean
+
+if TYPE_CHECKING:
+    from jinja2 import Environment, nodes
+
+Raw = tuple[str, int, str | None, str, str | None]
+
+#: Names Jinja itself provides inside templates, besides its globals.
+SPECIAL = frozenset({"inputs", "loop", "caller", "varargs", "kwargs", "self", "super"})
+
+
+def walk(tree: nodes.Node) -> Iterator[nodes.Node]:
+    """Every node, depth first in source order, without recursion."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(list(node.iter_child_nodes())))
+
+
+def analyse(tree: nodes.Template, env: Environment, declared: tuple[str, ...]) -> list[Raw]:
+    from jinja2 import nodes
+
+    everything = list(walk(tree))
+    out = []
+    for node in everything:
+        if isinstance(node, (nodes.Getattr, nodes.Getitem)):
+            out += _input_ref(node, declared)
+        elif isinstance(node, (nodes.Filter, nodes.Test)):
+            out += _helper(node, env)
+        elif isinstance(node, (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
+            word = {"FromImport": "from"}.get(type(node).__name__, type(node).__name__.lower())
+            msg = f"prompt: {word} is not available: a prompt is one self-contained template"
+            out.append(("HZ505", node.lineno, word, msg, "put the text into the prompt itself"))
+    out += _free_names(everything, env, declared)
+    return out
+
+
+def _input_ref(node: nodes.Getattr | nodes.Getitem, declared: tuple[str, ...]) -> list[Raw]:
+    from jinja2 import nodes
+
+    if not (isinstance(node.node, nodes.Name) and node.node.name == "inputs"):
+        return []
+    if isinstance(node, nodes.Getattr):
+        name, needle = str(node.attr), f"inputs.{node.attr}"
+    elif isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+        name, needle = node.arg.value, "inputs["
+    else:
+        return []  # a computed key cannot be checked before render
+    if name in declared:
+        return []
+    hint = did_you_mean(name, declared) or (
+        "declared inputs: " + ", ".join(declared) if declared else "declare it under hz.inputs"
+    )
+    return [("HZ502", node.lineno, needle, f"prompt: inputs.{name} is not a declared input", hint)]
+
+
+def _helper(node: nodes.Filter | nodes.Test, env: Environment) -> list[Raw]:
+    from jinja2 import nodes
+
+    what, known = ("filter", env.filters) if isinstance(node, nodes.Filter) else ("test", env.tests)
+    if node.name in known:
+        return []
+    hint = did_you_mean(node.name, known) or f"Jinja2's built-in {what}s are available"
+    return [("HZ504", node.lineno, node.name, f"prompt: unknown {what} {node.name!r}", hint)]
+
+
+def _free_names(
+    everything: list[nodes.Node], env: Environment, declared: tuple[str, ...]
+) -> list[Raw]:
+    from jinja2 import nodes
+
+    # Scope-insensitive on purpose (a name set anywhere counts as defined): cheaper than
+    # jinja2.meta, which runs the code generator, and it never flags a valid template.
+    names = [n for n in everything if isinstance(n, nodes.Name)]
+    bound = {n.name for n in names if n.ctx in ("store", "param")}
+    bound |= {str(m.name) for m in everything if isinstance(m, nodes.Macro)}
+    out: list[Raw] = []
+    seen = set(bound) | SPECIAL | set(env.globals)
+    for node in names:
+        if node.ctx != "load" or node.name in seen:
+            continue
+        seen.add(node.name)
+        if node.name in declared:
+            hint = f"inputs are reached through `inputs`: write inputs.{node.name}"
+        else:
+            guess = closest(node.name, ["inputs", *declared])
+            hint = (
+                f"did you mean {'inputs' if guess == 'inputs' else 'inputs.' + str(guess)}?"
+                if guess
+                else "the template sees only `inputs` (the declared input values)"
+            )
+        msg = f"prompt: {node.name!r} is not defined in the template"
+        out.append(("HZ503", node.lineno, node.name, msg, hint))
+    return out
