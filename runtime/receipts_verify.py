@@ -1,0 +1,65 @@
+"""Checking a receipt chain: every link, every digest, no gaps, no forks."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from runtime.canonical import digest_of, sha256_hex
+from runtime.errors import HzError
+from runtime.receipts import receipt_files
+
+
+def verify_chain(directory: Path) -> tuple[int, list[str]]:
+    """The number of receipts and one message per problem (empty when the chain is intact)."""
+    if not directory.is_dir():
+        raise HzError(f"{directory}: not a directory")
+    files = receipt_files(directory)
+    by_sequence: dict[int, list[Path]] = defaultdict(list)
+    for sequence, path in files:
+        by_sequence[sequence].append(path)
+    problems: list[str] = []
+    previous: Path | None = None
+    expected = 1
+    for sequence in sorted(by_sequence):
+        paths = by_sequence[sequence]
+        if len(paths) > 1:
+            names = " and ".join(p.name for p in paths)
+            problems.append(f"{names}: two receipts with sequence {sequence} (the chain forked)")
+        path = paths[0]
+        if sequence != expected:
+            missing = expected if sequence == expected + 1 else f"{expected} to {sequence - 1}"
+            problems.append(
+                f"{path.name}: missing predecessor (no receipt with sequence {missing})"
+            )
+            previous = None
+        problems += _check_one(path, sequence, previous)
+        previous, expected = path, sequence + 1
+    return len(files), problems
+
+
+def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
+    raw = path.read_bytes()
+    try:
+        document: Any = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        return [f"{path.name}: not valid JSON ({e})"]
+    if not isinstance(document, dict) or document.get("kind") != "receipt":
+        return [f"{path.name}: not an hz receipt"]
+    problems = []
+    content = {k: v for k, v in document.items() if k != "digest"}
+    if document.get("digest") != digest_of(content):
+        problems.append(f"{path.name}: edited after it was written (its digest does not match)")
+    if document.get("sequence") != sequence:
+        problems.append(f"{path.name}: its sequence field is {document.get('sequence')!r}")
+    recorded = document.get("previous_sha256")
+    if previous is not None and recorded != sha256_hex(previous.read_bytes()):
+        problems.append(
+            f"{path.name}: previous_sha256 does not match {previous.name} "
+            "(that receipt was changed or replaced after this one was written)"
+        )
+    if sequence == 1 and recorded is not None:
+        problems.append(f"{path.name}: the first receipt names a predecessor that is missing")
+    return problems

@@ -1,0 +1,144 @@
+"""Run orchestration: binding, the capability check before the adapter, the output check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from runtime import registry
+from runtime.errors import FormatError, RunnerError
+from runtime.execute import execute, plan
+from runtime.models import Budget, Job, OutputSpec, Packet, SourceRef, ToolProfile
+from runtime.protocol import Capabilities, RunPlan
+from runtime.runners.echo import EchoRunner
+
+
+def make_packet(prompt: str = "Say hi.", output: OutputSpec | None = None) -> Packet:
+    job = Job(
+        name="greet",
+        source=SourceRef(path="greet.yaml", sha256="0" * 64),
+        timeout_seconds=30,
+        tools=ToolProfile(tools=("Read",)),
+        budget=Budget(max_usd=0.5),
+        output=output or OutputSpec(),
+        contract="Be brief.",
+        template=prompt,
+        hz_version="0.1.0",
+    ).sealed()
+    return Packet(
+        job=job, prompt=prompt, contract="Be brief.", inputs_sha256="1" * 64, job_digest=job.digest
+    )
+
+
+class SoftBudgetRunner(EchoRunner):
+    """An echo runner that only advises on budgets; counts the runs that reached it."""
+
+    name: ClassVar[str] = "soft"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        timeout="hard", budget="advisory", tools="hard", turns="hard", structured_output="hard"
+    )
+    runs: ClassVar[int] = 0
+
+    def run(self, prompt: str, **kwargs: Any):  # type: ignore[no-untyped-def]
+        SoftBudgetRunner.runs += 1
+        return super().run(prompt, **kwargs)
+
+
+@pytest.fixture
+def soft(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setitem(registry.CORE, "soft", f"{__name__}:SoftBudgetRunner")
+    monkeypatch.setattr(SoftBudgetRunner, "runs", 0)
+    return "soft"
+
+
+def test_echo_run_completes_with_the_prompt(tmp_path: Path) -> None:
+    result = execute(make_packet(), runner_name="echo", settings={}, workdir=tmp_path)
+    assert (result.status, result.draft, result.runner, result.model) == (
+        "completed",
+        "Say hi.",
+        "echo",
+        "echo",
+    )
+
+
+def test_workdir_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(FormatError) as caught:
+        execute(make_packet(), runner_name="echo", settings={}, workdir=tmp_path / "nope")
+    assert caught.value.message == f"working directory {tmp_path / 'nope'} does not exist"
+
+
+def test_required_budget_enforcement_refuses_before_the_adapter(tmp_path: Path, soft: str) -> None:
+    with pytest.raises(RunnerError) as caught:
+        execute(
+            make_packet(),
+            runner_name=soft,
+            settings={"require_enforced_budget": True},
+            workdir=tmp_path,
+        )
+    assert caught.value.message == (
+        "runner 'soft' cannot enforce a budget (advisory) and [system.runner] "
+        "require_enforced_budget is true; nothing was started"
+    )
+    assert SoftBudgetRunner.runs == 0
+
+
+def test_advisory_budget_runs_when_not_required(tmp_path: Path, soft: str) -> None:
+    result = execute(make_packet(), runner_name=soft, settings={}, workdir=tmp_path)
+    assert (result.status, SoftBudgetRunner.runs) == ("completed", 1)
+
+
+def test_json_draft_is_parsed_into_structured_output(tmp_path: Path) -> None:
+    packet = make_packet('{"title": "x"}', OutputSpec(format="json", schema_={"type": "object"}))
+    result = execute(packet, runner_name="echo", settings={}, workdir=tmp_path)
+    assert (result.status, result.structured_output) == ("completed", {"title": "x"})
+
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"items": {"type": "array", "items": {"type": "string"}}},
+    "required": ["items"],
+}
+
+
+@pytest.mark.parametrize(
+    ("draft", "reason"),
+    [
+        ("not json", "the draft is not valid JSON: Expecting value at line 1 column 1"),
+        (
+            '{"items": ["a", 2]}',
+            "the draft does not match the output schema at $.items[1]: 2 is not of type 'string'",
+        ),
+        ("{}", "the draft does not match the output schema at $: 'items' is a required property"),
+    ],
+)
+def test_schema_mismatch_is_failed_schema_invalid_with_draft_kept(
+    tmp_path: Path, draft: str, reason: str
+) -> None:
+    packet = make_packet(draft, OutputSpec(format="json", schema_=SCHEMA))
+    result = execute(packet, runner_name="echo", settings={}, workdir=tmp_path)
+    assert (result.status, result.failure_kind, result.reason, result.draft) == (
+        "failed",
+        "schema_invalid",
+        reason,
+        draft,
+    )
+
+
+def test_a_run_that_did_not_complete_is_not_reclassified(tmp_path: Path) -> None:
+    packet = make_packet("not json", OutputSpec(format="json", schema_=SCHEMA))
+    settings = {"echo_status": "timeout"}
+    result = execute(packet, runner_name="echo", settings=settings, workdir=tmp_path)
+    assert (result.status, result.failure_kind) == ("timeout", None)
+
+
+def test_plan_starts_nothing(tmp_path: Path) -> None:
+    assert plan(make_packet(), runner_name="echo", settings={}, workdir=tmp_path) == RunPlan(
+        argv=(), cwd=str(tmp_path.resolve()), env_names=(), stdin="none"
+    )
+
+
+def test_markdown_output_is_not_checked(tmp_path: Path) -> None:
+    result = execute(make_packet("{"), runner_name="echo", settings={}, workdir=tmp_path)
+    assert (result.status, result.structured_output) == ("completed", None)

@@ -1,0 +1,181 @@
+"""Receipts: a chain of files, each naming the sha256 of the one before; tampering shows."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from runtime import __version__
+from runtime.canonical import sha256_hex
+from runtime.receipts import receipt_body, write_receipt
+from runtime.receipts_verify import verify_chain
+from runtime.result import AgentResult, ToolCall, Usage
+from tests.unit.test_execute import make_packet
+
+START = datetime(2026, 11, 29, 12, 0, 0, 123456, tzinfo=UTC)
+END = datetime(2026, 11, 29, 12, 0, 5, tzinfo=UTC)
+
+
+def _body() -> dict[str, object]:
+    result = AgentResult(
+        runner="echo",
+        model="m",
+        status="completed",
+        draft="hi",
+        tool_calls=(ToolCall(name="Read"), ToolCall(name="Grep"), ToolCall(name="Read")),
+        turns=2,
+        usage=Usage(input_tokens=10, output_tokens=5),
+        cost_usd=0.01,
+        duration_seconds=5.0004,
+        limits_unenforced=("budget",),
+    )
+    return receipt_body(make_packet(), result, started_at=START, ended_at=END)
+
+
+def test_first_receipt_content(tmp_path: Path) -> None:
+    path = write_receipt(tmp_path, _body())
+    assert path == tmp_path / "000001-greet.json"
+    document = json.loads(path.read_text())
+    digest = document.pop("digest")
+    assert len(digest) == 64
+    assert document == {
+        "kind": "receipt",
+        "format_version": 1,
+        "sequence": 1,
+        "job_name": "greet",
+        "job_digest": make_packet().job_digest,
+        "inputs_sha256": "1" * 64,
+        "runner": "echo",
+        "model": "m",
+        "status": "completed",
+        "failure_kind": None,
+        "reason": None,
+        "tool_calls": {"Grep": 1, "Read": 2},
+        "tool_call_total": 3,
+        "turns": 2,
+        "usage": {
+            "input_tokens": 10,
+            "output_tokens": 5,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+        },
+        "cost_usd": 0.01,
+        "duration_seconds": 5.0,
+        "limits_unenforced": ["budget"],
+        "draft_sha256": sha256_hex("hi"),
+        "started_at": "2026-11-29T12:00:00.123Z",
+        "ended_at": "2026-11-29T12:00:05.000Z",
+        "hz_version": __version__,
+        "previous_receipt": None,
+        "previous_sha256": None,
+    }
+
+
+def test_chain_links_by_sha256_of_the_previous_file(tmp_path: Path) -> None:
+    first = write_receipt(tmp_path, _body())
+    second = write_receipt(tmp_path, _body())
+    document = json.loads(second.read_text())
+    assert (second.name, document["previous_receipt"], document["previous_sha256"]) == (
+        "000002-greet.json",
+        "000001-greet.json",
+        sha256_hex(first.read_bytes()),
+    )
+    assert verify_chain(tmp_path) == (2, [])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".lock",
+        "000001-greet.json",
+        "000002-greet.json",
+    ]
+
+
+def _chain(tmp_path: Path, n: int) -> list[Path]:
+    return [write_receipt(tmp_path, _body()) for _ in range(n)]
+
+
+def test_edited_receipt_is_named(tmp_path: Path) -> None:
+    paths = _chain(tmp_path, 3)
+    paths[1].write_text(paths[1].read_text().replace('"completed"', '"failed"'))
+    assert verify_chain(tmp_path) == (
+        3,
+        [
+            "000002-greet.json: edited after it was written (its digest does not match)",
+            "000003-greet.json: previous_sha256 does not match 000002-greet.json (that receipt "
+            "was changed or replaced after this one was written)",
+        ],
+    )
+
+
+def test_edit_of_the_last_receipt_is_caught_by_its_digest(tmp_path: Path) -> None:
+    paths = _chain(tmp_path, 2)
+    paths[1].write_text(paths[1].read_text().replace('"cost_usd": 0.01', '"cost_usd": 0.0'))
+    assert verify_chain(tmp_path) == (
+        2,
+        ["000002-greet.json: edited after it was written (its digest does not match)"],
+    )
+
+
+def test_missing_predecessor(tmp_path: Path) -> None:
+    paths = _chain(tmp_path, 4)
+    paths[1].unlink()
+    paths[0].unlink()
+    assert verify_chain(tmp_path) == (
+        2,
+        [
+            "000003-greet.json: missing predecessor (no receipt with sequence 1 to 2)",
+        ],
+    )
+
+
+def test_gap_in_the_middle(tmp_path: Path) -> None:
+    paths = _chain(tmp_path, 3)
+    paths[1].unlink()
+    assert verify_chain(tmp_path) == (
+        2,
+        ["000003-greet.json: missing predecessor (no receipt with sequence 2)"],
+    )
+
+
+def test_fork_is_reported(tmp_path: Path) -> None:
+    paths = _chain(tmp_path, 2)
+    (tmp_path / "000002-other.json").write_bytes(paths[1].read_bytes())
+    count, problems = verify_chain(tmp_path)
+    assert (count, problems[0]) == (
+        3,
+        "000002-greet.json and 000002-other.json: two receipts with sequence 2 (the chain forked)",
+    )
+
+
+def test_not_json(tmp_path: Path) -> None:
+    _chain(tmp_path, 1)
+    (tmp_path / "000002-greet.json").write_text("{")
+    count, problems = verify_chain(tmp_path)
+    assert (count, problems) == (
+        2,
+        [
+            "000002-greet.json: not valid JSON (Expecting property name enclosed in double "
+            "quotes: line 1 column 2 (char 1))"
+        ],
+    )
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from runtime.receipts import write_receipt
+from tests.unit.test_receipts import _body
+for _ in range(int(sys.argv[2])):
+    write_receipt(Path(sys.argv[1]), _body())
+"""
+
+
+def test_concurrent_writers_keep_one_chain(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), "10"], cwd=repo)
+        for _ in range(4)
+    ]
+    assert [w.wait(timeout=120) for w in writers] == [0, 0, 0, 0]
+    assert verify_chain(tmp_path) == (40, [])
