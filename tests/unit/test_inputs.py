@@ -1,0 +1,307 @@
+"""Input values: files and --input arguments, schema checks located in the inputs file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from compiler.diagnostics import Diagnostic
+from compiler.inputs import COMMAND_LINE, collect_inputs
+from runtime.models import InputSpec
+
+SPECS = {
+    "issues": InputSpec(
+        schema_={
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["title"],
+                "properties": {"title": {"type": "string"}},
+            },
+        }
+    ),
+    "week": InputSpec(schema_={"type": "string"}, required=False, default="2026-W48"),
+    "limit": InputSpec(schema_={"type": "integer"}, required=False, default=5),
+}
+TYPED = "input 'limit' has a schema type other than string, so its value is JSON"
+
+
+@pytest.fixture(autouse=True)
+def _here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # diagnostics name files as given: relative here
+
+
+def collect(
+    file: str | None = None, *args: str, specs: dict[str, InputSpec] = SPECS
+) -> tuple[object, tuple[Diagnostic, ...]]:
+    return collect_inputs(
+        specs,
+        inputs_file=Path(file) if file else None,
+        input_args=args,
+        target="job.json",
+    )
+
+
+def write(name: str, text: str) -> str:
+    Path(name).write_text(text, encoding="utf-8")
+    return name
+
+
+def test_yaml_file_with_defaults_applied() -> None:
+    write("in.yaml", "issues:\n  - title: One\n")
+    assert collect("in.yaml") == (
+        {"issues": [{"title": "One"}], "limit": 5, "week": "2026-W48"},
+        (),
+    )
+
+
+def test_json_file_and_command_line_precedence(tmp_path: Path) -> None:
+    write("in.json", json.dumps({"issues": [], "week": "W1", "limit": 1}))
+    values, found = collect("in.json", "week=W2", "limit=7")
+    assert (values, found) == ({"issues": [], "limit": 7, "week": "W2"}, ())
+
+
+def test_yaml_value_fails_schema_at_its_line() -> None:
+    write("in.yaml", "week: W1\nissues:\n  - title: ok\n  - title: 5\n  - {}\n")
+    assert collect("in.yaml") == (
+        None,
+        (
+            Diagnostic(
+                "HZ702", "input 'issues[1].title': 5 is not of type 'string'", "in.yaml", 4, 12
+            ),
+            Diagnostic(
+                "HZ702", "input 'issues[2]': 'title' is a required property", "in.yaml", 5, 5
+            ),
+        ),
+    )
+
+
+def test_json_value_fails_schema_at_its_position() -> None:
+    write("in.json", '{\n  "issues": [{"title": "a"}, {"title": null}],\n  "limit": "3"\n}\n')
+    assert collect("in.json")[1] == (
+        Diagnostic(
+            "HZ702", "input 'issues[1].title': None is not of type 'string'", "in.json", 2, 40
+        ),
+        Diagnostic("HZ702", "input 'limit': '3' is not of type 'integer'", "in.json", 3, 12),
+    )
+
+
+def test_missing_required_input_is_reported_at_the_inputs_file() -> None:
+    write("in.yaml", "week: W1\n")
+    assert collect("in.yaml")[1] == (
+        Diagnostic(
+            "HZ703",
+            "required input 'issues' has no value",
+            "in.yaml",
+            hint="set it in the inputs file or pass --input issues=…",
+        ),
+    )
+
+
+def test_missing_required_input_without_inputs_file_is_reported_at_the_job() -> None:
+    assert [(d.code, d.file) for d in collect()[1]] == [("HZ703", "job.json")]
+
+
+def test_undeclared_inputs_are_located_at_their_key() -> None:
+    write("in.yaml", "issues: []\nweeks: W1\nother: 1\n")
+    assert collect("in.yaml", "extra=1")[1] == (
+        Diagnostic(
+            "HZ704",
+            "input 'extra' is not declared by the job",
+            COMMAND_LINE,
+            hint="declared inputs: issues, limit, week",
+        ),
+        Diagnostic(
+            "HZ704",
+            "input 'weeks' is not declared by the job",
+            "in.yaml",
+            2,
+            1,
+            hint="did you mean 'week'?",
+        ),
+        Diagnostic(
+            "HZ704",
+            "input 'other' is not declared by the job",
+            "in.yaml",
+            3,
+            1,
+            hint="declared inputs: issues, limit, week",
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        (
+            "in.json",
+            '{"issues": [}',
+            Diagnostic("HZ701", "not valid JSON: Expecting value", "in.json", 1, 13),
+        ),
+        (
+            "in.json",
+            "[1]",
+            Diagnostic(
+                "HZ701",
+                "an inputs file holds one JSON object: input names to values",
+                "in.json",
+                1,
+                1,
+            ),
+        ),
+        (
+            "in.json",
+            '{"issues": [],\n "issues": []}',
+            Diagnostic("HZ701", "duplicate key 'issues' in a JSON object", "in.json", 2, 2),
+        ),
+        (
+            "in.json",
+            '{"limit": NaN}',
+            Diagnostic("HZ701", "not valid JSON: NaN is not a JSON value", "in.json"),
+        ),
+        (
+            "in.yaml",
+            "issues: [\n",
+            Diagnostic(
+                "HZ004",
+                "YAML syntax error: did not find expected node content "
+                "(while parsing a flow node at line 2, column 1)",
+                "in.yaml",
+                2,
+                1,
+            ),
+        ),
+    ],
+)
+def test_unusable_inputs_file(name: str, text: str, expected: Diagnostic) -> None:
+    write(name, text)
+    values, found = collect(name)
+    assert values is None
+    assert [(d.code, d.message, d.file, d.line, d.column) for d in found] == [
+        (expected.code, expected.message, expected.file, expected.line, expected.column)
+    ]
+
+
+def test_unreadable_inputs_file() -> None:
+    assert collect("absent.json") == (
+        None,
+        (Diagnostic("HZ701", "cannot read file: No such file or directory", "absent.json"),),
+    )
+
+
+def test_yaml_inputs_over_256_kib_point_to_json() -> None:
+    write("big.yaml", "issues: []\n" + "#" * 300_000 + "\n")
+    assert collect("big.yaml")[1] == (
+        Diagnostic(
+            "HZ701",
+            "a YAML inputs file is limited to 256 KiB; write larger inputs as JSON",
+            "big.yaml",
+            hint="JSON inputs may be 8 MiB",
+        ),
+    )
+
+
+def test_inputs_over_8_mib_in_total() -> None:
+    half = json.dumps({"issues": [{"title": "x" * (4 * 1024 * 1024)}]})
+    write("a.json", half)
+    write("b.json", json.dumps([{"title": "y" * (4 * 1024 * 1024)}]))
+    assert collect("a.json", "issues=@b.json")[1] == (
+        Diagnostic(
+            "HZ705",
+            "inputs are larger than 8 MiB (8,388,608 bytes) in total",
+            "b.json",
+            hint="pass a smaller extract of the data; the prompt is capped at 1 MiB anyway",
+        ),
+    )
+
+
+def test_a_large_json_file_within_the_cap_is_fine() -> None:
+    issues = [{"title": f"issue {i}"} for i in range(100_000)]
+    write("big.json", json.dumps({"issues": issues}))
+    values, found = collect("big.json")
+    assert found == ()
+    assert isinstance(values, dict)
+    assert len(values["issues"]) == 100_000
+
+
+def test_command_line_values() -> None:
+    write("issues.json", '[{"title": "from a file"}]')
+    write("week.txt", "W9")
+    values, found = collect(None, "issues=@issues.json", "week=@week.txt", "limit=2")
+    assert (values, found) == (
+        {"issues": [{"title": "from a file"}], "limit": 2, "week": "W9"},
+        (),
+    )
+
+
+def test_string_inputs_stay_strings_and_at_at_escapes() -> None:
+    values, _ = collect(None, "issues=[]", "week=@@home", "limit=3")
+    assert values == {"issues": [], "limit": 3, "week": "@home"}
+    values, _ = collect(None, "issues=[]", "week=5")
+    assert values == {"issues": [], "limit": 5, "week": "5"}
+
+
+def test_value_read_from_a_file_is_located_in_it() -> None:
+    write("issues.json", '[\n  {"title": 1}\n]\n')
+    assert collect(None, "issues=@issues.json")[1] == (
+        Diagnostic(
+            "HZ702", "input 'issues[0].title': 1 is not of type 'string'", "issues.json", 2, 13
+        ),
+    )
+
+
+def test_bad_input_arguments() -> None:
+    write("bad.json", "[1,")
+    found = collect(None, "issues=[]", "nonsense", "=x", "limit=ten", "week=@absent.txt")[1]
+    found += collect(None, "issues=@bad.json")[1]
+    assert found == (
+        Diagnostic("HZ706", "--input '=x' is not NAME=VALUE or NAME=@FILE", COMMAND_LINE),
+        Diagnostic("HZ706", "--input 'nonsense' is not NAME=VALUE or NAME=@FILE", COMMAND_LINE),
+        Diagnostic(
+            "HZ706",
+            "--input limit=ten: not valid JSON: Expecting value",
+            COMMAND_LINE,
+            hint=TYPED,
+        ),
+        Diagnostic("HZ701", "cannot read file: No such file or directory", "absent.txt"),
+        Diagnostic(
+            "HZ706",
+            "--input issues: not valid JSON: Expecting value",
+            "bad.json",
+            1,
+            4,
+            hint="input 'issues' has a schema type other than string, so its value is JSON",
+        ),
+    )
+
+
+def test_non_finite_numbers_are_not_json() -> None:
+    specs = {"x": InputSpec(schema_={"type": "object"})}
+    write("in.yaml", "x:\n  a: [1, .nan]\n")
+    assert collect("in.yaml", specs=specs)[1] == (
+        Diagnostic(
+            "HZ702", "input 'x.a[1]': NaN and infinity are not JSON values", "in.yaml", 2, 10
+        ),
+    )
+
+
+def test_many_errors_are_capped_per_input() -> None:
+    write("in.json", json.dumps({"issues": [{"title": i} for i in range(25)]}))
+    found = collect("in.json")[1]
+    assert len(found) == 21
+    more = Diagnostic("HZ702", "input 'issues': 5 more errors not shown", "in.json", 1, 12)
+    assert more in found
+    # The first twenty in index order are shown: items 0-19, not 20-24.
+    assert "input 'issues[19].title': 19 is not of type 'string'" in {d.message for d in found}
+    assert "input 'issues[20].title': 20 is not of type 'string'" not in {d.message for d in found}
+
+
+def test_long_values_are_shortened_in_messages() -> None:
+    specs = {"x": InputSpec(schema_={"type": "string"})}
+    write("in.json", json.dumps({"x": list(range(1000))}))
+    (message,) = [d.message for d in collect("in.json", specs=specs)[1]]
+    assert len(message) < 220
+    assert message.startswith("input 'x': [0, 1, 2, 3,")
+    assert message.endswith("998, 999] is not of type 'string'")
