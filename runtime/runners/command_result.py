@@ -38,19 +38,25 @@ def read_output_file(path: Path, cap: int = MAX_OUTPUT_FILE) -> Output:
     The directory is opened first and the file relative to it, so neither the file nor a
     swapped directory path is followed; a FIFO can't block us (``O_NONBLOCK``, regular only).
     """
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-        try:
-            fd = os.open(path.name, flags, dir_fd=dir_fd)
-        finally:
-            os.close(dir_fd)
+        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise OutputProblem(
+                "the private directory was replaced by a symbolic link; hz does not follow it"
+            ) from e
+        raise OutputProblem(f"cannot open the private directory: {e.strerror}") from e
+    try:
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(path.name, flags, dir_fd=dir_fd)
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise OutputProblem("the output file is a symbolic link; hz does not follow it") from e
         if e.errno == errno.ENOENT:
             raise OutputProblem("the command removed the output file") from e
         raise OutputProblem(f"cannot read the output file: {e.strerror}") from e
+    finally:
+        os.close(dir_fd)
     with os.fdopen(fd, "rb") as f:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise OutputProblem("the output file is not a regular file")
