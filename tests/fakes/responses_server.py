@@ -14,11 +14,17 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+import pytest
+
+from tests.conftest import AGENT_CLIS
 
 _ids = itertools.count(1)
 
@@ -197,14 +203,14 @@ class FakeResponses:
         with self._server.state.lock:
             return list(self._server.state.requests)
 
-    def provider_config(self, key_env: str, *, name: str = "fake") -> list[str]:
+    def provider_config(self, key_env: str, *, name: str = "fake", retries: int = 0) -> list[str]:
         """``codex_config`` entries that point the CLI at this server (key from ``key_env``).
 
-        Retries are kept low so an error reaches the run quickly.
+        ``retries`` (default none) so that an error reaches the run at once.
         """
         table = (
             f'{{name="{name}",base_url="{self.base_url}",wire_api="responses",'
-            f'env_key="{key_env}",request_max_retries=0,stream_max_retries=0}}'
+            f'env_key="{key_env}",request_max_retries={retries},stream_max_retries={retries}}}'
         )
         return [f'model_provider="{name}"', f"model_providers.{name}={table}"]
 
@@ -229,3 +235,20 @@ def function_outputs(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]
             if isinstance(item, dict) and item.get("type") == "function_call_output"
         )
     return found
+
+
+INSTALL_HINT = (
+    "the pinned codex CLI is not installed: run `make agent-clis` "
+    "(or .ci/install-agent-clis DIR and set HZ_AGENT_CLIS=DIR)"
+)
+
+
+def codex_binary() -> Path:
+    """The pinned ``codex`` this fake is written for; a loud failure in CI when it is
+    missing, a skip elsewhere."""
+    path = AGENT_CLIS / "node_modules" / ".bin" / "codex"
+    if path.is_file() and os.access(path, os.X_OK):
+        return path
+    if os.environ.get("CI"):
+        pytest.fail(f"{INSTALL_HINT} (looked for {path})")
+    pytest.skip(f"{INSTALL_HINT} (looked for {path})")
