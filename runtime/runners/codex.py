@@ -64,7 +64,7 @@ class CodexRunner:
 
     @classmethod
     def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
-        return checks(read_settings(settings), settings.get("require_enforced_budget") is True)
+        return checks(read_settings(settings))
 
     def environment(self, home: str) -> dict[str, str]:
         return child_environment(passthrough=self.settings.env, extra={"CODEX_HOME": home})
