@@ -129,8 +129,19 @@ class Composer:
                 return
 
     def _node(self, event: ScalarEvent | MappingStartEvent | SequenceStartEvent) -> None:
-        pos = _pos(event.start_mark)
-        self._check_node(event, pos)
+        # The hot path: one call per node, so the common checks are inline.
+        mark: Any = event.start_mark
+        pos = Pos(mark.line + 1, mark.column + 1)
+        if event.anchor is not None or event.tag is not None:
+            self._anchor_or_tag(event, pos)
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise self.fatal(
+                "HZ013",
+                f"more than {MAX_NODES:,} YAML nodes in the file",
+                pos,
+                hint="a contract is small; move bulk data into an input fetched at render time",
+            )
         stack = self._stack
         if not stack:
             self._top(event, pos)
@@ -172,7 +183,7 @@ class Composer:
         # A mapping or sequence used as a key is read (record=False) and refused at its end.
         stack.append(_Frame(container, path, pos, record))
 
-    def _check_node(self, event: NodeEvent, pos: Pos) -> None:
+    def _anchor_or_tag(self, event: NodeEvent, pos: Pos) -> None:
         if event.anchor is not None:
             raise self.fatal(
                 "HZ005",
@@ -180,22 +191,12 @@ class Composer:
                 pos,
                 hint="write the value out in full; hz refuses anchors and aliases",
             )
-        self._nodes += 1
-        if self._nodes > MAX_NODES:
-            raise self.fatal(
-                "HZ013",
-                f"more than {MAX_NODES:,} YAML nodes in the file",
-                pos,
-                hint="a contract is small; move bulk data into an input fetched at render time",
-            )
-        tag = getattr(event, "tag", None)
-        if tag is not None:
-            self.error(
-                "HZ006",
-                f"tag '{tag}' is not allowed in a contract",
-                pos,
-                hint="remove the tag; quote the value if you mean a string",
-            )
+        self.error(
+            "HZ006",
+            f"tag '{event.tag}' is not allowed in a contract",  # type: ignore[attr-defined]
+            pos,
+            hint="remove the tag; quote the value if you mean a string",
+        )
 
     def _top(self, event: ScalarEvent | MappingStartEvent | SequenceStartEvent, pos: Pos) -> None:
         if type(event) is MappingStartEvent:
