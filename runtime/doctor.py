@@ -1,0 +1,97 @@
+"""``hz doctor``: is this machine ready to run jobs with the configured runner?
+
+Checks each configuration source on its own (so one broken file does not hide the others),
+the project's ``hz.toml`` (no execution keys), then the bound runner only: it loads, its
+capabilities, a required budget enforcement it cannot give, and the runner's own checks
+(settings, executable, version, login). Each check is one line; any ``failed`` makes the
+exit status 1.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from runtime import registry
+from runtime.config import LayerState, load_config, read_source, sources
+from runtime.config_project import find_project_file, read_project_file
+from runtime.errors import ConfigError, HzError
+from runtime.execute import check_capabilities
+from runtime.protocol import Capabilities, Check
+
+_LIMITS = ("timeout", "budget", "tools", "turns", "structured_output")
+
+
+def describe_capabilities(capabilities: Capabilities) -> str:
+    return ", ".join(f"{limit} {getattr(capabilities, limit)}" for limit in _LIMITS)
+
+
+def _layer_check(state: LayerState) -> Check:
+    name = f"config {state.layer}"
+    if state.state == "missing":
+        return Check(name, "ok", f"{state.where} (not present)")
+    if state.state == "unset":
+        return Check(name, "ok", "none found" if state.layer == "project" else "not set")
+    return Check(name, "ok", state.where or "built in")
+
+
+def config_checks(environ: Mapping[str, str], cwd: Path) -> list[Check]:
+    project = find_project_file(cwd)
+    checks: list[Check] = []
+    for source in sources(environ, project):
+        if source.layer == "default":
+            continue
+        if source.layer == "project" and project is not None:
+            problems = read_project_file(project).problems
+            checks += [Check("config project", "failed", str(p)) for p in problems]
+            if problems:
+                continue
+        try:
+            _, state = read_source(source, environ)
+        except ConfigError as e:
+            checks.append(Check(f"config {source.layer}", "failed", e.message))
+            continue
+        checks.append(_layer_check(state))
+    return checks
+
+
+def runner_checks(environ: Mapping[str, str], cwd: Path) -> list[Check]:
+    try:
+        config = load_config(environ=environ, cwd=cwd)
+    except HzError:
+        return []  # already reported per source
+    name = config.agent_runner
+    settings = config.runner_settings
+    try:
+        runner_class = registry.resolve(name)
+    except ConfigError as e:
+        return [Check("runner", "failed", e.message)]
+    source = dict(registry.available()).get(name, "core")
+    checks = [
+        Check("runner", "ok", f"{name} ({source})"),
+        Check("capabilities", "ok", describe_capabilities(runner_class.capabilities)),
+    ]
+    if settings.get("require_enforced_budget") is True:
+        try:
+            check_capabilities(runner_class, settings)
+            checks.append(Check("enforced budget", "ok", "required, and this runner enforces it"))
+        except HzError as e:
+            checks.append(Check("enforced budget", "failed", e.message))
+    try:
+        return checks + list(runner_class.doctor(settings))
+    except HzError as e:
+        return [*checks, Check(name, "failed", e.message)]
+    except Exception as e:  # a plugin's doctor that crashes is reported, not fatal
+        return [*checks, Check(name, "failed", f"its doctor crashed: {type(e).__name__}: {e}")]
+
+
+def run_doctor(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[Check]:
+    env = os.environ if environ is None else environ
+    where = Path.cwd() if cwd is None else cwd
+    return config_checks(env, where) + runner_checks(env, where)
+
+
+def format_check(check: Check) -> str:
+    status = "FAILED" if check.status == "failed" else check.status
+    return f"{status:<9}{check.name}: {check.detail}"

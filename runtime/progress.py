@@ -1,0 +1,59 @@
+"""Live progress of a run on a terminal: one line on stderr, rewritten in place.
+
+Shown only when stderr is a terminal (and not ``--quiet``): a log file or a pipe gets no
+control characters. A ticker thread keeps the elapsed time moving between runner events.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TextIO
+
+from runtime.protocol import Progress
+
+
+class TerminalProgress:
+    def __init__(self, stream: TextIO, *, interval: float = 0.5) -> None:
+        self._stream = stream
+        self._interval = interval
+        self._started = time.monotonic()
+        self._last = Progress(elapsed_seconds=0.0, turns=0, tool_calls=0)
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._tick, name="hz-progress", daemon=True)
+
+    def __enter__(self) -> TerminalProgress:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        with self._lock:
+            self._stream.write("\r\x1b[K")
+            self._stream.flush()
+
+    def __call__(self, progress: Progress) -> None:
+        with self._lock:
+            self._last = progress
+        self._draw()
+
+    def _tick(self) -> None:
+        while not self._done.wait(self._interval):
+            self._draw()
+
+    def _draw(self) -> None:
+        with self._lock:
+            if self._done.is_set():
+                return
+            self._stream.write("\r\x1b[K" + line(time.monotonic() - self._started, self._last))
+            self._stream.flush()
+
+
+def line(elapsed: float, progress: Progress) -> str:
+    turns = "turn" if progress.turns == 1 else "turns"
+    calls = "tool call" if progress.tool_calls == 1 else "tool calls"
+    last = f" (last: {progress.last_tool})" if progress.last_tool else ""
+    counts = f"{progress.turns} {turns} · {progress.tool_calls} {calls}{last}"
+    return f"hz: running {elapsed:.0f}s · {counts}"

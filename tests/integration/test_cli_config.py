@@ -1,0 +1,109 @@
+"""``hz config show``: the effective configuration and where each value came from."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def show(hz_argv: list[str], cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*hz_argv, "config", "show", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _setup(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "xdg" / "hz").mkdir(parents=True)
+    (tmp_path / "xdg" / "hz" / "config.toml").write_text(
+        '[capabilities]\nagent_runner = "command"\n\n[system.runner]\nmodel = "user-model"\n'
+    )
+    (tmp_path / "hz.toml").write_text("[authoring]\nmax_usd_ceiling = 5\n")
+    return {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HZ_RUNNER": "echo"}
+
+
+def test_text(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
+    done = show(hz_argv, tmp_path, **_setup(tmp_path))
+    user = tmp_path / "xdg" / "hz" / "config.toml"
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "# sources, lowest precedence first:\n"
+        "#   default      built in\n"
+        f"#   site         {isolated_home / 'no-site-config.toml'} (not present)\n"
+        f"#   user         {user}\n"
+        f"#   project      {tmp_path / 'hz.toml'}\n"
+        "#   HZ_CONFIG    not set\n"
+        "#   environment  HZ_*\n"
+        "\n"
+        "[capabilities]\n"
+        'agent_runner = "echo"  # environment HZ_RUNNER\n'
+        "\n"
+        "[system.runner]\n"
+        f'model = "user-model"  # user {user}:5:1\n'
+        "\n"
+        "[authoring]\n"
+        f"max_usd_ceiling = 5  # project {tmp_path / 'hz.toml'}:2:1\n"
+    )
+
+
+def test_json(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
+    done = show(hz_argv, tmp_path, "--format", "json", **_setup(tmp_path))
+    user = str(tmp_path / "xdg" / "hz" / "config.toml")
+    assert json.loads(done.stdout) == {
+        "settings": [
+            {
+                "table": "authoring",
+                "key": "max_usd_ceiling",
+                "value": 5,
+                "layer": "project",
+                "where": f"{tmp_path / 'hz.toml'}:2:1",
+            },
+            {
+                "table": "capabilities",
+                "key": "agent_runner",
+                "value": "echo",
+                "layer": "environment",
+                "where": "HZ_RUNNER",
+            },
+            {
+                "table": "system.runner",
+                "key": "model",
+                "value": "user-model",
+                "layer": "user",
+                "where": f"{user}:5:1",
+            },
+        ],
+        "sources": [
+            {"layer": "default", "where": None, "state": "loaded"},
+            {
+                "layer": "site",
+                "where": str(isolated_home / "no-site-config.toml"),
+                "state": "missing",
+            },
+            {"layer": "user", "where": user, "state": "loaded"},
+            {"layer": "project", "where": str(tmp_path / "hz.toml"), "state": "loaded"},
+            {"layer": "HZ_CONFIG", "where": None, "state": "unset"},
+            {"layer": "environment", "where": "HZ_*", "state": "loaded"},
+        ],
+    }
+
+
+def test_a_hostile_project_file_stops_with_hz801(hz_argv: list[str], tmp_path: Path) -> None:
+    (tmp_path / "hz.toml").write_text('[capabilities]\nagent_runner = "command"\n')
+    done = show(hz_argv, tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"hz: error: {tmp_path / 'hz.toml'}:2:1: HZ801 'capabilities.agent_runner' configures "
+        "execution and is not allowed in a project hz.toml\n"
+        "  hint: execution is configured by the operator: the site or user configuration file, "
+        "HZ_CONFIG or HZ_* variables\n",
+    )

@@ -1,0 +1,274 @@
+"""``hz run`` as a real process with the echo runner: output, exit codes, dry runs, receipts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from compiler.cli_run import EXIT_CODES
+
+REPO = Path(__file__).resolve().parents[2]
+
+CONTRACT = """\
+hz:
+  contract: 1
+  name: greet
+  timeout: 30s
+  agent:
+    tools: [Read]
+    max_usd: 0.5
+  inputs:
+    who:
+      schema: {type: string}
+contract: |
+  Be brief.
+prompt: |
+  Say hi to {{ inputs.who }}.
+"""
+
+JSON_CONTRACT = """\
+hz:
+  contract: 1
+  name: listing
+  timeout: 30s
+  agent:
+    max_usd: 0.5
+  inputs:
+    body:
+      schema: {type: string}
+  output:
+    format: json
+    schema:
+      type: object
+      required: [items]
+      properties:
+        items: {type: array, items: {type: string}}
+contract: Answer in JSON.
+prompt: "{{ inputs.body }}"
+"""
+
+
+def hz(
+    hz_argv: list[str], cwd: Path, *args: str, config: str = "", **env: str
+) -> subprocess.CompletedProcess[str]:
+    environ = {**os.environ, "PYTHONPATH": str(REPO), **env}
+    if config:
+        (cwd / "operator.toml").write_text(config)
+        environ["HZ_CONFIG"] = str(cwd / "operator.toml")
+    return subprocess.run(
+        [*hz_argv, *args], cwd=cwd, env=environ, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    (tmp_path / "greet.yaml").write_text(CONTRACT)
+    (tmp_path / "listing.yaml").write_text(JSON_CONTRACT)
+    return tmp_path
+
+
+ECHO = '[capabilities]\nagent_runner = "echo"\n'
+
+
+def test_run_prints_the_draft_and_a_summary(hz_argv: list[str], work: Path) -> None:
+    done = hz(hz_argv, work, "run", "greet.yaml", "--input", "who=Ann", config=ECHO)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        "Say hi to Ann.\n",
+        "hz: completed · runner echo · model echo · 1 turn · 0 tool calls · $0.0000 · 0.0s · "
+        "receipt .hz-receipts/000001-greet.json\n",
+    )
+    assert hz(hz_argv, work, "receipts", "verify", ".hz-receipts").stdout == (
+        "ok: 1 receipt in .hz-receipts, the chain is intact\n"
+    )
+
+
+def test_json_format_is_exactly_one_result_object(hz_argv: list[str], work: Path) -> None:
+    done = hz(
+        hz_argv,
+        work,
+        "run",
+        "greet.yaml",
+        "--input",
+        "who=Ann",
+        "--format",
+        "json",
+        "--quiet",
+        config=ECHO,
+    )
+    result = json.loads(done.stdout)
+    schema = json.loads((REPO / "schemas" / "result.schema.json").read_text())
+    assert (done.returncode, done.stderr) == (0, "")
+    assert sorted(result) == sorted(schema["properties"])
+    assert (result["status"], result["draft"], result["tool_calls"]) == (
+        "completed",
+        "Say hi to Ann.\n",
+        [],
+    )
+
+
+@pytest.mark.parametrize("status", sorted(EXIT_CODES))
+def test_exit_code_per_status(hz_argv: list[str], work: Path, status: str) -> None:
+    config = ECHO + f'[system.runner]\necho_status = "{status}"\n'
+    done = hz(
+        hz_argv,
+        work,
+        "run",
+        "greet.yaml",
+        "--input",
+        "who=A",
+        "--format",
+        "json",
+        "-q",
+        config=config,
+    )
+    assert (done.returncode, json.loads(done.stdout)["status"]) == (EXIT_CODES[status], status)
+
+
+def test_exit_codes_are_distinct_and_avoid_usage_and_bug() -> None:
+    codes = list(EXIT_CODES.values())
+    assert EXIT_CODES["completed"] == 0
+    assert len(set(codes)) == len(codes)
+    assert not {1, 2, 3} & set(codes)
+
+
+def test_schema_mismatch_exits_failed_with_the_draft(hz_argv: list[str], work: Path) -> None:
+    done = hz(
+        hz_argv,
+        work,
+        "run",
+        "listing.yaml",
+        "--input",
+        'body={"items": [1]}',
+        "--format",
+        "json",
+        "-q",
+        config=ECHO,
+    )
+    result = json.loads(done.stdout)
+    assert (done.returncode, result["status"], result["failure_kind"], result["reason"]) == (
+        4,
+        "failed",
+        "schema_invalid",
+        "the draft does not match the output schema at $.items[0]: 1 is not of type 'string'",
+    )
+    assert result["draft"] == '{"items": [1]}'
+
+
+def test_valid_json_draft_becomes_structured_output(hz_argv: list[str], work: Path) -> None:
+    done = hz(
+        hz_argv,
+        work,
+        "run",
+        "listing.yaml",
+        "--input",
+        'body={"items": ["a"]}',
+        "--format",
+        "json",
+        "-q",
+        config=ECHO,
+    )
+    assert (done.returncode, json.loads(done.stdout)["structured_output"]) == (0, {"items": ["a"]})
+
+
+def test_dry_run_text(hz_argv: list[str], work: Path) -> None:
+    done = hz(hz_argv, work, "run", "greet.yaml", "--input", "who=A", "--dry-run", config=ECHO)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "hz run --dry-run: nothing was started\n"
+        "  runner:       echo\n"
+        "  argv:         (none: this runner starts no process)\n"
+        f"  cwd:          {work.resolve()}\n"
+        "  stdin:        none\n"
+        "  environment:  (none)\n"
+        "  timeout:      30 s\n"
+        "  budget:       $0.50\n"
+        "  not enforced: (none)\n"
+    )
+    assert not (work / ".hz-receipts").exists()
+
+
+def test_dry_run_json(hz_argv: list[str], work: Path) -> None:
+    done = hz(
+        hz_argv,
+        work,
+        "run",
+        "greet.yaml",
+        "--input",
+        "who=A",
+        "--dry-run",
+        "--format",
+        "json",
+        config=ECHO,
+    )
+    assert json.loads(done.stdout) == {
+        "dry_run": True,
+        "runner": "echo",
+        "argv": [],
+        "cwd": str(work.resolve()),
+        "env_names": [],
+        "files": [],
+        "stdin": "none",
+        "timeout_seconds": 30,
+        "max_usd": 0.5,
+        "limits_unenforced": [],
+    }
+
+
+def test_contract_errors_exit_1_with_the_report_on_stderr(hz_argv: list[str], work: Path) -> None:
+    done = hz(hz_argv, work, "run", "greet.yaml", "--format", "json", config=ECHO)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert "[HZ7" in done.stderr
+    assert not (work / ".hz-receipts").exists()
+
+
+def test_unknown_runner_is_a_configuration_error(hz_argv: list[str], work: Path) -> None:
+    done = hz(hz_argv, work, "run", "greet.yaml", "--input", "who=A", HZ_RUNNER="ecoh")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("hz: error: unknown runner 'ecoh' (did you mean 'echo'?)\n")
+
+
+def test_missing_workdir(hz_argv: list[str], work: Path) -> None:
+    done = hz(
+        hz_argv, work, "run", "greet.yaml", "--input", "who=A", "--workdir", "nope", config=ECHO
+    )
+    assert (done.returncode, done.stderr) == (
+        2,
+        "hz: error: working directory nope does not exist\n",
+    )
+
+
+def test_receipt_dir_option_config_and_opt_out(hz_argv: list[str], work: Path) -> None:
+    args = ("run", "greet.yaml", "--input", "who=A", "-q")
+    assert hz(hz_argv, work, *args, "--receipt-dir", "r1", config=ECHO).returncode == 0
+    configured = ECHO + '[system.runner]\nreceipt_dir = "r2"\n'
+    assert hz(hz_argv, work, *args, config=configured).returncode == 0
+    assert hz(hz_argv, work, *args, "--no-receipt", config=ECHO).returncode == 0
+    assert sorted(p.name for p in (work / "r1").iterdir()) == [".lock", "000001-greet.json"]
+    assert sorted(p.name for p in (work / "r2").iterdir()) == [".lock", "000001-greet.json"]
+    assert not (work / ".hz-receipts").exists()
+
+
+def test_receipts_verify_names_an_edited_receipt(hz_argv: list[str], work: Path) -> None:
+    for _ in range(2):
+        hz(hz_argv, work, "run", "greet.yaml", "--input", "who=A", "-q", config=ECHO)
+    first = work / ".hz-receipts" / "000001-greet.json"
+    first.write_text(first.read_text().replace('"echo"', '"other"'))
+    done = hz(hz_argv, work, "receipts", "verify", ".hz-receipts")
+    assert (done.returncode, done.stdout) == (
+        1,
+        "FAILED 000001-greet.json: edited after it was written (its digest does not match)\n"
+        "FAILED 000002-greet.json: previous_sha256 does not match 000001-greet.json (that "
+        "receipt was changed or replaced after this one was written)\n",
+    )
+
+
+def test_a_packet_runs_without_compiling(hz_argv: list[str], work: Path) -> None:
+    rendered = hz(hz_argv, work, "render", "greet.yaml", "--input", "who=Bo", "-o", "p.json")
+    assert rendered.returncode == 0
+    done = hz(hz_argv, work, "run", "p.json", "-q", config=ECHO)
+    assert (done.returncode, done.stdout) == (0, "Say hi to Bo.\n")

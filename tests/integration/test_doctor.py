@@ -1,0 +1,121 @@
+"""``hz doctor`` as a real process: one line per check, exact; exit 1 when any check failed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT = str(REPO / "tests" / "fakes" / "agent.py")
+
+
+def doctor(hz_argv: list[str], cwd: Path, config: str | None) -> tuple[int, str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if config is not None:
+        (cwd / "operator.toml").write_text(config)
+        env["HZ_CONFIG"] = str(cwd / "operator.toml")
+    done = subprocess.run(
+        [*hz_argv, "doctor"], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.stderr == ""
+    return done.returncode, done.stdout
+
+
+def _head(home: Path, cwd: Path, project: str = "config project: none found") -> list[str]:
+    return [
+        f"ok       config site: {home / 'no-site-config.toml'} (not present)",
+        f"ok       config user: {home / '.config/hz/config.toml'} (not present)",
+        f"ok       {project}",
+        f"ok       config HZ_CONFIG: {cwd / 'operator.toml'}",
+        "ok       config environment: HZ_*",
+    ]
+
+
+def test_echo_runner(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
+    code, out = doctor(hz_argv, tmp_path, '[capabilities]\nagent_runner = "echo"\n')
+    assert (code, out.splitlines()) == (
+        0,
+        [
+            *_head(isolated_home, tmp_path),
+            "ok       runner: echo (core)",
+            "ok       capabilities: timeout hard, budget hard, tools hard, turns hard, "
+            "structured_output advisory",
+            "ok       echo: built in; starts no process, answers with the prompt",
+        ],
+    )
+
+
+COMMAND = f"""\
+[capabilities]
+agent_runner = "command"
+[system.runner]
+command = ["{sys.executable}", "{AGENT}", "echo", "--contract-file={{contract_file}}"]
+"""
+
+COMMAND_HEAD = [
+    "ok       runner: command (core)",
+    "ok       capabilities: timeout hard, budget advisory, tools advisory, turns unsupported, "
+    "structured_output unsupported",
+    "ok       command runner settings: valid",
+    f"ok       command executable: {sys.executable}",
+]
+
+
+def test_command_runner_is_degraded_while_it_refuses_to_run(
+    hz_argv: list[str], tmp_path: Path, isolated_home: Path
+) -> None:
+    code, out = doctor(hz_argv, tmp_path, COMMAND)
+    assert (code, out.splitlines()) == (
+        0,
+        [
+            *_head(isolated_home, tmp_path),
+            *COMMAND_HEAD,
+            "degraded command read-only: refuses to run until [system.runner] "
+            "command_enforces_read_only = true (hz cannot check that the command restricts its "
+            "agent to read-only tools)",
+        ],
+    )
+
+
+def test_required_budget_the_runner_cannot_enforce_fails(
+    hz_argv: list[str], tmp_path: Path, isolated_home: Path
+) -> None:
+    config = COMMAND + "command_enforces_read_only = true\nrequire_enforced_budget = true\n"
+    code, out = doctor(hz_argv, tmp_path, config)
+    assert (code, out.splitlines()) == (
+        1,
+        [
+            *_head(isolated_home, tmp_path),
+            *COMMAND_HEAD[:2],
+            "FAILED   enforced budget: runner 'command' cannot enforce a budget (advisory) and "
+            "[system.runner] require_enforced_budget is true; nothing was started",
+            *COMMAND_HEAD[2:],
+            "ok       command read-only: declared by command_enforces_read_only",
+        ],
+    )
+
+
+def test_hostile_project_file_and_broken_operator_file(
+    hz_argv: list[str], tmp_path: Path, isolated_home: Path
+) -> None:
+    (tmp_path / "hz.toml").write_text('[system.runner]\nclaude_executable = "/tmp/x"\n')
+    code, out = doctor(hz_argv, tmp_path, "[capabilities]\nagent_runner = \n")
+    project = tmp_path / "hz.toml"
+    assert (code, out.splitlines()) == (
+        1,
+        [
+            *_head(isolated_home, tmp_path)[:2],
+            f"FAILED   config project: {project}:2:1: HZ801 'system.runner.claude_executable' "
+            "configures execution and is not allowed in a project hz.toml",
+            f"FAILED   config HZ_CONFIG: {tmp_path / 'operator.toml'}:2:16: invalid TOML: "
+            "Invalid value",
+            "ok       config environment: HZ_*",
+        ],
+    )
+
+
+def test_unknown_runner_fails(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
+    code, out = doctor(hz_argv, tmp_path, '[capabilities]\nagent_runner = "nope"\n')
+    assert (code, out.splitlines()[-1]) == (1, "FAILED   runner: unknown runner 'nope'")
