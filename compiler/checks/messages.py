@@ -44,8 +44,13 @@ def describe(e: ValidationError, where: str) -> tuple[str, str, str | None]:
     if kind in ("oneOf", "anyOf") and e.context:
         from jsonschema.exceptions import best_match
 
-        best = best_match(e.context)
-        assert best is not None  # context is non-empty
+        # Given the parent, best_match descends into the alternative whose type fits; when
+        # none fits better it returns the parent, and the best of the alternatives is taken.
+        best = best_match([e])
+        if best is e or best is None:
+            best = best_match(e.context)
+        assert best is not None
+        assert best is not e
         extra = tuple(best.absolute_path)[len(e.absolute_path) :]
         code, message, hint = describe(best, extend(where, extra))
         others = max(len(value) - 1, 1)

@@ -1,0 +1,74 @@
+"""Rule documentation: one file per code, docs/rules.md generated from them, examples true."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from compiler.loader import load_bytes
+from compiler.ruledocs import codes, rule_doc, rules_markdown, title
+from compiler.validate import validate_source
+from runtime.errors import HzError
+
+REPO = Path(__file__).resolve().parents[2]
+FENCED_YAML = re.compile(r"^## (Bad|Fixed)\n\n```yaml\n(.*?)```$", re.S | re.M)
+#: Codes whose Bad example this module can check by validating one file on its own.
+SINGLE_FILE = re.compile(r"HZ[1-5]\d\d")
+
+
+def test_docs_rules_md_is_up_to_date() -> None:
+    assert (REPO / "docs" / "rules.md").read_text() == rules_markdown(), (
+        "docs/rules.md is stale: run `.venv/bin/python -m compiler.ruledocs > docs/rules.md`"
+    )
+
+
+def test_every_code_used_in_the_source_is_documented() -> None:
+    used: set[str] = set()
+    for package in ("compiler", "runtime"):
+        for path in (REPO / package).rglob("*.py"):
+            used |= set(re.findall(r"HZ\d{3}", path.read_text()))
+    assert sorted(used - set(codes())) == []
+
+
+@pytest.mark.parametrize("code", codes())
+def test_doc_has_title_why_bad_fixed(code: str) -> None:
+    doc = rule_doc(code)
+    assert doc.startswith(f"# {code}: ")
+    assert title(doc)
+    headings = re.findall(r"^## (\w+)", doc, re.M)
+    assert headings[:3] == ["Why", "Bad", "Fixed"]
+
+
+@pytest.mark.parametrize("code", [c for c in codes() if SINGLE_FILE.fullmatch(c)])
+def test_bad_example_reports_the_code_and_fixed_example_validates(code: str) -> None:
+    examples = dict(FENCED_YAML.findall(rule_doc(code)))
+    bad, _ = load_bytes(examples["Bad"].encode(), "bad.yaml")
+    fixed, _ = load_bytes(examples["Fixed"].encode(), "fixed.yaml")
+    assert bad is not None
+    assert fixed is not None
+    assert code in {d.code for d in validate_source(bad)[1]}
+    assert validate_source(fixed)[1] == []
+
+
+def test_explain_is_case_insensitive() -> None:
+    assert rule_doc(" hz101 ") == rule_doc("HZ101")
+
+
+def test_unknown_code_names_close_ones() -> None:
+    with pytest.raises(HzError) as info:
+        rule_doc("HZ1O1")
+    assert info.value.message == "unknown rule code 'HZ1O1'"
+    assert info.value.hint is not None
+    assert info.value.hint.startswith("close codes: HZ101")
+    assert info.value.hint.endswith("; docs/rules.md lists every code")
+
+
+def test_index_links_every_code_in_order() -> None:
+    text = rules_markdown()
+    linked = re.findall(r"^\| \[(HZ\d{3})\]\(#hz\d{3}\) \| .+ \|$", text, re.M)
+    assert linked == codes()
+    assert "\n## HZ101: unknown key\n" in text
+    # Comments inside YAML examples are not headings and stay as they are.
+    assert "\n### Why\n" in text

@@ -1,0 +1,120 @@
+"""Input and output declarations (HZ401-HZ404): schemas are JSON Schema, defaults fit."""
+
+from __future__ import annotations
+
+import textwrap
+
+from compiler.checks.io_schemas import check_inputs, check_output
+from compiler.loader import load_bytes
+
+
+def found(text: str) -> list[tuple[str, int, int, str]]:
+    doc, diags = load_bytes(textwrap.dedent(text).encode(), "c.yaml")
+    assert diags == []
+    assert doc is not None
+    return [(d.code, d.line, d.column, d.message) for d in check_inputs(doc) + check_output(doc)]
+
+
+def test_metaschema_errors_at_the_offending_sub_node() -> None:
+    text = """\
+    hz:
+      inputs:
+        items:
+          schema:
+            type: array
+            items:
+              type: object
+              properties:
+                n: {type: integr}
+    """
+    assert found(text) == [
+        (
+            "HZ401",
+            9,
+            23,
+            "not a valid JSON Schema: hz.inputs.items.schema.items.properties.n.type: expected "
+            "one of 'array', 'boolean', 'integer', 'null', 'number', 'object', 'string', got "
+            "'integr' (and 1 other alternative did not match)",
+        )
+    ]
+
+
+def test_default_checked_only_against_a_valid_schema() -> None:
+    text = """\
+    hz:
+      inputs:
+        a: {schema: {type: nope}, default: 1}
+        b: {schema: {type: object, required: [x]}, default: {y: 1}}
+        c: {schema: {type: array, items: {maximum: 3}}, default: [1, 5]}
+        d: {schema: {type: string}, default: ok}
+    """
+    assert [(c, line, col) for c, line, col, _ in found(text)] == [
+        ("HZ401", 3, 24),
+        ("HZ402", 4, 57),
+        ("HZ402", 5, 66),
+    ]
+    assert found(text)[1][3] == (
+        "the default does not match its schema: hz.inputs.b.default: 'x' is a required property"
+    )
+
+
+def test_remote_reference_is_an_error_not_a_download() -> None:
+    text = """\
+    hz:
+      inputs:
+        a:
+          schema: {$ref: "https://example.invalid/schema.json"}
+          default: 1
+    """
+    (diag,) = found(text)
+    assert diag[:3] == ("HZ401", 4, 15)
+    assert diag[3].startswith(
+        "not a valid JSON Schema: hz.inputs.a.schema: cannot resolve the reference"
+    )
+
+
+def test_broken_regex_is_a_schema_error() -> None:
+    text = """\
+    hz:
+      inputs:
+        a: {schema: {pattern: "[a-"}, default: x}
+    """
+    assert found(text) == [
+        (
+            "HZ401",
+            3,
+            27,
+            "not a valid JSON Schema: hz.inputs.a.schema.pattern: '[a-' is not a valid regex",
+        )
+    ]
+
+
+def test_output_schema_needs_json_and_must_be_valid() -> None:
+    text = """\
+    hz:
+      output:
+        format: text
+        schema: {type: object, properties: []}
+    """
+    assert found(text) == [
+        ("HZ404", 4, 5, "hz.output.schema needs format json, but the format is 'text'"),
+        (
+            "HZ403",
+            4,
+            40,
+            "not a valid JSON Schema: hz.output.schema.properties: expected a mapping, got a list",
+        ),
+    ]
+
+
+def test_output_schema_with_json_is_fine() -> None:
+    assert found("hz: {output: {format: json, schema: {type: object}}}\n") == []
+
+
+def test_shapes_left_to_the_schema_are_skipped() -> None:
+    text = """\
+    hz:
+      inputs: {a: 1, b: {schema: 2}, c: {default: 1}}
+      output: {format: 3, schema: 4}
+    """
+    assert found(text) == []

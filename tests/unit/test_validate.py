@@ -1,0 +1,220 @@
+"""validate_source and validate_paths: the Contract value, the version gate, file discovery."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from compiler.contract import InputDecl
+from compiler.diagnostics import Diagnostic
+from compiler.loader import load_bytes
+from compiler.source import SourceDoc
+from compiler.validate import expand, validate_paths, validate_source
+
+GOOD = """\
+hz:
+  contract: 1
+  name: weekly-status
+  title: Weekly status
+  timeout: 1h30m
+  agent:
+    tools: [Read, Grep]
+    max_usd: 2
+  inputs:
+    week:
+      description: The ISO week
+      schema: {type: string}
+      default: "2026-W48"
+    issues:
+      schema: {type: array}
+  output:
+    format: json
+    schema: {type: object}
+contract: |
+  Rules.
+prompt: |
+  {{ inputs.week }} {{ inputs.issues | length }}
+"""
+
+MINIMAL = """\
+hz:
+  contract: 1
+  name: tiny
+  timeout: 45
+  agent: {max_usd: 0.5}
+contract: Rules.
+prompt: Hello.
+"""
+
+
+def doc_of(text: str, path: str = "c.yaml") -> SourceDoc:
+    doc, diags = load_bytes(textwrap.dedent(text).encode(), path)
+    assert diags == []
+    assert doc is not None
+    return doc
+
+
+def test_valid_contract_fills_every_field() -> None:
+    doc = doc_of(GOOD)
+    contract, diags = validate_source(doc)
+    assert diags == []
+    assert contract is not None
+    assert contract.source is doc
+    assert contract.name == "weekly-status"
+    assert contract.title == "Weekly status"
+    assert contract.timeout_seconds == 5400
+    assert contract.tools == ("Read", "Grep")
+    assert contract.max_usd == 2.0
+    assert isinstance(contract.max_usd, float)
+    assert contract.inputs == (
+        InputDecl("week", "The ISO week", {"type": "string"}, True, "2026-W48"),
+        InputDecl("issues", None, {"type": "array"}, False, None),
+    )
+    assert contract.output_format == "json"
+    assert contract.output_schema == {"type": "object"}
+    assert contract.contract_text == "Rules.\n"
+    assert contract.template == "{{ inputs.week }} {{ inputs.issues | length }}\n"
+
+
+def test_defaults_of_optional_fields() -> None:
+    contract, diags = validate_source(doc_of(MINIMAL))
+    assert diags == []
+    assert contract is not None
+    assert (contract.title, contract.tools, contract.inputs) == (None, (), ())
+    assert (contract.output_format, contract.output_schema) == ("markdown", None)
+    assert contract.timeout_seconds == 45
+
+
+def test_version_gate_reports_one_error_and_nothing_else() -> None:
+    text = MINIMAL.replace("contract: 1", "contract: 7").replace("timeout: 45", "timeout: no")
+    contract, diags = validate_source(doc_of(text + "extra: key\n"))
+    assert contract is None
+    assert diags == [
+        Diagnostic(
+            "HZ100",
+            "this contract is written in format version 7 and needs a newer hz "
+            "(this hz reads version 1)",
+            "c.yaml",
+            2,
+            13,
+            hint="upgrade hz, or write the contract in format version 1",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "message"),
+    [
+        ('"2"', "HZ103", "hz.contract: expected an integer, got a string ('2')"),
+        ("true", "HZ103", "hz.contract: expected an integer, got a boolean (true)"),
+        ("1.5", "HZ103", "hz.contract: expected an integer, got a number (1.5)"),
+        ("0", "HZ104", "hz.contract: must be at least 1, got 0"),
+    ],
+)
+def test_a_version_that_is_not_a_newer_integer_gets_schema_errors(
+    value: str, code: str, message: str
+) -> None:
+    _, diags = validate_source(doc_of(MINIMAL.replace("contract: 1", f"contract: {value}")))
+    assert [(d.code, d.message) for d in diags] == [(code, message)]
+
+
+def test_missing_version_is_a_missing_key() -> None:
+    _, diags = validate_source(doc_of(MINIMAL.replace("  contract: 1\n", "")))
+    assert [(d.code, d.message, d.line, d.column) for d in diags] == [
+        ("HZ102", "missing required key 'contract' in hz", 1, 1)
+    ]
+
+
+def test_ceiling_is_a_parameter() -> None:
+    doc = doc_of(MINIMAL)
+    assert validate_source(doc, max_usd_ceiling=0.5)[1] == []
+    contract, diags = validate_source(doc, max_usd_ceiling=0.25)
+    assert contract is None
+    assert [d.message for d in diags] == [
+        "hz.agent.max_usd: 0.5 is over the ceiling of 0.25 US dollars"
+    ]
+
+
+def test_every_problem_in_one_pass() -> None:
+    text = MINIMAL.replace("name: tiny", "name: Tiny").replace("timeout: 45", "timeout: 0")
+    text = text.replace("{max_usd: 0.5}", "{max_usd: -1, model: x}")
+    text = text.replace("prompt: Hello.", "prompt: '{{ inputs.x }}'")
+    _, diags = validate_source(doc_of(text))
+    assert [d.code for d in diags] == ["HZ104", "HZ202", "HZ302", "HZ303", "HZ502"]
+
+
+def write(path: Path, text: str = MINIMAL) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_expand_directories_recursively_sorted(tmp_path: Path) -> None:
+    for rel in ["b.yaml", "a.yml", "sub/z.yaml", "sub/deeper/a.yaml", "c.json", "a.yaml.bak"]:
+        write(tmp_path / rel)
+    base = str(tmp_path)
+    assert expand([base]) == [
+        f"{base}/a.yml",
+        f"{base}/b.yaml",
+        f"{base}/sub/deeper/a.yaml",
+        f"{base}/sub/z.yaml",
+    ]
+
+
+def test_expand_keeps_order_of_arguments_and_drops_repeats(tmp_path: Path) -> None:
+    a, b = write(tmp_path / "a.yaml"), write(tmp_path / "b.yaml")
+    assert expand([str(b), str(a), str(b), "-", "missing.yaml"]) == [
+        str(b),
+        str(a),
+        "-",
+        "missing.yaml",
+    ]
+
+
+def test_validate_paths_collects_over_files_sorted(tmp_path: Path) -> None:
+    write(tmp_path / "b.yaml", MINIMAL.replace("timeout: 45", "timeout: 45x"))
+    write(tmp_path / "a.yaml", MINIMAL.replace("name: tiny", "name: A"))
+    write(tmp_path / "ok.yaml")
+    run = validate_paths([tmp_path])
+    assert run.files_checked == 3
+    assert [c.name for c in run.contracts] == ["tiny"]
+    assert [(Path(d.file).name, d.code) for d in run.diagnostics] == [
+        ("a.yaml", "HZ104"),
+        ("b.yaml", "HZ301"),
+    ]
+    assert not run.ok
+
+
+def test_validate_paths_missing_file_is_hz001(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nope.yaml")
+    run = validate_paths([missing])
+    assert run.diagnostics == (
+        Diagnostic("HZ001", "cannot read file: No such file or directory", missing),
+    )
+    assert run.files_checked == 1
+    assert run.contracts == ()
+
+
+def test_validate_paths_reads_stdin_as_stdin_name() -> None:
+    bad = MINIMAL.replace("timeout: 45", "timeout: 99h")
+    run = validate_paths(["-"], stdin=io.BytesIO(bad.encode()))
+    assert [(d.file, d.code, d.line) for d in run.diagnostics] == [("<stdin>", "HZ302", 4)]
+    good = validate_paths(["-"], stdin=io.BytesIO(MINIMAL.encode()))
+    assert good.ok
+    assert good.contracts[0].source.path == "<stdin>"
+
+
+def test_loader_problems_stop_that_file_only(tmp_path: Path) -> None:
+    write(tmp_path / "a.yaml", "hz: [\n")
+    write(tmp_path / "b.yaml")
+    run = validate_paths([str(tmp_path)])
+    assert [d.code for d in run.diagnostics] == ["HZ004"]
+    assert len(run.contracts) == 1
+
+
+def test_empty_directory_checks_nothing(tmp_path: Path) -> None:
+    run = validate_paths([str(tmp_path)])
+    assert (run.files_checked, run.diagnostics, run.ok) == (0, (), True)
