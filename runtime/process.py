@@ -102,7 +102,10 @@ def _launch_message(program: str, cwd: str, e: OSError | ValueError) -> str:
 def _leader_exited(pid: int) -> bool:
     # WNOWAIT leaves the leader a zombie: its pid, and so its group id, can't be reused
     # while we kill what is left of the group.
-    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped behind our back (a SIGCHLD handler elsewhere)
+        return True
 
 
 class _Supervisor:
@@ -199,6 +202,9 @@ class _Supervisor:
         drain_until = time.monotonic() + DRAIN_SECONDS
         while self._reading() and time.monotonic() < drain_until:
             self._pump(min(_TICK, max(drain_until - time.monotonic(), 0)))
+        for key in list(self.sel.get_map().values()):
+            if key.data is not None:  # still open: held by a process that left the group
+                key.data.finish()
 
     def _reading(self) -> bool:
         return any(key.data is not None for key in self.sel.get_map().values())

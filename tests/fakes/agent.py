@@ -10,7 +10,8 @@ Modes:
   sleep          sleep --seconds, silently
   ignore-term    ignore SIGTERM, say "ready", sleep for an hour
   grandchild     fork a grandchild that keeps stdout open and sleeps; print the draft, exit 0
-  flood          write --stdout-bytes / --stderr-bytes in large blocks, then "end", exit 0
+  flood          write --stdout-bytes / --stderr-bytes in large blocks (1 MiB lines, or one
+                 endless line with --no-newlines), then "end", exit 0
   result-hang    print the draft line (--draft), then hang
   symlink-output replace --output-file by a symlink to --target, exit 0
   env            dump the environment as JSON (the draft)
@@ -83,7 +84,7 @@ def _inspect(args: argparse.Namespace) -> str:
 
 
 def _flood(args: argparse.Namespace) -> None:
-    block = b"x" * (1024 * 1024 - 1) + b"\n"
+    block = b"x" * (1024 * 1024 - 1) + (b"x" if args.no_newlines else b"\n")
     for fd, total in ((1, args.stdout_bytes), (2, args.stderr_bytes)):
         left = total
         while left > 0:
@@ -149,6 +150,7 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=HOUR)
     p.add_argument("--stdout-bytes", type=int, default=0)
     p.add_argument("--stderr-bytes", type=int, default=0)
+    p.add_argument("--no-newlines", action="store_true")
     p.add_argument("--target")
     p.add_argument("--key", default="draft")
     p.add_argument("--raw")
