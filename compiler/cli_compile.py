@@ -1,0 +1,187 @@
+"""``hz compile`` and ``hz render``: thin click commands over compile, jobdir and render."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import click
+
+from compiler.report import FORMATS
+
+MAX_USD_HELP = "The largest hz.agent.max_usd a contract may ask for."
+
+
+@click.command(short_help="Compile contracts into deterministic job files.")
+@click.argument("paths", nargs=-1, metavar="PATH...")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory of the job files: one <name>.job.json per contract.",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 when a job in --out is stale, missing or has no contract.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="text (PATH:LINE:COL: error: MESSAGE [CODE]), json, github annotations or SARIF 2.1.0.",
+)
+@click.option(
+    "--root",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Directory the jobs' source paths are relative to "
+    "[default: nearest directory above the contracts with hz.toml or .git].",
+)
+@click.option(
+    "--max-usd-ceiling",
+    type=click.FloatRange(min=0, min_open=True),
+    default=100.0,
+    show_default=True,
+    help=MAX_USD_HELP,
+)
+def compile_(
+    paths: tuple[str, ...],
+    out_dir: Path,
+    check: bool,
+    fmt: str,
+    root: Path | None,
+    max_usd_ceiling: float,
+) -> int:
+    """Validate contracts (files or directories) and compile each into OUT/<name>.job.json.
+
+    The jobs are canonical JSON, byte-identical wherever they are compiled. Compiling
+    rewrites only changed files and removes *.job.json files no contract compiles to.
+
+    Exit status: 0 ok (with --check: OUT is exactly what compile would write), 1 when a
+    contract has an error or (with --check) a job is stale, missing or extra, 2 on a usage
+    error.
+    """
+    if not paths:
+        raise click.UsageError("give at least one PATH: a contract file or a directory")
+    if "-" in paths:
+        raise click.UsageError("compile reads files: a contract on stdin has no path for its job")
+    from compiler.compile import compile_paths
+    from compiler.jobdir import check_jobs, write_jobs
+    from compiler.report import write_report
+    from runtime import __version__
+
+    run = compile_paths(paths, root=root, max_usd_ceiling=max_usd_ceiling)
+    diagnostics = list(run.diagnostics)
+    done = ""
+    if not run.failed and check:
+        diagnostics += check_jobs(run.jobs, out_dir)
+        if not any(d.severity == "error" for d in diagnostics):
+            done = f"{_jobs(len(run.jobs))} in {out_dir} up to date"
+    elif not run.failed:
+        wrote = write_jobs(run.jobs, out_dir)
+        done = (
+            f"{_jobs(len(run.jobs))} in {out_dir}: {len(wrote.written)} written, "
+            f"{len(wrote.unchanged)} unchanged, {len(wrote.removed)} removed"
+        )
+    write_report(
+        diagnostics,
+        fmt=fmt,
+        files_checked=run.files_checked,
+        out=sys.stdout,
+        err=sys.stderr,
+        tool_version=__version__,
+    )
+    if done:
+        click.echo(done, err=True)
+        return 0
+    return 1
+
+
+def _jobs(n: int) -> str:
+    return "1 job" if n == 1 else f"{n} jobs"
+
+
+@click.command(short_help="Render a job with input values into a prompt packet.")
+@click.argument(
+    "target",
+    metavar="JOB|CONTRACT",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+@click.option(
+    "--inputs",
+    "inputs_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Input values: a JSON (.json) or YAML file holding one mapping of names to values.",
+)
+@click.option(
+    "--input",
+    "input_args",
+    multiple=True,
+    metavar="NAME=VALUE|NAME=@FILE",
+    help="One input value (repeatable; replaces the inputs file's). VALUE is a string unless "
+    "the input's schema type excludes strings, then JSON; @FILE reads a file's text.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the packet to this file instead of printing it.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("json", "text")),
+    default="json",
+    show_default=True,
+    help="json prints the packet; text prints only the rendered prompt, as a preview.",
+)
+def render(
+    target: Path,
+    inputs_file: Path | None,
+    input_args: tuple[str, ...],
+    output: Path | None,
+    fmt: str,
+) -> int:
+    """Render a job (or a contract, compiled in memory) with input values into a packet.
+
+    Problems are reported on stderr as PATH:LINE:COL: error: MESSAGE [CODE].
+
+    Exit status: 0 rendered, 1 when the contract, the inputs or the template has an error,
+    2 on a usage error or an unreadable job file.
+    """
+    from compiler.render import packet_from_path
+    from compiler.report import write_report
+    from runtime import __version__
+    from runtime.canonical import canonical_json
+
+    packet, diagnostics = packet_from_path(target, inputs_file=inputs_file, input_args=input_args)
+    if diagnostics:
+        # Always text on stderr: stdout carries only the packet (or the prompt).
+        write_report(
+            diagnostics,
+            fmt="text",
+            files_checked=1 + (inputs_file is not None),
+            out=sys.stderr,
+            err=sys.stderr if packet is None else io.StringIO(),
+            tool_version=__version__,
+        )
+    if packet is None:
+        return 1
+    text = canonical_json(packet.to_json_data())
+    if output is not None:
+        from compiler.jobdir import atomic_write
+        from runtime.errors import HzError
+
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(output, text)
+        except OSError as e:
+            raise HzError(f"cannot write {output}: {e.strerror or e}") from e
+        click.echo(f"wrote {output}", err=True)
+    else:
+        sys.stdout.write(packet.prompt if fmt == "text" else text)
+    return 0

@@ -1,0 +1,201 @@
+"""`hz compile` as a real process: jobs on disk, determinism, --check, formats, exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+CONTRACT = """\
+hz:
+  contract: 1
+  name: {name}
+  timeout: 2m
+  agent:
+    tools: [Read]
+    max_usd: 0.5
+  inputs:
+    topic:
+      schema: {{type: string}}
+contract: |
+  {rule}
+prompt: |
+  Write about {{{{ inputs.topic }}}}.
+"""
+REGENERATE = "run the same hz compile command without --check and commit the result"
+
+
+def hz(argv: list[str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*argv, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60
+    )
+
+
+def project(root: Path, *names: str) -> Path:
+    (root / "contracts").mkdir(parents=True)
+    (root / "hz.toml").touch()
+    for name in names:
+        write(root, name)
+    return root
+
+
+def write(root: Path, name: str, rule: str = "Be brief.") -> None:
+    text = CONTRACT.format(name=name, rule=rule)
+    (root / "contracts" / f"{name}.yaml").write_text(text, encoding="utf-8")
+
+
+def tree(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_compile_then_check(hz_argv: list[str], tmp_path: Path) -> None:
+    root = project(tmp_path, "alpha", "beta")
+    done = hz(hz_argv, root, "compile", "contracts", "--out", "build/jobs")
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (
+        "Success: no issues found in 2 files\n"
+        "2 jobs in build/jobs: 2 written, 0 unchanged, 0 removed\n"
+    )
+    assert sorted(tree(root / "build" / "jobs")) == ["alpha.job.json", "beta.job.json"]
+    job = json.loads((root / "build/jobs/alpha.job.json").read_text(encoding="utf-8"))
+    assert job["source"]["path"] == "contracts/alpha.yaml"
+    checked = hz(hz_argv, root, "compile", "contracts", "--out", "build/jobs", "--check")
+    assert (checked.returncode, checked.stdout) == (0, "")
+    assert checked.stderr == (
+        "Success: no issues found in 2 files\n2 jobs in build/jobs up to date\n"
+    )
+    again = hz(hz_argv, root, "compile", "contracts", "--out", "build/jobs")
+    assert again.stderr.endswith("2 jobs in build/jobs: 0 written, 2 unchanged, 0 removed\n")
+
+
+def test_jobs_are_identical_from_any_directory_and_checkout(
+    hz_argv: list[str], tmp_path: Path
+) -> None:
+    first = project(tmp_path / "one" / "repo", "alpha", "beta")
+    hz(hz_argv, first, "compile", "contracts", "--out", "build/jobs")
+    inner = hz(hz_argv, first / "contracts", "compile", ".", "--out", "../elsewhere")
+    assert inner.returncode == 0, inner.stderr
+    second = tmp_path / "two" / "deeper" / "clone"
+    shutil.copytree(first / "contracts", second / "contracts")
+    (second / ".git").mkdir()
+    files = [str(second / "contracts" / "beta.yaml"), str(second / "contracts" / "alpha.yaml")]
+    absolute = hz(hz_argv, tmp_path, "compile", *files, "--out", str(tmp_path / "third"))
+    assert absolute.returncode == 0, absolute.stderr
+    expected = tree(first / "build" / "jobs")
+    assert tree(first / "elsewhere") == expected
+    assert tree(tmp_path / "third") == expected
+    assert all(str(tmp_path).encode() not in text for text in expected.values())
+
+
+def test_check_lists_stale_missing_and_extra_jobs(hz_argv: list[str], tmp_path: Path) -> None:
+    root = project(tmp_path, "alpha", "beta")
+    hz(hz_argv, root, "compile", "contracts", "--out", "jobs")
+    write(root, "alpha", rule="Be briefer.")
+    write(root, "gamma")
+    (root / "contracts" / "beta.yaml").unlink()
+    before = tree(root / "jobs")
+    checked = hz(hz_argv, root, "compile", "contracts", "--out", "jobs", "--check")
+    assert checked.returncode == 1
+    assert checked.stdout == (
+        "contracts/alpha.yaml:0:0: error: job jobs/alpha.job.json is stale: it differs from "
+        "what this contract compiles to [HZ602]\n"
+        f"  hint: {REGENERATE}\n"
+        "contracts/gamma.yaml:0:0: error: job jobs/gamma.job.json is missing [HZ603]\n"
+        f"  hint: {REGENERATE}\n"
+        "jobs/beta.job.json:0:0: error: no contract compiles to this job any more [HZ604]\n"
+        f"  hint: delete it, or {REGENERATE} (compile removes it)\n"
+    )
+    assert checked.stderr == "Found 3 errors in 3 files (checked 2 files)\n"
+    assert tree(root / "jobs") == before
+    fixed = hz(hz_argv, root, "compile", "contracts", "--out", "jobs")
+    assert fixed.stderr.endswith("2 jobs in jobs: 2 written, 0 unchanged, 1 removed\n")
+    assert hz(hz_argv, root, "compile", "contracts", "--out", "jobs", "--check").returncode == 0
+
+
+def test_check_as_github_annotations(hz_argv: list[str], tmp_path: Path) -> None:
+    root = project(tmp_path, "alpha")
+    checked = hz(
+        hz_argv, root, "compile", "contracts", "--out", "jobs", "--check", "--format", "github"
+    )
+    assert checked.returncode == 1
+    assert checked.stdout == (
+        "::error file=contracts/alpha.yaml,title=HZ603::job jobs/alpha.job.json is missing"
+        f"%0Ahint: {REGENERATE}\n"
+    )
+
+
+def test_check_as_json(hz_argv: list[str], tmp_path: Path) -> None:
+    root = project(tmp_path, "alpha")
+    checked = hz(
+        hz_argv, root, "compile", "contracts", "--out", "jobs", "--check", "--format", "json"
+    )
+    report = json.loads(checked.stdout)
+    assert [(d["code"], d["file"]) for d in report["diagnostics"]] == [
+        ("HZ603", "contracts/alpha.yaml")
+    ]
+    assert checked.returncode == 1
+
+
+def test_invalid_contract_writes_nothing(hz_argv: list[str], tmp_path: Path) -> None:
+    root = project(tmp_path, "alpha")
+    (root / "contracts" / "broken.yaml").write_text("hz: [\n", encoding="utf-8")
+    done = hz(hz_argv, root, "compile", "contracts", "--out", "jobs")
+    assert done.returncode == 1
+    assert done.stdout.startswith("contracts/broken.yaml:2:1: error: YAML syntax error")
+    assert not (root / "jobs").exists()
+
+
+def test_two_contracts_with_one_name(hz_argv: list[str], tmp_path: Path) -> None:
+    root = project(tmp_path, "alpha")
+    shutil.copy(root / "contracts" / "alpha.yaml", root / "contracts" / "copy.yaml")
+    done = hz(hz_argv, root, "compile", "contracts", "--out", "jobs")
+    assert (done.returncode, done.stderr) == (1, "Found 1 error in 1 file (checked 2 files)\n")
+    assert done.stdout == (
+        "contracts/copy.yaml:3:9: error: two contracts are named 'alpha': "
+        "contracts/alpha.yaml and contracts/copy.yaml [HZ601]\n"
+        "  hint: hz.name names the job file; give each contract its own name\n"
+    )
+    assert not (root / "jobs").exists()
+
+
+def test_root_option(hz_argv: list[str], tmp_path: Path) -> None:
+    root = project(tmp_path, "alpha")
+    done = hz(hz_argv, root, "compile", "contracts", "--out", "jobs", "--root", "contracts")
+    assert done.returncode == 0, done.stderr
+    job = json.loads((root / "jobs" / "alpha.job.json").read_text(encoding="utf-8"))
+    assert job["source"]["path"] == "alpha.yaml"
+    outside = hz(hz_argv, root, "compile", "contracts", "--out", "jobs", "--root", "build")
+    assert outside.returncode == 2
+    (root / "build").mkdir()
+    outside = hz(hz_argv, root, "compile", "contracts", "--out", "jobs", "--root", "build")
+    assert (outside.returncode, outside.stdout) == (2, "")
+    assert outside.stderr == (
+        "hz: error: contracts/alpha.yaml is outside the compile root "
+        f"{root}/build\n"
+        "  hint: pass --root with a directory that holds every contract\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--out", "jobs"], "give at least one PATH: a contract file or a directory"),
+        (
+            ["-", "--out", "jobs"],
+            "compile reads files: a contract on stdin has no path for its job",
+        ),
+        (["contracts"], "Missing option '--out'."),
+        (["contracts", "--out", "j", "--format", "xml"], "Invalid value for '--format'"),
+    ],
+)
+def test_usage_errors_exit_2(
+    hz_argv: list[str], tmp_path: Path, args: list[str], message: str
+) -> None:
+    root = project(tmp_path, "alpha")
+    done = hz(hz_argv, root, "compile", *args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr

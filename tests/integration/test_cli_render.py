@@ -1,0 +1,127 @@
+"""`hz render` as a real process: packets on stdout or to a file, previews, located errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+CONTRACT = """\
+hz:
+  contract: 1
+  name: greet
+  timeout: 60
+  agent:
+    max_usd: 0.5
+  inputs:
+    who:
+      schema: {type: string}
+    times:
+      schema: {type: integer, minimum: 1}
+      default: 1
+contract: |
+  Be kind.
+prompt: |
+  {% for i in range(inputs.times) %}Hello {{ inputs.who }}!
+  {% endfor %}
+"""
+
+
+def hz(argv: list[str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*argv, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "hz.toml").touch()
+    (tmp_path / "greet.yaml").write_text(CONTRACT, encoding="utf-8")
+    return tmp_path
+
+
+def test_packet_on_stdout_and_to_a_file_are_the_same(hz_argv: list[str], project: Path) -> None:
+    shown = hz(hz_argv, project, "render", "greet.yaml", "--input", "who=Ada", "--input", "times=2")
+    assert (shown.returncode, shown.stderr) == (0, "")
+    packet = json.loads(shown.stdout)
+    assert packet["prompt"] == "Hello Ada!\nHello Ada!\n\n"
+    assert packet["inputs"] == {"times": 2, "who": "Ada"}
+    written = hz(
+        hz_argv, project, "render", "greet.yaml", "--input", "who=Ada", "--input", "times=2",
+        "-o", "out/greet.packet.json",
+    )  # fmt: skip
+    assert (written.returncode, written.stdout) == (0, "")
+    assert written.stderr == "wrote out/greet.packet.json\n"
+    assert (project / "out" / "greet.packet.json").read_text(encoding="utf-8") == shown.stdout
+
+
+def test_render_from_a_compiled_job_matches_the_contract(hz_argv: list[str], project: Path) -> None:
+    hz(hz_argv, project, "compile", "greet.yaml", "--out", "jobs")
+    (project / "in.yaml").write_text("who: Bo\n", encoding="utf-8")
+    from_job = hz(hz_argv, project, "render", "jobs/greet.job.json", "--inputs", "in.yaml")
+    from_contract = hz(hz_argv, project, "render", "greet.yaml", "--inputs", "in.yaml")
+    assert from_job.returncode == 0, from_job.stderr
+    assert from_job.stdout == from_contract.stdout
+
+
+def test_text_format_previews_the_prompt(hz_argv: list[str], project: Path) -> None:
+    done = hz(
+        hz_argv, project, "render", "greet.yaml", "--input", "who={{ 7*7 }}", "--format", "text"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "Hello {{ 7*7 }}!\n\n", "")
+
+
+def test_input_errors_are_located_on_stderr(hz_argv: list[str], project: Path) -> None:
+    (project / "in.yaml").write_text("who: Ada\ntimes: 0\nwhom: x\n", encoding="utf-8")
+    done = hz(hz_argv, project, "render", "greet.yaml", "--inputs", "in.yaml")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "in.yaml:2:8: error: input 'times': 0 is less than the minimum of 1 [HZ702]\n"
+        "in.yaml:3:1: error: input 'whom' is not declared by the job [HZ704]\n"
+        "  hint: did you mean 'who'?\n"
+        "Found 2 errors in 1 file (checked 2 files)\n"
+    )
+
+
+def test_sandbox_escape_is_a_located_error(hz_argv: list[str], project: Path) -> None:
+    text = CONTRACT.replace("Hello {{ inputs.who }}!", "{{ inputs.who.__class__.__mro__ }}")
+    (project / "greet.yaml").write_text(text, encoding="utf-8")
+    done = hz(hz_argv, project, "render", "greet.yaml", "--input", "who=x")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "greet.yaml:16:3: error: prompt: refused by the template sandbox: access to attribute "
+        "'__class__' of 'str' object is unsafe. [HZ708]\n"
+        "Found 1 error in 1 file (checked 1 file)\n"
+    )
+
+
+def test_invalid_contract_gets_validate_diagnostics(hz_argv: list[str], project: Path) -> None:
+    (project / "greet.yaml").write_text(
+        CONTRACT.replace("timeout: 60", "timeout: 0"), encoding="utf-8"
+    )
+    done = hz(hz_argv, project, "render", "greet.yaml", "--input", "who=x")
+    validated = hz(hz_argv, project, "validate", "greet.yaml")
+    assert done.returncode == validated.returncode == 1
+    assert done.stderr == validated.stdout + validated.stderr
+
+
+def test_unknown_job_version_is_a_clear_error(hz_argv: list[str], project: Path) -> None:
+    hz(hz_argv, project, "compile", "greet.yaml", "--out", "jobs")
+    path = project / "jobs" / "greet.job.json"
+    data = json.loads(path.read_text(encoding="utf-8")) | {"format_version": 2}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    done = hz(hz_argv, project, "render", "jobs/greet.job.json", "--input", "who=x")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "hz: error: jobs/greet.job.json: job format version 2 needs a newer hz "
+        "(this hz reads version 1)\n"
+        "  hint: upgrade hz, or compile the contract with this hz\n"
+    )
+
+
+def test_missing_target_is_a_usage_error(hz_argv: list[str], project: Path) -> None:
+    done = hz(hz_argv, project, "render", "absent.job.json")
+    assert done.returncode == 2
+    assert "'absent.job.json' does not exist" in done.stderr
