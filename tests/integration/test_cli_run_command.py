@@ -1,0 +1,165 @@
+"""``hz run`` end to end: the command runner driving the fake agent CLI as real processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.agent import is_gone, recorded_pids
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT = str(REPO / "tests" / "fakes" / "agent.py")
+
+CONTRACT = """\
+hz:
+  contract: 1
+  name: greet
+  timeout: {timeout}
+  agent:
+    tools: [Read]
+    max_usd: 0.5
+  inputs:
+    who:
+      schema: {{type: string}}
+contract: |
+  Be brief.
+prompt: |
+  Say hi to {{{{ inputs.who }}}}.
+"""
+
+
+def operator(tmp_path: Path, *agent_args: str, extra: str = "") -> str:
+    command = [sys.executable, AGENT, *agent_args, "--contract-file={contract_file}"]
+    text = (
+        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
+        f"command = {json.dumps(command)}\n"
+        "command_enforces_read_only = true\n"
+        'command_read_only_tools = ["Read"]\n' + extra
+    )
+    (tmp_path / "operator.toml").write_text(text)
+    return str(tmp_path / "operator.toml")
+
+
+def hz(
+    hz_argv: list[str], tmp_path: Path, config: str, *args: str, timeout: str = "60s", **env: str
+) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout=timeout))
+    return subprocess.run(
+        [*hz_argv, "run", "greet.yaml", "--input", "who=Ann", *args],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": config, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_echo_through_the_command_runner(hz_argv: list[str], tmp_path: Path) -> None:
+    config = operator(tmp_path, "echo", "--prompt-file={prompt_file}")
+    done = hz(hz_argv, tmp_path, config, "--format", "json")
+    result = json.loads(done.stdout)
+    assert (done.returncode, result["status"], result["draft"], result["runner"]) == (
+        0,
+        "completed",
+        "Say hi to Ann.\n",
+        "command",
+    )
+    assert result["limits_unenforced"] == ["budget", "tools", "turns"]
+    receipt = json.loads((tmp_path / ".hz-receipts" / "000001-greet.json").read_text())
+    assert (receipt["runner"], receipt["status"], receipt["limits_unenforced"]) == (
+        "command",
+        "completed",
+        ["budget", "tools", "turns"],
+    )
+
+
+def test_dry_run_shows_the_argv_and_starts_nothing(hz_argv: list[str], tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    config = operator(tmp_path, "echo", f"--pids={pids}", "--prompt-file={prompt_file}")
+    done = hz(hz_argv, tmp_path, config, "--dry-run")
+    argv = (
+        f"{sys.executable} {AGENT} echo --pids={pids} '--prompt-file=<private>/prompt.md' "
+        "'--contract-file=<private>/contract.md'"
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.splitlines()[:7] == [
+        "hz run --dry-run: nothing was started",
+        "  runner:       command",
+        f"  argv:         {argv}",
+        f"  cwd:          {tmp_path.resolve()}",
+        "  stdin:        closed",
+        "  environment:  HOME LANG PATH",
+        "  file:         prompt: <private>/prompt.md",
+    ]
+    assert not pids.exists()
+
+
+def test_required_budget_refuses_before_any_process(hz_argv: list[str], tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    config = operator(tmp_path, "echo", f"--pids={pids}", extra="require_enforced_budget = true\n")
+    done = hz(hz_argv, tmp_path, config)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines()[0] == (
+        "hz: error: runner 'command' cannot enforce a budget (advisory) and [system.runner] "
+        "require_enforced_budget is true; nothing was started"
+    )
+    assert not pids.exists()
+    assert not (tmp_path / ".hz-receipts").exists()
+
+
+def test_timeout_exits_5_and_leaves_no_process(hz_argv: list[str], tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    config = operator(tmp_path, "ignore-term", f"--pids={pids}")
+    started = time.monotonic()
+    done = hz(hz_argv, tmp_path, config, "--format", "json", timeout="1s")
+    elapsed = time.monotonic() - started
+    assert (done.returncode, json.loads(done.stdout)["status"]) == (5, "timeout")
+    assert elapsed < 60
+    assert all(is_gone(int(p["pid"])) for p in recorded_pids(pids))
+
+
+def test_failing_agent_exits_4(hz_argv: list[str], tmp_path: Path) -> None:
+    config = operator(tmp_path, "fail", "--stderr=boom", "--code=7")
+    done = hz(hz_argv, tmp_path, config, "--format", "json")
+    result = json.loads(done.stdout)
+    assert (done.returncode, result["status"], result["exit_code"]) == (4, "failed", 7)
+    assert "boom" in result["stderr_tail"]
+
+
+def test_no_secret_reaches_the_agent(hz_argv: list[str], tmp_path: Path) -> None:
+    config = operator(tmp_path, "env")
+    secrets = {
+        "HZ_CREDENTIAL_TOKEN": "s1",
+        "ANTHROPIC_API_KEY": "s2",
+        "AWS_SECRET_ACCESS_KEY": "s3",
+    }
+    done = hz(hz_argv, tmp_path, config, "--format", "json", **secrets)
+    child_env = json.loads(json.loads(done.stdout)["draft"])
+    assert done.returncode == 0
+    assert not set(secrets) & set(child_env)
+    assert not {"s1", "s2", "s3"} & set(child_env.values())
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_receipt_chain_over_several_runs(hz_argv: list[str], tmp_path: Path, fmt: str) -> None:
+    config = operator(tmp_path, "echo", "--prompt-file={prompt_file}")
+    for _ in range(3):
+        assert hz(hz_argv, tmp_path, config, "--format", fmt, "-q").returncode == 0
+    verify = subprocess.run(
+        [*hz_argv, "receipts", "verify", ".hz-receipts"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (verify.returncode, verify.stdout) == (
+        0,
+        "ok: 3 receipts in .hz-receipts, the chain is intact\n",
+    )

@@ -1,0 +1,24 @@
+"""Live progress: one line rewritten in place, cleared at the end."""
+
+from __future__ import annotations
+
+import io
+
+from runtime.progress import TerminalProgress, line
+from runtime.protocol import Progress
+
+
+def test_line() -> None:
+    assert line(12.4, Progress(elapsed_seconds=12.4, turns=1, tool_calls=3, last_tool="Read")) == (
+        "hz: running 12s · 1 turn · 3 tool calls (last: Read)"
+    )
+    assert line(0.0, Progress(elapsed_seconds=0, turns=2, tool_calls=1)) == (
+        "hz: running 0s · 2 turns · 1 tool call"
+    )
+
+
+def test_events_redraw_and_exit_clears_the_line() -> None:
+    stream = io.StringIO()
+    with TerminalProgress(stream, interval=3600) as progress:
+        progress(Progress(elapsed_seconds=0.0, turns=1, tool_calls=0))
+    assert stream.getvalue() == "\r\x1b[Khz: running 0s · 1 turn · 0 tool calls\r\x1b[K"
