@@ -25,6 +25,7 @@ from runtime.runners.claude_settings import KEYS, ClaudeSettings, parse_settings
 from runtime.runners.claude_stream import StreamParser
 
 CONTRACT_FILE = "contract.md"
+MAX_OUTPUT = 8 * 1024 * 1024
 
 
 class ClaudeCodeRunner:
@@ -101,7 +102,7 @@ class ClaudeCodeRunner:
             where = "" if "/" in self.settings.executable else " on PATH"
             missing = f"{self.settings.executable}: program not found{where}"
             return self._result(RunEnd(None, False, timeout, launch_error=missing), None, None)
-        parser = StreamParser()
+        parser = StreamParser(max_line_chars=MAX_OUTPUT)
         started = time.monotonic()
         seen = (0, 0)
 
@@ -128,7 +129,8 @@ class ClaudeCodeRunner:
                 stdin=prompt.encode("utf-8"),
                 cwd=cwd,
                 env=env,
-                limits=Limits(timeout=timeout),
+                # A line may be as long as the output cap: a long draft is still one result.
+                limits=Limits(timeout=timeout, max_line=MAX_OUTPUT),
                 on_stdout_line=on_line,
             )
         end = RunEnd(

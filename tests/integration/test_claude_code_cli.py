@@ -309,3 +309,55 @@ def test_doctor_against_the_pinned_cli(claude: Path, monkeypatch: pytest.MonkeyP
         "not logged in; run `claude auth login`, or set [system.runner] "
         "allow_api_key_billing = true to use ANTHROPIC_API_KEY",
     )
+
+
+def test_users_api_key_helper_is_not_used(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path
+) -> None:
+    # Without --restricted the CLI would run the user's apiKeyHelper and bill the API account.
+    (isolated_home / ".claude").mkdir()
+    (isolated_home / ".claude" / "settings.json").write_text('{"apiKeyHelper": "echo k"}')
+    with FakeAnthropic([text("billed")]) as api:
+        result = run(api, claude, work, monkeypatch, allow_api_key_billing=False)
+    assert api.requests == []
+    assert (result.status, result.failure_kind, result.reason) == (
+        "failed",
+        "auth_misconfigured",
+        "the CLI is not logged in",
+    )
+
+
+def test_a_key_that_reaches_the_cli_anyway_is_caught_after_the_run(
+    claude: Path, work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # E.g. a claude_executable wrapper that sets a key: the init event says where the key came
+    # from, and with allow_api_key_billing off the run is refused.
+    wrapper = tmp_path / "keyed-claude"
+    wrapper.write_text(f'#!/bin/sh\nANTHROPIC_API_KEY=leaked exec "{claude}" "$@"\n')
+    wrapper.chmod(0o755)
+    with FakeAnthropic([text("billed")]) as api:
+        result = run(api, wrapper, work, monkeypatch, allow_api_key_billing=False)
+    assert len(api.requests) == 1
+    assert (result.status, result.failure_kind, result.reason) == (
+        "failed",
+        "auth_misconfigured",
+        "the CLI authenticated with ANTHROPIC_API_KEY although allow_api_key_billing is off",
+    )
+    assert result.draft is None
+    assert result.cost_usd is not None
+
+
+def test_a_result_then_a_lingering_process_is_completed(
+    claude: Path, work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A wrapper that keeps the process group alive after the CLI printed its result.
+    wrapper = tmp_path / "lingering-claude"
+    wrapper.write_text(f'#!/bin/sh\n"{claude}" "$@"\nsleep 60\n')
+    wrapper.chmod(0o755)
+    with FakeAnthropic([text("Hello there")]) as api:
+        started = time.monotonic()
+        result = run(api, wrapper, work, monkeypatch, timeout=60)
+        elapsed = time.monotonic() - started
+    assert (result.status, result.failure_kind, result.draft) == ("completed", None, "Hello there")
+    assert result.exit_code is None  # stopped by hz after the grace, not exited on its own
+    assert elapsed < 30
