@@ -33,7 +33,9 @@ def rule_doc(code: str) -> str:
     if wanted not in known:
         import difflib
 
-        close = difflib.get_close_matches(wanted, known, n=5, cutoff=0.6)
+        # The same family (the same hundred) says more than string similarity does.
+        family = [c for c in known if CODE.fullmatch(wanted) and c[:3] == wanted[:3]]
+        close = family or difflib.get_close_matches(wanted, known, n=5, cutoff=0.6)
         hint = f"close codes: {', '.join(close)}" if close else None
         hint = (hint + "; " if hint else "") + "docs/rules.md lists every code"
         raise HzError(f"unknown rule code {code!r}", hint=hint)

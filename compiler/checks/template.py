@@ -73,11 +73,13 @@ def locate(doc: SourceDoc, template_line: int, needle: str | None) -> tuple[int,
     """File line and column of ``template_line`` of the prompt (and of ``needle`` on it)."""
     info = doc.scalars.get(PROMPT)
     start = doc.pos(PROMPT)
-    if info is None or info.style not in ("|", ">"):
-        # A flow scalar folds or escapes its line breaks: only its start is reliable.
-        return start.line, start.column
-    line = info.content_line + template_line - 1
     lines = doc.text.splitlines()
+    if info is None or info.style not in ("|", ">"):
+        # A flow scalar folds or escapes its line breaks: only its first line is reliable.
+        text = lines[start.line - 1] if 0 < start.line <= len(lines) else ""
+        at = text.find(needle, start.column - 1) if needle and template_line == 1 else -1
+        return start.line, at + 1 if at >= 0 else start.column
+    line = info.content_line + template_line - 1
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     if needle and needle in text:
         return line, text.index(needle) + 1
