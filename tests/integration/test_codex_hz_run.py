@@ -252,3 +252,23 @@ def test_dry_run_shows_the_codex_command(hz_argv: list[str], setup: Setup) -> No
     assert "FAKE_KEY" in plan["env_names"]
     assert setup.key not in done.stdout
     assert requests == []
+
+
+def test_doctor_with_codex_bound(hz_argv: list[str], setup: Setup) -> None:
+    with FakeResponses([message("unused")]) as api:
+        config = setup.config(api, "require_enforced_budget = true\n")
+    env = {**os.environ, "HZ_CONFIG": str(config)}
+    done = subprocess.run(
+        [*hz_argv, "doctor"], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-5:] == [
+        "ok       runner: codex (hz)",
+        "ok       capabilities: timeout hard, budget unsupported, tools unsupported, "
+        "turns unsupported, structured_output hard",
+        "FAILED   enforced budget: runner 'codex' cannot enforce a budget (unsupported) and "
+        "[system.runner] require_enforced_budget is true; nothing was started",
+        f"ok       codex executable: {setup.codex}",
+        "ok       codex version: 0.171.0 (minimum 0.171.0)",
+    ]
