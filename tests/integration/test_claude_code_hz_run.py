@@ -118,3 +118,14 @@ def test_endless_tool_calls_end_at_the_contract_timeout(
     assert result["tool_call_counts"]["Grep"] >= 2
     assert left == {}
     assert elapsed < 4 + 2 + 20  # hz's own start-up included; generous on a shared machine
+
+
+def test_hz_doctor_checks_the_pinned_cli(hz_argv: list[str], setup: dict[str, Path]) -> None:
+    env = {**os.environ, "HZ_CONFIG": str(setup["config"]), "ANTHROPIC_API_KEY": "test-key"}
+    done = subprocess.run(
+        [*hz_argv, "doctor"], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
+    assert "ok claude version: 2.1.332 (minimum 2.1.332)" in lines
+    assert "ok claude login: API key from ANTHROPIC_API_KEY (billed to the API account)" in lines
