@@ -119,8 +119,10 @@ def test_read_round_trip_in_working_dir(
     claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     notes = str(work / "notes.txt")
+    seen: list[Progress] = []
     with FakeAnthropic([tool_use("Read", {"file_path": notes}), text("marmalade")]) as api:
-        result = run(api, claude, work, monkeypatch)
+        result = run(api, claude, work, monkeypatch, progress=seen.append)
+    assert [(p.turns, p.tool_calls, p.last_tool) for p in seen] == [(1, 1, "Read"), (2, 1, "Read")]
     assert result.status == "completed"
     assert result.draft == "marmalade"
     assert result.tool_calls == (ToolCall(name="Read", input={"file_path": notes}, is_error=False),)
