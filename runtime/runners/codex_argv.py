@@ -38,8 +38,9 @@ SCHEMA_FILE = "output-schema.json"
 
 
 def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string (JSON's escapes are a subset of TOML's)."""
-    return json.dumps(text)
+    """``text`` as a TOML basic string: JSON's escapes are TOML's, as long as characters
+    outside the BMP stay literal (TOML has no surrogate pairs)."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def build_argv(

@@ -19,6 +19,7 @@ import pytest
 from runtime.errors import RunnerError
 from runtime.execute import execute
 from runtime.models import Budget, OutputSpec, ToolProfile
+from runtime.protocol import Progress
 from runtime.result import AgentResult, Usage
 from runtime.runners.codex import CodexRunner
 from tests.fakes.claude_cli import processes_with_env
@@ -346,3 +347,36 @@ def test_private_codex_home_is_removed(codex: Path, work: Path, key: str) -> Non
     with FakeResponses([message("ok")]) as api:
         assert run(api, codex, work).status == "completed"
     assert list(homes.iterdir()) == []
+
+
+def test_a_configured_codex_home_is_used_and_its_config_ignored(
+    codex: Path, work: Path, key: str, tmp_path: Path
+) -> None:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "config.toml").write_text('developer_instructions = "FROM THE USER CONFIG"\n')
+    with FakeResponses([message("ok")]) as api:
+        result = run(api, codex, work, codex_home=str(home))
+        body = api.requests[0]
+    assert result.status == "completed"
+    assert (home / "installation_id").is_file()  # the CLI kept its state there
+    assert "FROM THE USER CONFIG" not in json.dumps(body)
+
+
+def test_progress_reports_turns_and_tool_calls(codex: Path, work: Path, key: str) -> None:
+    seen: list[Progress] = []
+    with FakeResponses([shell("cat notes.txt"), message("marmalade")]) as api:
+        runner = CodexRunner.from_settings(settings(api, codex))
+        result = runner.run(
+            "go",
+            contract="",
+            tools=ToolProfile(working_dir=str(work)),
+            timeout=60,
+            budget=Budget(max_usd=1),
+            progress=seen.append,
+        )
+    assert result.status == "completed"
+    assert [(p.turns, p.tool_calls, p.last_tool) for p in seen] == [
+        (1, 0, None),
+        (1, 1, "command_execution"),
+    ]

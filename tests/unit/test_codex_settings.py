@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -155,11 +156,13 @@ def test_argv_order_and_fixed_flags() -> None:
     )
 
 
-def test_contract_path_is_a_toml_string() -> None:
+@pytest.mark.parametrize("path", ['/a "b"\\c', "/tmp/\u00e9t\u00e9/\U0001f600/x\ty"])
+def test_contract_path_is_a_toml_string(path: str) -> None:
     argv = build_argv(
-        "codex", CodexSettings(), working_dir="/w", contract_file='/a "b"\\c', schema_file=None
+        "codex", CodexSettings(), working_dir="/w", contract_file=path, schema_file=None
     )
-    assert 'model_instructions_file="/a \\"b\\"\\\\c"' in argv
+    (override,) = [a for a in argv if a.startswith("model_instructions_file=")]
+    assert tomllib.loads(override)["model_instructions_file"] == path
 
 
 def test_plan_shows_what_would_run_without_running(tmp_path: Path) -> None:
