@@ -1,0 +1,102 @@
+"""Benchmark: the whole `hz compile` process on 1,000 generated contracts, to disk.
+
+Target: ≤ 3 s (median of several runs) on the 2-core reference machine. Each run writes into
+a fresh output directory, so every job is really serialized and written. Run:
+
+    .venv/bin/python benchmarks/compile.py [--count 1000] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_SECONDS = 3.0
+
+CONTRACT = """\
+# yaml-language-server: $schema=../schemas/workflow-contract.schema.json
+hz:
+  contract: 1
+  name: generated-{i:04d}
+  title: Generated contract {i}
+  timeout: 10m
+  agent:
+    tools: [Read, Grep, Glob]
+    max_usd: 0.50
+  inputs:
+    week:
+      description: The ISO week
+      schema: {{type: string, pattern: "^[0-9]{{4}}-W[0-9]{{2}}$"}}
+      default: "2026-W48"
+    merged:
+      description: Pull requests merged during the week
+      schema:
+        type: array
+        items:
+          type: object
+          required: [number, title]
+          properties:
+            number: {{type: integer, minimum: 1}}
+            title: {{type: string}}
+  output:
+    format: json
+    schema:
+      type: object
+      required: [summary]
+      properties:
+        summary: {{type: string}}
+contract: |
+  Write a digest of the changes merged in one week (variant {i}).
+  - Mention only pull requests listed in the input; never invent a change.
+  - You may read the repository; you must not modify anything.
+prompt: |
+  Draft the digest for week {{{{ inputs.week }}}}.
+  {{% for pr in inputs.merged %}}
+  - #{{{{ pr.number }}}} {{{{ pr.title }}}}
+  {{% endfor %}}
+"""
+
+
+def generate(directory: Path, count: int) -> None:
+    (directory / "hz.toml").touch()
+    contracts = directory / "contracts"
+    contracts.mkdir()
+    for i in range(count):
+        (contracts / f"c{i:04d}.yaml").write_text(CONTRACT.format(i=i), encoding="utf-8")
+
+
+def run_once(directory: Path, out: Path) -> float:
+    cmd = [sys.executable, "-m", "compiler", "compile", "contracts", "--out", str(out)]
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=directory, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"hz compile failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hz-bench-") as tmp:
+        root = Path(tmp)
+        generate(root, args.count)
+        times = [run_once(root, root / f"jobs-{n}") for n in range(args.runs)]
+        written = len(list((root / "jobs-0").glob("*.job.json")))
+    median = statistics.median(times)
+    verdict = "within" if median <= TARGET_SECONDS else "OVER"
+    print(f"hz compile, {args.count} contracts -> {written} jobs on disk, {args.runs} runs")
+    print("runs: " + ", ".join(f"{t:.2f} s" for t in times))
+    print(f"median: {median:.2f} s ({verdict} the {TARGET_SECONDS:.0f} s target)")
+    return 0 if median <= TARGET_SECONDS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
