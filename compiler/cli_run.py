@@ -130,19 +130,25 @@ def run(
     started = datetime.now(UTC)
     result = _execute(packet, runner_name, settings, workdir, quiet)
     ended = datetime.now(UTC)
-    receipt = None
+    receipt, receipt_error = None, None
     if not no_receipt:
+        from runtime.errors import HzError
         from runtime.receipts import DEFAULT_DIR, receipt_body, write_receipt
 
         directory = receipt_dir or Path(settings.get("receipt_dir") or workdir / DEFAULT_DIR)
         body = receipt_body(packet, result, started_at=started, ended_at=ended)
-        receipt = write_receipt(directory, body)
+        try:
+            receipt = write_receipt(directory, body)
+        except HzError as e:
+            receipt_error = e  # the result is printed first: the run happened
     if fmt == "json":
         click.echo(json.dumps(result.to_json_data(), ensure_ascii=False))
     elif result.draft:
         click.echo(result.draft, nl=not result.draft.endswith("\n"))
     if not quiet:
         click.echo(summary(result, receipt), err=True)
+    if receipt_error is not None:
+        raise receipt_error
     return EXIT_CODES[result.status]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -272,3 +273,67 @@ def test_a_packet_runs_without_compiling(hz_argv: list[str], work: Path) -> None
     assert rendered.returncode == 0
     done = hz(hz_argv, work, "run", "p.json", "-q", config=ECHO)
     assert (done.returncode, done.stdout) == (0, "Say hi to Bo.\n")
+
+
+def test_unwritable_receipt_dir_prints_the_result_then_fails(
+    hz_argv: list[str], work: Path
+) -> None:
+    (work / "blocked").write_text("a file where the receipt directory should be")
+    done = hz(
+        hz_argv,
+        work,
+        "run",
+        "greet.yaml",
+        "--input",
+        "who=A",
+        "--format",
+        "json",
+        "-q",
+        "--receipt-dir",
+        "blocked/r",
+        config=ECHO,
+    )
+    assert (done.returncode, json.loads(done.stdout)["status"]) == (2, "completed")
+    assert done.stderr == (
+        "hz: error: cannot write a receipt in blocked/r: [Errno 20] Not a directory: 'blocked/r'\n"
+    )
+
+
+def _stderr_on_a_terminal(hz_argv: list[str], work: Path, *args: str) -> str:
+    import pty
+
+    main, child = pty.openpty()
+    (work / "operator.toml").write_text(ECHO)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": str(work / "operator.toml")}
+    with subprocess.Popen(
+        [*hz_argv, "run", "greet.yaml", "--input", "who=A", "--no-receipt", *args],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=child,
+    ) as process:
+        os.close(child)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # EIO: the terminal's other end closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.wait(timeout=60) == 0
+    os.close(main)
+    return b"".join(chunks).decode()
+
+
+def test_progress_is_drawn_only_on_a_terminal(hz_argv: list[str], work: Path) -> None:
+    shown = _stderr_on_a_terminal(hz_argv, work)
+    # The ticker may redraw while the run starts on a busy machine; the runner's event and the
+    # final clear are always there.
+    assert re.search(r"\r\x1b\[Khz: running \d+s · 1 turn · 0 tool calls\r\x1b\[K", shown)
+    assert shown.endswith(
+        "\r\x1b[Khz: completed · runner echo · model echo · 1 turn · 0 tool calls · $0.0000 · "
+        "0.0s\r\n"
+    )
+    assert _stderr_on_a_terminal(hz_argv, work, "--quiet") == ""
