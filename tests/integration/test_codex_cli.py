@@ -312,36 +312,6 @@ def test_doctor_with_the_pinned_binary(codex: Path) -> None:
     ]
 
 
-def test_doctor_without_codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", str(tmp_path))
-    checks = CodexRunner.doctor({})
-    assert [(c.name, c.status, c.detail) for c in checks] == [
-        (
-            "codex executable",
-            "failed",
-            "codex not found on PATH; install @openai/codex or set "
-            "[system.runner] codex_executable",
-        ),
-    ]
-
-
-def test_missing_executable_is_a_result(tmp_path: Path) -> None:
-    runner = CodexRunner.from_settings({"codex_executable": str(tmp_path / "no-codex")})
-    result = runner.run(
-        "p",
-        contract="c",
-        tools=ToolProfile(working_dir=str(tmp_path)),
-        timeout=5,
-        budget=Budget(max_usd=1),
-    )
-    assert (result.status, result.failure_kind, result.reason) == (
-        "failed",
-        "launch_failed",
-        f"codex did not start: {tmp_path / 'no-codex'}: program not found",
-    )
-    assert result.limits_unenforced == ("budget",)
-
-
 def test_private_codex_home_is_removed(codex: Path, work: Path, key: str) -> None:
     homes = Path(os.environ["HOME"]) / ".cache" / "hz" / "codex-home"
     with FakeResponses([message("ok")]) as api:
