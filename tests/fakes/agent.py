@@ -10,6 +10,7 @@ Modes:
   sleep          sleep --seconds, silently
   ignore-term    ignore SIGTERM, say "ready", sleep for an hour
   grandchild     fork a grandchild that keeps stdout open and sleeps; print the draft, exit 0
+  escape         like grandchild, but the grandchild starts its own session (setsid)
   flood          write --stdout-bytes / --stderr-bytes in large blocks (1 MiB lines, or one
                  endless line with --no-newlines), then "end", exit 0
   result-hang    print the draft line (--draft), then hang
@@ -103,6 +104,15 @@ def _grandchild(args: argparse.Namespace) -> None:
     _emit(args, args.draft)
 
 
+def _escape(args: argparse.Namespace) -> None:
+    if os.fork() == 0:
+        os.setsid()  # leaves the run's process group: hz can't find it, only stop reading
+        _record(args.pids, "escapee")
+        time.sleep(HOUR)
+        os._exit(0)
+    _emit(args, args.draft)
+
+
 def _json(args: argparse.Namespace) -> str:
     if args.raw is not None:
         return str(args.raw)
@@ -175,6 +185,8 @@ def main() -> int:
         time.sleep(HOUR)
     elif mode == "grandchild":
         _grandchild(args)
+    elif mode == "escape":
+        _escape(args)
     elif mode == "flood":
         _flood(args)
     elif mode == "result-hang":

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from runtime.environment import child_environment
-from runtime.process import Limits, run_bounded
+from runtime.process import DRAIN_SECONDS, Limits, run_bounded
 from tests.fakes.agent import is_gone, recorded_pids
 
 AGENT = str(Path(__file__).resolve().parents[1] / "fakes" / "agent.py")
@@ -121,6 +122,21 @@ def test_grandchild_holding_the_pipe_does_not_hang_us_and_is_killed(tmp_path: Pa
     roles = {str(p["role"]): int(p["pid"]) for p in recorded_pids(pids)}
     assert set(roles) == {"leader", "grandchild"}
     assert all(is_gone(pid) for pid in roles.values())
+
+
+def test_a_descendant_that_left_the_group_cannot_hold_us_past_the_drain(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    outcome = run(fake("escape", "--pids", str(pids), "--draft", "done\n"), Limits(timeout=60))
+    deadline = time.monotonic() + 10
+    while len(roles := {str(p["role"]): int(p["pid"]) for p in recorded_pids(pids)}) < 2:
+        assert time.monotonic() < deadline, "the escapee never recorded its pid"
+        time.sleep(0.05)
+    try:
+        assert (outcome.exit_code, outcome.stdout, outcome.leftover_killed) == (0, b"done\n", False)
+        assert DRAIN_SECONDS <= outcome.duration_seconds < 20
+        assert is_gone(roles["leader"])
+    finally:
+        os.kill(roles["escapee"], signal.SIGKILL)  # the documented limit: hz can't find it
 
 
 def test_inactivity_timeout(tmp_path: Path) -> None:
