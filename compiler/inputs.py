@@ -111,9 +111,26 @@ def read_inputs_file(
 
         ydoc, diagnostics = load_bytes(data, display)
         if ydoc is None:
-            return {}, diagnostics
+            return {}, [_as_inputs_problem(d) for d in diagnostics]
         doc, values = ydoc, ydoc.data
     return {name: Supplied(value, doc, (name,)) for name, value in values.items()}, []
+
+
+#: Loader diagnostics whose wording is about contracts, reworded for an inputs file.
+_INPUTS_WORDING = {
+    "HZ009": ("an inputs file holds one mapping: input names to values", None),
+    "HZ010": ("the inputs file is empty; it holds one mapping: input names to values", None),
+    "HZ011": ("more than one YAML document in the inputs file", None),
+    "HZ012": ("nesting is deeper than 32 levels", "write deeply nested inputs as JSON"),
+    "HZ013": ("more than 10,000 YAML nodes in the file", "write large inputs as JSON"),
+}
+
+
+def _as_inputs_problem(d: Diagnostic) -> Diagnostic:
+    if d.code not in _INPUTS_WORDING:
+        return d
+    message, hint = _INPUTS_WORDING[d.code]
+    return Diagnostic("HZ701", message, d.file, d.line, d.column, hint=hint)
 
 
 def _wants_json(spec: InputSpec | None) -> bool:

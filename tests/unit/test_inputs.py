@@ -305,3 +305,43 @@ def test_long_values_are_shortened_in_messages() -> None:
     assert len(message) < 220
     assert message.startswith("input 'x': [0, 1, 2, 3,")
     assert message.endswith("998, 999] is not of type 'string'")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "- week: W1\n",
+            Diagnostic(
+                "HZ701", "an inputs file holds one mapping: input names to values", "in.yaml", 1, 1
+            ),
+        ),
+        (
+            "",
+            Diagnostic(
+                "HZ701",
+                "the inputs file is empty; it holds one mapping: input names to values",
+                "in.yaml",
+            ),
+        ),
+        (
+            "issues:\n" + "  - 1\n" * 10_001,
+            Diagnostic(
+                "HZ701",
+                "more than 10,000 YAML nodes in the file",
+                "in.yaml",
+                9_999,
+                5,
+                hint="write large inputs as JSON",
+            ),
+        ),
+    ],
+)
+def test_yaml_loader_problems_are_worded_for_inputs(text: str, expected: Diagnostic) -> None:
+    write("in.yaml", text)
+    assert collect("in.yaml") == (None, (expected,))
+
+
+def test_yaml_anchor_in_inputs_keeps_the_loader_code() -> None:
+    write("in.yaml", "issues: &a []\nweek: *a\n")
+    assert [d.code for d in collect("in.yaml")[1]] == ["HZ005"]
