@@ -33,12 +33,22 @@ REFUSED: dict[str, str] = {
 }
 
 _WHY = {
-    "runner": "a contract must not choose what runs on the machine that runs it",
+    "runner": "the runner protocol has no runner parameter, and a contract must not choose "
+    "what runs on the machine that runs it",
     "model": "the runner protocol has no model parameter, so a model named here would be "
-    "a hint nobody reads",
-    "effort": "the runner protocol has no effort parameter, so it would be a hint nobody reads",
+    "a hint nobody reads, and it would mislead",
+    "effort": "the runner protocol has no effort parameter, so it would be a hint nobody "
+    "reads, and it would mislead",
     "max_turns": "the runner protocol has no turn limit (timeout and max_usd bound the "
-    "session), so it would be a hint nobody reads",
+    "session), so it would be a hint nobody reads, and it would mislead",
+}
+
+#: Where each refused choice lives instead.
+_WHERE = {
+    "runner": "the runner is chosen by [capabilities] agent_runner",
+    "model": "the model is set by [system.runner] model",
+    "effort": "an effort, where a runner supports one, is a [system.runner] setting",
+    "max_turns": "a turn limit, where a runner supports one, is [system.runner] max_turns",
 }
 
 #: Paths whose every problem a dedicated rule reports (with its own code), not the schema.
@@ -142,13 +152,11 @@ def _missing_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterabl
 
 
 def _refused(doc: SourceDoc, name: str) -> Diagnostic:
-    what = "turn limit" if name == "max_turns" else name
     return at(
         doc,
         ("hz", "agent", name),
         REFUSED[name],
         f"hz.agent.{name} is refused: {_WHY[name]}",
         key=True,
-        hint=f"remove it; the {what} is chosen in runner configuration "
-        "([system.runner] in the hz configuration, see `hz config show`)",
+        hint=f"remove it; {_WHERE[name]} in the hz configuration (see `hz config show`)",
     )

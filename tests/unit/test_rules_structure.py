@@ -71,9 +71,9 @@ def test_refused_hint_is_one_diagnostic_at_its_key() -> None:
             7,
             5,
             "hz.agent.effort is refused: the runner protocol has no effort parameter, so it "
-            "would be a hint nobody reads",
-            "remove it; the effort is chosen in runner configuration ([system.runner] in the "
-            "hz configuration, see `hz config show`)",
+            "would be a hint nobody reads, and it would mislead",
+            "remove it; an effort, where a runner supports one, is a [system.runner] setting "
+            "in the hz configuration (see `hz config show`)",
         )
     ]
 

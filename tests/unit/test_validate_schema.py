@@ -67,7 +67,8 @@ def test_refused_hints_are_declared_and_forbidden() -> None:
     for name in REFUSED:
         assert agent[name]["not"] == {}
         assert agent[name]["description"].startswith("Refused.")
-        assert "[system.runner]" in agent[name]["description"]
+        where = "[capabilities]" if name == "runner" else "[system.runner]"
+        assert where in agent[name]["description"]
 
 
 def plain(path: Path) -> Any:
