@@ -120,15 +120,39 @@ def load_json(data: bytes, path: str, *, code: str) -> tuple[JsonDoc | None, lis
 
 
 def _first_duplicate(doc: JsonDoc, key: str) -> tuple[int, int]:
-    # The decoder does not say where the repeat is; find the second `"key"` followed by `:`.
-    needle = json.dumps(key, ensure_ascii=False)
-    seen = 0
-    start = 0
-    while (index := doc.text.find(needle, start)) != -1:
-        start = index + len(needle)
-        if doc.text[doc._skip_ws(start) : doc._skip_ws(start) + 1] == ":":
-            seen += 1
-            if seen == 2:
-                pos = doc._pos_at(index)
-                return pos.line, pos.column
-    return 0, 0
+    # The decoder's hook does not know where the object is: walk the text to the first object
+    # that repeats a key (only on this error path, so a Python walk is fine).
+    try:
+        found, _ = _walk(doc, doc._skip_ws(0))
+    except (ValueError, IndexError, RecursionError):
+        found = None
+    if found is None:
+        return 0, 0
+    pos = doc._pos_at(found)
+    return pos.line, pos.column
+
+
+def _walk(doc: JsonDoc, index: int) -> tuple[int | None, int]:
+    """(index of the first repeated key in the value at ``index`` or None, end of value)."""
+    text, ws = doc.text, doc._skip_ws
+    opener = text[index]
+    if opener not in "{[":
+        return None, _DECODER.raw_decode(text, index)[1]
+    closer = "}" if opener == "{" else "]"
+    seen: set[str] = set()
+    index = ws(index + 1)
+    while text[index] != closer:
+        if opener == "{":
+            key_at = index
+            key, index = scanstring(text, index + 1)
+            if key in seen:
+                return key_at, index
+            seen.add(key)
+            index = ws(ws(index) + 1)
+        found, index = _walk(doc, index)
+        if found is not None:
+            return found, index
+        index = ws(index)
+        if text[index] == ",":
+            index = ws(index + 1)
+    return None, index + 1

@@ -158,6 +158,11 @@ def test_undeclared_inputs_are_located_at_their_key() -> None:
         ),
         (
             "in.json",
+            '{"issues": [{"title": "a"},\n {"title": "b", "x": 1,\n  "title": "c"}]}',
+            Diagnostic("HZ701", "duplicate key 'title' in a JSON object", "in.json", 3, 3),
+        ),
+        (
+            "in.json",
             '{"limit": NaN}',
             Diagnostic("HZ701", "not valid JSON: NaN is not a JSON value", "in.json"),
         ),
