@@ -18,7 +18,7 @@ from runtime.environment import child_environment
 from runtime.errors import ConfigError, RunnerError
 from runtime.models import Budget, OutputSpec, ToolProfile
 from runtime.privatefiles import PLACEHOLDER_DIR, private_directory, write_private_file
-from runtime.process import Limits, run_bounded
+from runtime.process import Limits, ProcessOutcome, run_bounded
 from runtime.protocol import Capabilities, Check, ProgressCallback, RunPlan
 from runtime.result import AgentResult
 from runtime.runners.command_result import Output, OutputProblem, read_output_file, result_from
@@ -117,18 +117,22 @@ class CommandRunner:
         uses_prompt = self.settings.uses("prompt_file")
         limits = Limits(timeout=timeout, inactivity=self.settings.inactivity_timeout)
         files = {CONTRACT_FILE: contract} | ({PROMPT_FILE: prompt} if uses_prompt else {})
-        with private_directory(files) as private:
-            if uses_output:  # created 0600 here, so the agent's umask can't widen it
-                write_private_file(private.path, OUTPUT_FILE, b"")
-            argv = self._argv(env, private.path, working_dir, tool_names, timeout, budget)
-            stdin = None if uses_prompt else prompt.encode("utf-8")
-            outcome = run_bounded(argv, stdin=stdin, cwd=working_dir, env=env, limits=limits)
-            result_output: Output | OutputProblem | None = None
-            if uses_output and outcome.exit_code == 0:
-                try:
-                    result_output = read_output_file(private.path / OUTPUT_FILE)
-                except OutputProblem as e:
-                    result_output = e
+        result_output: Output | OutputProblem | None = None
+        try:
+            with private_directory(files) as private:
+                if uses_output:  # created 0600 here, so the agent's umask can't widen it
+                    write_private_file(private.path, OUTPUT_FILE, b"")
+                argv = self._argv(env, private.path, working_dir, tool_names, timeout, budget)
+                stdin = None if uses_prompt else prompt.encode("utf-8")
+                outcome = run_bounded(argv, stdin=stdin, cwd=working_dir, env=env, limits=limits)
+                if uses_output and outcome.exit_code == 0:
+                    try:
+                        result_output = read_output_file(private.path / OUTPUT_FILE)
+                    except OutputProblem as e:
+                        result_output = e
+        except OSError as e:  # no temporary directory, disk full: nothing was started
+            why = f"cannot write the private run files: {e.strerror or e}"
+            outcome = ProcessOutcome(exit_code=None, launch_error=why)
         base = {
             "runner": self.name,
             "model": self.settings.model,

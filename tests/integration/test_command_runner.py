@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,17 @@ def test_missing_program_is_launch_failed(tmp_path: Path) -> None:
     )
     assert result.reason == f"the command did not start: {missing}: program not found"
     assert result.duration_seconds < 1.0
+
+
+def test_private_files_that_cannot_be_written_are_launch_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-tmp"))
+    result = run(runner("echo"), tmp_path)
+    assert (result.status, result.failure_kind) == ("failed", "launch_failed")
+    assert result.reason == (
+        "the command did not start: cannot write the private run files: No such file or directory"
+    )
 
 
 def test_sleep_past_the_timeout(tmp_path: Path) -> None:
