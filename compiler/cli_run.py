@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from compiler.diagnostics import Diagnostic
 from runtime.models import Packet
 from runtime.protocol import RunPlan
 from runtime.result import AgentResult
@@ -95,7 +96,6 @@ def run(
       3  unexpected error (a bug in hz)
       4  failed      5  timeout      6  budget      7  cancelled
     """
-    from compiler.render import packet_from_path
     from compiler.report import write_report
     from runtime import __version__
     from runtime.config import load_config
@@ -103,7 +103,7 @@ def run(
 
     config = load_config(cwd=Path.cwd())
     settings = config.runner_settings
-    packet, diagnostics = packet_from_path(target, inputs_file=inputs_file, input_args=input_args)
+    packet, diagnostics = _packet(target, inputs_file, input_args)
     if diagnostics:
         write_report(
             diagnostics,
@@ -150,6 +150,21 @@ def run(
     if receipt_error is not None:
         raise receipt_error
     return EXIT_CODES[result.status]
+
+
+def _packet(
+    target: Path, inputs_file: Path | None, input_args: tuple[str, ...]
+) -> tuple[Packet | None, list[Diagnostic]]:
+    if target.suffix.lower() == ".json" and inputs_file is None and not input_args:
+        from runtime.models import read_artifact
+
+        # A packet needs no compiler: skip importing it (and Jinja2, and the validators).
+        artifact = read_artifact(target)
+        if isinstance(artifact, Packet):
+            return artifact, []
+    from compiler.render import packet_from_path
+
+    return packet_from_path(target, inputs_file=inputs_file, input_args=input_args)
 
 
 def _execute(

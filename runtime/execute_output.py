@@ -10,9 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-
 from runtime.models import OutputSpec
 from runtime.result import AgentResult
 
@@ -37,6 +34,10 @@ def check_output(result: AgentResult, output: OutputSpec) -> AgentResult:
                 result, f"the draft is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
             )
     if output.schema_ is not None:
+        # Imported here: jsonschema is a large import that only json outputs need.
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import best_match
+
         error = best_match(Draft202012Validator(output.schema_).iter_errors(value))
         if error is not None:
             where = json_path(error.absolute_path)

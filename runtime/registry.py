@@ -13,6 +13,7 @@ cannot replace a core runner: the core name wins.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from importlib.metadata import EntryPoint, entry_points
 from typing import cast
@@ -31,7 +32,10 @@ CORE: dict[str, str] = {
 }
 
 
+@functools.cache
 def _plugins() -> dict[str, EntryPoint]:
+    # Scanning every installed distribution's metadata is slow; the set of installed plugins
+    # does not change during one hz process.
     found: dict[str, EntryPoint] = {}
     for point in entry_points(group=GROUP):
         if point.name not in CORE:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,14 @@ def _install_plugin(root: Path, monkeypatch: pytest.MonkeyPatch, entry: str, mod
     (info / "entry_points.txt").write_text(f"[hz.runners]\n{entry}\n")
     monkeypatch.syspath_prepend(str(root))
     monkeypatch.delitem(sys.modules, "hz_fake_plugin", raising=False)
+    registry._plugins.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_plugin_scan() -> Iterator[None]:
+    registry._plugins.cache_clear()
+    yield
+    registry._plugins.cache_clear()
 
 
 PLUGIN = """
