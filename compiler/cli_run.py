@@ -9,7 +9,9 @@ from __future__ import annotations
 import io
 import json
 import shlex
+import signal
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -167,23 +169,46 @@ def _packet(
     return packet_from_path(target, inputs_file=inputs_file, input_args=input_args)
 
 
+class Terminated(BaseException):
+    """SIGTERM during a run, raised like KeyboardInterrupt so the process chokepoint kills
+    the run's process group on the way out (a default SIGTERM would leave it running)."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def _execute(
     packet: Packet, runner_name: str, settings: dict[str, Any], workdir: Path, quiet: bool
 ) -> AgentResult:
     from runtime.execute import execute
 
-    if quiet or not sys.stderr.isatty():
-        return execute(packet, runner_name=runner_name, settings=settings, workdir=workdir)
-    from runtime.progress import TerminalProgress
+    started = time.monotonic()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        if quiet or not sys.stderr.isatty():
+            return execute(packet, runner_name=runner_name, settings=settings, workdir=workdir)
+        from runtime.progress import TerminalProgress
 
-    with TerminalProgress(sys.stderr) as progress:
-        return execute(
-            packet,
-            runner_name=runner_name,
-            settings=settings,
-            workdir=workdir,
-            progress=progress,
+        with TerminalProgress(sys.stderr) as progress:
+            return execute(
+                packet,
+                runner_name=runner_name,
+                settings=settings,
+                workdir=workdir,
+                progress=progress,
+            )
+    except (KeyboardInterrupt, Terminated) as e:
+        signal_name = "SIGINT" if isinstance(e, KeyboardInterrupt) else "SIGTERM"
+        return AgentResult(
+            runner=runner_name,
+            status="cancelled",
+            failure_kind="aborted",
+            duration_seconds=time.monotonic() - started,
+            reason=f"hz was interrupted ({signal_name}); the run's processes were killed",
         )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def summary(result: AgentResult, receipt: Path | None) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -163,3 +164,38 @@ def test_receipt_chain_over_several_runs(hz_argv: list[str], tmp_path: Path, fmt
         0,
         "ok: 3 receipts in .hz-receipts, the chain is intact\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("signum", "name"), [(signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")]
+)
+def test_interrupted_run_is_cancelled_with_a_receipt_and_nothing_left(
+    hz_argv: list[str], tmp_path: Path, signum: int, name: str
+) -> None:
+    pids = tmp_path / "pids"
+    config = operator(tmp_path, "sleep", f"--pids={pids}")
+    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="10m"))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": config}
+    with subprocess.Popen(
+        [*hz_argv, "run", "greet.yaml", "--input", "who=A", "--format", "json", "-q"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as hz_process:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        hz_process.send_signal(signum)
+        out, err = hz_process.communicate(timeout=60)
+    result = json.loads(out)
+    assert (hz_process.returncode, err) == (7, "")
+    assert (result["status"], result["failure_kind"], result["reason"]) == (
+        "cancelled",
+        "aborted",
+        f"hz was interrupted ({name}); the run's processes were killed",
+    )
+    assert all(is_gone(int(p["pid"])) for p in recorded_pids(pids))
+    receipt = json.loads((tmp_path / ".hz-receipts" / "000001-greet.json").read_text())
+    assert receipt["status"] == "cancelled"
