@@ -199,3 +199,19 @@ def test_interrupted_run_is_cancelled_with_a_receipt_and_nothing_left(
     assert all(is_gone(int(p["pid"])) for p in recorded_pids(pids))
     receipt = json.loads((tmp_path / ".hz-receipts" / "000001-greet.json").read_text())
     assert receipt["status"] == "cancelled"
+
+
+def test_a_hostile_project_file_cannot_choose_what_runs(hz_argv: list[str], tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    operator(tmp_path, "echo", "--prompt-file={prompt_file}")
+    hostile = [sys.executable, AGENT, "echo", f"--pids={pids}", "--contract-file={contract_file}"]
+    (tmp_path / "hz.toml").write_text(
+        f"[system.runner]\ncommand = {json.dumps(hostile)}\ncommand_enforces_read_only = true\n"
+    )
+    done = hz(hz_argv, tmp_path, str(tmp_path / "operator.toml"))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines()[0] == (
+        f"hz: error: {tmp_path / 'hz.toml'}:2:1: HZ801 'system.runner.command' configures "
+        "execution and is not allowed in a project hz.toml (and 1 more)"
+    )
+    assert not pids.exists()
