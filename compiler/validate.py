@@ -108,15 +108,15 @@ def validate_paths(
     stdin: BinaryIO | None = None,
 ) -> ValidationRun:
     """Load and validate files, directories (recursively) and ``-`` (stdin)."""
-    from compiler.loader import load_bytes, load_path
+    from compiler.loader import load_path, load_stream
 
     contracts: list[Contract] = []
     diags: list[Diagnostic] = []
     files = expand(paths)
     for name in files:
         if name == "-":
-            reader = stdin if stdin is not None else _stdin()
-            doc, found = load_bytes(reader.read(), "<stdin>")
+            # Read through the loader's cap: a huge stdin is refused, never held in memory.
+            doc, found = load_stream(stdin if stdin is not None else _stdin(), "<stdin>")
         else:
             doc, found = load_path(Path(name), display=name)
         diags += found

@@ -218,3 +218,21 @@ def test_loader_problems_stop_that_file_only(tmp_path: Path) -> None:
 def test_empty_directory_checks_nothing(tmp_path: Path) -> None:
     run = validate_paths([str(tmp_path)])
     assert (run.files_checked, run.diagnostics, run.ok) == (0, (), True)
+
+
+def test_huge_stdin_is_refused_without_reading_it_all() -> None:
+    class Endless(io.RawIOBase):
+        served = 0
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+            buffer[:] = b"#" * len(buffer)
+            self.served += len(buffer)
+            return len(buffer)
+
+    source = Endless()
+    run = validate_paths(["-"], stdin=io.BufferedReader(source))
+    assert [d.code for d in run.diagnostics] == ["HZ003"]
+    assert source.served < 1024 * 1024
