@@ -71,7 +71,7 @@ def load_bytes(data: bytes, path: str) -> tuple[SourceDoc | None, list[Diagnosti
     )
 
 
-def _compose(text: str, path: str, *, fast: bool) -> Composer:
+def _compose(text: str, path: str, *, fast: bool, retry: bool = True) -> Composer:
     composer = Composer(path)
     parser: EventSource = _CParser(text) if fast and _CParser is not None else yaml.SafeLoader(text)
     try:
@@ -79,15 +79,38 @@ def _compose(text: str, path: str, *, fast: bool) -> Composer:
     except Stop:
         pass
     except yaml.MarkedYAMLError as e:
-        if fast and e.problem == "exceeded maximum nesting depth":
-            # libyaml's scanner runs ahead inside flow collections and stops at its own
-            # depth limit (1000) before we see the 33rd level; PyYAML's scanner has no such
-            # limit, so it lets the composer report the real position. Hostile files only.
-            return _compose(text, path, fast=False)
+        if fast and retry and e.problem == "exceeded maximum nesting depth":
+            return _too_deep(text, path, e.problem_mark)
         composer.diagnostics.append(_syntax_error(e, text, path))
     except yaml.YAMLError as e:  # pragma: no cover - every parser error we know is marked
         composer.diagnostics.append(Diagnostic("HZ004", f"YAML syntax error: {e}", path))
     return composer
+
+
+def _too_deep(text: str, path: str, mark: Any) -> Composer:
+    """Locate the 33rd level in a file deeper than libyaml's own limit (1000 levels).
+
+    libyaml's scanner runs ahead inside flow collections and stops at its limit before the
+    composer has seen the 33rd level. Those levels all lie before the point where it stopped,
+    so parsing only that prefix reaches them (and stops there) without the run-ahead.
+    """
+    cut = _offset(text, mark) if mark is not None else -1
+    if 0 < cut < len(text):
+        composer = _compose(text[:cut], path, fast=True, retry=False)
+        if composer.stopped:  # by the depth limit or an earlier problem, never by the cut
+            return composer
+    # Not expected; PyYAML's pure parser has no depth limit and gives the same answer slowly.
+    return _compose(text, path, fast=False)
+
+
+def _offset(text: str, mark: Any) -> int:
+    """Character offset of a mark (libyaml counts ``index`` in bytes, lines and columns not)."""
+    start = 0
+    for _ in range(mark.line):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return -1
+    return int(start + mark.column)
 
 
 def _decode(data: bytes, path: str) -> tuple[str, Diagnostic | None]:

@@ -81,6 +81,8 @@ class Composer:
         self._stack: list[_Frame] = []
         self._nodes = 0
         self._documents = 0
+        #: True when a problem stopped the reading (the rest of the stream was not seen).
+        self.stopped = False
 
     def error(self, code: str, message: str, pos: Pos, hint: str | None = None) -> None:
         self.diagnostics.append(
@@ -89,6 +91,7 @@ class Composer:
 
     def fatal(self, code: str, message: str, pos: Pos, hint: str | None = None) -> Stop:
         self.error(code, message, pos, hint)
+        self.stopped = True
         return Stop()
 
     def _empty(self) -> Stop:

@@ -412,3 +412,21 @@ def test_problems_are_collected_until_a_fatal_one(parser: str) -> None:
         "HZ007",
         "HZ005",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "line", "column"),
+    [
+        ("a: " + "[" * 5000, "HZ012", 1, 35),
+        ("a: " + "{b: " * 5000, "HZ012", 1, 128),
+        ("a:\n" + "  [\n" * 5000, "HZ012", 33, 3),
+        ("[" * 5000, "HZ009", 1, 1),
+    ],
+)
+def test_deeper_than_libyaml_allows(
+    text: str, code: str, line: int, column: int, parser: str
+) -> None:
+    # libyaml gives up at 1000 levels before the 33rd reaches the composer; the loader
+    # still reports the 33rd level (or whatever stops it first) at its position.
+    diagnostic = one(text)
+    assert (diagnostic.code, diagnostic.line, diagnostic.column) == (code, line, column)
