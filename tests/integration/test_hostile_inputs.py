@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -209,3 +210,62 @@ def test_cli_memory_stays_flat_on_sixty_megabytes(hz_argv: list[str], tmp_path: 
     big = _peak_kib([*hz_argv, "validate", "big.yaml"], tmp_path)
     # Reading the whole file would add at least 60,000 KiB to the peak.
     assert big - small < 8 * 1024
+
+
+def test_cli_stdin_sixty_megabytes(hz_argv: list[str], tmp_path: Path) -> None:
+    sixty_megabytes(tmp_path / "big.yaml")
+    with (tmp_path / "big.yaml").open("rb") as stdin:
+        proc = subprocess.run(
+            [*hz_argv, "validate", "-"],
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert proc.stdout == (
+        "<stdin>:0:0: error: file is larger than 256 KiB (262,144 bytes), the limit for a "
+        f"contract [HZ003]\n  hint: {SIZE_HINT}\n"
+    )
+    assert proc.stderr == "Found 1 error in 1 file (checked 1 file)\n"
+    assert proc.returncode == 1
+
+
+def test_cli_machine_formats(hz_argv: list[str], tmp_path: Path) -> None:
+    (tmp_path / "laughs.yaml").write_bytes(billion_laughs())
+
+    def run(fmt: str) -> str:
+        proc = subprocess.run(
+            [*hz_argv, "validate", "--format", fmt, "laughs.yaml"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 1
+        assert proc.stderr == "Found 1 error in 1 file (checked 1 file)\n"
+        return proc.stdout
+
+    assert run("github") == (
+        "::error file=laughs.yaml,line=1,col=7,title=HZ005::anchor '&lol0' is not allowed "
+        f"in a contract%0Ahint: {ANCHOR_HINT}\n"
+    )
+    sarif = json.loads(run("sarif"))
+    (only,) = sarif["runs"][0]["results"]
+    assert only["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "laughs.yaml"},
+        "region": {"startLine": 1, "startColumn": 7},
+    }
+    assert sarif["runs"][0]["tool"]["driver"]["rules"] == [
+        {"id": "HZ005", "shortDescription": {"text": "Anchors and aliases are not allowed"}}
+    ]
+    assert json.loads(run("json"))["diagnostics"] == [
+        {
+            "file": "laughs.yaml",
+            "line": 1,
+            "column": 7,
+            "severity": "error",
+            "code": "HZ005",
+            "message": "anchor '&lol0' is not allowed in a contract",
+            "hint": ANCHOR_HINT,
+        }
+    ]
