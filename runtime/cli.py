@@ -1,4 +1,4 @@
-"""The runtime's commands: ``hz doctor``, ``hz config show``, ``hz receipts verify``."""
+"""The runtime's commands: ``hz doctor``, ``hz config show``, ``hz receipts verify|list``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import click
 from runtime.config import load_config
 from runtime.config_show import show_json, show_text
 from runtime.doctor import format_check, run_doctor
-from runtime.receipts_verify import verify_chain
+from runtime.receipts_verify import receipt_rows, verify_chain
 
 
 @click.command()
@@ -55,4 +55,32 @@ def verify(directory: Path) -> int:
         return 1
     noun = "receipt" if count == 1 else "receipts"
     click.echo(f"ok: {count} {noun} in {directory}, the chain is intact")
+    return 0
+
+
+@receipts.command(name="list")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def list_(directory: Path, fmt: str) -> int:
+    """One line per receipt in DIRECTORY: when, which job, runner, status, cost."""
+    rows = receipt_rows(directory)
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    for row in rows:
+        status = row.get("status", "?")
+        if row.get("failure_kind"):
+            status += f" ({row['failure_kind']})"
+        cost = row.get("cost_usd")
+        click.echo(
+            "  ".join(
+                [
+                    row["file"],
+                    str(row.get("started_at", "?")),
+                    str(row.get("runner", "?")),
+                    status,
+                    "?" if cost is None else f"${cost:.4f}",
+                ]
+            )
+        )
     return 0

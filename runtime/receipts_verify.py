@@ -63,3 +63,17 @@ def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
     if sequence == 1 and recorded is not None:
         problems.append(f"{path.name}: the first receipt names a predecessor that is missing")
     return problems
+
+
+def receipt_rows(directory: Path) -> list[dict[str, Any]]:
+    """One summary per receipt file, in chain order (unreadable files say so)."""
+    if not directory.is_dir():
+        raise HzError(f"{directory}: not a directory")
+    rows = []
+    for _, path in receipt_files(directory):
+        try:
+            document = json.loads(path.read_bytes())
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            document = {}
+        rows.append({"file": path.name, **(document if isinstance(document, dict) else {})})
+    return rows

@@ -337,3 +337,21 @@ def test_progress_is_drawn_only_on_a_terminal(hz_argv: list[str], work: Path) ->
         "0.0s\r\n"
     )
     assert _stderr_on_a_terminal(hz_argv, work, "--quiet") == ""
+
+
+def test_receipts_list(hz_argv: list[str], work: Path) -> None:
+    hz(hz_argv, work, "run", "greet.yaml", "--input", "who=A", "-q", config=ECHO)
+    timeout = ECHO + '[system.runner]\necho_status = "timeout"\n'
+    hz(hz_argv, work, "run", "greet.yaml", "--input", "who=A", "-q", config=timeout)
+    rows = json.loads(
+        hz(hz_argv, work, "receipts", "list", ".hz-receipts", "--format", "json").stdout
+    )
+    assert [(r["file"], r["sequence"], r["status"]) for r in rows] == [
+        ("000001-greet.json", 1, "completed"),
+        ("000002-greet.json", 2, "timeout"),
+    ]
+    text = hz(hz_argv, work, "receipts", "list", ".hz-receipts").stdout.splitlines()
+    assert [re.sub(r"\S+Z", "TIME", line) for line in text] == [
+        "000001-greet.json  TIME  echo  completed  $0.0000",
+        "000002-greet.json  TIME  echo  timeout  $0.0000",
+    ]
