@@ -66,7 +66,7 @@ def runner_checks(environ: Mapping[str, str], cwd: Path) -> list[Check]:
     try:
         runner_class = registry.resolve(name)
     except ConfigError as e:
-        return [Check("runner", "failed", e.message)]
+        return [Check("runner", "failed", f"{e.message}; {e.hint}" if e.hint else e.message)]
     source = dict(registry.available()).get(name, "core")
     checks = [
         Check("runner", "ok", f"{name} ({source})"),

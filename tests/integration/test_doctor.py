@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from runtime import registry
+
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
 
@@ -118,4 +120,8 @@ def test_hostile_project_file_and_broken_operator_file(
 
 def test_unknown_runner_fails(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
     code, out = doctor(hz_argv, tmp_path, '[capabilities]\nagent_runner = "nope"\n')
-    assert (code, out.splitlines()[-1]) == (1, "FAILED   runner: unknown runner 'nope'")
+    known = ", ".join(name for name, _ in registry.available())
+    assert (code, out.splitlines()[-1]) == (
+        1,
+        f"FAILED   runner: unknown runner 'nope'; known runners: {known}",
+    )
