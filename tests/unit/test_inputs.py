@@ -350,3 +350,13 @@ def test_yaml_loader_problems_are_worded_for_inputs(text: str, expected: Diagnos
 def test_yaml_anchor_in_inputs_keeps_the_loader_code() -> None:
     write("in.yaml", "issues: &a []\nweek: *a\n")
     assert [d.code for d in collect("in.yaml")[1]] == ["HZ005"]
+
+
+def test_text_that_is_not_utf8() -> None:
+    Path("week.txt").write_bytes(b"W\xff")
+    Path("in.json").write_bytes(b'{"week": "\xff"}')
+    found = collect(None, "issues=[]", "week=@week.txt")[1] + collect("in.json")[1]
+    assert found == (
+        Diagnostic("HZ706", "--input week: the file is not UTF-8 text", "week.txt"),
+        Diagnostic("HZ701", "file is not valid UTF-8: byte 0xff cannot be decoded", "in.json"),
+    )
