@@ -11,6 +11,7 @@ plain string. Not configuration: ``HZ_CONFIG`` and ``HZ_SITE_CONFIG`` (they name
 
 from __future__ import annotations
 
+import datetime
 import tomllib
 from collections.abc import Mapping
 from typing import Any
@@ -32,7 +33,9 @@ def parse_env_value(raw: str) -> Any:
         document = tomllib.loads(f"value = {raw}")
     except tomllib.TOMLDecodeError:
         return raw
-    return document["value"] if len(document) == 1 else raw
+    value = document["value"] if len(document) == 1 else raw
+    # TOML dates and times are not configuration values; "2026-01-01" stays a string.
+    return raw if isinstance(value, datetime.date | datetime.time) else value
 
 
 def read_environment(environ: Mapping[str, str]) -> Located:

@@ -130,6 +130,8 @@ def test_user_file_defaults_to_home_config(isolated_home: Path) -> None:
         ('["Read", "Grep"]', ["Read", "Grep"]),
         ('"007"', "007"),
         ("a = 1", "a = 1"),
+        ("2026-01-01", "2026-01-01"),
+        ("12:00:00", "12:00:00"),
     ],
 )
 def test_environment_values_are_toml_when_they_parse(raw: str, value: object) -> None:
