@@ -75,7 +75,7 @@ def _api_failure(summary: StreamSummary, now: float) -> Verdict:
     status = result.api_error_status
     codes = set(summary.assistant_errors)
     if status == 429 or (status is None and "rate_limit" in codes):
-        retry_after = None
+        retry_after = summary.rate_limit_retry_delay
         if summary.rate_limit_resets_at is not None:
             retry_after = max(0.0, summary.rate_limit_resets_at - now)
         return Verdict("failed", "rate_limited", "the API answered HTTP 429", retry_after)

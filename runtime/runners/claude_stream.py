@@ -20,7 +20,7 @@ from runtime.result import ToolCall, Usage
 
 #: Event types this parser reads; anything else is counted as unknown.
 _KNOWN = {"system", "assistant", "user", "result"}
-_KNOWN_SYSTEM = {"init", "permission_denied"}
+_KNOWN_SYSTEM = {"init", "permission_denied", "api_retry"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +49,7 @@ class StreamSummary:
     assistant_errors: tuple[str, ...]
     result: ResultEvent | None
     rate_limit_resets_at: float | None
+    rate_limit_retry_delay: float | None
     unknown_events: tuple[tuple[str, int], ...]
     skipped_lines: int
 
@@ -144,6 +145,7 @@ class StreamParser:
         self._assistant_errors: list[str] = []
         self._result: ResultEvent | None = None
         self._resets_at: float | None = None
+        self._retry_delay: float | None = None
         self._unknown: Counter[str] = Counter()
         self._skipped = 0
         self.turns = 0
@@ -191,6 +193,11 @@ class StreamParser:
         if subtype == "init":
             self.model = _str(event.get("model")) or self.model
             self.api_key_source = _str(event.get("apiKeySource")) or self.api_key_source
+        elif subtype == "api_retry":
+            # The CLI's wait before retrying; for a 429 it honours the API's retry-after.
+            delay = _number(event.get("retry_delay_ms"))
+            if _int(event.get("error_status")) == 429 and delay is not None:
+                self._retry_delay = max(0.0, delay / 1000)
         elif subtype not in _KNOWN_SYSTEM:
             self._unknown[f"system/{subtype}"] += 1
 
@@ -238,6 +245,7 @@ class StreamParser:
             assistant_errors=tuple(self._assistant_errors),
             result=self._result,
             rate_limit_resets_at=self._resets_at,
+            rate_limit_retry_delay=self._retry_delay,
             unknown_events=tuple(sorted(self._unknown.items())),
             skipped_lines=self._skipped,
         )

@@ -208,9 +208,22 @@ def test_rate_limited(claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch)
         result = run(api, claude, work, monkeypatch)
     assert (result.status, result.failure_kind) == ("failed", "rate_limited")
     assert result.reason == "the API answered HTTP 429"
-    # The pinned CLI does not report the retry-after header in stream-json (API-key mode).
+    # Without retries the pinned CLI reports nothing of the retry-after header.
     assert result.retry_after_seconds is None
     assert result.exit_code == 1
+
+
+def test_rate_limited_after_a_retry_reports_the_retry_after(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    limited = api_error(429, "rate_limit_error", "Slow down", [("retry-after", "2")])
+    with FakeAnthropic([limited, limited]) as api:
+        result = run(api, claude, work, monkeypatch, claude_max_retries=1)
+    assert len(api.requests) == 2
+    assert (result.status, result.failure_kind) == ("failed", "rate_limited")
+    # The CLI's retry delay honours retry-after, plus its own jitter.
+    assert result.retry_after_seconds is not None
+    assert 2.0 <= result.retry_after_seconds <= 3.0
 
 
 def test_unauthorized(claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch) -> None:

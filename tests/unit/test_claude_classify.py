@@ -47,6 +47,10 @@ def verdict(name: str, *, allow: bool = True) -> Verdict:
             ),
         ),
         ("rate_limited", Verdict("failed", "rate_limited", "the API answered HTTP 429")),
+        (
+            "rate_limited_retried",
+            Verdict("failed", "rate_limited", "the API answered HTTP 429", 1.241),
+        ),
         ("unauthorized", Verdict("failed", "auth_misconfigured", "the API answered HTTP 401")),
         ("not_logged_in", Verdict("failed", "auth_misconfigured", "the CLI is not logged in")),
         ("server_error", Verdict("failed", "runtime_error", "the API answered HTTP 500")),

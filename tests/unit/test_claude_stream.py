@@ -36,6 +36,7 @@ def test_every_scenario_was_recorded() -> None:
         "not_logged_in",
         "plain",
         "rate_limited",
+        "rate_limited_retried",
         "read",
         "read_outside",
         "server_error",
@@ -176,3 +177,10 @@ def test_rate_limit_event_rejection_gives_the_reset_time() -> None:
     parser = StreamParser()
     parser.feed('{"type":"rate_limit_event","rate_limit_info":{"status":"rejected","resetsAt":99}}')
     assert parser.summary().rate_limit_resets_at == 99.0
+
+
+def test_api_retry_after_a_429_gives_the_clis_retry_delay() -> None:
+    summary = summary_of("rate_limited_retried")
+    assert summary.rate_limit_retry_delay == 1.241
+    assert summary.unknown_events == ()
+    assert summary_of("rate_limited").rate_limit_retry_delay is None

@@ -55,6 +55,12 @@ def scenarios(workdir: str) -> dict[str, tuple[list[Reply], list[str], bool, boo
             False,
             True,
         ),
+        "rate_limited_retried": (
+            [api_error(429, "rate_limit_error", "Slow down", [("retry-after", "1")])] * 2,
+            [],
+            False,
+            True,
+        ),
         "unauthorized": (
             [api_error(401, "authentication_error", "invalid x-api-key")],
             [],
@@ -147,7 +153,7 @@ def main() -> None:
                     "PATH": os.environ["PATH"],
                     "HOME": home,
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                    "CLAUDE_CODE_MAX_RETRIES": "0",
+                    "CLAUDE_CODE_MAX_RETRIES": "1" if name.endswith("_retried") else "0",
                     "DISABLE_AUTOUPDATER": "1",
                 }
                 if with_key:
