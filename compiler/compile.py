@@ -60,15 +60,16 @@ def find_root(paths: Sequence[Path]) -> Path:
 
 
 def source_ref(path: Path, *, root: Path, data: bytes) -> SourceRef:
-    absolute = _absolute(path)
-    try:
-        relative = absolute.relative_to(_absolute(root))
-    except ValueError:
-        raise HzError(
-            f"{path} is outside the compile root {root}",
-            hint="pass --root with a directory that holds every contract",
-        ) from None
-    return SourceRef(path=relative.as_posix(), sha256=sha256_hex(data))
+    # String operations: this runs once per contract and pathlib's parsing dominated it.
+    absolute = os.path.normpath(os.path.join(os.getcwd(), path))
+    base = os.path.normpath(os.path.join(os.getcwd(), root))
+    if absolute != base and absolute.startswith(base.rstrip(os.sep) + os.sep):
+        relative = absolute[len(base.rstrip(os.sep)) + 1 :]
+        return SourceRef(path=Path(relative).as_posix(), sha256=sha256_hex(data))
+    raise HzError(
+        f"{path} is outside the compile root {root}",
+        hint="pass --root with a directory that holds every contract",
+    )
 
 
 def compile_contract(contract: Contract, *, root: Path, data: bytes | None = None) -> Job:
