@@ -55,6 +55,14 @@ def classify(
         )
     result = summary.result
     if result is None:
+        if end.timed_out and summary.rate_limit_retry_pending:
+            return Verdict(
+                "timeout",
+                "rate_limited",
+                f"timed out after {end.timeout_seconds:g} s while the CLI waited to retry "
+                "after HTTP 429",
+                summary.rate_limit_retry_delay,
+            )
         if end.timed_out:
             return Verdict("timeout", None, f"timed out after {end.timeout_seconds:g} s")
         if end.output_truncated:

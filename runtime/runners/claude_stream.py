@@ -50,6 +50,8 @@ class StreamSummary:
     result: ResultEvent | None
     rate_limit_resets_at: float | None
     rate_limit_retry_delay: float | None
+    #: The last thing the CLI did was to start waiting out a 429.
+    rate_limit_retry_pending: bool
     unknown_events: tuple[tuple[str, int], ...]
     skipped_lines: int
 
@@ -146,6 +148,7 @@ class StreamParser:
         self._result: ResultEvent | None = None
         self._resets_at: float | None = None
         self._retry_delay: float | None = None
+        self._retry_pending = False
         self._unknown: Counter[str] = Counter()
         self._skipped = 0
         self.turns = 0
@@ -198,6 +201,7 @@ class StreamParser:
             delay = _number(event.get("retry_delay_ms"))
             if _int(event.get("error_status")) == 429 and delay is not None:
                 self._retry_delay = max(0.0, delay / 1000)
+                self._retry_pending = True
         elif subtype not in _KNOWN_SYSTEM:
             self._unknown[f"system/{subtype}"] += 1
 
@@ -206,6 +210,7 @@ class StreamParser:
         if error:
             self._assistant_errors.append(error)
             return  # a synthetic message from the CLI, not a model turn
+        self._retry_pending = False  # the model answered after any retry wait
         message = _dict(event.get("message"))
         message_id = _str(message.get("id"))
         # The CLI prints one line per content block; lines of one model turn share its id.
@@ -246,6 +251,7 @@ class StreamParser:
             result=self._result,
             rate_limit_resets_at=self._resets_at,
             rate_limit_retry_delay=self._retry_delay,
+            rate_limit_retry_pending=self._retry_pending,
             unknown_events=tuple(sorted(self._unknown.items())),
             skipped_lines=self._skipped,
         )

@@ -376,3 +376,20 @@ def test_a_result_then_a_lingering_process_is_completed(
     assert (result.status, result.failure_kind, result.draft) == ("completed", None, "Hello there")
     assert result.exit_code is None  # stopped by hz after the grace, not exited on its own
     assert elapsed < 30
+
+
+def test_timeout_while_the_cli_waits_out_a_429(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    limited = api_error(429, "rate_limit_error", "Slow down", [("retry-after", "30")])
+    with FakeAnthropic([limited, limited]) as api:
+        result = run(api, claude, work, monkeypatch, claude_max_retries=1, timeout=3)
+        assert processes_with_env("ANTHROPIC_BASE_URL", api.url) == {}
+    assert (result.status, result.failure_kind, result.reason) == (
+        "timeout",
+        "rate_limited",
+        "timed out after 3 s while the CLI waited to retry after HTTP 429",
+    )
+    assert result.retry_after_seconds is not None
+    assert 30.0 <= result.retry_after_seconds <= 40.0
+    assert len(api.requests) == 1

@@ -122,3 +122,23 @@ def test_rate_limited_with_a_known_reset_time() -> None:
     end = RunEnd(exit_code=1, timed_out=False, timeout_seconds=60)
     got = classify(parser.summary(), end, allow_api_key_billing=True, now=100.0)
     assert got == Verdict("failed", "rate_limited", "the API answered HTTP 429", 30.0)
+
+
+def test_timeout_while_waiting_out_a_429_is_rate_limited() -> None:
+    lines = (STREAMS / "rate_limited_retried.jsonl").read_text().splitlines()
+    retry = [line for line in lines if '"api_retry"' in line]
+    end = RunEnd(exit_code=None, timed_out=True, timeout_seconds=4)
+    parser = StreamParser()
+    for line in [lines[0], *retry]:  # init, then the retry notice; the run ends there
+        parser.feed(line)
+    assert classify(parser.summary(), end, allow_api_key_billing=True, now=0) == Verdict(
+        "timeout",
+        "rate_limited",
+        "timed out after 4 s while the CLI waited to retry after HTTP 429",
+        1.241,
+    )
+    # Once the model answered after the retry, a later timeout is an ordinary one.
+    parser.feed((STREAMS / "plain.jsonl").read_text().splitlines()[1])
+    assert classify(parser.summary(), end, allow_api_key_billing=True, now=0) == Verdict(
+        "timeout", None, "timed out after 4 s"
+    )
