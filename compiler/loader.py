@@ -26,7 +26,8 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
 
 _UTF8_HINT = "hz reads contracts as UTF-8; save the file with that encoding"
 # Characters YAML 1.2 forbids in a stream (§5.1), checked up front to locate them by
-# character: libyaml reports them at a byte offset.
+# character: libyaml reports them at a byte offset. The pattern is the one PyYAML's reader
+# compiles, so `re`'s cache hands back that object instead of compiling it again (~5 ms).
 _NOT_YAML_TEXT = re.compile(
     "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 )
