@@ -53,7 +53,10 @@ def check_timeout(doc: SourceDoc) -> tuple[int | None, list[Diagnostic]]:
         seconds = parse_duration(raw)
         if seconds is None:
             msg = f"hz.timeout: {raw!r} is not a duration"
-            return None, [at(doc, path, "HZ301", msg, hint=_DURATION_HINT)]
+            hint = _DURATION_HINT
+            if raw.strip().isdigit():  # "600" quoted: seconds need no quotes, strings a unit
+                hint = f'write {raw.strip()} without quotes for seconds, or "{raw.strip()}s"'
+            return None, [at(doc, path, "HZ301", msg, hint=hint)]
     elif isinstance(raw, int) and not isinstance(raw, bool):
         seconds = raw
     else:

@@ -102,3 +102,8 @@ def test_budget_refused(raw: object, code: str, message: str) -> None:
     usd, diags = check_max_usd(doc({"agent": {"max_usd": raw}}), 100.0)
     assert usd is None
     assert [(d.code, d.message, d.line, d.column) for d in diags] == [(code, message, 6, 14)]
+
+
+def test_quoted_seconds_get_a_precise_hint() -> None:
+    _, (diag,) = check_timeout(doc({"timeout": "600"}))
+    assert (diag.code, diag.hint) == ("HZ301", 'write 600 without quotes for seconds, or "600s"')
