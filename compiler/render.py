@@ -8,10 +8,14 @@ diagnostic located at the template's line (HZ707–HZ709), never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Sequence
+import sys
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from compiler.diagnostics import Diagnostic
@@ -24,6 +28,7 @@ if TYPE_CHECKING:
     from jinja2.sandbox import SandboxedEnvironment
 
 MAX_PROMPT_BYTES = 1024 * 1024
+MAX_RENDER_SECONDS = 10.0
 #: The template's own name in Jinja tracebacks, to find its frames.
 _TEMPLATE_NAME = "<template>"
 
@@ -95,6 +100,39 @@ def _template_line(error: BaseException) -> int | None:
     return line if isinstance(line, int) else None
 
 
+class RenderTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Stop template code that runs past ``seconds``.
+
+    The sandbox caps ``range`` but not nested loops over it (or over a large input), which
+    can spin for hours without producing a byte. A line tracer on the template's own frames
+    checks the clock every few thousand lines; other code runs untraced.
+    """
+    end = time.monotonic() + seconds
+    count = 0
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        count += 1
+        if count % 4096 == 0 and time.monotonic() > end:
+            raise RenderTimeout
+        return local
+
+    def calls(frame: FrameType, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == _TEMPLATE_NAME else None
+
+    previous = sys.gettrace()
+    sys.settrace(calls)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
 def render_prompt(
     template: str, values: dict[str, Any], place: TemplatePlace
 ) -> tuple[str | None, list[Diagnostic]]:
@@ -104,12 +142,20 @@ def render_prompt(
         compiled = environment().from_string(template)
         chunks: list[str] = []
         size = 0
-        for chunk in compiled.generate(inputs=values):
-            size += len(chunk.encode("utf-8"))
-            if size > MAX_PROMPT_BYTES:
-                message = f"the rendered prompt is larger than 1 MiB ({MAX_PROMPT_BYTES:,} bytes)"
-                return None, [place.diagnostic("HZ709", message, None)]
-            chunks.append(chunk)
+        with deadline(MAX_RENDER_SECONDS):
+            for chunk in compiled.generate(inputs=values):
+                size += len(chunk.encode("utf-8"))
+                if size > MAX_PROMPT_BYTES:
+                    message = (
+                        f"the rendered prompt is larger than 1 MiB ({MAX_PROMPT_BYTES:,} bytes)"
+                    )
+                    return None, [place.diagnostic("HZ709", message, None)]
+                chunks.append(chunk)
+    except RenderTimeout as e:
+        message = (
+            f"rendering took longer than {MAX_RENDER_SECONDS:g} s: the template loops too much"
+        )
+        return None, [place.diagnostic("HZ707", message, _template_line(e))]
     except SecurityError as e:
         message = f"refused by the template sandbox: {e}"
         return None, [place.diagnostic("HZ708", message, _template_line(e))]

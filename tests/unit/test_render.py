@@ -240,3 +240,24 @@ def test_unknown_job_version_is_a_format_error() -> None:
         e.value.message
         == "new.job.json: job format version 3 needs a newer hz (this hz reads version 1)"
     )
+
+
+def test_endless_loops_stop_at_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import compiler.render
+
+    monkeypatch.setattr(compiler.render, "MAX_RENDER_SECONDS", 0.5)
+    tracer = sys.gettrace()
+    template = "a\n{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    assert _render(template) == (
+        None,
+        [
+            Diagnostic(
+                "HZ707",
+                "prompt line 2: rendering took longer than 0.5 s: the template loops too much",
+                "demo.job.json",
+            )
+        ],
+    )
+    assert sys.gettrace() is tracer
