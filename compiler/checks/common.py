@@ -8,7 +8,8 @@ from typing import Any
 from compiler.diagnostics import Diagnostic
 from compiler.source import JsonPath, SourceDoc
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# "$" too: schema keywords such as $ref and $defs read better as hz...schema.$defs.
+_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
 
 def dotted(path: JsonPath) -> str:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from compiler.checks.common import at, dotted, get
 from compiler.checks.messages import describe
+from compiler.checks.refs import ref_problems
 from compiler.diagnostics import Diagnostic
 from compiler.source import JsonPath, SourceDoc
 
@@ -43,7 +44,7 @@ def schema_problems(doc: SourceDoc, path: JsonPath, code: str) -> list[Diagnosti
         where = (*path, *e.absolute_path)
         _, message, hint = describe(e, dotted(where))
         out.append(at(doc, where, code, f"not a valid JSON Schema: {message}", hint=hint))
-    return out
+    return out or ref_problems(doc, path, schema, code)
 
 
 def default_problems(doc: SourceDoc, name: str, spec: dict[str, Any]) -> list[Diagnostic]:

@@ -11,7 +11,7 @@ import functools
 from typing import TYPE_CHECKING, NamedTuple
 
 from compiler.checks.common import get
-from compiler.checks.template_walk import analyse
+from compiler.checks.template_walk import UNUSED, analyse
 from compiler.diagnostics import Diagnostic
 from compiler.source import SourceDoc
 
@@ -64,6 +64,13 @@ def check_template(doc: SourceDoc) -> list[Diagnostic]:
     declared = tuple(str(k) for k in inputs) if isinstance(inputs, dict) else ()
     out = []
     for f in findings(source, declared):
+        if f.code == UNUSED and f.needle is not None:
+            pos = doc.pos(("hz", "inputs", f.needle), key=True)
+            hint = f"use it in the prompt as {{{{ inputs.{f.needle} }}}}, or remove it"
+            out.append(
+                Diagnostic(f.code, f.message, doc.path, pos.line, pos.column, "warning", hint)
+            )
+            continue
         line, col = locate(doc, f.line, f.needle)
         out.append(Diagnostic(f.code, f.message, doc.path, line, col, hint=f.hint))
     return out

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 Raw = tuple[str, int, str | None, str, str | None]
 
+#: The code of the one warning the template check gives: a declared input the prompt never uses.
+UNUSED = "HZ506"
+MAPPING_METHODS = frozenset({"items", "keys", "values", "get"})
 #: Names Jinja itself provides inside templates, besides its globals.
 SPECIAL = frozenset({"inputs", "loop", "caller", "varargs", "kwargs", "self", "super"})
 
@@ -33,10 +36,24 @@ def analyse(tree: nodes.Template, env: Environment, declared: tuple[str, ...]) -
     from jinja2 import nodes
 
     everything = list(walk(tree))
+    # inputs.items(), inputs.get('x'): mapping methods, not inputs named "items" or "get".
+    methods = {
+        id(n.node)
+        for n in everything
+        if isinstance(n, nodes.Call)
+        and isinstance(n.node, nodes.Getattr)
+        and n.node.attr in MAPPING_METHODS
+    }
     out = []
+    used: set[str] = set()
     for node in everything:
         if isinstance(node, (nodes.Getattr, nodes.Getitem)):
-            out += _input_ref(node, declared)
+            ref = None if id(node) in methods else input_key(node)
+            if ref is not None:
+                # A misspelt reference counts as a use of the input it was meant for:
+                # its error already says so, an "unused" warning would only repeat it.
+                used.add(closest(ref[0], declared) or ref[0] if ref[0] not in declared else ref[0])
+                out += _input_ref(node, ref, declared)
         elif isinstance(node, (nodes.Filter, nodes.Test)):
             out += _helper(node, env)
         elif isinstance(node, (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
@@ -44,20 +61,41 @@ def analyse(tree: nodes.Template, env: Environment, declared: tuple[str, ...]) -
             msg = f"prompt: {word} is not available: a prompt is one self-contained template"
             out.append(("HZ505", node.lineno, word, msg, "put the text into the prompt itself"))
     out += _free_names(everything, env, declared)
+    used |= {n.name for n in everything if isinstance(n, nodes.Name) and n.name in declared}
+    uses = sum(1 for n in everything if isinstance(n, nodes.Name) and n.name == "inputs")
+    keyed = sum(
+        1
+        for n in everything
+        if isinstance(n, (nodes.Getattr, nodes.Getitem)) and id(n) not in methods and input_key(n)
+    )
+    if uses == keyed:  # every use names its input: an unnamed one is really unused
+        out += [
+            (UNUSED, 0, name, _unused_message(name), None) for name in declared if name not in used
+        ]
     return out
 
 
-def _input_ref(node: nodes.Getattr | nodes.Getitem, declared: tuple[str, ...]) -> list[Raw]:
+def _unused_message(name: str) -> str:
+    return f"hz.inputs.{name} is declared but the prompt never uses it"
+
+
+def input_key(node: nodes.Getattr | nodes.Getitem) -> tuple[str, str] | None:
+    """``(name, needle)`` when ``node`` is ``inputs.name`` or ``inputs['name']``."""
     from jinja2 import nodes
 
     if not (isinstance(node.node, nodes.Name) and node.node.name == "inputs"):
-        return []
+        return None
     if isinstance(node, nodes.Getattr):
-        name, needle = str(node.attr), f"inputs.{node.attr}"
-    elif isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
-        name, needle = node.arg.value, "inputs["
-    else:
-        return []  # a computed key cannot be checked before render
+        return str(node.attr), f"inputs.{node.attr}"
+    if isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+        return node.arg.value, "inputs["
+    return None  # a computed key cannot be checked before render
+
+
+def _input_ref(
+    node: nodes.Getattr | nodes.Getitem, ref: tuple[str, str], declared: tuple[str, ...]
+) -> list[Raw]:
+    name, needle = ref
     if name in declared:
         return []
     hint = did_you_mean(name, declared) or (

@@ -58,12 +58,47 @@ def test_default_checked_only_against_a_valid_schema() -> None:
     )
 
 
-def test_remote_reference_is_an_error_not_a_download() -> None:
+def test_references_must_resolve_inside_the_schema() -> None:
     text = """\
     hz:
       inputs:
         a:
           schema: {$ref: "https://example.invalid/schema.json"}
+          default: 1
+        b:
+          schema:
+            items: {$ref: "#/$defs/item"}
+            $defs: {thing: {}}
+        c:
+          schema:
+            items: {$ref: "#/$defs/item"}
+            $defs: {item: {type: string}}
+            enum: [{$ref: "data, not a reference"}]
+    """
+    assert found(text) == [
+        (
+            "HZ401",
+            4,
+            22,
+            "not a valid JSON Schema: hz.inputs.a.schema.$ref: the reference "
+            "'https://example.invalid/schema.json' is outside this schema",
+        ),
+        (
+            "HZ401",
+            8,
+            23,
+            "not a valid JSON Schema: hz.inputs.b.schema.items.$ref: the reference "
+            "'#/$defs/item' points at nothing",
+        ),
+    ]
+
+
+def test_an_unresolvable_anchor_in_a_default_check_is_an_error_not_a_crash() -> None:
+    text = """\
+    hz:
+      inputs:
+        a:
+          schema: {$ref: "#nowhere"}
           default: 1
     """
     (diag,) = found(text)

@@ -80,7 +80,8 @@ def test_free_names_with_suggestions() -> None:
         (HEAD + "prompt: |\n  {{ week }} {{ input.week }} {{ zzz }}\n").encode(), "c"
     )
     assert doc is not None
-    assert [(d.code, d.column, d.message, d.hint) for d in check_template(doc)] == [
+    diags = [d for d in check_template(doc) if d.code == "HZ503"]
+    assert [(d.code, d.column, d.message, d.hint) for d in diags] == [
         (
             "HZ503",
             6,
@@ -133,3 +134,28 @@ def test_analysis_is_cached_per_text_and_inputs() -> None:
     first = findings("{{ inputs.a }}", ("a",))
     assert findings("{{ inputs.a }}", ("a",)) is first
     assert findings("{{ inputs.a }}", ()) != first
+
+
+def test_unused_input_is_a_warning_at_its_key() -> None:
+    doc, _ = load_bytes((HEAD + "prompt: |\n  {{ inputs.week }}\n").encode(), "c.yaml")
+    assert doc is not None
+    (diag,) = check_template(doc)
+    assert (diag.code, diag.severity, diag.line, diag.column) == ("HZ506", "warning", 4, 5)
+    assert diag.message == "hz.inputs.issues is declared but the prompt never uses it"
+    assert diag.hint == "use it in the prompt as {{ inputs.issues }}, or remove it"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "{{ inputs.week }} {{ inputs['issues'] }}",
+        "{{ inputs.week }} {{ inputs.isues }}",  # the typo is the error; no warning as well
+        "{{ inputs.week }} {{ issues }}",
+        "{% for k, v in inputs.items() %}{{ v }}{% endfor %}",  # every input may be used
+        "{{ inputs | tojson }}",
+        "{% set k = 'issues' %}{{ inputs[k] }}",
+    ],
+)
+def test_no_unused_warning_when_every_input_may_be_used(body: str) -> None:
+    codes = [code for code, *_ in found(HEAD + f"prompt: |\n  {body}\n")]
+    assert "HZ506" not in codes
