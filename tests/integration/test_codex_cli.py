@@ -161,12 +161,18 @@ def test_a_shell_command_runs_in_the_read_only_sandbox(codex: Path, work: Path, 
 def test_a_command_the_sandbox_refuses_is_fed_back_to_the_model(
     codex: Path, work: Path, key: str
 ) -> None:
-    # Pinned behaviour (0.171.0): a command that fails because the sandbox denied it emits no
-    # command_execution item at all; the model gets the refusal and the turn goes on.
+    # Pinned behaviour (0.171.0): the model gets the refusal and the turn goes on. The CLI
+    # reports the failed command as a command_execution item in most runs, but in some (about
+    # a third, with a fresh CODEX_HOME) it emits no item for it at all: both are seen here.
     with FakeResponses([shell("touch made.txt"), message("refused")]) as api:
         result = run(api, codex, work)
         outputs = function_outputs(api.requests)
-    assert (result.status, result.draft, result.tool_calls) == ("completed", "refused", ())
+    assert (result.status, result.draft) == ("completed", "refused")
+    if result.tool_calls:
+        (call,) = result.tool_calls
+        assert (call.name, call.is_error) == ("command_execution", True)
+        assert isinstance(call.input, dict)
+        assert str(call.input["command"]).endswith(" -lc 'touch made.txt'")
     assert not (work / "made.txt").exists()
     assert "touch: cannot touch 'made.txt': Read-only file system" in outputs[0]["output"]
 
