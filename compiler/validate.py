@@ -35,7 +35,8 @@ class ValidationRun:
 def validate_source(
     doc: SourceDoc, *, max_usd_ceiling: float = DEFAULT_MAX_USD_CEILING
 ) -> tuple[Contract | None, list[Diagnostic]]:
-    """Every problem of one document; the Contract only when there is no error."""
+    """Every problem of one document, sorted by position; the Contract only when none is an
+    error (warnings do not stop it)."""
     from compiler.checks.io_schemas import check_inputs, check_output
     from compiler.checks.structure import check_structure
     from compiler.checks.template import check_template
@@ -51,6 +52,7 @@ def validate_source(
     diags += check_inputs(doc)
     diags += check_output(doc)
     diags += check_template(doc)
+    diags = list(sort_diagnostics(diags))
     if any(d.severity == "error" for d in diags) or timeout is None or max_usd is None:
         return None, diags
     return _contract(doc, timeout, max_usd), diags
