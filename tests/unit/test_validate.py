@@ -143,7 +143,7 @@ def test_every_problem_in_one_pass() -> None:
     text = text.replace("{max_usd: 0.5}", "{max_usd: -1, model: x}")
     text = text.replace("prompt: Hello.", "prompt: '{{ inputs.x }}'")
     _, diags = validate_source(doc_of(text))
-    assert [d.code for d in diags] == ["HZ104", "HZ202", "HZ302", "HZ303", "HZ502"]
+    assert [d.code for d in diags] == ["HZ104", "HZ302", "HZ303", "HZ202", "HZ502"]
 
 
 def write(path: Path, text: str = MINIMAL) -> Path:
