@@ -69,6 +69,6 @@ def test_index_links_every_code_in_order() -> None:
     text = rules_markdown()
     linked = re.findall(r"^\| \[(HZ\d{3})\]\(#hz\d{3}\) \| .+ \|$", text, re.M)
     assert linked == codes()
-    assert "\n## HZ101: unknown key\n" in text
+    assert "\n## HZ101: Unknown key\n" in text
     # Comments inside YAML examples are not headings and stay as they are.
     assert "\n### Why\n" in text
