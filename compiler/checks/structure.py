@@ -101,7 +101,7 @@ def map_error(doc: SourceDoc, e: ValidationError) -> Iterable[Diagnostic]:
     elif kind == "required":
         yield from _missing_keys(doc, path, e)
     elif kind == "not" and len(path) == 3 and path[:2] == ("hz", "agent") and path[2] in REFUSED:
-        yield _refused(doc, str(path[2]))
+        yield _refused(doc, path)
     elif "propertyNames" in e.relative_schema_path:
         name = str(e.instance)
         yield at(
@@ -130,6 +130,10 @@ def _unknown_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterabl
     for name in instance:
         if name in allowed:
             continue
+        if path == ("hz",) and name in REFUSED:
+            # The same choice one level up (hz.model): the same answer, not "unknown key".
+            yield _refused(doc, (*path, name))
+            continue
         suggestion = did_you_mean(str(name), allowed)
         listing = "allowed keys: " + ", ".join(allowed)
         hint = f"{suggestion} ({listing})" if suggestion else listing
@@ -151,12 +155,13 @@ def _missing_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterabl
         )
 
 
-def _refused(doc: SourceDoc, name: str) -> Diagnostic:
+def _refused(doc: SourceDoc, path: JsonPath) -> Diagnostic:
+    name = str(path[-1])
     return at(
         doc,
-        ("hz", "agent", name),
+        path,
         REFUSED[name],
-        f"hz.agent.{name} is refused: {_WHY[name]}",
+        f"{dotted(path)} is refused: {_WHY[name]}",
         key=True,
         hint=f"remove it; {_WHERE[name]} in the hz configuration (see `hz config show`)",
     )

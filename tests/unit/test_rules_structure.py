@@ -158,3 +158,19 @@ def test_dotted_paths() -> None:
     assert extend("hz.inputs.x.schema", ("items", 0)) == "hz.inputs.x.schema.items[0]"
     assert extend("the top level", ("hz",)) == "hz"
     assert extend("a", ()) == "a"
+
+
+def test_refused_hint_one_level_up_gets_its_own_code_too() -> None:
+    text = """\
+    hz:
+      contract: 1
+      name: n
+      model: opus
+      timeout: 1
+      agent: {max_usd: 1}
+    contract: c
+    prompt: p
+    """
+    assert [(c, line, col, msg[:28]) for c, line, col, msg, _ in found(text)] == [
+        ("HZ202", 4, 3, "hz.model is refused: the run")
+    ]
