@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import uuid
 from pathlib import Path
 from typing import Any
@@ -356,3 +357,35 @@ def test_progress_reports_turns_and_tool_calls(codex: Path, work: Path, key: str
         (1, 0, None),
         (1, 1, "command_execution"),
     ]
+
+
+def test_an_unreachable_model_api_ends_the_run(codex: Path, work: Path, key: str) -> None:
+    # Without --disable unbounded_connection_retries the CLI waits for the network forever.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again before the run: nothing listens there
+    provider = (
+        f'model_providers.gone={{name="gone",base_url="http://127.0.0.1:{port}/v1",'
+        'wire_api="responses",env_key="FAKE_KEY",request_max_retries=1,stream_max_retries=1}'
+    )
+    runner = CodexRunner.from_settings(
+        {
+            "codex_executable": str(codex),
+            "codex_config": ['model_provider="gone"', provider],
+            "codex_env": ["FAKE_KEY"],
+            "model": MODEL,
+        }
+    )
+    result = runner.run(
+        "go",
+        contract="",
+        tools=ToolProfile(working_dir=str(work)),
+        timeout=120,
+        budget=Budget(max_usd=1),
+    )
+    assert (result.status, result.failure_kind, result.reason) == (
+        "failed",
+        "runtime_error",
+        "Connection failed: error sending request",
+    )
+    assert result.duration_seconds < 60
