@@ -389,3 +389,23 @@ def test_an_unreachable_model_api_ends_the_run(codex: Path, work: Path, key: str
         "Connection failed: error sending request",
     )
     assert result.duration_seconds < 60
+
+
+def test_the_environment_is_an_allowlist(
+    codex: Path, work: Path, key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-codex")
+    monkeypatch.setenv("HZ_CREDENTIAL_OPENAI", "hz-secret")
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "the-users-codex-home"))
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:1")
+    dump = tmp_path / "env.txt"
+    wrapper = tmp_path / "codex-env-dump"
+    wrapper.write_text(f'#!/bin/sh\nenv > "{dump}"\nexec "{codex}" "$@"\n')
+    wrapper.chmod(0o755)
+    with FakeResponses([message("ok")]) as api:
+        assert run(api, wrapper, work).status == "completed"
+    env = dict(line.split("=", 1) for line in dump.read_text().splitlines() if "=" in line)
+    assert env["FAKE_KEY"] == key
+    assert Path(env["CODEX_HOME"]).parent == Path(os.environ["HOME"]) / ".cache/hz/codex-home"
+    for name in ("OPENAI_API_KEY", "HZ_CREDENTIAL_OPENAI", "HTTPS_PROXY"):
+        assert name not in env
