@@ -27,8 +27,13 @@ from runtime.privatefiles import PLACEHOLDER_DIR, private_directory
 from runtime.process import Limits, ProcessOutcome, run_bounded
 from runtime.protocol import Capabilities, Check, Progress, ProgressCallback, RunPlan
 from runtime.result import AgentResult
-from runtime.runners.claude_argv import resolve_executable
-from runtime.runners.codex_argv import CONTRACT_FILE, SCHEMA_FILE, build_argv, private_codex_home
+from runtime.runners.codex_argv import (
+    CONTRACT_FILE,
+    SCHEMA_FILE,
+    build_argv,
+    private_codex_home,
+    resolve_executable,
+)
 from runtime.runners.codex_classify import RunEnd, classify
 from runtime.runners.codex_doctor import checks
 from runtime.runners.codex_events import CodexStream

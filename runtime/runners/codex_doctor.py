@@ -13,7 +13,7 @@ import re
 from runtime.environment import child_environment
 from runtime.process import Limits, run_bounded
 from runtime.protocol import Check
-from runtime.runners.claude_argv import resolve_executable
+from runtime.runners.codex_argv import resolve_executable
 from runtime.runners.codex_settings import CodexSettings
 
 #: The oldest CLI whose flags and event shapes hz was tested against.
