@@ -39,6 +39,7 @@ from runtime.runners.codex_doctor import checks
 from runtime.runners.codex_events import CodexStream
 from runtime.runners.codex_settings import SETTINGS_KEYS, CodexSettings, read_settings
 
+_ROLES = {CONTRACT_FILE: "contract", SCHEMA_FILE: "output schema"}
 #: Lines the CLI prints on stderr on every run that say nothing about this one.
 _NOISE = ("Reading prompt from stdin...", "WARNING: proceeding, even though we could not create")
 
@@ -119,7 +120,7 @@ class CodexRunner:
             argv=self._argv(executable, working_dir, shown),
             cwd=working_dir,
             env_names=tuple(sorted(env)),
-            files=(*shown.items(), ("CODEX_HOME", home)),
+            files=(*((_ROLES[name], path) for name, path in shown.items()), ("codex home", home)),
             stdin="the prompt, then closed",
             limits_unenforced=self.unenforced(tools),
         )

@@ -187,9 +187,9 @@ def test_plan_shows_what_would_run_without_running(tmp_path: Path) -> None:
     assert plan.argv[0] == "/nonexistent/codex"
     assert plan.cwd == str(tmp_path)
     assert plan.files == (
-        ("contract.md", "<private>/contract.md"),
-        ("output-schema.json", "<private>/output-schema.json"),
-        ("CODEX_HOME", "<private>/codex-home"),
+        ("contract", "<private>/contract.md"),
+        ("output schema", "<private>/output-schema.json"),
+        ("codex home", "<private>/codex-home"),
     )
     assert "CODEX_HOME" in plan.env_names
     assert plan.limits_unenforced == ("budget", "tools", "turns")
