@@ -125,3 +125,17 @@ def test_missing_target_is_a_usage_error(hz_argv: list[str], project: Path) -> N
     done = hz(hz_argv, project, "render", "absent.job.json")
     assert done.returncode == 2
     assert "'absent.job.json' does not exist" in done.stderr
+
+
+def test_contract_warnings_go_to_stderr_and_the_packet_renders(
+    hz_argv: list[str], project: Path
+) -> None:
+    text = CONTRACT.replace("  {% for i in range(inputs.times) %}", "  {% for i in range(2) %}")
+    (project / "greet.yaml").write_text(text, encoding="utf-8")
+    done = hz(hz_argv, project, "render", "greet.yaml", "--input", "who=Al", "--format", "text")
+    assert (done.returncode, done.stdout) == (0, "Hello Al!\nHello Al!\n\n")
+    assert done.stderr == (
+        "greet.yaml:10:5: warning: hz.inputs.times is declared but the prompt never uses it "
+        "[HZ506]\n"
+        "  hint: use it in the prompt as {{ inputs.times }}, or remove it\n"
+    )
