@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -166,6 +167,12 @@ def test_receipt_chain_over_several_runs(hz_argv: list[str], tmp_path: Path, fmt
     )
 
 
+def _default_sigint() -> None:
+    # A shell without job control starts background jobs with SIGINT ignored, and Python
+    # then installs no KeyboardInterrupt handler; give hz the default a terminal would.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize(
     ("signum", "name"), [(signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")]
 )
@@ -176,19 +183,28 @@ def test_interrupted_run_is_cancelled_with_a_receipt_and_nothing_left(
     config = operator(tmp_path, "sleep", f"--pids={pids}")
     (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="10m"))
     env = {**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": config}
-    with subprocess.Popen(
+    hz_process = subprocess.Popen(
         [*hz_argv, "run", "greet.yaml", "--input", "who=A", "--format", "json", "-q"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    ) as hz_process:
+        preexec_fn=_default_sigint,
+    )
+    try:
         deadline = time.monotonic() + 60
         while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
             time.sleep(0.05)
         hz_process.send_signal(signum)
         out, err = hz_process.communicate(timeout=60)
+    finally:
+        if hz_process.poll() is None:  # never leave hz or the agent behind a failed test
+            hz_process.kill()
+            hz_process.wait()
+            for process in recorded_pids(pids) if pids.exists() else []:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(int(process["pgid"]), signal.SIGKILL)
     result = json.loads(out)
     assert (hz_process.returncode, err) == (7, "")
     assert (result["status"], result["failure_kind"], result["reason"]) == (
