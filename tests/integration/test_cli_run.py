@@ -355,3 +355,12 @@ def test_receipts_list(hz_argv: list[str], work: Path) -> None:
         "000001-greet.json  TIME  echo  completed  $0.0000",
         "000002-greet.json  TIME  echo  timeout  $0.0000",
     ]
+
+
+def test_a_job_is_rendered_with_its_inputs_then_run(hz_argv: list[str], work: Path) -> None:
+    (work / "contracts").mkdir()
+    (work / "contracts" / "greet.yaml").write_text(CONTRACT)
+    compiled = hz(hz_argv, work, "compile", "contracts", "--out", "jobs")
+    assert compiled.returncode == 0, compiled.stderr
+    done = hz(hz_argv, work, "run", "jobs/greet.job.json", "--input", "who=Cy", "-q", config=ECHO)
+    assert (done.returncode, done.stdout) == (0, "Say hi to Cy.\n")
