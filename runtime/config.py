@@ -51,7 +51,8 @@ class Setting:
 @dataclass(frozen=True, slots=True)
 class LayerState:
     """One source as it was consulted: ``loaded``, ``missing`` (a default file that does not
-    exist) or ``unset`` (``HZ_CONFIG`` not set, no project file found)."""
+    exist) or ``unset`` (``HZ_CONFIG`` not set, no project file found, no ``HZ_*`` setting).
+    For the environment, ``where`` lists the variables that set something."""
 
     layer: Layer
     where: str
@@ -91,6 +92,10 @@ class Config:
     @property
     def max_usd_ceiling(self) -> float:
         return float(self.get(AUTHORING, "max_usd_ceiling"))
+
+
+#: How an ``unset`` layer is described.
+UNSET = {"project": "none found", "environment": "no HZ_* settings"}
 
 
 def user_config_path(environ: Mapping[str, str]) -> Path:
@@ -142,7 +147,9 @@ def read_source(source: Source, environ: Mapping[str, str]) -> tuple[Located, La
     if source.layer == "default":
         return {k: (v, "") for k, v in DEFAULTS.items()}, LayerState("default", "", "loaded")
     if source.layer == "environment":
-        return read_environment(environ), LayerState("environment", "HZ_*", "loaded")
+        values = read_environment(environ)
+        names = ", ".join(sorted({where for _, where in values.values()}))
+        return values, LayerState("environment", names, "loaded" if names else "unset")
     if source.path is None:
         return {}, LayerState(source.layer, "", "unset")
     where = str(source.path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runtime.config import Config
+from runtime.config import UNSET, Config
 from runtime.config_keys import TABLES
 
 
@@ -26,7 +26,7 @@ def show_text(config: Config) -> str:
     lines = ["# sources, lowest precedence first:"]
     for state in config.layers:
         detail = {"loaded": state.where or "built in", "missing": f"{state.where} (not present)"}
-        unset = "none found" if state.layer == "project" else "not set"
+        unset = UNSET.get(state.layer, "not set")
         lines.append(f"#   {state.layer:<12} {detail.get(state.state, unset)}")
     for table in TABLES:
         settings = [s for s in config.settings if s.table == table]

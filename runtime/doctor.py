@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from runtime import registry
-from runtime.config import LayerState, load_config, read_source, sources
+from runtime.config import UNSET, LayerState, load_config, read_source, sources
 from runtime.config_project import find_project_file, read_project_file
 from runtime.errors import ConfigError, HzError
 from runtime.execute import check_capabilities
@@ -32,7 +32,7 @@ def _layer_check(state: LayerState) -> Check:
     if state.state == "missing":
         return Check(name, "ok", f"{state.where} (not present)")
     if state.state == "unset":
-        return Check(name, "ok", "none found" if state.layer == "project" else "not set")
+        return Check(name, "ok", UNSET.get(state.layer, "not set"))
     return Check(name, "ok", state.where or "built in")
 
 

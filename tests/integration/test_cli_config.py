@@ -41,7 +41,7 @@ def test_text(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
         f"#   user         {user}\n"
         f"#   project      {tmp_path / 'hz.toml'}\n"
         "#   HZ_CONFIG    not set\n"
-        "#   environment  HZ_*\n"
+        "#   environment  HZ_RUNNER\n"
         "\n"
         "[capabilities]\n"
         'agent_runner = "echo"  # environment HZ_RUNNER\n'
@@ -91,7 +91,7 @@ def test_json(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
             {"layer": "user", "where": user, "state": "loaded"},
             {"layer": "project", "where": str(tmp_path / "hz.toml"), "state": "loaded"},
             {"layer": "HZ_CONFIG", "where": None, "state": "unset"},
-            {"layer": "environment", "where": "HZ_*", "state": "loaded"},
+            {"layer": "environment", "where": "HZ_RUNNER", "state": "loaded"},
         ],
     }
 

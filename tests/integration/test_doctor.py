@@ -31,7 +31,7 @@ def _head(home: Path, cwd: Path, project: str = "config project: none found") ->
         f"ok       config user: {home / '.config/hz/config.toml'} (not present)",
         f"ok       {project}",
         f"ok       config HZ_CONFIG: {cwd / 'operator.toml'}",
-        "ok       config environment: HZ_*",
+        "ok       config environment: no HZ_* settings",
     ]
 
 
@@ -113,7 +113,7 @@ def test_hostile_project_file_and_broken_operator_file(
             "configures execution and is not allowed in a project hz.toml",
             f"FAILED   config HZ_CONFIG: {tmp_path / 'operator.toml'}:2:16: invalid TOML: "
             "Invalid value",
-            "ok       config environment: HZ_*",
+            "ok       config environment: no HZ_* settings",
         ],
     )
 

@@ -102,7 +102,7 @@ def test_missing_default_files_are_fine(tmp_path: Path) -> None:
         ("user", "missing"),
         ("project", "unset"),
         ("HZ_CONFIG", "unset"),
-        ("environment", "loaded"),
+        ("environment", "unset"),
     ]
 
 
@@ -148,6 +148,10 @@ def test_environment_mapping() -> None:
             "HZ_CREDENTIAL_TOKEN": "secret",
             "HZ_AGENT_CLIS": "/somewhere",
         }
+    )
+    assert config.layers[-1].where == (
+        "HZ_AUTHORING__MAX_USD_CEILING, HZ_RUNNER, HZ_SYSTEM_RUNNER__MODEL, "
+        "HZ_SYSTEM_RUNNER__REQUIRE_ENFORCED_BUDGET"
     )
     assert [(s.table, s.key, s.value, s.origin.where) for s in config.settings] == [
         ("authoring", "max_usd_ceiling", 2.5, "HZ_AUTHORING__MAX_USD_CEILING"),
