@@ -24,31 +24,34 @@ SCHEMA_KINDS = ("contract", "job", "packet", "result")
 @click.option(
     "--max-usd-ceiling",
     type=click.FloatRange(min=0, min_open=True),
-    default=100.0,
-    show_default=True,
-    help="The largest hz.agent.max_usd a contract may ask for.",
+    default=None,
+    help="The largest hz.agent.max_usd a contract may ask for "
+    "[default: [authoring] max_usd_ceiling from the configuration, else 100].",
 )
-def validate(paths: tuple[str, ...], fmt: str, max_usd_ceiling: float) -> int:
+def validate(paths: tuple[str, ...], fmt: str, max_usd_ceiling: float | None) -> int:
     """Validate contracts: files, directories (every *.yaml and *.yml inside) or - for stdin.
 
     Exit status: 0 when every contract is valid, 1 when any has an error, 2 on a usage error.
     """
     if not paths:
         raise click.UsageError("give at least one PATH: a contract file, a directory, or -")
+    from compiler.authoring import authoring
+    from compiler.diagnostics import sort_diagnostics
     from compiler.report import write_report
     from compiler.validate import validate_paths
     from runtime import __version__
 
-    run = validate_paths(paths, max_usd_ceiling=max_usd_ceiling)
+    options = authoring(max_usd_ceiling)
+    run = validate_paths(paths, max_usd_ceiling=options.max_usd_ceiling)
     write_report(
-        run.diagnostics,
+        sort_diagnostics([*options.diagnostics, *run.diagnostics]),
         fmt=fmt,
         files_checked=run.files_checked,
         out=sys.stdout,
         err=sys.stderr,
         tool_version=__version__,
     )
-    return 0 if run.ok else 1
+    return 0 if run.ok and not options.diagnostics else 1
 
 
 @click.command(short_help="Print a JSON Schema (contract, job, packet or result).")

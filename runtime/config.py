@@ -123,6 +123,7 @@ def load_config(
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     project: Path | None = None,
+    runner_keys: bool = True,
 ) -> Config:
     """Merge every source; ``project`` names the project file, else it is searched from ``cwd``
     (no search when neither is given)."""
@@ -132,7 +133,7 @@ def load_config(
     merged: dict[tuple[str, str], Setting] = {}
     states: list[LayerState] = []
     for source in sources(env, project):
-        values, state = read_source(source, env)
+        values, state = read_source(source, env, runner_keys=runner_keys)
         states.append(state)
         for (table, key), (value, where) in values.items():
             merged[table, key] = Setting(table, key, value, Origin(source.layer, where))
@@ -143,11 +144,13 @@ def load_config(
 Located = dict[tuple[str, str], tuple[Any, str]]
 
 
-def read_source(source: Source, environ: Mapping[str, str]) -> tuple[Located, LayerState]:
+def read_source(
+    source: Source, environ: Mapping[str, str], *, runner_keys: bool = True
+) -> tuple[Located, LayerState]:
     if source.layer == "default":
         return {k: (v, "") for k, v in DEFAULTS.items()}, LayerState("default", "", "loaded")
     if source.layer == "environment":
-        values = read_environment(environ)
+        values = read_environment(environ, runner_keys=runner_keys)
         names = ", ".join(sorted({where for _, where in values.values()}))
         return values, LayerState("environment", names, "loaded" if names else "unset")
     if source.path is None:
@@ -163,7 +166,8 @@ def read_source(source: Source, environ: Mapping[str, str]) -> tuple[Located, La
         }
         return located, LayerState("project", where, "loaded")
     try:
-        return read_operator_file(source.path), LayerState(source.layer, where, "loaded")
+        located = read_operator_file(source.path, runner_keys=runner_keys)
+        return located, LayerState(source.layer, where, "loaded")
     except FileNotFoundError as e:
         if source.required:
             raise ConfigError(
@@ -181,5 +185,9 @@ class AuthoringOptions:
 
 def authoring_options(start: Path) -> AuthoringOptions:
     """The effective authoring options for a command run in ``start``: every operator layer
-    and the project's ``hz.toml`` found from ``start``. ``ConfigError`` on any problem."""
-    return AuthoringOptions(max_usd_ceiling=load_config(cwd=start).max_usd_ceiling)
+    and the project's ``hz.toml`` found from ``start``. ``ConfigError`` on any problem.
+
+    Runner keys are not checked here (that would load every runner); ``hz run`` and
+    ``hz doctor`` check them."""
+    config = load_config(cwd=start, runner_keys=False)
+    return AuthoringOptions(max_usd_ceiling=config.max_usd_ceiling)

@@ -38,7 +38,7 @@ def parse_env_value(raw: str) -> Any:
     return raw if isinstance(value, datetime.date | datetime.time) else value
 
 
-def read_environment(environ: Mapping[str, str]) -> Located:
+def read_environment(environ: Mapping[str, str], *, runner_keys: bool = True) -> Located:
     located: Located = {}
     for name in sorted(environ):
         if name.startswith("HZ_CREDENTIAL_"):
@@ -61,6 +61,6 @@ def read_environment(environ: Mapping[str, str]) -> Located:
                 f"[{table}] {key}; set one"
             )
         value = parse_env_value(environ[name])
-        check_setting(table, key, value, f"environment variable {name}")
+        check_setting(table, key, value, f"environment variable {name}", runner_keys=runner_keys)
         located[table, key] = (value, name)
     return located

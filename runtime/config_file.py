@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runtime import registry
 from runtime.config_keys import (
     AUTHORING,
     AUTHORING_KEYS,
     CAPABILITIES,
     CAPABILITY_KEYS,
+    RUNNER,
     SHARED_RUNNER_KEYS,
     TABLES,
     did_you_mean,
@@ -32,12 +32,20 @@ def known_keys(table: str) -> tuple[frozenset[str], tuple[str, ...]]:
         return CAPABILITY_KEYS, ()
     if table == AUTHORING:
         return AUTHORING_KEYS, ()
+    from runtime import registry  # loads every runner class: only when a runner key is checked
+
     runner_keys, broken = registry.all_settings_keys()
     return SHARED_RUNNER_KEYS | runner_keys, broken
 
 
-def check_setting(table: str, key: str, value: Any, where: str) -> None:
-    """Raise ``ConfigError`` naming ``where`` when the table, key or value is not acceptable."""
+def check_setting(
+    table: str, key: str, value: Any, where: str, *, runner_keys: bool = True
+) -> None:
+    """Raise ``ConfigError`` naming ``where`` when the table, key or value is not acceptable.
+
+    With ``runner_keys=False`` a ``[system.runner]`` key is not looked up among the runners'
+    keys (the authoring commands read configuration without loading any runner).
+    """
     if table not in TABLES:
         if not table:
             home = next((t for t in TABLES if key in known_keys(t)[0]), None)
@@ -47,7 +55,7 @@ def check_setting(table: str, key: str, value: Any, where: str) -> None:
             f"{where}: unknown table [{table}]{did_you_mean(table, TABLES)}",
             hint=f"tables: {', '.join(f'[{t}]' for t in TABLES)}",
         )
-    keys, broken = known_keys(table)
+    keys, broken = known_keys(table) if runner_keys or table != RUNNER else (frozenset([key]), ())
     if key not in keys:
         hint = f"known keys: {', '.join(sorted(keys))}"
         if broken:
@@ -60,12 +68,12 @@ def check_setting(table: str, key: str, value: Any, where: str) -> None:
         raise ConfigError(f"{where}: {problem}")
 
 
-def read_operator_file(path: Path) -> Located:
+def read_operator_file(path: Path, *, runner_keys: bool = True) -> Located:
     """A file's settings with their ``path:line:col``; ``FileNotFoundError`` passes through."""
     data, text = read_toml(path)
     located: Located = {}
     for entry in flatten(data, text):
         where = f"{path}:{entry.line}:{entry.column}" if entry.line else str(path)
-        check_setting(entry.table, entry.key, entry.value, where)
+        check_setting(entry.table, entry.key, entry.value, where, runner_keys=runner_keys)
         located[entry.table, entry.key] = (entry.value, where)
     return located

@@ -16,11 +16,15 @@ from __future__ import annotations
 import functools
 import importlib
 from importlib.metadata import EntryPoint, entry_points
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from runtime.config_keys import did_you_mean
 from runtime.errors import ConfigError
-from runtime.protocol import RunnerClass
+
+if TYPE_CHECKING:
+    # Only for annotations: the protocol module pulls in pydantic, and the authoring commands
+    # read configuration without loading any runner.
+    from runtime.protocol import RunnerClass
 
 GROUP = "hz.runners"
 
@@ -87,7 +91,7 @@ def resolve(name: str) -> RunnerClass:
     ]
     if missing:
         raise ConfigError(f"{origin} is not a runner class: it has no {', '.join(missing)}")
-    return cast(RunnerClass, loaded)
+    return cast("RunnerClass", loaded)
 
 
 def all_settings_keys() -> tuple[frozenset[str], tuple[str, ...]]:
