@@ -12,10 +12,16 @@ from runtime.errors import HzError
 from runtime.receipts import receipt_files
 
 
-def verify_chain(directory: Path) -> tuple[int, list[str]]:
-    """The number of receipts and one message per problem (empty when the chain is intact)."""
+def _require_directory(directory: Path) -> None:
+    if not directory.exists():
+        raise HzError(f"{directory}: no such receipt directory")
     if not directory.is_dir():
         raise HzError(f"{directory}: not a directory")
+
+
+def verify_chain(directory: Path) -> tuple[int, list[str]]:
+    """The number of receipts and one message per problem (empty when the chain is intact)."""
+    _require_directory(directory)
     files = receipt_files(directory)
     by_sequence: dict[int, list[Path]] = defaultdict(list)
     for sequence, path in files:
@@ -67,8 +73,7 @@ def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
 
 def receipt_rows(directory: Path) -> list[dict[str, Any]]:
     """One summary per receipt file, in chain order (unreadable files say so)."""
-    if not directory.is_dir():
-        raise HzError(f"{directory}: not a directory")
+    _require_directory(directory)
     rows = []
     for _, path in receipt_files(directory):
         try:

@@ -8,8 +8,11 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from runtime import __version__
 from runtime.canonical import sha256_hex
+from runtime.errors import HzError
 from runtime.receipts import receipt_body, write_receipt
 from runtime.receipts_verify import verify_chain
 from runtime.result import AgentResult, ToolCall, Usage
@@ -164,6 +167,8 @@ def test_not_json(tmp_path: Path) -> None:
 WRITER = """
 import sys
 from pathlib import Path
+
+import pytest
 from runtime.receipts import write_receipt
 from tests.unit.test_receipts import _body
 for _ in range(int(sys.argv[2])):
@@ -179,3 +184,16 @@ def test_concurrent_writers_keep_one_chain(tmp_path: Path) -> None:
     ]
     assert [w.wait(timeout=120) for w in writers] == [0, 0, 0, 0]
     assert verify_chain(tmp_path) == (40, [])
+
+
+def test_verify_names_a_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(HzError) as caught:
+        verify_chain(tmp_path / "nowhere")
+    assert caught.value.message == f"{tmp_path / 'nowhere'}: no such receipt directory"
+
+
+def test_verify_refuses_a_file(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(HzError) as caught:
+        verify_chain(tmp_path / "file")
+    assert caught.value.message == f"{tmp_path / 'file'}: not a directory"
