@@ -1,0 +1,39 @@
+"""Snapshots of the packet every example contract renders to with its example inputs."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from runtime.models import Packet, parse_artifact
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((REPO / "contracts").glob("*.yaml"))
+
+
+def test_every_example_has_inputs() -> None:
+    missing = [
+        p.name for p in EXAMPLES if not (REPO / "contracts/inputs" / f"{p.stem}.json").exists()
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize("contract", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_packet(hz_argv: list[str], contract: Path, snapshot: SnapshotAssertion) -> None:
+    inputs = REPO / "contracts" / "inputs" / f"{contract.stem}.json"
+    rel = contract.relative_to(REPO)
+    done = subprocess.run(
+        [*hz_argv, "render", str(rel), "--inputs", str(inputs.relative_to(REPO))],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == snapshot
+    packet = parse_artifact(done.stdout, "stdout")
+    assert isinstance(packet, Packet)
