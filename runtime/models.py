@@ -157,6 +157,8 @@ def parse_artifact(text: str, origin: str) -> Job | Packet:
         raise FormatError(f"{origin}: the job's digest does not match its content")
     if isinstance(artifact, Packet) and artifact.job_digest != job.digest:
         raise FormatError(f"{origin}: job_digest does not match the embedded job")
+    if isinstance(artifact, Packet) and artifact.inputs_sha256 != digest_of(artifact.inputs):
+        raise FormatError(f"{origin}: inputs_sha256 does not match the packet's input values")
     return artifact
 
 

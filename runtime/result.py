@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, JsonValue, computed_field
+from pydantic import Field, JsonValue, computed_field, model_validator
 
 from runtime.models import Frozen
 
@@ -70,6 +70,20 @@ class AgentResult(Frozen):
     retry_after_seconds: float | None = None
     limits_unenforced: tuple[str, ...] = ()
     output_truncated: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_counts(cls, data: Any) -> Any:
+        # ``tool_call_counts`` is written for readers of the JSON; it is derived from
+        # ``tool_calls``, so a result read back must agree with itself.
+        if isinstance(data, dict) and "tool_call_counts" in data:
+            data = dict(data)
+            counts = data.pop("tool_call_counts")
+            calls = data.get("tool_calls") or ()
+            names = [c.name if isinstance(c, ToolCall) else c.get("name") for c in calls]
+            if counts != dict(sorted(Counter(names).items())):
+                raise ValueError("tool_call_counts does not match tool_calls")
+        return data
 
     @computed_field  # type: ignore[prop-decorator]
     @property

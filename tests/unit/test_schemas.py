@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from runtime.canonical import canonical_json
+from runtime.canonical import canonical_json, digest_of
 from runtime.errors import FormatError
 from runtime.models import Budget, Job, Packet, SourceRef, ToolProfile, parse_artifact
 from runtime.result import AgentResult
@@ -38,7 +38,8 @@ def _packet() -> Packet:
         job=job,
         prompt="Hello\n",
         contract=job.contract,
-        inputs_sha256="1" * 64,
+        inputs={"who": "Ada"},
+        inputs_sha256=digest_of({"who": "Ada"}),
         job_digest=job.digest,
     )
 
@@ -150,3 +151,14 @@ def test_packet_of_another_job_is_refused() -> None:
     with pytest.raises(FormatError) as e:
         parse_artifact(_text(data), "p.json")
     assert e.value.message == "p.json: job_digest does not match the embedded job"
+
+
+def test_packet_round_trips() -> None:
+    assert parse_artifact(_text(_packet().to_json_data()), "p.json") == _packet()
+
+
+def test_packet_with_edited_inputs_is_refused() -> None:
+    data = _packet().to_json_data() | {"inputs": {"who": "Mallory"}}
+    with pytest.raises(FormatError) as e:
+        parse_artifact(_text(data), "p.json")
+    assert e.value.message == "p.json: inputs_sha256 does not match the packet's input values"
