@@ -10,7 +10,10 @@ import click
 
 from compiler.report import FORMATS
 
-MAX_USD_HELP = "The largest hz.agent.max_usd a contract may ask for."
+MAX_USD_HELP = (
+    "The largest hz.agent.max_usd a contract may ask for "
+    "[default: [authoring] max_usd_ceiling from the configuration, else 100]."
+)
 
 
 @click.command(short_help="Compile contracts into deterministic job files.")
@@ -44,8 +47,7 @@ MAX_USD_HELP = "The largest hz.agent.max_usd a contract may ask for."
 @click.option(
     "--max-usd-ceiling",
     type=click.FloatRange(min=0, min_open=True),
-    default=100.0,
-    show_default=True,
+    default=None,
     help=MAX_USD_HELP,
 )
 def compile_(
@@ -54,7 +56,7 @@ def compile_(
     check: bool,
     fmt: str,
     root: Path | None,
-    max_usd_ceiling: float,
+    max_usd_ceiling: float | None,
 ) -> int:
     """Validate contracts (files or directories) and compile each into OUT/<name>.job.json.
 
@@ -69,19 +71,23 @@ def compile_(
         raise click.UsageError("give at least one PATH: a contract file or a directory")
     if "-" in paths:
         raise click.UsageError("compile reads files: a contract on stdin has no path for its job")
+    from compiler.authoring import authoring
     from compiler.compile import compile_paths
     from compiler.jobdir import check_jobs, write_jobs
     from compiler.report import write_report
     from runtime import __version__
 
-    run = compile_paths(paths, root=root, max_usd_ceiling=max_usd_ceiling)
-    diagnostics = list(run.diagnostics)
+    options = authoring(max_usd_ceiling)
+    run = compile_paths(paths, root=root, max_usd_ceiling=options.max_usd_ceiling)
+    diagnostics = [*options.diagnostics, *run.diagnostics]
+    # A broken project hz.toml fails the compile like a broken contract: nothing is written.
+    ok = not run.failed and not options.diagnostics
     done = ""
-    if not run.failed and check:
+    if ok and check:
         diagnostics += check_jobs(run.jobs, out_dir)
         if not any(d.severity == "error" for d in diagnostics):
             done = f"{_jobs(len(run.jobs))} in {out_dir} up to date"
-    elif not run.failed:
+    elif ok:
         wrote = write_jobs(run.jobs, out_dir)
         done = (
             f"{_jobs(len(run.jobs))} in {out_dir}: {len(wrote.written)} written, "
@@ -139,12 +145,19 @@ def _jobs(n: int) -> str:
     show_default=True,
     help="json prints the packet; text prints only the rendered prompt, as a preview.",
 )
+@click.option(
+    "--max-usd-ceiling",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help=MAX_USD_HELP + " Applies when rendering a contract.",
+)
 def render(
     target: Path,
     inputs_file: Path | None,
     input_args: tuple[str, ...],
     output: Path | None,
     fmt: str,
+    max_usd_ceiling: float | None,
 ) -> int:
     """Render a job (or a contract, compiled in memory) with input values into a packet.
 
@@ -158,7 +171,20 @@ def render(
     from runtime import __version__
     from runtime.canonical import canonical_json
 
-    packet, diagnostics = packet_from_path(target, inputs_file=inputs_file, input_args=input_args)
+    ceiling, diagnostics = 100.0, []
+    if target.suffix.lower() in (".yaml", ".yml"):
+        from compiler.authoring import authoring
+
+        options = authoring(max_usd_ceiling)
+        ceiling, diagnostics = options.max_usd_ceiling, list(options.diagnostics)
+    packet, problems = (
+        (None, [])
+        if diagnostics
+        else packet_from_path(
+            target, inputs_file=inputs_file, input_args=input_args, max_usd_ceiling=ceiling
+        )
+    )
+    diagnostics += problems
     if diagnostics:
         # Always text on stderr: stdout carries only the packet (or the prompt).
         write_report(

@@ -105,7 +105,7 @@ def run(
 
     config = load_config(cwd=Path.cwd())
     settings = config.runner_settings
-    packet, diagnostics = _packet(target, inputs_file, input_args)
+    packet, diagnostics = _packet(target, inputs_file, input_args, config.max_usd_ceiling)
     if diagnostics:
         write_report(
             diagnostics,
@@ -155,7 +155,7 @@ def run(
 
 
 def _packet(
-    target: Path, inputs_file: Path | None, input_args: tuple[str, ...]
+    target: Path, inputs_file: Path | None, input_args: tuple[str, ...], ceiling: float
 ) -> tuple[Packet | None, list[Diagnostic]]:
     if target.suffix.lower() == ".json" and inputs_file is None and not input_args:
         from runtime.models import read_artifact
@@ -166,7 +166,9 @@ def _packet(
             return artifact, []
     from compiler.render import packet_from_path
 
-    return packet_from_path(target, inputs_file=inputs_file, input_args=input_args)
+    return packet_from_path(
+        target, inputs_file=inputs_file, input_args=input_args, max_usd_ceiling=ceiling
+    )
 
 
 class Terminated(BaseException):

@@ -199,13 +199,15 @@ def render_job(
     return make_packet(job, values, prompt), []
 
 
-def job_from_contract(path: Path) -> tuple[Job | None, SourceDoc | None, list[Diagnostic]]:
+def job_from_contract(
+    path: Path, *, max_usd_ceiling: float = 100.0
+) -> tuple[Job | None, SourceDoc | None, list[Diagnostic]]:
     """Validate and compile one contract in memory, with the diagnostics ``hz validate``
     gives. Warnings come back with the job."""
     from compiler.compile import compile_contract, find_root
     from compiler.validate import validate_paths
 
-    run = validate_paths([str(path)])
+    run = validate_paths([str(path)], max_usd_ceiling=max_usd_ceiling)
     diagnostics = list(run.diagnostics)
     if any(d.severity == "error" for d in diagnostics) or not run.contracts:
         return None, None, diagnostics
@@ -215,7 +217,11 @@ def job_from_contract(path: Path) -> tuple[Job | None, SourceDoc | None, list[Di
 
 
 def packet_from_path(
-    path: Path, *, inputs_file: Path | None = None, input_args: Sequence[str] = ()
+    path: Path,
+    *,
+    inputs_file: Path | None = None,
+    input_args: Sequence[str] = (),
+    max_usd_ceiling: float = 100.0,
 ) -> tuple[Packet | None, list[Diagnostic]]:
     """A packet from a packet file, a job file (rendered) or a contract (``.yaml``/``.yml``:
     validated, compiled in memory and rendered).
@@ -225,7 +231,7 @@ def packet_from_path(
     ``runtime.errors.FormatError``.
     """
     if path.suffix.lower() in (".yaml", ".yml"):
-        job, doc, diagnostics = job_from_contract(path)
+        job, doc, diagnostics = job_from_contract(path, max_usd_ceiling=max_usd_ceiling)
         if job is None:
             return None, diagnostics
         packet, problems = render_job(

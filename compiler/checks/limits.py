@@ -87,6 +87,9 @@ def check_max_usd(doc: SourceDoc, ceiling: float) -> tuple[float | None, list[Di
         return None, [at(doc, path, "HZ303", msg, hint=hint)]
     if usd > ceiling:
         msg = f"hz.agent.max_usd: {raw} is over the ceiling of {ceiling:g} US dollars"
-        hint = "lower the budget, or raise the ceiling: [authoring] max_usd_ceiling in hz.toml, or --max-usd-ceiling"
+        hint = (
+            "lower the budget, or raise the ceiling: "
+            "[authoring] max_usd_ceiling in hz.toml, or --max-usd-ceiling"
+        )
         return None, [at(doc, path, "HZ304", msg, hint=hint)]
     return usd, []

@@ -66,3 +66,37 @@ def test_execution_key_in_project_file_is_a_diagnostic(hz_argv: list[str], proje
         "  hint: execution is configured by the operator: the site or user configuration "
         "file, HZ_CONFIG or HZ_* variables\n"
     )
+
+
+def test_compile_render_and_run_take_the_ceiling_from_the_project(
+    hz_argv: list[str], project: Path
+) -> None:
+    (project / "hz.toml").write_text("[authoring]\nmax_usd_ceiling = 0.1\n")
+    inputs = REPO / "contracts" / "inputs" / "weekly-digest.json"
+    commands = {
+        "compile": ["compile", "weekly-digest.yaml", "--out", "jobs"],
+        "render": ["render", "weekly-digest.yaml", "--inputs", str(inputs)],
+        "run": ["run", "weekly-digest.yaml", "--inputs", str(inputs), "--dry-run"],
+    }
+    for name, args in commands.items():
+        result = subprocess.run(
+            [*hz_argv, *args], cwd=project, capture_output=True, text=True, check=False
+        )
+        report = result.stdout if name == "compile" else result.stderr.splitlines(True)[0:2]
+        assert result.returncode == 1, name
+        assert "".join(report) == OVER.format("0.1"), name
+    assert not (project / "jobs").exists()
+
+
+def test_compile_refuses_with_a_broken_project_file(hz_argv: list[str], project: Path) -> None:
+    (project / "hz.toml").write_text("[authoring]\nmax_usd_ceilin = 1\n")
+    result = subprocess.run(
+        [*hz_argv, "compile", "weekly-digest.yaml", "--out", "jobs"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stdout.startswith(f"{project / 'hz.toml'}:2:1: error: ")
+    assert not (project / "jobs").exists()
