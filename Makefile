@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # The pinned agent CLIs live outside the repository and are reused when present.
 AGENT_CLIS ?= $(HOME)/.cache/hz/agent-clis
 
-.PHONY: demo test lint typecheck unit agent-clis bench clean
+.PHONY: demo test lint typecheck pytest agent-clis bench clean
 
 $(BIN)/hz: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,18 @@ $(VENV)/.test-deps: pyproject.toml $(BIN)/hz
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
 	@touch $@
 
+# The main job, end to end on the example contracts: validate, compile (and check the
+# artifacts are fresh), render a packet from example inputs, show what the configured runner
+# would start, run it with the built-in echo runner (no agent needed), verify the receipts.
 demo: $(BIN)/hz
 	$(BIN)/hz validate contracts/
+	$(BIN)/hz compile contracts --out build/jobs
+	$(BIN)/hz compile contracts --out build/jobs --check
+	$(BIN)/hz render build/jobs/weekly-digest.job.json \
+	  --inputs contracts/inputs/weekly-digest.json -o build/weekly-digest.packet.json
+	$(BIN)/hz run build/weekly-digest.packet.json --dry-run
+	HZ_RUNNER=echo $(BIN)/hz run build/weekly-digest.packet.json --receipt-dir build/receipts
+	$(BIN)/hz receipts verify build/receipts
 
 agent-clis:
 	.ci/install-agent-clis "$(AGENT_CLIS)"
@@ -29,13 +39,15 @@ lint: $(VENV)/.test-deps
 typecheck: $(VENV)/.test-deps
 	$(BIN)/mypy
 
-unit: $(VENV)/.test-deps
+pytest: $(VENV)/.test-deps
 	HZ_AGENT_CLIS="$(AGENT_CLIS)" $(BIN)/pytest
 
-test: $(VENV)/.test-deps agent-clis lint typecheck unit
+test: $(VENV)/.test-deps agent-clis lint typecheck pytest
 
 bench: $(VENV)/.test-deps
 	$(BIN)/python benchmarks/validate.py
+	$(BIN)/python benchmarks/compile.py
+	$(BIN)/python benchmarks/run.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
