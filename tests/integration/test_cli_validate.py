@@ -105,7 +105,8 @@ def test_ceiling_option(hz_argv: list[str]) -> None:
     assert low.returncode == 1
     assert low.stdout == (
         "<stdin>:5:20: error: hz.agent.max_usd: 5 is over the ceiling of 4.5 US dollars "
-        "[HZ304]\n  hint: lower the budget, or raise the ceiling: [authoring] max_usd_ceiling in hz.toml, or --max-usd-ceiling\n"
+        "[HZ304]\n  hint: lower the budget, or raise the ceiling: "
+        "[authoring] max_usd_ceiling in hz.toml, or --max-usd-ceiling\n"
     )
 
 
