@@ -172,12 +172,21 @@ def _packet(
 
 
 class Terminated(BaseException):
-    """SIGTERM during a run, raised like KeyboardInterrupt so the process chokepoint kills
-    the run's process group on the way out (a default SIGTERM would leave it running)."""
+    """SIGTERM, SIGHUP or SIGQUIT during a run, raised like KeyboardInterrupt so the process
+    chokepoint kills the run's process group on the way out (their default action would end
+    hz and leave the agent running, orphaned, with its private files on disk)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signal_name = signal.Signals(signum).name
 
 
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise Terminated
+#: The signals that end a run as ``cancelled`` besides SIGINT (KeyboardInterrupt).
+_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+def _on_ending_signal(signum: int, frame: object) -> None:
+    raise Terminated(signum)
 
 
 def _execute(
@@ -186,7 +195,7 @@ def _execute(
     from runtime.execute import execute
 
     started = time.monotonic()
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    previous = {signum: signal.signal(signum, _on_ending_signal) for signum in _ENDING_SIGNALS}
     try:
         if quiet or not sys.stderr.isatty():
             return execute(packet, runner_name=runner_name, settings=settings, workdir=workdir)
@@ -201,7 +210,7 @@ def _execute(
                 progress=progress,
             )
     except (KeyboardInterrupt, Terminated) as e:
-        signal_name = "SIGINT" if isinstance(e, KeyboardInterrupt) else "SIGTERM"
+        signal_name = "SIGINT" if isinstance(e, KeyboardInterrupt) else e.signal_name
         return AgentResult(
             runner=runner_name,
             status="cancelled",
@@ -210,7 +219,8 @@ def _execute(
             reason=f"hz was interrupted ({signal_name}); the run's processes were killed",
         )
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def summary(result: AgentResult, receipt: Path | None) -> str:

@@ -174,7 +174,13 @@ def _default_sigint() -> None:
 
 
 @pytest.mark.parametrize(
-    ("signum", "name"), [(signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")]
+    ("signum", "name"),
+    [
+        (signal.SIGINT, "SIGINT"),
+        (signal.SIGTERM, "SIGTERM"),
+        (signal.SIGHUP, "SIGHUP"),
+        (signal.SIGQUIT, "SIGQUIT"),
+    ],
 )
 def test_interrupted_run_is_cancelled_with_a_receipt_and_nothing_left(
     hz_argv: list[str], tmp_path: Path, signum: int, name: str
