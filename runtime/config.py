@@ -5,6 +5,9 @@ Layers, lowest first (``sources``): built-in defaults < site file (``HZ_SITE_CON
 ``~/.config/hz/config.toml``) < the project's ``hz.toml`` (authoring options only) < the
 ``HZ_CONFIG`` file < ``HZ_*`` environment variables (``runtime.config_env``). Missing default
 files are skipped; a missing ``HZ_CONFIG`` file is an error.
+
+A repository is untrusted: its ``hz.toml`` may tighten a limit the operator's layers set
+(``PROJECT_ONLY_LOWERS``), never loosen it.
 """
 
 from __future__ import annotations
@@ -94,6 +97,10 @@ class Config:
         return float(self.get(AUTHORING, "max_usd_ceiling"))
 
 
+#: Limits a project's ``hz.toml`` can only lower (the smaller value of it and the layers below
+#: wins); the ``HZ_CONFIG`` file and ``HZ_*`` variables above it still set them freely.
+PROJECT_ONLY_LOWERS = frozenset({(AUTHORING, "max_usd_ceiling")})
+
 #: How an ``unset`` layer is described.
 UNSET = {"project": "none found", "environment": "no HZ_* settings"}
 
@@ -136,6 +143,14 @@ def load_config(
         values, state = read_source(source, env, runner_keys=runner_keys)
         states.append(state)
         for (table, key), (value, where) in values.items():
+            below = merged.get((table, key))
+            if (
+                source.layer == "project"
+                and (table, key) in PROJECT_ONLY_LOWERS
+                and below is not None
+                and value > below.value
+            ):
+                continue  # a repository cannot raise what the operator allows
             merged[table, key] = Setting(table, key, value, Origin(source.layer, where))
     ordered = tuple(sorted(merged.values(), key=lambda s: (s.table, s.key)))
     return Config(ordered, tuple(states))

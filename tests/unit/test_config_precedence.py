@@ -47,9 +47,18 @@ def test_the_order_is_data() -> None:
 
 @pytest.mark.parametrize(("low", "high"), list(itertools.combinations(ORDER, 2)))
 def test_authoring_key_each_layer_beats_each_lower(tmp_path: Path, low: str, high: str) -> None:
-    config = _load(tmp_path, [(low, 7), (high, 9)], "authoring", "max_usd_ceiling")
+    # The project file may only lower the ceiling, so it wins with the smaller value.
+    low_value, high_value = (9, 7) if high == "project" else (7, 9)
+    config = _load(tmp_path, [(low, low_value), (high, high_value)], "authoring", "max_usd_ceiling")
     setting = next(s for s in config.settings if s.key == "max_usd_ceiling")
-    assert (setting.value, setting.origin.layer) == (9, high)
+    assert (setting.value, setting.origin.layer) == (high_value, high)
+
+
+@pytest.mark.parametrize(("low", "low_value"), [("default", 100), ("site", 7), ("user", 7)])
+def test_a_project_file_cannot_raise_the_ceiling(tmp_path: Path, low: str, low_value: int) -> None:
+    config = _load(tmp_path, [(low, low_value), ("project", 5000)], "authoring", "max_usd_ceiling")
+    setting = next(s for s in config.settings if s.key == "max_usd_ceiling")
+    assert (setting.value, setting.origin.layer) == (low_value, low)
 
 
 EXECUTION_ORDER = tuple(layer for layer in ORDER if layer != "project")
