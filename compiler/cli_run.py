@@ -32,6 +32,8 @@ EXIT_CODES: dict[str, int] = {
     "budget": 6,
     "cancelled": 7,
 }
+#: The session ran, but its receipt could not be written.
+RECEIPT_NOT_WRITTEN = 8
 
 
 @click.command(short_help="Run a packet, job or contract through the configured agent runner.")
@@ -97,6 +99,7 @@ def run(
       2  usage or configuration error (nothing was started)
       3  unexpected error (a bug in hz)
       4  failed      5  timeout      6  budget      7  cancelled
+      8  the run ended (its result printed) but the receipt could not be written
     """
     from compiler.report import write_report
     from runtime import __version__
@@ -117,6 +120,7 @@ def run(
         )
     if packet is None:
         return 1
+    _check_ceiling(target, packet, config.max_usd_ceiling)
     runner_name = config.agent_runner
     if dry_run:
         the_plan = plan(packet, runner_name=runner_name, settings=settings, workdir=workdir)
@@ -150,8 +154,27 @@ def run(
     if not quiet:
         click.echo(summary(result, receipt), err=True)
     if receipt_error is not None:
-        raise receipt_error
+        # The session ran (and may have cost money): not a "nothing started" exit 2.
+        click.echo(f"hz: error: {receipt_error.message}", err=True)
+        click.echo(
+            "  hint: the run itself ended and its result is printed; only the receipt is missing",
+            err=True,
+        )
+        return RECEIPT_NOT_WRITTEN
     return EXIT_CODES[result.status]
+
+
+def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:
+    """A job or packet compiled elsewhere is held to this machine's ceiling too."""
+    budget = packet.job.budget.max_usd
+    if budget > ceiling:
+        from runtime.errors import ConfigError
+
+        raise ConfigError(
+            f"{target}: the job's budget of {budget:g} US dollars is over this machine's "
+            f"ceiling of {ceiling:g}",
+            hint="the operator sets the ceiling: [authoring] max_usd_ceiling (see hz config show)",
+        )
 
 
 def _packet(

@@ -293,9 +293,10 @@ def test_unwritable_receipt_dir_prints_the_result_then_fails(
         "blocked/r",
         config=ECHO,
     )
-    assert (done.returncode, json.loads(done.stdout)["status"]) == (2, "completed")
+    assert (done.returncode, json.loads(done.stdout)["status"]) == (8, "completed")
     assert done.stderr == (
         "hz: error: cannot write a receipt in blocked/r: [Errno 20] Not a directory: 'blocked/r'\n"
+        "  hint: the run itself ended and its result is printed; only the receipt is missing\n"
     )
 
 
@@ -364,3 +365,15 @@ def test_a_job_is_rendered_with_its_inputs_then_run(hz_argv: list[str], work: Pa
     assert compiled.returncode == 0, compiled.stderr
     done = hz(hz_argv, work, "run", "jobs/greet.job.json", "--input", "who=Cy", "-q", config=ECHO)
     assert (done.returncode, done.stdout) == (0, "Say hi to Cy.\n")
+
+
+def test_a_packet_over_this_machines_ceiling_is_refused(hz_argv: list[str], work: Path) -> None:
+    rendered = hz(hz_argv, work, "render", "greet.yaml", "--input", "who=A", "-o", "p.json")
+    assert rendered.returncode == 0, rendered.stderr
+    tight = ECHO + "[authoring]\nmax_usd_ceiling = 0.01\n"
+    done = hz(hz_argv, work, "run", "p.json", "--dry-run", config=tight)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(
+        "hz: error: p.json: the job's budget of 0.5 US dollars is over this machine's ceiling "
+        "of 0.01\n"
+    )
