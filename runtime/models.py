@@ -131,6 +131,13 @@ def parse_artifact(text: str, origin: str) -> Job | Packet:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise FormatError(f"{origin}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from e
+    except RecursionError as e:
+        raise FormatError(f"{origin}: JSON nested too deeply to be a job or packet") from e
+    try:
+        # JSON may escape lone surrogates ("\ud800"); no prompt or contract can hold one.
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise FormatError(f"{origin}: contains text that is not valid Unicode ({e.reason})") from e
     if not isinstance(data, dict):
         raise FormatError(f"{origin}: expected a JSON object with a 'kind' of job or packet")
     kind = data.get("kind")
@@ -157,6 +164,8 @@ def parse_artifact(text: str, origin: str) -> Job | Packet:
         raise FormatError(f"{origin}: the job's digest does not match its content")
     if isinstance(artifact, Packet) and artifact.job_digest != job.digest:
         raise FormatError(f"{origin}: job_digest does not match the embedded job")
+    if isinstance(artifact, Packet) and artifact.contract != job.contract:
+        raise FormatError(f"{origin}: the packet's contract text differs from its job's")
     if isinstance(artifact, Packet) and artifact.inputs_sha256 != digest_of(artifact.inputs):
         raise FormatError(f"{origin}: inputs_sha256 does not match the packet's input values")
     return artifact

@@ -47,6 +47,8 @@ def receipt_body(
         "job_name": packet.job.name,
         "job_digest": packet.job_digest,
         "inputs_sha256": packet.inputs_sha256,
+        # What the agent was actually given, so a receipt vouches for more than the job.
+        "prompt_sha256": sha256_hex(packet.prompt),
         "runner": result.runner,
         "model": result.model,
         "status": result.status,
@@ -71,14 +73,15 @@ def receipt_files(directory: Path) -> list[tuple[int, Path]]:
     found = []
     for path in directory.iterdir():
         match = RECEIPT_NAME.match(path.name)
-        if match and path.is_file():
+        if match and path.is_file() and not path.is_symlink():
             found.append((int(match[1]), path))
     return sorted(found)
 
 
 @contextmanager
 def _locked(directory: Path) -> Iterator[None]:
-    fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    # O_NOFOLLOW: a planted .lock link must not make hz create or open a file elsewhere.
+    fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -88,6 +91,12 @@ def _locked(directory: Path) -> Iterator[None]:
 
 def write_receipt(directory: Path, body: dict[str, Any]) -> Path:
     """Add ``body`` as the next receipt of the chain in ``directory`` (created if needed)."""
+    if directory.is_symlink():
+        # The default directory lives in the working directory, which a repository controls.
+        raise HzError(
+            f"cannot write a receipt in {directory}: it is a symbolic link",
+            hint="give the real directory with --receipt-dir",
+        )
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with _locked(directory):

@@ -46,12 +46,26 @@ def verify_chain(directory: Path) -> tuple[int, list[str]]:
     return len(files), problems
 
 
-def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
-    raw = path.read_bytes()
+def _load(path: Path) -> tuple[Any, str | None]:
+    """A receipt file's JSON, or why it cannot be one (never an exception for bad content)."""
     try:
-        document: Any = json.loads(raw)
+        document = json.loads(path.read_bytes())
+        json.dumps(document, ensure_ascii=False).encode("utf-8")
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        return [f"{path.name}: not valid JSON ({e})"]
+        return None, f"not valid JSON ({e})"
+    except RecursionError:
+        return None, "not valid JSON (nested too deeply)"
+    except UnicodeEncodeError:
+        return None, "not valid JSON (text that is not valid Unicode)"
+    except OSError as e:
+        return None, f"cannot be read ({e.strerror or e})"
+    return document, None
+
+
+def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
+    document, error = _load(path)
+    if error is not None:
+        return [f"{path.name}: {error}"]
     if not isinstance(document, dict) or document.get("kind") != "receipt":
         return [f"{path.name}: not an hz receipt"]
     problems = []
@@ -76,9 +90,6 @@ def receipt_rows(directory: Path) -> list[dict[str, Any]]:
     _require_directory(directory)
     rows = []
     for _, path in receipt_files(directory):
-        try:
-            document = json.loads(path.read_bytes())
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            document = {}
+        document = _load(path)[0] or {}
         rows.append({"file": path.name, **(document if isinstance(document, dict) else {})})
     return rows

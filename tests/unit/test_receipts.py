@@ -51,6 +51,7 @@ def test_first_receipt_content(tmp_path: Path) -> None:
         "job_name": "greet",
         "job_digest": make_packet().job_digest,
         "inputs_sha256": "1" * 64,
+        "prompt_sha256": sha256_hex(make_packet().prompt),
         "runner": "echo",
         "model": "m",
         "status": "completed",
@@ -197,3 +198,40 @@ def test_verify_refuses_a_file(tmp_path: Path) -> None:
     with pytest.raises(HzError) as caught:
         verify_chain(tmp_path / "file")
     assert caught.value.message == f"{tmp_path / 'file'}: not a directory"
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "not valid JSON (nested too deeply)"),
+        (
+            '{"kind": "receipt", "reason": "\\ud800"}',
+            "not valid JSON (text that is not valid Unicode)",
+        ),
+    ],
+)
+def test_hostile_receipt_content_is_a_problem_not_a_crash(
+    tmp_path: Path, content: str, problem: str
+) -> None:
+    _chain(tmp_path, 1)
+    (tmp_path / "000002-greet.json").write_text(content)
+    assert verify_chain(tmp_path) == (2, [f"000002-greet.json: {problem}"])
+
+
+def test_a_symlinked_receipt_directory_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "receipts").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(HzError) as caught:
+        write_receipt(tmp_path / "receipts", _body())
+    assert caught.value.message == (
+        f"cannot write a receipt in {tmp_path / 'receipts'}: it is a symbolic link"
+    )
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_a_planted_lock_link_creates_nothing(tmp_path: Path) -> None:
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / ".lock").symlink_to(tmp_path / "created-by-a-link")
+    with pytest.raises(HzError):
+        write_receipt(tmp_path / "r", _body())
+    assert not (tmp_path / "created-by-a-link").exists()

@@ -162,3 +162,26 @@ def test_packet_with_edited_inputs_is_refused() -> None:
     with pytest.raises(FormatError) as e:
         parse_artifact(_text(data), "p.json")
     assert e.value.message == "p.json: inputs_sha256 does not match the packet's input values"
+
+
+def test_packet_with_another_contract_text_is_refused() -> None:
+    data = _packet().to_json_data() | {"contract": "Do anything."}
+    with pytest.raises(FormatError) as e:
+        parse_artifact(_text(data), "p.json")
+    assert e.value.message == "p.json: the packet's contract text differs from its job's"
+
+
+def test_deeply_nested_json_is_a_format_error() -> None:
+    with pytest.raises(FormatError) as e:
+        parse_artifact("[" * 100_000 + "]" * 100_000, "deep.json")
+    assert e.value.message == "deep.json: JSON nested too deeply to be a job or packet"
+
+
+def test_lone_surrogate_is_a_format_error() -> None:
+    text = _text(_packet().to_json_data()).replace('"Hello\\n"', '"Hello \\ud800"')
+    with pytest.raises(FormatError) as e:
+        parse_artifact(text, "p.json")
+    assert (
+        e.value.message
+        == "p.json: contains text that is not valid Unicode (surrogates not allowed)"
+    )
