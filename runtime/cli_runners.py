@@ -20,7 +20,8 @@ LIMITS: tuple[str, ...] = tuple(f.name for f in fields(Capabilities))
 LEGEND = (
     "hard         the session is stopped at the limit",
     "advisory     passed on to the agent, not guaranteed",
-    "unsupported  not enforced; each result names it in limits_unenforced",
+    "unsupported  not enforced by this runner (a result's limits_unenforced names the "
+    "contract's limits among them: timeout, budget, tools)",
 )
 
 

@@ -91,7 +91,30 @@ def resolve(name: str) -> RunnerClass:
     ]
     if missing:
         raise ConfigError(f"{origin} is not a runner class: it has no {', '.join(missing)}")
+    _check_declarations(origin, loaded)
     return cast("RunnerClass", loaded)
+
+
+def _check_declarations(origin: str, loaded: object) -> None:
+    """The class attributes hz reads without calling the plugin must have the right types,
+    or a broken plugin would crash every run (its keys are read for every configuration)."""
+    from runtime.protocol import Capabilities
+
+    keys = getattr(loaded, "settings_keys", None)
+    if not isinstance(keys, frozenset) or not all(isinstance(k, str) for k in keys):
+        raise ConfigError(
+            f"{origin} is not a runner class: settings_keys is not a frozenset of str"
+        )
+    if not isinstance(getattr(loaded, "capabilities", None), Capabilities):
+        raise ConfigError(
+            f"{origin} is not a runner class: capabilities is not a runtime.protocol.Capabilities"
+        )
+    if not callable(getattr(loaded, "from_settings", None)) or not callable(
+        getattr(loaded, "doctor", None)
+    ):
+        raise ConfigError(
+            f"{origin} is not a runner class: from_settings and doctor must be callable"
+        )
 
 
 def all_settings_keys() -> tuple[frozenset[str], tuple[str, ...]]:

@@ -115,3 +115,37 @@ def test_plugin_settings_keys_are_known_to_configuration(
     _install_plugin(tmp_path, monkeypatch, "shout = hz_fake_plugin:Shout", module)
     keys, _ = registry.all_settings_keys()
     assert {"shout_volume", "echo_status"} <= keys
+
+
+MALFORMED = """
+from runtime.runners.echo import EchoRunner
+
+class Shout(EchoRunner):
+    name = "shout"
+    {attribute} = {value}
+"""
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value", "problem"),
+    [
+        ("settings_keys", "None", "settings_keys is not a frozenset of str"),
+        ("settings_keys", "frozenset({1})", "settings_keys is not a frozenset of str"),
+        ("capabilities", "None", "capabilities is not a runtime.protocol.Capabilities"),
+        ("doctor", "1", "from_settings and doctor must be callable"),
+    ],
+)
+def test_plugin_with_malformed_declarations(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, attribute: str, value: str, problem: str
+) -> None:
+    module = MALFORMED.format(attribute=attribute, value=value)
+    _install_plugin(tmp_path, monkeypatch, "shout = hz_fake_plugin:Shout", module)
+    with pytest.raises(ConfigError) as caught:
+        registry.resolve("shout")
+    assert caught.value.message == (
+        f"runner plugin 'shout' from hz-fake-plugin is not a runner class: {problem}"
+    )
+    # ... and it breaks only the runs that bind it: the other runners' keys are still known.
+    keys, broken = registry.all_settings_keys()
+    assert broken == ("shout",)
+    assert "command" in keys
