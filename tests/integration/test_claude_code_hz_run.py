@@ -1,127 +1,196 @@
-"""``hz run CONTRACT`` end to end as a real process, with the real ``claude`` binary bound through
-an operator configuration file (HZ_CONFIG) and a scripted fake model."""
+"""``hz run CONTRACT --format json`` end to end as a real process, with the real ``claude`` binary
+bound through an operator configuration file (HZ_CONFIG) and a scripted fake model.
+
+Every case checks the result JSON, the exit status of ``hz run --help``'s table (0 completed,
+4 failed, 5 timeout, 6 budget), and that no process of the run outlives it.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.fakes.anthropic_server import MODEL, FakeAnthropic, text, tool_results, tool_use
-from tests.fakes.claude_cli import claude_binary, processes_with_env
+from tests.fakes.anthropic_server import (
+    MODEL,
+    FakeAnthropic,
+    api_error,
+    hang,
+    text,
+    tool_results,
+    tool_use,
+)
+from tests.fakes.claude_hz import HzRun, Workspace, hz_run, workspace
 
 pytestmark = pytest.mark.real_cli
 
-CONTRACT = """\
-hz:
-  contract: 1
-  name: notes-reader
-  timeout: {timeout}
-  agent:
-    tools: [Read, Grep]
-    max_usd: 0.5
-  inputs:
-    question:
-      schema: {{type: string}}
-contract: |
-  Never write files.
-prompt: |
-  Question: {{{{ inputs.question }}}}
-"""
+SCHEMA = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
 
 
 @pytest.fixture
-def setup(tmp_path: Path) -> dict[str, Path]:
-    claude = claude_binary()
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "notes.txt").write_text("the secret word is marmalade\n")
-    config = tmp_path / "operator.toml"
-    config.write_text(
-        "[capabilities]\n"
-        'agent_runner = "claude-code"\n\n'
-        "[system.runner]\n"
-        f"claude_executable = {json.dumps(str(claude))}\n"
-        "allow_api_key_billing = true\n"
-        'claude_env = ["ANTHROPIC_BASE_URL"]\n'
-        "claude_max_retries = 0\n"
-        f'model = "{MODEL}"\n'
-    )
-    return {"tmp": tmp_path, "work": work, "config": config}
+def space(tmp_path: Path) -> Workspace:
+    return workspace(tmp_path)
 
 
-def hz_run(
-    hz_argv: list[str], setup: dict[str, Path], api: FakeAnthropic, *, timeout: int = 60
-) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    contract = setup["tmp"] / "contract.yaml"
-    contract.write_text(CONTRACT.format(timeout=timeout))
-    env = {
-        **os.environ,
-        "HZ_CONFIG": str(setup["config"]),
-        "ANTHROPIC_BASE_URL": api.url,
-        "ANTHROPIC_API_KEY": "test-key",
-    }
-    argv = [*hz_argv, "run", str(contract), "--input", "question=What is in notes.txt?"]
-    argv += ["--workdir", str(setup["work"]), "--format", "json"]
-    argv += ["--receipt-dir", str(setup["tmp"] / "receipts")]
-    done = subprocess.run(
-        argv, capture_output=True, text=True, env=env, timeout=timeout + 60, check=False
-    )
-    return done, json.loads(done.stdout)
+def outcome(run: HzRun) -> tuple[int, str, str | None, str | None]:
+    result = run.result
+    return run.returncode, result["status"], result["failure_kind"], result["reason"]
 
 
-def test_plain_answer(hz_argv: list[str], setup: dict[str, Path]) -> None:
+def assert_nothing_left(run: HzRun) -> None:
+    assert run.groups, "the watcher saw the CLI's process group"
+    assert run.left == ()
+    assert "unknown option" not in run.result["stderr_tail"]
+
+
+def test_plain_answer(hz_argv: list[str], space: Workspace) -> None:
     with FakeAnthropic([text("Hello there")]) as api:
-        done, result = hz_run(hz_argv, setup, api)
-    assert done.returncode == 0, done.stderr
-    assert (result["status"], result["runner"], result["model"], result["draft"]) == (
-        "completed",
+        run = hz_run(hz_argv, space, api)
+    assert outcome(run) == (0, "completed", None, None), run.stderr
+    assert (run.result["runner"], run.result["model"], run.result["draft"]) == (
         "claude-code",
         MODEL,
         "Hello there",
     )
     assert api.requests[0]["messages"][0]["content"] == "Question: What is in notes.txt?\n"
     assert "Never write files." in json.dumps(api.requests[0])
-    assert [p.name for p in (setup["tmp"] / "receipts").glob("*.json")] == [
-        "000001-notes-reader.json"
-    ]
+    assert [p.name for p in (space.tmp / "receipts").glob("*.json")] == ["000001-notes-reader.json"]
+    assert_nothing_left(run)
 
 
-def test_read_round_trip(hz_argv: list[str], setup: dict[str, Path]) -> None:
-    notes = str(setup["work"] / "notes.txt")
+def test_read_round_trip(hz_argv: list[str], space: Workspace) -> None:
+    notes = str(space.work / "notes.txt")
     with FakeAnthropic([tool_use("Read", {"file_path": notes}), text("marmalade")]) as api:
-        done, result = hz_run(hz_argv, setup, api)
-    assert done.returncode == 0, done.stderr
-    assert (result["status"], result["draft"], result["turns"]) == ("completed", "marmalade", 2)
-    assert result["tool_calls"] == [
+        run = hz_run(hz_argv, space, api)
+    assert outcome(run) == (0, "completed", None, None), run.stderr
+    assert (run.result["draft"], run.result["turns"]) == ("marmalade", 2)
+    assert run.result["tool_calls"] == [
         {"name": "Read", "input": {"file_path": notes}, "is_error": False}
     ]
     [sent] = tool_results(api.requests)
     assert "the secret word is marmalade" in json.dumps(sent)
+    assert_nothing_left(run)
+
+
+def test_bash_under_a_read_grep_profile_is_reported_not_run(
+    hz_argv: list[str], space: Workspace
+) -> None:
+    marker = space.work / "pwned"
+    command = {"command": f"touch {marker}"}
+    with FakeAnthropic([tool_use("Bash", command), text("I could not run it")]) as api:
+        run = hz_run(hz_argv, space, api)
+    assert outcome(run) == (0, "completed", None, None), run.stderr
+    assert not marker.exists()
+    assert (run.result["draft"], run.result["turns"]) == ("I could not run it", 2)
+    assert run.result["tool_calls"] == [{"name": "Bash", "input": command, "is_error": True}]
+    assert run.result["tool_call_counts"] == {"Bash": 1}
+    [sent] = tool_results(api.requests)
+    assert sent["is_error"] is True
+    assert "No such tool available: Bash" in json.dumps(sent)
+    assert_nothing_left(run)
 
 
 def test_endless_tool_calls_end_at_the_contract_timeout(
-    hz_argv: list[str], setup: dict[str, Path]
+    hz_argv: list[str], space: Workspace
 ) -> None:
     with FakeAnthropic([tool_use("Grep", {"pattern": "x"})], repeat_last=True) as api:
-        started = time.monotonic()
-        done, result = hz_run(hz_argv, setup, api, timeout=4)
-        elapsed = time.monotonic() - started
-        left = processes_with_env("ANTHROPIC_BASE_URL", api.url)
-    assert done.returncode == 5, done.stderr
-    assert (result["status"], result["reason"]) == ("timeout", "timed out after 4 s")
-    assert result["tool_call_counts"]["Grep"] >= 2
-    assert left == {}
-    assert elapsed < 4 + 2 + 20  # hz's own start-up included; generous on a shared machine
+        run = hz_run(hz_argv, space, api, timeout=4)
+    assert outcome(run) == (5, "timeout", None, "timed out after 4 s"), run.stderr
+    assert run.result["tool_call_counts"]["Grep"] >= 2
+    assert_nothing_left(run)
+    assert run.elapsed < 4 + 2 + 20  # hz's own start-up included; generous on a shared machine
 
 
-def test_hz_doctor_checks_the_pinned_cli(hz_argv: list[str], setup: dict[str, Path]) -> None:
-    env = {**os.environ, "HZ_CONFIG": str(setup["config"]), "ANTHROPIC_API_KEY": "test-key"}
+def test_budget_exhaustion_keeps_the_cost(hz_argv: list[str], space: Workspace) -> None:
+    expensive = tool_use("Grep", {"pattern": "x"}, output_tokens=2_000_000)
+    with FakeAnthropic([expensive, text("unreachable")]) as api:
+        run = hz_run(hz_argv, space, api)
+    assert outcome(run) == (6, "budget", "budget_exceeded", "Reached maximum budget ($0.5)"), (
+        run.stderr
+    )
+    assert len(api.requests) == 1
+    assert (run.result["draft"], run.result["turns"]) == (None, 1)
+    # The CLI stopped before running the tool: its outcome is unknown, not an error.
+    assert run.result["tool_calls"] == [
+        {"name": "Grep", "input": {"pattern": "x"}, "is_error": None}
+    ]
+    assert run.result["usage"]["output_tokens"] == 2_000_000
+    assert run.result["cost_usd"] > 0.5
+    [receipt] = (space.tmp / "receipts").glob("*.json")
+    # The receipt keeps the CLI's reported cost of the stopped run too.
+    assert json.loads(receipt.read_text())["cost_usd"] == run.result["cost_usd"]
+    assert_nothing_left(run)
+
+
+def test_rate_limited(hz_argv: list[str], space: Workspace) -> None:
+    limited = api_error(429, "rate_limit_error", "Slow down", [("retry-after", "7")])
+    with FakeAnthropic([limited]) as api:
+        run = hz_run(hz_argv, space, api)
+    assert outcome(run) == (4, "failed", "rate_limited", "the API answered HTTP 429"), run.stderr
+    assert len(api.requests) == 1
+    # Without retries the pinned CLI reports nothing of the retry-after header.
+    assert (run.result["retry_after_seconds"], run.result["draft"]) == (None, None)
+    assert_nothing_left(run)
+
+
+def test_unauthorized(hz_argv: list[str], space: Workspace) -> None:
+    with FakeAnthropic([api_error(401, "authentication_error", "invalid x-api-key")]) as api:
+        run = hz_run(hz_argv, space, api)
+    assert outcome(run) == (4, "failed", "auth_misconfigured", "the API answered HTTP 401"), (
+        run.stderr
+    )
+    assert len(api.requests) == 1
+    assert run.result["draft"] is None
+    assert_nothing_left(run)
+
+
+def test_structured_output_valid(hz_argv: list[str], space: Workspace) -> None:
+    with FakeAnthropic([tool_use("StructuredOutput", {"n": 3})]) as api:
+        run = hz_run(hz_argv, space, api, schema=SCHEMA)
+    assert outcome(run) == (0, "completed", None, None), run.stderr
+    assert run.result["structured_output"] == {"n": 3}
+    assert json.loads(run.result["draft"]) == {"n": 3}
+    # The contract's schema reached the model as the CLI's StructuredOutput tool.
+    [offered] = [t for t in api.requests[0]["tools"] if t["name"] == "StructuredOutput"]
+    assert offered["input_schema"] == SCHEMA
+    assert_nothing_left(run)
+
+
+def test_structured_output_invalid(hz_argv: list[str], space: Workspace) -> None:
+    wrong = tool_use("StructuredOutput", {"n": "three"})
+    with FakeAnthropic([wrong], repeat_last=True) as api:
+        run = hz_run(hz_argv, space, api, schema=SCHEMA)
+    assert outcome(run) == (
+        4,
+        "failed",
+        "schema_invalid",
+        "Failed to provide valid structured output after 5 attempts — last StructuredOutput "
+        "error: Output does not match required schema: /n: must be integer",
+    ), run.stderr
+    assert (run.result["draft"], run.result["structured_output"]) == (None, None)
+    assert_nothing_left(run)
+
+
+def test_api_hanging_mid_stream_is_a_timeout(hz_argv: list[str], space: Workspace) -> None:
+    with FakeAnthropic([hang(after_events=2)]) as api:
+        run = hz_run(hz_argv, space, api, timeout=3)
+        assert len(api.requests) == 1
+    assert outcome(run) == (5, "timeout", None, "timed out after 3 s"), run.stderr
+    assert (run.result["draft"], run.result["turns"], run.result["tool_calls"]) == (None, 0, [])
+    assert_nothing_left(run)
+    assert run.elapsed < 3 + 2 + 20
+
+
+def test_hz_doctor_checks_the_pinned_cli(hz_argv: list[str], space: Workspace) -> None:
+    env = {**os.environ, "HZ_CONFIG": str(space.config), "ANTHROPIC_API_KEY": "test-key"}
     done = subprocess.run(
         [*hz_argv, "doctor"], capture_output=True, text=True, env=env, timeout=120, check=False
     )
