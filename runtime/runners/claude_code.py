@@ -17,7 +17,7 @@ from runtime.models import Budget, OutputSpec, ToolProfile
 from runtime.privatefiles import PLACEHOLDER_DIR, private_directory
 from runtime.process import Limits, ProcessOutcome, run_bounded
 from runtime.protocol import Capabilities, Check, Enforcement, Progress, ProgressCallback, RunPlan
-from runtime.result import AgentResult, Usage
+from runtime.result import AgentResult
 from runtime.runners.claude_argv import build_argv, resolve_executable, session_tools
 from runtime.runners.claude_classify import RunEnd, classify
 from runtime.runners.claude_doctor import checks as doctor_checks
@@ -167,7 +167,7 @@ class ClaudeCodeRunner:
             structured_output=structured,
             tool_calls=summary.tool_calls,
             turns=result.num_turns if result and result.num_turns is not None else parser.turns,
-            usage=result.usage if result is not None else Usage(),
+            usage=result.usage if result is not None else summary.streamed_usage,
             cost_usd=result.total_cost_usd if result is not None else None,
             duration_seconds=outcome.duration_seconds if outcome is not None else 0.0,
             exit_code=outcome.exit_code if outcome is not None else None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import JsonValue
@@ -54,6 +54,9 @@ class StreamSummary:
     rate_limit_retry_pending: bool
     unknown_events: tuple[tuple[str, int], ...]
     skipped_lines: int
+    #: Tokens summed over the streamed assistant messages: all that is known of a session
+    #: that ends without a result event (killed at the timeout); a lower bound.
+    streamed_usage: Usage = field(default_factory=Usage)
 
 
 def _str(value: object) -> str | None:
@@ -153,6 +156,7 @@ class StreamParser:
         self._skipped = 0
         self.turns = 0
         self._last_message_id: str | None = None
+        self._message_usage: dict[str, Usage] = {}
 
     @property
     def tool_call_count(self) -> int:
@@ -217,6 +221,10 @@ class StreamParser:
         if message_id is None or message_id != self._last_message_id:
             self.turns += 1
             self._last_message_id = message_id
+        if "usage" in message:
+            # Every line of one message repeats its usage: keep one per message id.
+            key = message_id or f"turn-{self.turns}"
+            self._message_usage[key] = _usage(message.get("usage"))
         for block in _list(message.get("content")):
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
@@ -254,4 +262,10 @@ class StreamParser:
             rate_limit_retry_pending=self._retry_pending,
             unknown_events=tuple(sorted(self._unknown.items())),
             skipped_lines=self._skipped,
+            streamed_usage=Usage(
+                **{
+                    name: sum(getattr(u, name) for u in self._message_usage.values())
+                    for name in Usage.model_fields
+                }
+            ),
         )

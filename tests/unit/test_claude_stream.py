@@ -184,3 +184,21 @@ def test_api_retry_after_a_429_gives_the_clis_retry_delay() -> None:
     assert summary.rate_limit_retry_delay == 1.241
     assert summary.unknown_events == ()
     assert summary_of("rate_limited").rate_limit_retry_delay is None
+
+
+def test_a_session_without_result_keeps_the_streamed_usage() -> None:
+    # Lines of one message repeat its usage; a killed session has no result event.
+    def line(message_id: str, block: dict[str, object], usage: dict[str, int]) -> str:
+        message = {"id": message_id, "content": [block], "usage": usage}
+        return json.dumps({"type": "assistant", "message": message})
+
+    parser = StreamParser()
+    first = {"input_tokens": 10, "output_tokens": 2, "cache_read_input_tokens": 100}
+    parser.feed(line("m1", {"type": "text", "text": "looking"}, first))
+    parser.feed(line("m1", {"type": "tool_use", "id": "t1", "name": "Grep"}, first))
+    parser.feed(line("m2", {"type": "tool_use", "id": "t2", "name": "Grep"}, {"output_tokens": 3}))
+    summary = parser.summary()
+    assert (summary.result, parser.turns) == (None, 2)
+    assert summary.streamed_usage == Usage(
+        input_tokens=10, output_tokens=5, cache_read_input_tokens=100
+    )
