@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A fake agent CLI for tests: real processes that misbehave on purpose.
 
-    agent.py MODE [--pids FILE] [--prompt-file F] [--contract-file F] [--output-file F] ...
+    agent.py MODE [--env-out FILE] [--pids FILE] [--prompt-file F] [--output-file F] ...
 
 Modes:
   echo           the prompt (from --prompt-file, else stdin) becomes the draft
@@ -20,9 +20,12 @@ Modes:
                  prints TEXT instead (malformed JSON)
   no-read        never read stdin; print "ok", exit 0
 
-Every mode writes the draft to --output-file when given, else to stdout. ``--pids FILE``
-appends one JSON line per process of the run ({"role", "pid", "pgid"}) so tests can check
-that nothing survives.
+Every mode writes the draft to --output-file when given, else to stdout. Two options work in
+every mode and act at start-up, before the mode runs, so tests can check any run:
+``--env-out FILE`` writes the agent's environment as a JSON object (atomically: a run stopped
+early leaves the whole file or none), to show that no secret reached it; ``--pids FILE``
+appends one JSON line per process of the run ({"role", "pid", "pgid"}), to show that nothing
+survives.
 """
 
 from __future__ import annotations
@@ -42,6 +45,13 @@ def _record(path: str | None, role: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps({"role": role, "pid": os.getpid(), "pgid": os.getpgrp()}) + "\n")
+
+
+def _record_env(path: str | None) -> None:
+    if path:
+        with open(f"{path}.tmp", "w", encoding="utf-8") as f:
+            json.dump(dict(os.environ), f, sort_keys=True)
+        os.replace(f"{path}.tmp", path)
 
 
 def _emit(args: argparse.Namespace, text: str) -> None:
@@ -130,20 +140,54 @@ def recorded_pids(path: str | os.PathLike[str]) -> list[dict[str, object]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def recorded_env(path: str | os.PathLike[str]) -> dict[str, str]:
+    """For tests: the environment a run's agent got, recorded with ``--env-out``."""
+    with open(path, encoding="utf-8") as f:
+        env: dict[str, str] = json.load(f)
+    return env
+
+
+def _state_and_group(pid: int) -> tuple[str, int] | None:
+    """A process's state letter and process group from /proc; None when it does not exist."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            # Fields after the command name, which may itself contain spaces and parentheses.
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return fields[0], int(fields[2])
+
+
+def _running(pid: int) -> bool:
+    found = _state_and_group(pid)
+    return found is not None and found[0] not in ("Z", "X")  # a zombie awaits only its reaper
+
+
 def is_gone(pid: int, wait: float = 5.0) -> bool:
     """For tests: whether ``pid`` no longer runs (a zombie awaiting its reaper counts as gone)."""
     deadline = time.monotonic() + wait
-    while True:
-        try:
-            os.kill(pid, 0)
-            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-                state = f.read().rsplit(")", 1)[1].split()[0]
-            if state in ("Z", "X"):
-                return True
-        except (ProcessLookupError, FileNotFoundError):
-            return True
+    while _running(pid):
         if time.monotonic() > deadline:
             return False
+        time.sleep(0.05)
+    return True
+
+
+def survivors(path: str | os.PathLike[str], wait: float = 5.0) -> list[int]:
+    """For tests: the processes of a run still running after up to ``wait`` seconds: those
+    recorded with ``--pids`` and any other member of their process groups (SIGKILL is
+    delivered at once, but a loaded machine may take a moment to let the process die)."""
+    recorded = recorded_pids(path)
+    groups = {int(str(p["pgid"])) for p in recorded}
+    deadline = time.monotonic() + wait
+    while True:
+        alive = {int(str(p["pid"])) for p in recorded if _running(int(str(p["pid"])))}
+        for entry in os.listdir("/proc"):
+            found = _state_and_group(int(entry)) if entry.isdigit() else None
+            if found is not None and found[1] in groups and found[0] not in ("Z", "X"):
+                alive.add(int(entry))
+        if not alive or time.monotonic() > deadline:
+            return sorted(alive)
         time.sleep(0.05)
 
 
@@ -151,6 +195,7 @@ def main() -> int:
     p = argparse.ArgumentParser(prog="agent.py")
     p.add_argument("mode")
     p.add_argument("--pids")
+    p.add_argument("--env-out")
     p.add_argument("--prompt-file")
     p.add_argument("--contract-file")
     p.add_argument("--output-file")
@@ -168,6 +213,7 @@ def main() -> int:
     p.add_argument("--output-tokens", type=int, default=0)
     p.add_argument("--cost", type=float)
     args, _unknown = p.parse_known_args()
+    _record_env(args.env_out)
     _record(args.pids, "leader")
     mode = args.mode
     if mode == "echo":
