@@ -1,54 +1,110 @@
-"""The command runner driving the fake agent CLI: one real process per mode."""
+"""The command runner driving the fake agent CLI: one real process per mode.
+
+Every run goes through ``Fake.run``, which plants secrets in hz's environment first (the
+``planted_secrets`` fixture) and afterwards checks that none reached the agent, that no process
+of the run survives, and that the run ended within its bound; an autouse fixture fails any test
+that runs nothing through it, so no test can skip those checks.
+"""
 
 from __future__ import annotations
 
 import json
-import secrets
 import sys
 import tempfile
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from runtime.models import Budget, ToolProfile
+from runtime.process import Limits
 from runtime.result import AgentResult, Usage
 from runtime.runners.command import CommandRunner
-from tests.fakes.agent import is_gone, recorded_pids
+from tests.fakes.agent import recorded_env, recorded_pids
 
 AGENT = str(Path(__file__).resolve().parents[1] / "fakes" / "agent.py")
 CONTRACT = "--contract-file={contract_file}"
+#: How long a run that ends by itself may take on a loaded 2-core machine (it takes ~0.1 s).
+QUICK = 5.0
+#: What a loaded machine may add to a stopped run's timeout and kill grace.
+SLACK = 3.0
+#: The ``contained`` fixture (tests/integration/conftest.py): checks a run's records.
+Contained = Callable[[Path, Path], None]
 
 
-def runner(*args: str, **settings: Any) -> CommandRunner:
-    return CommandRunner.from_settings(
-        {
-            "command": [sys.executable, AGENT, *args, CONTRACT],
-            "command_enforces_read_only": True,
-            **settings,
-        }
-    )
+def stopped_within(timeout: float) -> float:
+    """The bound for a run stopped at ``timeout``: SIGTERM, SIGKILL after the grace, slack."""
+    return timeout + Limits(timeout=timeout).kill_grace + SLACK
 
 
-def run(r: CommandRunner, workdir: Path, prompt: str = "Write it.", **kw: Any) -> AgentResult:
-    kw.setdefault("timeout", 60)
-    return r.run(
-        prompt,
-        contract="Be brief.",
-        tools=ToolProfile(tools=kw.pop("tools", ())).bind(workdir),
-        budget=Budget(max_usd=kw.pop("max_usd", 0.5)),
-        **kw,
-    )
+class Fake:
+    """Command runners around the fake agent, and checked runs of them."""
+
+    def __init__(self, workdir: Path, records: Path, contained: Contained) -> None:
+        self.workdir = workdir
+        self.env_out = records / "env.json"
+        self.pids = records / "pids"
+        self.contained = contained
+        self.checked = 0
+
+    def runner(
+        self, *args: str, program: tuple[str, ...] = (sys.executable, AGENT), **settings: Any
+    ) -> CommandRunner:
+        records = ("--env-out", str(self.env_out), "--pids", str(self.pids))
+        return CommandRunner.from_settings(
+            {
+                "command": [*program, *args, *records, CONTRACT],
+                "command_enforces_read_only": True,
+                **settings,
+            }
+        )
+
+    def run(
+        self,
+        r: CommandRunner,
+        prompt: str = "Write it.",
+        *,
+        within: float = QUICK,
+        started: bool = True,
+        **kw: Any,
+    ) -> AgentResult:
+        """Run ``r`` in the working directory; check it ended within ``within`` seconds and,
+        when the agent ``started``, that it got no secret and left no process behind (else
+        that it never ran)."""
+        self.checked += 1
+        self.env_out.unlink(missing_ok=True)
+        self.pids.unlink(missing_ok=True)
+        kw.setdefault("timeout", 60)
+        begin = time.monotonic()
+        result = r.run(
+            prompt,
+            contract="Be brief.",
+            tools=ToolProfile(tools=kw.pop("tools", ())).bind(self.workdir),
+            budget=Budget(max_usd=kw.pop("max_usd", 0.5)),
+            **kw,
+        )
+        elapsed = time.monotonic() - begin
+        assert elapsed < within, f"the run took {elapsed:.1f} s, over its bound of {within} s"
+        if started:
+            self.contained(self.env_out, self.pids)
+        else:
+            assert (self.env_out.exists(), self.pids.exists()) == (False, False)
+        return result
 
 
-def assert_all_gone(pids: Path) -> None:
-    recorded = recorded_pids(pids)
-    assert recorded
-    assert [p for p in recorded if not is_gone(int(p["pid"]))] == []
+@pytest.fixture(autouse=True)
+def fake(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, contained: Contained
+) -> Iterator[Fake]:
+    checked = Fake(tmp_path, tmp_path_factory.mktemp("records"), contained)
+    yield checked
+    assert checked.checked > 0, "the test ran nothing through Fake.run"
 
 
-def test_echo_prompt_on_stdin(tmp_path: Path) -> None:
-    result = run(runner("echo"), tmp_path, "Entwurf für KW 48\n")
+def test_echo_prompt_on_stdin(fake: Fake) -> None:
+    result = fake.run(fake.runner("echo"), "Entwurf für KW 48\n")
     assert (result.status, result.failure_kind, result.draft) == (
         "completed",
         None,
@@ -58,21 +114,25 @@ def test_echo_prompt_on_stdin(tmp_path: Path) -> None:
     assert result.limits_unenforced == ("budget", "tools", "turns")
 
 
-def test_echo_through_prompt_and_output_files(tmp_path: Path) -> None:
-    r = runner("echo", "--prompt-file", "{prompt_file}", "--output-file={output_file}")
-    result = run(r, tmp_path, "from a file")
+def test_echo_through_prompt_and_output_files(fake: Fake) -> None:
+    r = fake.runner("echo", "--prompt-file", "{prompt_file}", "--output-file={output_file}")
+    result = fake.run(r, "from a file")
     assert (result.status, result.draft) == ("completed", "from a file")
 
 
-def test_the_fake_runs_by_its_own_shebang(tmp_path: Path) -> None:
-    r = CommandRunner.from_settings(
-        {"command": [AGENT, "echo", CONTRACT], "command_enforces_read_only": True}
-    )
-    assert run(r, tmp_path, "shebang").draft == "shebang"
+def test_the_fake_runs_by_its_own_shebang(fake: Fake) -> None:
+    r = fake.runner("echo", program=(AGENT,))
+    assert fake.run(r, "shebang").draft == "shebang"
 
 
-def test_placeholders_private_files_and_working_directory(tmp_path: Path) -> None:
-    r = runner(
+def test_a_command_that_never_reads_its_stdin_completes(fake: Fake) -> None:
+    # A prompt far larger than a pipe's buffer: hz must not block writing it.
+    result = fake.run(fake.runner("no-read"), "x" * (4 * 1024 * 1024))
+    assert (result.status, result.draft) == ("completed", "ok\n")
+
+
+def test_placeholders_private_files_and_working_directory(fake: Fake, tmp_path: Path) -> None:
+    r = fake.runner(
         "inspect",
         "--prompt-file",
         "{prompt_file}",
@@ -84,7 +144,7 @@ def test_placeholders_private_files_and_working_directory(tmp_path: Path) -> Non
         model="model-x",
         command_read_only_tools=["Read", "Grep", "Glob"],
     )
-    result = run(r, tmp_path, "the prompt", tools=("Read", "Grep"), timeout=30, max_usd=0.25)
+    result = fake.run(r, "the prompt", tools=("Read", "Grep"), timeout=30, max_usd=0.25)
     seen = json.loads(result.draft or "")
     private = seen["private_dir"]
     assert seen == {
@@ -99,6 +159,10 @@ def test_placeholders_private_files_and_working_directory(tmp_path: Path) -> Non
             "--model",
             "model-x",
             "{literal}",
+            "--env-out",
+            str(fake.env_out),
+            "--pids",
+            str(fake.pids),
             f"--contract-file={private}/contract.md",
         ],
         "cwd": str(tmp_path.resolve()),
@@ -111,14 +175,15 @@ def test_placeholders_private_files_and_working_directory(tmp_path: Path) -> Non
     assert (result.model, result.limits_unenforced) == ("model-x", ("turns",))
 
 
-def test_empty_profile_passes_the_configured_read_only_tools(tmp_path: Path) -> None:
-    r = runner("inspect", "--tools={tools}", command_read_only_tools=["Read", "Glob"])
-    seen = json.loads(run(r, tmp_path).draft or "")
+def test_empty_profile_passes_the_configured_read_only_tools(fake: Fake) -> None:
+    r = fake.runner("inspect", "--tools={tools}", command_read_only_tools=["Read", "Glob"])
+    seen = json.loads(fake.run(r).draft or "")
     assert seen["argv"][1] == "--tools=Read,Glob"
 
 
-def test_fail_reports_exit_code_and_stderr_tail(tmp_path: Path) -> None:
-    result = run(runner("fail", "--code", "7", "--stderr", "x" * 5000 + "\nquota gone\n"), tmp_path)
+def test_fail_reports_exit_code_and_stderr_tail(fake: Fake) -> None:
+    r = fake.runner("fail", "--code", "7", "--stderr", "x" * 5000 + "\nquota gone\n")
+    result = fake.run(r)
     assert (result.status, result.failure_kind, result.exit_code) == ("failed", "runtime_error", 7)
     assert result.reason == "the command exited with code 7"
     assert len(result.stderr_tail) == 4096
@@ -126,12 +191,9 @@ def test_fail_reports_exit_code_and_stderr_tail(tmp_path: Path) -> None:
     assert result.draft is None
 
 
-def test_missing_program_is_launch_failed(tmp_path: Path) -> None:
+def test_missing_program_is_launch_failed(fake: Fake, tmp_path: Path) -> None:
     missing = tmp_path / "no-agent"
-    r = CommandRunner.from_settings(
-        {"command": [str(missing), CONTRACT], "command_enforces_read_only": True}
-    )
-    result = run(r, tmp_path)
+    result = fake.run(fake.runner(program=(str(missing),)), started=False, within=1.0)
     assert (result.status, result.failure_kind, result.exit_code) == (
         "failed",
         "launch_failed",
@@ -142,121 +204,107 @@ def test_missing_program_is_launch_failed(tmp_path: Path) -> None:
 
 
 def test_private_files_that_cannot_be_written_are_launch_failed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake: Fake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-tmp"))
-    result = run(runner("echo"), tmp_path)
+    result = fake.run(fake.runner("echo"), started=False)
     assert (result.status, result.failure_kind) == ("failed", "launch_failed")
     assert result.reason == (
         "the command did not start: cannot write the private run files: No such file or directory"
     )
 
 
-def test_sleep_past_the_timeout(tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
-    result = run(runner("sleep", "--pids", str(pids)), tmp_path, timeout=1)
+def test_sleep_past_the_timeout(fake: Fake) -> None:
+    result = fake.run(fake.runner("sleep"), timeout=1, within=stopped_within(1))
     assert (result.status, result.failure_kind, result.draft) == ("timeout", None, None)
     assert result.reason == "no result within 1 s; the command's process group was stopped"
-    assert 1 <= result.duration_seconds < 20
-    assert_all_gone(pids)
+    assert result.duration_seconds >= 1
 
 
-def test_ignoring_sigterm_gets_sigkill_two_seconds_later(tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
-    result = run(runner("ignore-term", "--pids", str(pids)), tmp_path, timeout=0.5)
-    assert result.status == "timeout"
-    assert 2.5 <= result.duration_seconds < 30
-    assert_all_gone(pids)
-
-
-def test_grandchild_holding_stdout_neither_hangs_the_run_nor_survives(tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
-    result = run(runner("grandchild", "--pids", str(pids), "--draft", "ok\n"), tmp_path)
-    assert (result.status, result.draft) == ("completed", "ok\n")
-    assert result.duration_seconds < 30
-    assert {p["role"] for p in recorded_pids(pids)} == {"leader", "grandchild"}
-    assert_all_gone(pids)
-
-
-def test_inactivity_timeout(tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
-    r = runner("sleep", "--pids", str(pids), command_inactivity_timeout=0.5)
-    result = run(r, tmp_path, timeout=120)
-    assert (result.status, result.failure_kind) == ("failed", "inactivity_timeout")
-    assert result.reason == "no output for 0.5 s; the command was stopped"
-    assert result.duration_seconds < 60
-    assert_all_gone(pids)
-
-
-def test_result_then_hang_is_a_timeout_without_an_invented_draft(tmp_path: Path) -> None:
-    pids = tmp_path / "pids"
-    result = run(runner("result-hang", "--pids", str(pids)), tmp_path, timeout=1)
+def test_ignoring_sigterm_gets_sigkill_two_seconds_later(fake: Fake) -> None:
+    # A 1 s timeout leaves a slow start-up time to ignore SIGTERM before it arrives.
+    result = fake.run(fake.runner("ignore-term"), timeout=1, within=stopped_within(1))
     assert (result.status, result.draft) == ("timeout", None)
-    assert_all_gone(pids)
+    assert result.duration_seconds >= 1 + Limits(timeout=1).kill_grace
 
 
-def test_output_file_replaced_by_a_symlink_is_not_followed(tmp_path: Path) -> None:
+def test_grandchild_holding_stdout_neither_hangs_the_run_nor_survives(fake: Fake) -> None:
+    result = fake.run(fake.runner("grandchild", "--draft", "ok\n"))
+    assert (result.status, result.draft) == ("completed", "ok\n")
+    assert {p["role"] for p in recorded_pids(fake.pids)} == {"leader", "grandchild"}
+
+
+def test_inactivity_timeout(fake: Fake) -> None:
+    r = fake.runner("sleep", command_inactivity_timeout=1)
+    result = fake.run(r, timeout=120, within=stopped_within(1))
+    assert (result.status, result.failure_kind) == ("failed", "inactivity_timeout")
+    assert result.reason == "no output for 1 s; the command was stopped"
+    assert result.duration_seconds >= 1
+
+
+def test_result_then_hang_is_a_timeout_without_an_invented_draft(fake: Fake) -> None:
+    result = fake.run(fake.runner("result-hang"), timeout=1, within=stopped_within(1))
+    assert (result.status, result.draft) == ("timeout", None)
+    assert result.duration_seconds >= 1
+
+
+def test_output_file_replaced_by_a_symlink_is_not_followed(fake: Fake, tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("TOP-SECRET-VALUE")
-    r = runner("symlink-output", "--output-file={output_file}", "--target", str(secret))
-    result = run(r, tmp_path)
+    r = fake.runner("symlink-output", "--output-file={output_file}", "--target", str(secret))
+    result = fake.run(r)
     assert (result.status, result.failure_kind) == ("failed", "runtime_error")
     assert result.reason == "the output file is a symbolic link; hz does not follow it"
     assert "TOP-SECRET-VALUE" not in result.model_dump_json()
 
 
-def test_no_secret_reaches_the_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    planted = {
-        "HZ_CREDENTIAL_GITHUB": secrets.token_hex(16),
-        "ANTHROPIC_API_KEY": secrets.token_hex(16),
-        "OPENAI_API_KEY": secrets.token_hex(16),
-        "AWS_SECRET_ACCESS_KEY": secrets.token_hex(16),
-        "UNLISTED_SETTING": "not passed either",
-    }
-    for name, value in planted.items():
-        monkeypatch.setenv(name, value)
+def test_only_allowlisted_variables_reach_the_child(
+    fake: Fake, planted_secrets: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UNLISTED_SETTING", "not passed either")
     monkeypatch.setenv("AGENT_TOKEN", "passed on purpose")
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
-    result = run(runner("env", command_env=["AGENT_TOKEN"]), tmp_path)
+    result = fake.run(fake.runner("env", command_env=["AGENT_TOKEN"]))
     env = json.loads(result.draft or "")
+    assert env == recorded_env(fake.env_out)
     assert set(env) <= {"PATH", "HOME", "LANG", "TMPDIR", "LC_ALL", "LC_CTYPE", "AGENT_TOKEN"}
     assert (env["AGENT_TOKEN"], env["LC_ALL"]) == ("passed on purpose", "C.UTF-8")
-    assert [value for value in planted.values() if value in (result.draft or "")] == []
+    assert [v for v in planted_secrets.values() if v in (result.draft or "")] == []
 
 
-def test_json_output_with_usage_and_cost(tmp_path: Path) -> None:
-    r = runner(
+def test_json_output_with_usage_and_cost(fake: Fake) -> None:
+    r = fake.runner(
         "json", "--draft", "# Status\n", "--input-tokens", "120", "--output-tokens", "30",
         "--cost", "0.02", command_output="json",
     )  # fmt: skip
-    result = run(r, tmp_path)
+    result = fake.run(r)
     assert (result.status, result.draft, result.cost_usd) == ("completed", "# Status\n", 0.02)
     assert result.usage == Usage(input_tokens=120, output_tokens=30)
 
 
-def test_json_output_under_a_configured_key(tmp_path: Path) -> None:
-    r = runner("json", "--key", "answer", "--draft", "hi", command_output="json",
-               command_json_draft_key="answer")  # fmt: skip
-    assert run(r, tmp_path).draft == "hi"
+def test_json_output_under_a_configured_key(fake: Fake) -> None:
+    r = fake.runner("json", "--key", "answer", "--draft", "hi", command_output="json",
+                    command_json_draft_key="answer")  # fmt: skip
+    assert fake.run(r).draft == "hi"
 
 
-def test_json_output_over_budget_is_a_budget_stop(tmp_path: Path) -> None:
-    r = runner("json", "--draft", "hi", "--cost", "0.75", command_output="json")
-    result = run(r, tmp_path, max_usd=0.5)
+def test_json_output_over_budget_is_a_budget_stop(fake: Fake) -> None:
+    r = fake.runner("json", "--draft", "hi", "--cost", "0.75", command_output="json")
+    result = fake.run(r, max_usd=0.5)
     assert (result.status, result.failure_kind) == ("budget", "budget_exceeded")
     assert result.reason == "the command reported $0.75, over the budget of $0.5"
 
 
-def test_malformed_json_is_failed_and_invents_no_draft(tmp_path: Path) -> None:
-    result = run(runner("json", "--raw", "draft: not json", command_output="json"), tmp_path)
+def test_malformed_json_is_failed_and_invents_no_draft(fake: Fake) -> None:
+    result = fake.run(fake.runner("json", "--raw", "draft: not json", command_output="json"))
     assert (result.status, result.failure_kind, result.draft) == ("failed", "runtime_error", None)
     assert result.reason == (
         "the JSON on stdout is malformed: Expecting value: line 1 column 1 (char 0)"
     )
 
 
-def test_json_without_the_draft_key(tmp_path: Path) -> None:
-    result = run(runner("json", "--key", "text", command_output="json"), tmp_path)
+def test_json_without_the_draft_key(fake: Fake) -> None:
+    result = fake.run(fake.runner("json", "--key", "text", command_output="json"))
     assert (result.status, result.reason) == ("failed", "the JSON on stdout has no 'draft' key")
 
 
@@ -267,8 +315,8 @@ def test_json_without_the_draft_key(tmp_path: Path) -> None:
         (("--output-file={output_file}",), "the command wrote nothing to the output file"),
     ],
 )
-def test_empty_output_is_failed(tmp_path: Path, args: tuple[str, ...], reason: str) -> None:
-    result = run(runner("echo", *args), tmp_path, prompt="  \n")
+def test_empty_output_is_failed(fake: Fake, args: tuple[str, ...], reason: str) -> None:
+    result = fake.run(fake.runner("echo", *args), prompt="  \n")
     assert (result.status, result.failure_kind, result.reason) == (
         "failed",
         "runtime_error",
@@ -276,8 +324,8 @@ def test_empty_output_is_failed(tmp_path: Path, args: tuple[str, ...], reason: s
     )
 
 
-def test_stdout_over_the_cap_is_an_output_limit(tmp_path: Path) -> None:
-    result = run(runner("flood", "--stdout-bytes", str(9 * 1024 * 1024)), tmp_path)
+def test_stdout_over_the_cap_is_an_output_limit(fake: Fake) -> None:
+    result = fake.run(fake.runner("flood", "--stdout-bytes", str(9 * 1024 * 1024)))
     assert (result.status, result.failure_kind, result.output_truncated) == (
         "failed",
         "output_limit",
