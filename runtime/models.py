@@ -133,6 +133,8 @@ def parse_artifact(text: str, origin: str) -> Job | Packet:
         raise FormatError(f"{origin}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from e
     except RecursionError as e:
         raise FormatError(f"{origin}: JSON nested too deeply to be a job or packet") from e
+    except ValueError as e:  # e.g. an integer of more digits than Python converts
+        raise FormatError(f"{origin}: not a job or packet: {e}") from e
     try:
         # JSON may escape lone surrogates ("\ud800"); no prompt or contract can hold one.
         json.dumps(data, ensure_ascii=False).encode("utf-8")
@@ -151,9 +153,13 @@ def parse_artifact(text: str, origin: str) -> Job | Packet:
             f"(this hz reads version {supported})",
             hint="upgrade hz, or compile the contract with this hz",
         )
+    if not isinstance(version, int) or isinstance(version, bool):
+        # Checked here: pydantic's Literal[1] would take ``true`` for 1.
+        raise FormatError(f"{origin}: invalid {kind}: format_version: must be the integer 1")
     model: type[Job] | type[Packet] = Job if kind == "job" else Packet
     try:
-        artifact = model.model_validate(data)
+        # Strict: the file must match its published schema ("600" is not a timeout).
+        artifact = model.model_validate_json(text, strict=True)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"

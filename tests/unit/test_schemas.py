@@ -185,3 +185,33 @@ def test_lone_surrogate_is_a_format_error() -> None:
         e.value.message
         == "p.json: contains text that is not valid Unicode (surrogates not allowed)"
     )
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("timeout_seconds", "600", "invalid job: timeout_seconds: Input should be a valid integer"),
+        ("format_version", True, "invalid job: format_version: must be the integer 1"),
+    ],
+)
+def test_job_fields_are_read_strictly(field: str, value: object, message: str) -> None:
+    data = _job().to_json_data() | {field: value}
+    with pytest.raises(FormatError) as e:
+        parse_artifact(_text(data), "x.job.json")
+    assert e.value.message == f"x.job.json: {message}"
+
+
+def test_a_budget_given_as_a_string_is_refused() -> None:
+    data = _job().to_json_data()
+    data["budget"] = {"max_usd": "0.5"}
+    with pytest.raises(FormatError) as e:
+        parse_artifact(_text(data), "x.job.json")
+    assert (
+        e.value.message == "x.job.json: invalid job: budget.max_usd: Input should be a valid number"
+    )
+
+
+def test_a_huge_integer_is_a_format_error() -> None:
+    with pytest.raises(FormatError) as e:
+        parse_artifact('{"kind": "job", "format_version": ' + "9" * 5000 + "}", "big.json")
+    assert e.value.message.startswith("big.json: not a job or packet: Exceeds the limit (4300")
