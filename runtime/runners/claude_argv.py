@@ -81,6 +81,18 @@ def build_argv(
     return tuple(argv)
 
 
+def why_unusable(name: str) -> str:
+    """Why ``resolve_executable`` found nothing, in the words a user needs."""
+    if os.sep not in name:
+        return "program not found on PATH"
+    path = os.path.abspath(os.path.expanduser(name))
+    if os.path.isdir(path):
+        return "is a directory"
+    if os.path.exists(path):
+        return "is not executable"
+    return "program not found"
+
+
 def resolve_executable(name: str, env: Mapping[str, str]) -> str | None:
     """An absolute path, found before the run changes directory: a relative path is taken
     from hz's own working directory, a bare name from the child's PATH."""

@@ -18,7 +18,12 @@ from runtime.privatefiles import PLACEHOLDER_DIR, private_directory
 from runtime.process import Limits, ProcessOutcome, run_bounded
 from runtime.protocol import Capabilities, Check, Enforcement, Progress, ProgressCallback, RunPlan
 from runtime.result import AgentResult
-from runtime.runners.claude_argv import build_argv, resolve_executable, session_tools
+from runtime.runners.claude_argv import (
+    build_argv,
+    resolve_executable,
+    session_tools,
+    why_unusable,
+)
 from runtime.runners.claude_classify import RunEnd, classify
 from runtime.runners.claude_doctor import checks as doctor_checks
 from runtime.runners.claude_settings import KEYS, ClaudeSettings, parse_settings
@@ -99,8 +104,7 @@ class ClaudeCodeRunner:
         cwd = tools.working_dir or "."
         executable = resolve_executable(self.settings.executable, env)
         if executable is None:
-            where = "" if "/" in self.settings.executable else " on PATH"
-            missing = f"{self.settings.executable}: program not found{where}"
+            missing = f"{self.settings.executable}: {why_unusable(self.settings.executable)}"
             return self._result(RunEnd(None, False, timeout, launch_error=missing), None, None)
         parser = StreamParser(max_line_chars=MAX_OUTPUT)
         started = time.monotonic()

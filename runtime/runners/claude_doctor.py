@@ -12,7 +12,7 @@ import re
 
 from runtime.process import Limits, run_bounded
 from runtime.protocol import Check
-from runtime.runners.claude_argv import resolve_executable
+from runtime.runners.claude_argv import resolve_executable, why_unusable
 from runtime.runners.claude_settings import ClaudeSettings
 
 #: The oldest CLI whose flags and stream-json shapes hz was tested against.
@@ -25,13 +25,12 @@ def checks(settings: ClaudeSettings) -> list[Check]:
     env = settings.environment()
     executable = resolve_executable(settings.executable, env)
     if executable is None:
-        where = "" if "/" in settings.executable else " on PATH"
         return [
             Check(
                 "claude executable",
                 "failed",
-                f"{settings.executable} not found{where}; install @anthropic-ai/claude-code or "
-                "set [system.runner] claude_executable",
+                f"{settings.executable}: {why_unusable(settings.executable)}; install "
+                "@anthropic-ai/claude-code or set [system.runner] claude_executable",
             )
         ]
     found = Check("claude executable", "ok", executable)

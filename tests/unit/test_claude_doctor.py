@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,7 +102,23 @@ def test_doctor_without_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         Check(
             "claude executable",
             "failed",
-            "claude not found on PATH; install @anthropic-ai/claude-code or set "
+            "claude: program not found on PATH; install @anthropic-ai/claude-code or set "
             "[system.runner] claude_executable",
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (lambda p: p.write_text("not a program"), "is not executable"),
+        (lambda p: p.mkdir(), "is a directory"),
+        (lambda p: None, "program not found"),
+    ],
+)
+def test_an_unusable_executable_says_why(tmp_path: Path, make: Any, why: str) -> None:
+    from runtime.runners.claude_argv import why_unusable
+
+    target = tmp_path / "claude"
+    make(target)
+    assert why_unusable(str(target)) == why
