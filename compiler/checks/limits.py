@@ -16,6 +16,16 @@ MAX_TIMEOUT = 24 * 3600
 
 _DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 _DURATION_HINT = 'write integer seconds or hours, minutes and seconds: "90s", "10m", "1h30m"'
+#: A number with more significant digits than this is over 24 hours in any unit; it is not
+#: converted (int() refuses strings over 4300 digits, and a huge one is slow anyway).
+_MAX_DIGITS = 9
+_RANGE_HINT = "a session may run at least 1 second and at most 24 hours (86400 seconds)"
+_CLIP = 40
+
+
+def clip(text: str) -> str:
+    """A user's value cut to a readable length for a message: the first 40 characters + "…"."""
+    return text if len(text) <= _CLIP else text[:_CLIP] + "…"
 
 
 def check_version(doc: SourceDoc) -> Diagnostic | None:
@@ -33,13 +43,42 @@ def check_version(doc: SourceDoc) -> Diagnostic | None:
     )
 
 
+def _number(digits: str | None) -> int:
+    significant = (digits or "").lstrip("0")
+    return int(significant or "0") if len(significant) <= _MAX_DIGITS else 10**_MAX_DIGITS
+
+
 def parse_duration(text: str) -> int | None:
-    """ "1h30m" -> 5400; None when ``text`` is not hours, minutes and seconds in order."""
+    """ "1h30m" -> 5400; None when ``text`` is not hours, minutes and seconds in order, or
+    when minutes after hours or seconds after minutes or hours are 60 or more ("1h90m":
+    a typo as likely as a sum, so it is not guessed)."""
     m = _DURATION.fullmatch(text)
     if not text or m is None:
         return None
-    h, mi, s = (int(g) if g else 0 for g in m.groups())
+    h, mi, s = (_number(g) for g in m.groups())
+    hours, minutes, _ = m.groups()
+    if (hours is not None and mi >= 60) or ((hours or minutes) is not None and s >= 60):
+        return None
     return h * 3600 + mi * 60 + s
+
+
+def duration_text(seconds: int) -> str:
+    """5400 -> "1h30m": the canonical spelling of a duration."""
+    h, rest = divmod(seconds, 3600)
+    mi, s = divmod(rest, 60)
+    text = (f"{h}h" if h else "") + (f"{mi}m" if mi else "") + (f"{s}s" if s else "")
+    return text or "0s"
+
+
+def _duration_hint(text: str) -> str:
+    m = _DURATION.fullmatch(text)
+    if text and m is not None:  # well-formed but a component is 60 or more
+        h, mi, s = (_number(g) for g in m.groups())
+        total = h * 3600 + mi * 60 + s
+        fixed = duration_text(total) if total <= MAX_TIMEOUT else None
+        spelled = f': write "{fixed}"' if fixed else ""
+        return f"minutes after hours and seconds after minutes must be below 60{spelled}"
+    return _DURATION_HINT
 
 
 def check_timeout(doc: SourceDoc) -> tuple[int | None, list[Diagnostic]]:
@@ -49,25 +88,39 @@ def check_timeout(doc: SourceDoc) -> tuple[int | None, list[Diagnostic]]:
         return None, []  # the schema reports the missing key
     raw: Any = hz["timeout"]
     path = ("hz", "timeout")
-    if isinstance(raw, str):
+    seconds: int | None
+    if isinstance(raw, str) and raw.isdigit() and _plain(doc, path):
+        # An unquoted integer too long for the loader to convert: a number, and far too big.
+        seconds = _number(raw)
+    elif isinstance(raw, str):
         seconds = parse_duration(raw)
         if seconds is None:
-            msg = f"hz.timeout: {raw!r} is not a duration"
-            hint = _DURATION_HINT
-            if raw.strip().isdigit():  # "600" quoted: seconds need no quotes, strings a unit
-                hint = f'write {raw.strip()} without quotes for seconds, or "{raw.strip()}s"'
+            msg = f"hz.timeout: {clip(raw)!r} is not a duration"
+            hint = _duration_hint(raw)
+            if raw.strip().isdigit() and _number(raw.strip()) <= MAX_TIMEOUT:
+                # "600" quoted: seconds need no quotes, strings a unit
+                n = raw.strip()
+                hint = f'write {n} without quotes for seconds, or "{n}s"'
+            elif raw.strip().isdigit():
+                hint = _RANGE_HINT
             return None, [at(doc, path, "HZ301", msg, hint=hint)]
     elif isinstance(raw, int) and not isinstance(raw, bool):
         seconds = raw
     else:
         msg = f'hz.timeout: expected integer seconds or a duration such as "10m", got {got(raw)}'
         return None, [at(doc, path, "HZ103", msg, hint=_DURATION_HINT)]
-    if not 1 <= seconds <= MAX_TIMEOUT:
-        shown = raw if isinstance(raw, str) else f"{raw} seconds"
+    if seconds is None or not 1 <= seconds <= MAX_TIMEOUT:
+        shown = clip(raw if isinstance(raw, str) and not raw.isdigit() else f"{raw}")
+        shown += "" if isinstance(raw, str) and not raw.isdigit() else " seconds"
         msg = f"hz.timeout: {shown} is outside 1 second … 24 hours"
-        hint = "a session may run at least 1 second and at most 24 hours (86400 seconds)"
+        hint = _RANGE_HINT
         return None, [at(doc, path, "HZ302", msg, hint=hint)]
     return seconds, []
+
+
+def _plain(doc: SourceDoc, path: tuple[str, ...]) -> bool:
+    info = doc.scalars.get(path)
+    return info is not None and info.style is None
 
 
 def check_max_usd(doc: SourceDoc, ceiling: float) -> tuple[float | None, list[Diagnostic]]:

@@ -107,3 +107,87 @@ def test_budget_refused(raw: object, code: str, message: str) -> None:
 def test_quoted_seconds_get_a_precise_hint() -> None:
     _, (diag,) = check_timeout(doc({"timeout": "600"}))
     assert (diag.code, diag.hint) == ("HZ301", 'write 600 without quotes for seconds, or "600s"')
+
+
+def loaded(timeout: str) -> SourceDoc:
+    from compiler.loader import load_bytes
+
+    text = f"hz:\n  contract: 1\n  timeout: {timeout}\n"
+    found, diags = load_bytes(text.encode(), "c.yaml")
+    assert diags == []
+    assert found is not None
+    return found
+
+
+NINES = "9" * 5000
+CLIPPED = "9" * 40 + "…"
+RANGE_HINT = "a session may run at least 1 second and at most 24 hours (86400 seconds)"
+
+
+@pytest.mark.parametrize(
+    ("written", "code", "message", "hint"),
+    [
+        (
+            f'"{NINES}h"',
+            "HZ302",
+            f"hz.timeout: {CLIPPED} is outside 1 second … 24 hours",
+            RANGE_HINT,
+        ),
+        (
+            NINES,  # unquoted: more digits than Python converts, so loaded as text
+            "HZ302",
+            f"hz.timeout: {CLIPPED} seconds is outside 1 second … 24 hours",
+            RANGE_HINT,
+        ),
+        (f'"{NINES}"', "HZ301", f"hz.timeout: '{CLIPPED}' is not a duration", RANGE_HINT),
+        (
+            f'"{NINES}x"',
+            "HZ301",
+            f"hz.timeout: '{CLIPPED}' is not a duration",
+            'write integer seconds or hours, minutes and seconds: "90s", "10m", "1h30m"',
+        ),
+        (
+            "1h90m",
+            "HZ301",
+            "hz.timeout: '1h90m' is not a duration",
+            'minutes after hours and seconds after minutes must be below 60: write "2h30m"',
+        ),
+        (
+            "1m60s",
+            "HZ301",
+            "hz.timeout: '1m60s' is not a duration",
+            'minutes after hours and seconds after minutes must be below 60: write "2m"',
+        ),
+        (
+            "23h60m1s",
+            "HZ301",
+            "hz.timeout: '23h60m1s' is not a duration",
+            "minutes after hours and seconds after minutes must be below 60",
+        ),
+        (
+            '"600"',
+            "HZ301",
+            "hz.timeout: '600' is not a duration",
+            'write 600 without quotes for seconds, or "600s"',
+        ),
+    ],
+)
+def test_timeout_refusals_of_loaded_text(written: str, code: str, message: str, hint: str) -> None:
+    seconds, diags = check_timeout(loaded(written))
+    assert seconds is None
+    assert [(d.code, d.message, d.hint, d.line, d.column) for d in diags] == [
+        (code, message, hint, 3, 12)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("written", "seconds"),
+    [("90m", 5400), ("90s", 90), ("1h59m59s", 7199), ('"0000000000000000000000001s"', 1)],
+)
+def test_single_unit_may_exceed_60(written: str, seconds: int) -> None:
+    assert check_timeout(loaded(written)) == (seconds, [])
+
+
+@pytest.mark.parametrize("text", ["1h60m", "1h0m60s", "2m75s", "1h90m"])
+def test_parse_duration_refuses_components_of_60_or_more(text: str) -> None:
+    assert parse_duration(text) is None
