@@ -7,6 +7,7 @@ directories and stdin and collects every diagnostic in one pass.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ class ValidationRun:
     contracts: tuple[Contract, ...]
     diagnostics: tuple[Diagnostic, ...]
     files_checked: int
+    empty_dirs: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -88,19 +90,65 @@ def _contract(doc: SourceDoc, timeout: int, max_usd: float) -> Contract:
     )
 
 
-def expand(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
-    """Files to check, in order: directories become their ``*.yaml``/``*.yml``, sorted."""
-    out: list[str] = []
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """The files to check, the directories that could not be read (as HZ001) and the
+    directories given that hold no contract (``hz validate`` says so)."""
+
+    files: tuple[str, ...]
+    diagnostics: tuple[Diagnostic, ...] = ()
+    empty_dirs: tuple[str, ...] = ()
+
+
+def _regular(path: str) -> bool:
+    """True for a regular file, and for a name that cannot be examined (reading it reports
+    why): a FIFO or device named *.yaml would block the read forever."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True
+
+
+def _walk(top: str, diags: list[Diagnostic]) -> list[str]:
+    def unreadable(e: OSError) -> None:
+        where = e.filename if isinstance(e.filename, str) else top
+        message = f"cannot read directory: {e.strerror or e}"
+        diags.append(Diagnostic("HZ001", message, where))
+
+    found = []
+    for root, dirs, files in os.walk(top, onerror=unreadable):
+        dirs.sort()
+        found += [
+            os.path.join(root, f)
+            for f in files
+            if f.endswith(SUFFIXES) and _regular(os.path.join(root, f))
+        ]
+    return sorted(found, key=lambda f: Path(f).relative_to(top).parts)
+
+
+def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> Expansion:
+    """Files to check, in order: directories become their regular ``*.yaml``/``*.yml``
+    files, sorted. A file named twice (``f.yaml`` and ``./f.yaml``) is checked once, under
+    the first name it was given."""
+    out: dict[str, str] = {}  # resolved path -> the name first given
+    diags: list[Diagnostic] = []
+    empty: list[str] = []
     for p in (os.fspath(each) for each in paths):
         if p != "-" and os.path.isdir(p):
-            found = []
-            for root, dirs, files in os.walk(p):
-                dirs.sort()
-                found += [os.path.join(root, f) for f in files if f.endswith(SUFFIXES)]
-            out += sorted(found, key=lambda f: Path(f).relative_to(p).parts)
+            before = len(diags)
+            found = _walk(p, diags)
+            if not found and len(diags) == before:
+                empty.append(p)
         else:
-            out.append(p)
-    return list(dict.fromkeys(out))
+            found = [p]
+        for name in found:
+            out.setdefault(name if name == "-" else os.path.realpath(name), name)
+    return Expansion(tuple(out.values()), tuple(diags), tuple(empty))
+
+
+def expand(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The files of ``expand_paths``."""
+    return list(expand_paths(paths).files)
 
 
 def validate_paths(
@@ -113,12 +161,16 @@ def validate_paths(
     from compiler.loader import load_path, load_stream
 
     contracts: list[Contract] = []
-    diags: list[Diagnostic] = []
-    files = expand(paths)
+    expansion = expand_paths(paths)
+    diags: list[Diagnostic] = list(expansion.diagnostics)
+    files = expansion.files
     for name in files:
         if name == "-":
             # Read through the loader's cap: a huge stdin is refused, never held in memory.
             doc, found = load_stream(stdin if stdin is not None else _stdin(), "<stdin>")
+        elif not _regular(name) and not os.path.isdir(name):
+            message = "not a regular file: a contract is read from a file (or - for stdin)"
+            doc, found = None, [Diagnostic("HZ001", message, name)]
         else:
             doc, found = load_path(Path(name), display=name)
         diags += found
@@ -128,7 +180,9 @@ def validate_paths(
         diags += found
         if contract is not None:
             contracts.append(contract)
-    return ValidationRun(tuple(contracts), sort_diagnostics(diags), len(files))
+    return ValidationRun(
+        tuple(contracts), sort_diagnostics(diags), len(files), expansion.empty_dirs
+    )
 
 
 def _stdin() -> BinaryIO:

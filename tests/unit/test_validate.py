@@ -236,3 +236,65 @@ def test_huge_stdin_is_refused_without_reading_it_all() -> None:
     run = validate_paths(["-"], stdin=io.BufferedReader(source))
     assert [d.code for d in run.diagnostics] == ["HZ003"]
     assert source.served < 1024 * 1024
+
+
+def test_expand_checks_a_file_named_twice_once_under_its_first_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "contracts" / "a.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert expand(["contracts", "./contracts/a.yaml", "contracts/../contracts/a.yaml"]) == [
+        "contracts/a.yaml"
+    ]
+    assert expand(["./contracts/a.yaml", "contracts"]) == ["./contracts/a.yaml"]
+
+
+def test_unreadable_directory_is_hz001(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    write(tmp_path / "ok.yaml")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    write(locked / "hidden.yaml")
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> object:
+        # Root ignores permissions; this is what os.walk meets under chmod 000 as a user.
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    run = validate_paths([tmp_path])
+    assert run.diagnostics == (
+        Diagnostic("HZ001", "cannot read directory: Permission denied", str(locked)),
+    )
+    assert (run.files_checked, run.empty_dirs) == (1, ())
+
+
+def test_non_regular_files_are_skipped_in_directories_and_refused_by_name(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    write(tmp_path / "ok.yaml")
+    os.mkfifo(tmp_path / "pipe.yaml")
+    run = validate_paths([tmp_path])
+    assert (run.files_checked, run.diagnostics, len(run.contracts)) == (1, (), 1)
+    named = validate_paths([tmp_path / "pipe.yaml"])
+    assert named.diagnostics == (
+        Diagnostic(
+            "HZ001",
+            "not a regular file: a contract is read from a file (or - for stdin)",
+            str(tmp_path / "pipe.yaml"),
+        ),
+    )
+
+
+def test_a_directory_without_contracts_is_named(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.txt").write_text("no contract")
+    run = validate_paths([tmp_path / "empty", tmp_path / "notes"])
+    assert run.empty_dirs == (str(tmp_path / "empty"), str(tmp_path / "notes"))
+    assert (run.files_checked, run.diagnostics) == (0, ())
