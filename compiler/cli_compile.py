@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from compiler.cli_validate import CEILING, project_files, refuse_empty
 from compiler.report import FORMATS
 
 MAX_USD_HELP = (
@@ -16,13 +17,31 @@ MAX_USD_HELP = (
 )
 
 
+def _path(value: str | None, option: str) -> Path | None:
+    # Checked on the text: Path("") is Path("."), the current directory.
+    if value == "":
+        raise click.BadParameter("the path must not be empty", param_hint=f"'{option}'")
+    return None if value is None else Path(value)
+
+
+def _input_args(values: tuple[str, ...]) -> tuple[str, ...]:
+    for arg in values:
+        if arg.partition("=")[2] == "@":
+            raise click.BadParameter(
+                f"{arg!r} names no file after @ (write NAME=@FILE, or NAME=@@ for a literal @)",
+                param_hint="'--input'",
+            )
+    return values
+
+
 @click.command(short_help="Compile contracts into deterministic job files.")
 @click.argument("paths", nargs=-1, metavar="PATH...")
 @click.option(
     "--out",
     "out_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),
+    callback=lambda ctx, param, value: _path(value, "--out"),
     help="Directory of the job files: one <name>.job.json per contract.",
 )
 @click.option(
@@ -46,7 +65,7 @@ MAX_USD_HELP = (
 )
 @click.option(
     "--max-usd-ceiling",
-    type=click.FloatRange(min=0, min_open=True),
+    type=CEILING,
     default=None,
     help=MAX_USD_HELP,
 )
@@ -71,6 +90,7 @@ def compile_(
         raise click.UsageError("give at least one PATH: a contract file or a directory")
     if "-" in paths:
         raise click.UsageError("compile reads files: a contract on stdin has no path for its job")
+    refuse_empty(paths)
     from compiler.authoring import authoring
     from compiler.compile import compile_paths
     from compiler.jobdir import check_jobs, write_jobs
@@ -96,7 +116,7 @@ def compile_(
     write_report(
         diagnostics,
         fmt=fmt,
-        files_checked=run.files_checked,
+        files_checked=run.files_checked + project_files(options.diagnostics),
         out=sys.stdout,
         err=sys.stderr,
         tool_version=__version__,
@@ -120,7 +140,8 @@ def _jobs(n: int) -> str:
 @click.option(
     "--inputs",
     "inputs_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False),
+    callback=lambda ctx, param, value: _path(value, "--inputs"),
     help="Input values: a JSON (.json) or YAML file holding one mapping of names to values.",
 )
 @click.option(
@@ -130,11 +151,13 @@ def _jobs(n: int) -> str:
     metavar="NAME=VALUE|NAME=@FILE",
     help="One input value (repeatable; replaces the inputs file's). VALUE is a string unless "
     "the input's schema type excludes strings, then JSON; @FILE reads a file's text.",
+    callback=lambda ctx, param, value: _input_args(value),
 )
 @click.option(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(dir_okay=False),
+    callback=lambda ctx, param, value: _path(value, "--output"),
     help="Write the packet to this file instead of printing it.",
 )
 @click.option(
@@ -147,7 +170,7 @@ def _jobs(n: int) -> str:
 )
 @click.option(
     "--max-usd-ceiling",
-    type=click.FloatRange(min=0, min_open=True),
+    type=CEILING,
     default=None,
     help=MAX_USD_HELP + " Applies when rendering a contract.",
 )
@@ -171,12 +194,13 @@ def render(
     from runtime import __version__
     from runtime.canonical import canonical_json
 
-    ceiling, diagnostics = 100.0, []
+    ceiling, diagnostics, project = 100.0, [], 0
     if target.suffix.lower() in (".yaml", ".yml"):
         from compiler.authoring import authoring
 
         options = authoring(max_usd_ceiling)
         ceiling, diagnostics = options.max_usd_ceiling, list(options.diagnostics)
+        project = project_files(options.diagnostics)
     packet, problems = (
         (None, [])
         if diagnostics
@@ -190,7 +214,7 @@ def render(
         write_report(
             diagnostics,
             fmt="text",
-            files_checked=1 + (inputs_file is not None),
+            files_checked=1 + (inputs_file is not None) + project,
             out=sys.stderr,
             err=sys.stderr if packet is None else io.StringIO(),
             tool_version=__version__,

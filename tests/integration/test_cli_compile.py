@@ -199,3 +199,64 @@ def test_usage_errors_exit_2(
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_contract_named_twice_compiles_once(hz_argv: list[str], tmp_path: Path) -> None:
+    root = project(tmp_path, "digest")
+    done = hz(hz_argv, root, "compile", "contracts", "./contracts/digest.yaml", "--out", "dd")
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == (
+        "Success: no issues found in 1 file\n1 job in dd: 1 written, 0 unchanged, 0 removed\n"
+    )
+    assert sorted(tree(root / "dd")) == ["digest.job.json"]
+
+
+USAGE = {
+    "compile": "Usage: hz compile [OPTIONS] PATH...\nTry 'hz compile --help' for help.\n\n",
+    "render": "Usage: hz render [OPTIONS] JOB|CONTRACT\nTry 'hz render --help' for help.\n\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ("compile", "contracts", "--out", ""),
+            "Error: Invalid value for '--out': the path must not be empty\n",
+        ),
+        (("compile", "", "--out", "jobs"), "Error: a PATH must not be empty\n"),
+        (
+            ("compile", "contracts", "--out", "jobs", "--max-usd-ceiling", "nan"),
+            "Error: Invalid value for '--max-usd-ceiling': nan is not a finite number "
+            "greater than 0\n",
+        ),
+        (
+            ("render", "contracts/a.yaml", "-o", ""),
+            "Error: Invalid value for '--output': the path must not be empty\n",
+        ),
+        (
+            ("render", "contracts/a.yaml", "--inputs", ""),
+            "Error: Invalid value for '--inputs': the path must not be empty\n",
+        ),
+        (
+            ("render", "contracts/a.yaml", "--input", "topic=@"),
+            "Error: Invalid value for '--input': 'topic=@' names no file after @ "
+            "(write NAME=@FILE, or NAME=@@ for a literal @)\n",
+        ),
+        (
+            ("render", "contracts/a.yaml", "--max-usd-ceiling", "inf"),
+            "Error: Invalid value for '--max-usd-ceiling': inf is not a finite number "
+            "greater than 0\n",
+        ),
+    ],
+)
+def test_empty_paths_and_non_finite_ceilings_are_usage_errors(
+    hz_argv: list[str], tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    root = project(tmp_path, "a")
+    (root / "old.job.json").write_text("{}")
+    done = hz(hz_argv, root, *args)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == USAGE[args[0]] + message
+    # Nothing written to or removed from the current directory.
+    assert sorted(p.name for p in root.iterdir()) == ["contracts", "hz.toml", "old.job.json"]

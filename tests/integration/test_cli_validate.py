@@ -71,7 +71,8 @@ def test_directories_recurse_and_mix_with_files(hz_argv: list[str], tmp_path: Pa
     result = hz(hz_argv, "validate", ".", "a.yaml", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout == BAD_LINE.format(file="./sub/b.yml")
-    assert result.stderr == "Found 1 error in 1 file (checked 3 files)\n"
+    # a.yaml is ./a.yaml, found in "." already: checked once.
+    assert result.stderr == "Found 1 error in 1 file (checked 2 files)\n"
 
 
 def test_missing_path_exit_1(hz_argv: list[str], tmp_path: Path) -> None:
@@ -210,3 +211,83 @@ def test_explain_unknown_code(hz_argv: list[str]) -> None:
         "hz: error: unknown rule code 'HZ299'\n"
         "  hint: close codes: HZ201, HZ202, HZ203, HZ204; docs/rules.md lists every code\n"
     )
+
+
+def test_a_file_named_twice_is_checked_once(hz_argv: list[str], tmp_path: Path) -> None:
+    (tmp_path / "f.yaml").write_text(GOOD)
+    result = hz(hz_argv, "validate", "f.yaml", "./f.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == BAD_LINE.format(file="f.yaml")
+    assert result.stderr == "Found 1 error in 1 file (checked 1 file)\n"
+
+
+def test_a_directory_without_contracts_gets_a_warning(hz_argv: list[str], tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = hz(hz_argv, "validate", "empty", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == (
+        "hz: warning: empty holds no *.yaml or *.yml file\nSuccess: no issues found in 0 files\n"
+    )
+
+
+def test_fifo_in_a_directory_is_skipped_and_refused_by_name(
+    hz_argv: list[str], tmp_path: Path
+) -> None:
+    import os
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "ok.yaml").write_text(GOOD.replace("{{ inputs.who }}", "you"))
+    os.mkfifo(tmp_path / "d" / "pipe.yaml")
+    # Before, reading the FIFO blocked forever; hz() times out after 60 s.
+    found = hz(hz_argv, "validate", "d", cwd=tmp_path)
+    assert (found.returncode, found.stdout) == (0, "")
+    assert found.stderr == "Success: no issues found in 1 file\n"
+    named = hz(hz_argv, "validate", "d/pipe.yaml", cwd=tmp_path)
+    assert (named.returncode, named.stdout) == (
+        1,
+        "d/pipe.yaml:0:0: error: not a regular file: a contract is read from a file "
+        "(or - for stdin) [HZ001]\n",
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("",), "Error: a PATH must not be empty\n"),
+        (
+            ("--max-usd-ceiling", "nan", "x.yaml"),
+            "Error: Invalid value for '--max-usd-ceiling': nan is not a finite number "
+            "greater than 0\n",
+        ),
+        (
+            ("--max-usd-ceiling", "inf", "x.yaml"),
+            "Error: Invalid value for '--max-usd-ceiling': inf is not a finite number "
+            "greater than 0\n",
+        ),
+        (
+            ("--max-usd-ceiling", "ten", "x.yaml"),
+            "Error: Invalid value for '--max-usd-ceiling': 'ten' is not a number of US dollars\n",
+        ),
+    ],
+)
+def test_more_usage_errors_exit_2(hz_argv: list[str], args: tuple[str, ...], message: str) -> None:
+    result = hz(hz_argv, "validate", *args)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "Usage: hz validate [OPTIONS] PATH...\nTry 'hz validate --help' for help.\n\n" + message
+    )
+
+
+def test_a_project_hz_toml_with_an_error_counts_as_checked(
+    hz_argv: list[str], tmp_path: Path
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "hz.toml").write_text("[authoring]\nmax_usd_ceiling = 0\n")
+    (tmp_path / "c.yaml").write_text(GOOD)
+    result = hz(hz_argv, "validate", "c.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == (
+        f"{tmp_path / 'hz.toml'}:2:1: error: [authoring] max_usd_ceiling must be a number "
+        "greater than 0, got 0 [HZ804]\n" + BAD_LINE.format(file="c.yaml")
+    )
+    assert result.stderr == "Found 2 errors in 2 files (checked 2 files)\n"
