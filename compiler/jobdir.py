@@ -45,10 +45,20 @@ def _existing(out_dir: Path) -> set[Path]:
 
 
 def _read(path: Path) -> str | None:
+    return _read_or_why(path)[0]
+
+
+def _read_or_why(path: Path) -> tuple[str | None, OSError | None]:
+    """The file's text, or None and the error (None when absent or not UTF-8: then it is
+    missing or differs)."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
+        return path.read_text(encoding="utf-8"), None
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        return None, e
+    except UnicodeDecodeError:
+        return None, None
 
 
 def _umask() -> int:
@@ -100,16 +110,19 @@ def check_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> tuple[Diagnostic
     expected = _expected(jobs, out_dir)
     problems: list[Diagnostic] = []
     for path, compiled in expected.items():
-        current = _read(path)
+        current, error = _read_or_why(path)
         if current == job_text(compiled):
             continue
-        if current is None and not path.exists():
+        if error is not None:
+            message = f"job {path} cannot be read: {error.strerror or error}"
+            code, hint = "HZ602", "make it a readable file, or " + _REGENERATE
+        elif current is None and not path.exists():
             message = f"job {path} is missing"
-            code = "HZ603"
+            code, hint = "HZ603", _REGENERATE
         else:
             message = f"job {path} is stale: it differs from what this contract compiles to"
-            code = "HZ602"
-        problems.append(Diagnostic(code, message, compiled.contract_path, hint=_REGENERATE))
+            code, hint = "HZ602", _REGENERATE
+        problems.append(Diagnostic(code, message, compiled.contract_path, hint=hint))
     for path in _existing(out_dir) - expected.keys():
         problems.append(
             Diagnostic(

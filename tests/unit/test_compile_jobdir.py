@@ -79,9 +79,22 @@ def test_check_of_a_missing_directory_lists_every_job(tmp_path: Path) -> None:
     assert not (tmp_path / "nowhere").exists()
 
 
-def test_unreadable_job_file_is_stale(tmp_path: Path) -> None:
+def test_job_file_that_is_not_utf8_is_stale(tmp_path: Path) -> None:
     (tmp_path / "a.job.json").write_bytes(b"\xff\xfe")
     assert [d.code for d in check_jobs((_compiled("a"),), tmp_path)] == ["HZ602"]
+
+
+def test_unreadable_job_file_says_so(tmp_path: Path) -> None:
+    # A directory in the job's place: a real read error even for root (chmod 000 is not).
+    (tmp_path / "a.job.json").mkdir()
+    assert check_jobs((_compiled("a"),), tmp_path) == (
+        Diagnostic(
+            "HZ602",
+            f"job {tmp_path}/a.job.json cannot be read: Is a directory",
+            "contracts/a.yaml",
+            hint=f"make it a readable file, or {HINT}",
+        ),
+    )
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path: Path) -> None:
