@@ -8,29 +8,28 @@ diagnostic located at the template's line (HZ707–HZ709), never a traceback.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import sys
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from compiler.diagnostics import Diagnostic
 from compiler.inputs import collect_inputs
+from compiler.render_bound import (
+    MEMORY_HEADROOM,
+    TEMPLATE_NAME,
+    Outcome,
+    RenderTimeout,
+    deadline,
+    run_bounded,
+)
+from compiler.render_sandbox import MAX_PROMPT_BYTES, environment
 from compiler.source import SourceDoc
 from runtime.canonical import digest_of
 from runtime.models import Job, Packet, read_artifact
 
-if TYPE_CHECKING:
-    from jinja2.sandbox import SandboxedEnvironment
-
-MAX_PROMPT_BYTES = 1024 * 1024
 MAX_RENDER_SECONDS = 10.0
-#: The template's own name in Jinja tracebacks, to find its frames.
-_TEMPLATE_NAME = "<template>"
+__all__ = ["MAX_PROMPT_BYTES", "TemplatePlace", "environment", "render_job", "render_prompt"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,110 +63,72 @@ def _file_line(doc: SourceDoc, template_line: int) -> tuple[int, int]:
     return line, len(text) - len(text.lstrip(" ")) + 1
 
 
-@functools.cache
-def environment() -> SandboxedEnvironment:
-    from jinja2 import StrictUndefined
-    from jinja2.exceptions import SecurityError
-    from jinja2.sandbox import SandboxedEnvironment
-
-    class Sandbox(SandboxedEnvironment):
-        # Repetition and powers are the two operators that can exhaust memory from a line of
-        # template; cap them like the sandbox already caps range().
-        intercepted_binops = frozenset({"*", "**"})
-
-        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-            if operator == "**" and isinstance(right, int) and abs(right) > 1000:
-                raise SecurityError("exponent larger than 1000 is not allowed")
-            if operator == "*":
-                seq, times = (left, right) if isinstance(right, int) else (right, left)
-                sized = isinstance(seq, str | list | tuple) and isinstance(times, int)
-                if sized and len(seq) * times > MAX_PROMPT_BYTES:
-                    raise SecurityError("repetition larger than the prompt cap (1 MiB)")
-            return super().call_binop(context, operator, left, right)
-
-    return Sandbox(
-        undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True, loader=None
-    )
-
-
 def _template_line(error: BaseException) -> int | None:
     line = getattr(error, "lineno", None)
     tb = error.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == _TEMPLATE_NAME:
+        if tb.tb_frame.f_code.co_filename == TEMPLATE_NAME:
             line = tb.tb_lineno  # the innermost template frame is where it failed
         tb = tb.tb_next
     return line if isinstance(line, int) else None
 
 
-class RenderTimeout(Exception):
-    pass
+def _generate(template: str, values: dict[str, Any], seconds: float) -> Outcome:
+    """Compile and render in this process: ``("ok", prompt)`` or ``("fail", code, message,
+    line)``. Compiling belongs inside the bounds too: Jinja folds constant expressions at
+    compile time, running filters such as ``{{ 'a' | indent(9) }}`` there."""
+    from jinja2.exceptions import SecurityError, TemplateSyntaxError, UndefinedError
 
-
-@contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    """Stop template code that runs past ``seconds``.
-
-    The sandbox caps ``range`` but not nested loops over it (or over a large input), which
-    can spin for hours without producing a byte. A line tracer on the template's own frames
-    checks the clock every few thousand lines; other code runs untraced.
-    """
-    end = time.monotonic() + seconds
-    count = 0
-
-    def local(frame: FrameType, event: str, arg: Any) -> Any:
-        nonlocal count
-        count += 1
-        if count % 4096 == 0 and time.monotonic() > end:
-            raise RenderTimeout
-        return local
-
-    def calls(frame: FrameType, event: str, arg: Any) -> Any:
-        return local if frame.f_code.co_filename == _TEMPLATE_NAME else None
-
-    previous = sys.gettrace()
-    sys.settrace(calls)
+    chunks: list[str] = []
+    size = 0
     try:
-        yield
-    finally:
-        sys.settrace(previous)
+        with deadline(seconds):
+            compiled = environment().from_string(template)
+            for chunk in compiled.generate(inputs=values):
+                size += len(chunk.encode("utf-8", "surrogatepass"))
+                if size > MAX_PROMPT_BYTES:
+                    message = (
+                        f"the rendered prompt is larger than 1 MiB ({MAX_PROMPT_BYTES:,} bytes)"
+                    )
+                    return ("fail", "HZ709", message, None)
+                chunks.append(chunk)
+    except TemplateSyntaxError as e:
+        return ("fail", "HZ707", f"template syntax error: {e.message}", e.lineno)
+    except RenderTimeout as e:
+        message = f"rendering took longer than {seconds:g} s: the template loops too much"
+        return ("fail", "HZ707", message, _template_line(e))
+    except SecurityError as e:
+        return ("fail", "HZ708", f"refused by the template sandbox: {e}", _template_line(e))
+    except MemoryError as e:
+        return ("fail", "HZ708", _OUT_OF_MEMORY, _template_line(e))
+    except UndefinedError as e:
+        return ("fail", "HZ707", f"undefined: {e}", _template_line(e))
+    except Exception as e:  # the template is the user's code: any failure is theirs
+        message = f"template failed: {type(e).__name__}: {e}"
+        return ("fail", "HZ707", message, _template_line(e))
+    return ("ok", "".join(chunks))
+
+
+_OUT_OF_MEMORY = (
+    f"refused by the template sandbox: rendering needs more than "
+    f"{MEMORY_HEADROOM // (1024 * 1024)} MiB of memory"
+)
 
 
 def render_prompt(
     template: str, values: dict[str, Any], place: TemplatePlace
 ) -> tuple[str | None, list[Diagnostic]]:
-    from jinja2.exceptions import SecurityError, TemplateSyntaxError, UndefinedError
-
-    try:
-        compiled = environment().from_string(template)
-        chunks: list[str] = []
-        size = 0
-        with deadline(MAX_RENDER_SECONDS):
-            for chunk in compiled.generate(inputs=values):
-                size += len(chunk.encode("utf-8"))
-                if size > MAX_PROMPT_BYTES:
-                    message = (
-                        f"the rendered prompt is larger than 1 MiB ({MAX_PROMPT_BYTES:,} bytes)"
-                    )
-                    return None, [place.diagnostic("HZ709", message, None)]
-                chunks.append(chunk)
-    except RenderTimeout as e:
-        message = (
-            f"rendering took longer than {MAX_RENDER_SECONDS:g} s: the template loops too much"
-        )
-        return None, [place.diagnostic("HZ707", message, _template_line(e))]
-    except SecurityError as e:
-        message = f"refused by the template sandbox: {e}"
-        return None, [place.diagnostic("HZ708", message, _template_line(e))]
-    except TemplateSyntaxError as e:
-        message = f"template syntax error: {e.message}"
-        return None, [place.diagnostic("HZ707", message, e.lineno)]
-    except UndefinedError as e:
-        return None, [place.diagnostic("HZ707", f"undefined: {e}", _template_line(e))]
-    except Exception as e:  # the template is the user's code: any failure is theirs
-        message = f"template failed: {type(e).__name__}: {e}"
-        return None, [place.diagnostic("HZ707", message, _template_line(e))]
-    return "".join(chunks), []
+    seconds = MAX_RENDER_SECONDS
+    outcome = run_bounded(lambda: _generate(template, values, seconds), seconds)
+    if outcome[0] == "ok":
+        return str(outcome[1]), []
+    if outcome[0] == "timeout":  # C-level work the tracer could not interrupt
+        message = f"rendering took longer than {seconds:g} s"
+        return None, [place.diagnostic("HZ707", message, None)]
+    if outcome[0] == "crashed":
+        return None, [place.diagnostic("HZ708", _OUT_OF_MEMORY, None)]
+    _, code, message, line = outcome
+    return None, [place.diagnostic(str(code), str(message), line)]
 
 
 def make_packet(job: Job, values: dict[str, Any], prompt: str) -> Packet:

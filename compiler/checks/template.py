@@ -2,7 +2,8 @@
 
 A template sees exactly one variable, ``inputs`` (the declared input values), plus Jinja's
 own globals (``range``, ``loop`` inside a for, …), names it sets itself, and the built-in
-filters and tests. Anything else would be undefined at render time, so it is an error here.
+filters and tests, less those that would make packets differ between renders (``lipsum``,
+``random``). Anything else would be undefined at render time, so it is an error here.
 """
 
 from __future__ import annotations
@@ -35,8 +36,16 @@ class Finding(NamedTuple):
 def environment() -> Environment:
     from jinja2 import Environment
 
+    from compiler.render_sandbox import NONDETERMINISTIC_FILTERS, NONDETERMINISTIC_GLOBALS
+
     # A prompt is plain text for a model, not HTML: escaping would corrupt it.
-    return Environment(autoescape=False)  # noqa: S701
+    env = Environment(autoescape=False)  # noqa: S701
+    # The names the render environment removes, so that validate reports them (HZ503/HZ504).
+    for name in NONDETERMINISTIC_GLOBALS:
+        env.globals.pop(name, None)
+    for name in NONDETERMINISTIC_FILTERS:
+        env.filters.pop(name, None)
+    return env
 
 
 @functools.lru_cache(maxsize=256)

@@ -18,7 +18,10 @@ Raw = tuple[str, int, str | None, str, str | None]
 
 #: The code of the one warning the template check gives: a declared input the prompt never uses.
 UNUSED = "HZ506"
+#: Mapping methods people reach for; values have none, so name the filters instead.
 MAPPING_METHODS = frozenset({"items", "keys", "values", "get"})
+#: Helpers Jinja has that hz removes: a packet must be the same on every render.
+CHANCE_HINT = "{what} {name!r} is not available: it gives different output on every render"
 #: Names Jinja itself provides inside templates, besides its globals.
 SPECIAL = frozenset({"inputs", "loop", "caller", "varargs", "kwargs", "self", "super"})
 
@@ -35,25 +38,23 @@ def walk(tree: nodes.Node) -> Iterator[nodes.Node]:
 def analyse(tree: nodes.Template, env: Environment, declared: tuple[str, ...]) -> list[Raw]:
     from jinja2 import nodes
 
+    from compiler.render_sandbox import NONDETERMINISTIC_FILTERS
+
     everything = list(walk(tree))
-    # inputs.items(), inputs.get('x'): mapping methods, not inputs named "items" or "get".
-    methods = {
-        id(n.node)
-        for n in everything
-        if isinstance(n, nodes.Call)
-        and isinstance(n.node, nodes.Getattr)
-        and n.node.attr in MAPPING_METHODS
-    }
     out = []
     used: set[str] = set()
     for node in everything:
         if isinstance(node, (nodes.Getattr, nodes.Getitem)):
-            ref = None if id(node) in methods else input_key(node)
+            ref = input_key(node)  # inputs.items is the input "items": values have no methods
             if ref is not None:
                 # A misspelt reference counts as a use of the input it was meant for:
                 # its error already says so, an "unused" warning would only repeat it.
                 used.add(closest(ref[0], declared) or ref[0] if ref[0] not in declared else ref[0])
                 out += _input_ref(node, ref, declared)
+        elif isinstance(node, nodes.Filter) and node.name in NONDETERMINISTIC_FILTERS:
+            hint = CHANCE_HINT.format(what="the filter", name=node.name)
+            msg = f"prompt: unknown filter {node.name!r}"
+            out.append(("HZ504", node.lineno, node.name, msg, hint))
         elif isinstance(node, (nodes.Filter, nodes.Test)):
             out += _helper(node, env)
         elif isinstance(node, (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
@@ -64,9 +65,7 @@ def analyse(tree: nodes.Template, env: Environment, declared: tuple[str, ...]) -
     used |= {n.name for n in everything if isinstance(n, nodes.Name) and n.name in declared}
     uses = sum(1 for n in everything if isinstance(n, nodes.Name) and n.name == "inputs")
     keyed = sum(
-        1
-        for n in everything
-        if isinstance(n, (nodes.Getattr, nodes.Getitem)) and id(n) not in methods and input_key(n)
+        1 for n in everything if isinstance(n, (nodes.Getattr, nodes.Getitem)) and input_key(n)
     )
     if uses == keyed:  # every use names its input: an unnamed one is really unused
         out += [
@@ -98,6 +97,14 @@ def _input_ref(
     name, needle = ref
     if name in declared:
         return []
+    if name in MAPPING_METHODS:
+        hint = (
+            "values are data without methods: use filters, e.g. `inputs | items` or "
+            "`inputs | dictsort`, and inputs[name] for a computed name"
+        )
+        return [
+            ("HZ502", node.lineno, needle, f"prompt: inputs.{name} is not a declared input", hint)
+        ]
     hint = did_you_mean(name, declared) or (
         "declared inputs: " + ", ".join(declared) if declared else "declare it under hz.inputs"
     )
@@ -119,6 +126,8 @@ def _free_names(
 ) -> list[Raw]:
     from jinja2 import nodes
 
+    from compiler.render_sandbox import NONDETERMINISTIC_GLOBALS
+
     # Scope-insensitive on purpose (a name set anywhere counts as defined): cheaper than
     # jinja2.meta, which runs the code generator, and it never flags a valid template.
     names = [n for n in everything if isinstance(n, nodes.Name)]
@@ -132,6 +141,8 @@ def _free_names(
         seen.add(node.name)
         if node.name in declared:
             hint = f"inputs are reached through `inputs`: write inputs.{node.name}"
+        elif node.name in NONDETERMINISTIC_GLOBALS:
+            hint = CHANCE_HINT.format(what="the function", name=node.name)
         else:
             guess = closest(node.name, ["inputs", *declared])
             hint = (

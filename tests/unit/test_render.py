@@ -83,9 +83,9 @@ def test_trailing_newline_kept_and_no_escaping() -> None:
             "access to attribute '__class__' of 'dict' object is unsafe.",
         ),
         (
-            "{{ inputs.who.format.__globals__ }}",
+            "{{ inputs.who.__len__() }}",
             "prompt line 1: refused by the template sandbox: "
-            "access to attribute '__globals__' of 'function' object is unsafe.",
+            "access to attribute '__len__' of 'str' object is unsafe.",
         ),
         (
             "\n\n{{ 'x' * 2000000 }}",

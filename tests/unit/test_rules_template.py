@@ -151,7 +151,7 @@ def test_unused_input_is_a_warning_at_its_key() -> None:
         "{{ inputs.week }} {{ inputs['issues'] }}",
         "{{ inputs.week }} {{ inputs.isues }}",  # the typo is the error; no warning as well
         "{{ inputs.week }} {{ issues }}",
-        "{% for k, v in inputs.items() %}{{ v }}{% endfor %}",  # every input may be used
+        "{% for k, v in inputs | items %}{{ v }}{% endfor %}",  # every input may be used
         "{{ inputs | tojson }}",
         "{% set k = 'issues' %}{{ inputs[k] }}",
     ],
