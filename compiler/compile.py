@@ -59,13 +59,19 @@ def find_root(paths: Sequence[Path]) -> Path:
     return common
 
 
+def lf_bytes(data: bytes) -> bytes:
+    """``data`` with CRLF and CR line endings as LF: a checkout with core.autocrlf (Windows)
+    holds the same contract as one without, and must compile to the same job."""
+    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+
+
 def source_ref(path: Path, *, root: Path, data: bytes) -> SourceRef:
     # String operations: this runs once per contract and pathlib's parsing dominated it.
     absolute = os.path.normpath(os.path.join(os.getcwd(), path))
     base = os.path.normpath(os.path.join(os.getcwd(), root))
     if absolute != base and absolute.startswith(base.rstrip(os.sep) + os.sep):
         relative = absolute[len(base.rstrip(os.sep)) + 1 :]
-        return SourceRef(path=Path(relative).as_posix(), sha256=sha256_hex(data))
+        return SourceRef(path=Path(relative).as_posix(), sha256=sha256_hex(lf_bytes(data)))
     raise HzError(
         f"{path} is outside the compile root {root}",
         hint="pass --root with a directory that holds every contract",

@@ -260,3 +260,28 @@ def test_empty_paths_and_non_finite_ceilings_are_usage_errors(
     assert done.stderr == USAGE[args[0]] + message
     # Nothing written to or removed from the current directory.
     assert sorted(p.name for p in root.iterdir()) == ["contracts", "hz.toml", "old.job.json"]
+
+
+@pytest.mark.parametrize("ending", ["\r\n", "\r"])
+def test_crlf_checkout_compiles_to_the_same_bytes(
+    hz_argv: list[str], tmp_path: Path, ending: str
+) -> None:
+    text = (Path(__file__).resolve().parents[2] / "contracts" / "weekly-digest.yaml").read_text(
+        encoding="utf-8"
+    )
+    assert "\r" not in text
+    jobs = {}
+    for name, endings in (("lf", "\n"), ("other", ending)):
+        root = tmp_path / name
+        (root / "contracts").mkdir(parents=True)
+        (root / "hz.toml").touch()
+        data = text.replace("\n", endings).encode("utf-8")
+        (root / "contracts" / "weekly-digest.yaml").write_bytes(data)
+        done = hz(hz_argv, root, "compile", "contracts", "--out", "jobs")
+        assert (done.returncode, done.stdout) == (0, "")
+        jobs[name] = (root / "jobs" / "weekly-digest.job.json").read_bytes()
+    assert jobs["lf"] == jobs["other"]
+    # Jobs compiled on an LF checkout pass --check on the other one.
+    other = tmp_path / "other"
+    checked = hz(hz_argv, other, "compile", "contracts", "--out", "../lf/jobs", "--check")
+    assert (checked.returncode, checked.stdout) == (0, "")
