@@ -159,3 +159,54 @@ def test_unused_input_is_a_warning_at_its_key() -> None:
 def test_no_unused_warning_when_every_input_may_be_used(body: str) -> None:
     codes = [code for code, *_ in found(HEAD + f"prompt: |\n  {body}\n")]
     assert "HZ506" not in codes
+
+
+def test_chance_helpers_are_refused_so_packets_stay_deterministic() -> None:
+    body = "{{ lipsum(2) }} {{ inputs.issues | random }} {{ inputs.week | shuffle }}"
+    doc, _ = load_bytes((HEAD + f"prompt: |\n  {body}\n").encode(), "c.yaml")
+    assert doc is not None
+    assert [(d.code, d.line, d.column, d.message, d.hint) for d in check_template(doc)] == [
+        (
+            "HZ504",
+            6,
+            38,
+            "prompt: unknown filter 'random'",
+            "the filter 'random' is not available: it gives different output on every render",
+        ),
+        (
+            "HZ504",
+            6,
+            65,
+            "prompt: unknown filter 'shuffle'",
+            "the filter 'shuffle' is not available: it gives different output on every render",
+        ),
+        (
+            "HZ503",
+            6,
+            6,
+            "prompt: 'lipsum' is not defined in the template",
+            "the function 'lipsum' is not available: it gives different output on every render",
+        ),
+    ]
+
+
+@pytest.mark.parametrize("method", ["items", "keys", "values", "get"])
+def test_mapping_methods_are_inputs_by_those_names(method: str) -> None:
+    body = f"{{{{ inputs.week }}}} {{{{ inputs.issues }}}} {{{{ inputs.{method}() }}}}"
+    doc, _ = load_bytes((HEAD + f"prompt: |\n  {body}\n").encode(), "c.yaml")
+    assert doc is not None
+    assert [(d.code, d.line, d.column, d.message, d.hint) for d in check_template(doc)] == [
+        (
+            "HZ502",
+            6,
+            44,
+            f"prompt: inputs.{method} is not a declared input",
+            "values are data without methods: use filters, e.g. `inputs | items` or "
+            "`inputs | dictsort`, and inputs[name] for a computed name",
+        )
+    ]
+
+
+def test_an_input_named_items_is_used_by_inputs_items() -> None:
+    text = "hz:\n  inputs:\n    items: {schema: {}}\nprompt: |\n  {{ inputs.items }}\n"
+    assert found(text) == []
