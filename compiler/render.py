@@ -125,8 +125,11 @@ def render_prompt(
     if outcome[0] == "timeout":  # C-level work the tracer could not interrupt
         message = f"rendering took longer than {seconds:g} s"
         return None, [place.diagnostic("HZ707", message, None)]
-    if outcome[0] == "crashed":
+    if outcome[0] == "memory":
         return None, [place.diagnostic("HZ708", _OUT_OF_MEMORY, None)]
+    if outcome[0] == "crashed":
+        message = f"rendering stopped unexpectedly (its process exited with status {outcome[1]})"
+        return None, [place.diagnostic("HZ707", message, None)]
     _, code, message, line = outcome
     return None, [place.diagnostic(str(code), str(message), line)]
 

@@ -29,6 +29,8 @@ GRACE_SECONDS = 5.0
 #: The template's own name in Jinja tracebacks, to find its frames.
 TEMPLATE_NAME = "<template>"
 
+#: The child's exit status when even sending its outcome ran out of memory.
+_OUT_OF_MEMORY = 3
 #: What a render gives back: ``("ok", prompt)`` or ``("fail", code, message, template_line)``.
 Outcome = tuple[Any, ...]
 
@@ -87,7 +89,12 @@ def _limit_child(seconds: float) -> None:
 
 
 def run_bounded(render: Callable[[], Outcome], seconds: float) -> Outcome:
-    """``render()`` in a forked child under limits; in-process where there is no fork."""
+    """``render()`` in a forked child under limits; in-process where there is no fork.
+
+    Besides ``render()``'s own outcomes: ``("timeout",)`` past the wall clock or the CPU
+    limit, ``("memory",)`` when the child ran out of memory outside ``render()``'s own
+    handling, ``("crashed", exit_status)`` for anything else.
+    """
     if not hasattr(os, "fork"):
         return render()
     read_end, write_end = os.pipe()
@@ -101,6 +108,8 @@ def run_bounded(render: Callable[[], Outcome], seconds: float) -> Outcome:
             view = memoryview(data)
             while view:
                 view = view[os.write(write_end, view) :]
+        except MemoryError:
+            code = _OUT_OF_MEMORY
         except BaseException:
             code = 1
         finally:
@@ -129,12 +138,12 @@ def _collect(pid: int, read_end: int, seconds: float) -> Outcome:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
-    if timed_out or (os.WIFSIGNALED(status) and os.WTERMSIG(status) in _CPU_SIGNALS):
+    signalled = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    if timed_out or signalled == signal.SIGXCPU:
         return ("timeout",)
-    if not chunks or os.WIFSIGNALED(status) or os.waitstatus_to_exitcode(status) != 0:
-        return ("crashed",)
+    if signalled == signal.SIGKILL or os.waitstatus_to_exitcode(status) == _OUT_OF_MEMORY:
+        return ("memory",)  # SIGKILL that was not ours: the kernel's out-of-memory killer
+    if not chunks or signalled is not None or os.waitstatus_to_exitcode(status) != 0:
+        return ("crashed", os.waitstatus_to_exitcode(status))
     outcome = json.loads(b"".join(chunks).decode("utf-8", "surrogatepass"))
     return tuple(outcome)
-
-
-_CPU_SIGNALS = frozenset({signal.SIGXCPU, signal.SIGKILL})

@@ -139,3 +139,48 @@ def test_contract_warnings_go_to_stderr_and_the_packet_renders(
         "[HZ506]\n"
         "  hint: use it in the prompt as {{ inputs.times }}, or remove it\n"
     )
+
+
+DATA_CONTRACT = """\
+hz:
+  contract: 1
+  name: data
+  timeout: 60
+  agent:
+    max_usd: 0.5
+  inputs:
+    items:
+      schema: {type: string}
+    rows:
+      schema: {type: array}
+      default: [{"get": 1, "pop": null}, {"get": true, "pop": [false]}]
+contract: |
+  Be kind.
+prompt: |
+  [{{ inputs.items }}]
+  {% for row in inputs.rows %}{{ row.get }} {{ row.pop }}
+  {% endfor %}
+"""
+
+
+def test_inputs_named_after_methods_are_data_printed_as_json(
+    hz_argv: list[str], project: Path
+) -> None:
+    (project / "data.yaml").write_text(DATA_CONTRACT, encoding="utf-8")
+    args = ("render", "data.yaml", "--input", "items=VAL", "--format", "text")
+    first, second = hz(hz_argv, project, *args), hz(hz_argv, project, *args)
+    assert (first.returncode, first.stderr) == (0, "")
+    assert first.stdout == "[VAL]\n1 null\ntrue [false]\n\n"
+    assert second.stdout == first.stdout
+
+
+def test_unbounded_work_is_refused_at_its_line(hz_argv: list[str], project: Path) -> None:
+    text = DATA_CONTRACT.replace("[{{ inputs.items }}]", "{{ inputs.items | indent(1000000000) }}")
+    (project / "data.yaml").write_text(text, encoding="utf-8")
+    done = hz(hz_argv, project, "render", "data.yaml", "--input", "items=x")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "data.yaml:16:3: error: prompt: refused by the template sandbox: the indent filter's "
+        "argument 1,000,000,000 is larger than 100,000 [HZ708]\n"
+        "Found 1 error in 1 file (checked 1 file)\n"
+    )

@@ -44,7 +44,14 @@ def test_a_child_past_its_cpu_limit_is_stopped(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_a_child_past_its_memory_limit_fails_alone() -> None:
-    assert run_bounded(_hog, 10.0) == ("crashed",)
+    assert run_bounded(_hog, 10.0) == ("memory",)
+
+
+def test_a_child_that_fails_otherwise_is_reported_with_its_status() -> None:
+    def leave() -> Outcome:
+        raise SystemExit(7)
+
+    assert run_bounded(leave, 10.0) == ("crashed", 1)
 
 
 def test_outcomes_round_trip_through_the_child() -> None:
