@@ -21,6 +21,7 @@ _DURATION_HINT = 'write integer seconds or hours, minutes and seconds: "90s", "1
 _MAX_DIGITS = 9
 _RANGE_HINT = "a session may run at least 1 second and at most 24 hours (86400 seconds)"
 _CLIP = 40
+_NUMERIC = re.compile(r"[0-9]+(?:\.[0-9]+)?")
 
 
 def clip(text: str) -> str:
@@ -29,15 +30,32 @@ def clip(text: str) -> str:
 
 
 def check_version(doc: SourceDoc) -> Diagnostic | None:
-    """The gate: a contract newer than this hz gets one error and nothing else."""
-    version = get(doc.data, "hz", "contract")
-    if isinstance(version, bool) or not isinstance(version, int) or version <= SUPPORTED_VERSION:
+    """The gate: a contract newer than this hz gets one error and nothing else; so does a
+    version that is not a number ("2"), since the format of the rest is then unknown."""
+    hz = doc.data.get("hz")
+    if not isinstance(hz, dict) or "contract" not in hz:
+        return None  # the schema reports the missing key
+    version: Any = hz["contract"]
+    path = ("hz", "contract")
+    shown = clip(version if isinstance(version, str) else repr(version))
+    if isinstance(version, str) and version.isdigit() and _plain(doc, path):
+        version = _number(version)  # unquoted, too many digits for the loader to convert
+    if isinstance(version, bool) or not isinstance(version, (int, float)):
+        text = version.strip() if isinstance(version, str) else ""
+        hint = (
+            f"write the version as a number, without quotes: contract: {clip(text)}"
+            if _NUMERIC.fullmatch(text)
+            else f"the format version is a number: contract: {SUPPORTED_VERSION}"
+        )
+        msg = f"hz.contract: expected an integer, got {got(version)}"
+        return at(doc, path, "HZ103", msg, hint=hint)
+    if not version > SUPPORTED_VERSION:  # nan, 0 and 0.5 are the schema's to report
         return None
     return at(
         doc,
-        ("hz", "contract"),
+        path,
         "HZ100",
-        f"this contract is written in format version {version} and needs a newer hz "
+        f"this contract is written in format version {shown} and needs a newer hz "
         f"(this hz reads version {SUPPORTED_VERSION})",
         hint="upgrade hz, or write the contract in format version 1",
     )

@@ -110,7 +110,7 @@ def test_version_gate_reports_one_error_and_nothing_else() -> None:
     [
         ('"2"', "HZ103", "hz.contract: expected an integer, got a string ('2')"),
         ("true", "HZ103", "hz.contract: expected an integer, got a boolean (true)"),
-        ("1.5", "HZ103", "hz.contract: expected an integer, got a number (1.5)"),
+        ("0.5", "HZ103", "hz.contract: expected an integer, got a number (0.5)"),
         ("0", "HZ104", "hz.contract: must be at least 1, got 0"),
     ],
 )
@@ -298,3 +298,51 @@ def test_a_directory_without_contracts_is_named(tmp_path: Path) -> None:
     run = validate_paths([tmp_path / "empty", tmp_path / "notes"])
     assert run.empty_dirs == (str(tmp_path / "empty"), str(tmp_path / "notes"))
     assert (run.files_checked, run.diagnostics) == (0, ())
+
+
+@pytest.mark.parametrize(
+    ("version", "code", "message", "hint"),
+    [
+        (
+            "2.0",
+            "HZ100",
+            "this contract is written in format version 2.0 and needs a newer hz "
+            "(this hz reads version 1)",
+            "upgrade hz, or write the contract in format version 1",
+        ),
+        (
+            "1.5",
+            "HZ100",
+            "this contract is written in format version 1.5 and needs a newer hz "
+            "(this hz reads version 1)",
+            "upgrade hz, or write the contract in format version 1",
+        ),
+        (
+            "9" * 5000,
+            "HZ100",
+            f"this contract is written in format version {'9' * 40}… and needs a newer hz "
+            "(this hz reads version 1)",
+            "upgrade hz, or write the contract in format version 1",
+        ),
+        (
+            '"2"',
+            "HZ103",
+            "hz.contract: expected an integer, got a string ('2')",
+            "write the version as a number, without quotes: contract: 2",
+        ),
+        (
+            "two",
+            "HZ103",
+            "hz.contract: expected an integer, got a string ('two')",
+            "the format version is a number: contract: 1",
+        ),
+    ],
+)
+def test_version_gate_reports_one_error_only(
+    version: str, code: str, message: str, hint: str
+) -> None:
+    # The rest is written in some other format: unknown and missing keys are not reported.
+    text = f"hz:\n  contract: {version}\n  retries: 3\nsteps: []\n"
+    doc, diags = load_bytes(text.encode(), "c.yaml")
+    assert doc is not None
+    assert validate_source(doc) == (None, [Diagnostic(code, message, "c.yaml", 2, 13, hint=hint)])
