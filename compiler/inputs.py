@@ -58,9 +58,9 @@ def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagn
         return [Diagnostic("HZ702", message, supplied.origin.path, pos.line, pos.column)]
     from jsonschema import Draft202012Validator
 
-    validator = Draft202012Validator(
-        spec.schema_, format_checker=Draft202012Validator.FORMAT_CHECKER
-    )
+    from compiler.checks.io_schemas import value_format_checker
+
+    validator = Draft202012Validator(spec.schema_, format_checker=value_format_checker())
     errors = sorted(
         validator.iter_errors(supplied.value),
         key=lambda e: (

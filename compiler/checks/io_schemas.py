@@ -13,6 +13,7 @@ from compiler.diagnostics import Diagnostic
 from compiler.source import JsonPath, SourceDoc
 
 if TYPE_CHECKING:
+    from jsonschema import FormatChecker
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
@@ -47,6 +48,15 @@ def schema_problems(doc: SourceDoc, path: JsonPath, code: str) -> list[Diagnosti
     return out or ref_problems(doc, path, schema, code)
 
 
+def value_format_checker() -> FormatChecker:
+    """The format assertions input values are checked with, defaults (HZ402) and values
+    given at render time (HZ702) alike."""
+    from jsonschema.validators import Draft202012Validator
+
+    checker: FormatChecker = Draft202012Validator.FORMAT_CHECKER
+    return checker
+
+
 def default_problems(doc: SourceDoc, name: str, spec: dict[str, Any]) -> list[Diagnostic]:
     """Where an input's default fails the input's own schema."""
     from jsonschema.validators import Draft202012Validator
@@ -57,7 +67,11 @@ def default_problems(doc: SourceDoc, name: str, spec: dict[str, Any]) -> list[Di
     out = []
     try:
         # An explicit empty registry: a remote $ref is an error, never a download.
-        validator = Draft202012Validator(spec["schema"], registry=Registry())
+        # The format checker render uses for values given at render time (HZ702): a default
+        # is a value too, and "format: email" must hold for it as much as for those.
+        validator = Draft202012Validator(
+            spec["schema"], registry=Registry(), format_checker=value_format_checker()
+        )
         errors = list(validator.iter_errors(spec["default"]))
     except Unresolvable as problem:
         where = ("hz", "inputs", name, "schema")

@@ -360,3 +360,36 @@ def test_text_that_is_not_utf8() -> None:
         Diagnostic("HZ706", "--input week: the file is not UTF-8 text", "week.txt"),
         Diagnostic("HZ701", "file is not valid UTF-8: byte 0xff cannot be decoded", "in.json"),
     )
+
+
+@pytest.mark.parametrize(
+    ("fmt", "value", "valid"),
+    [
+        ("email", "nope", False),
+        ("email", "me@example.org", True),
+        ("date", "2026-13-45", False),
+        ("date", "2026-11-29", True),
+        ("ipv4", "300.1.1.1", False),
+        ("uri-reference", "no spaces allowed", True),  # not asserted without rfc3987
+    ],
+)
+def test_a_default_and_a_render_value_meet_the_same_format_checks(
+    fmt: str, value: str, valid: bool
+) -> None:
+    from compiler.checks.io_schemas import check_inputs
+    from compiler.loader import load_bytes
+
+    schema = {"type": "string", "format": fmt}
+    contract = (
+        f"hz:\n  inputs:\n    x: {{schema: {json.dumps(schema)}, default: {json.dumps(value)}}}\n"
+    )
+    doc, _ = load_bytes(contract.encode(), "c.yaml")
+    assert doc is not None
+    as_default = check_inputs(doc)
+    _, as_value = collect_inputs(
+        {"x": InputSpec(schema_=schema)},
+        inputs_file=None,
+        input_args=[f"x={value}"],
+        target="job.json",
+    )
+    assert (as_default == [], as_value == ()) == (valid, valid)

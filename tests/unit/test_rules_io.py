@@ -153,3 +153,30 @@ def test_shapes_left_to_the_schema_are_skipped() -> None:
       output: {format: 3, schema: 4}
     """
     assert found(text) == []
+
+
+def test_defaults_are_checked_with_format_assertions() -> None:
+    text = """\
+    hz:
+      inputs:
+        to: {schema: {type: string, format: email}, default: nope}
+        day: {schema: {type: string, format: date}, default: "2026-13-45"}
+        ok: {schema: {type: string, format: date}, default: "2026-11-29"}
+        me: {schema: {type: string, format: email}, default: me@example.org}
+    """
+    assert found(text) == [
+        (
+            "HZ402",
+            3,
+            58,
+            "the default does not match its schema: hz.inputs.to.default: 'nope' is not a "
+            "valid email",
+        ),
+        (
+            "HZ402",
+            4,
+            58,
+            "the default does not match its schema: hz.inputs.day.default: '2026-13-45' is not "
+            "a valid date",
+        ),
+    ]
