@@ -58,7 +58,9 @@ def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagn
         return [Diagnostic("HZ702", message, supplied.origin.path, pos.line, pos.column)]
     from jsonschema import Draft202012Validator
 
+    from compiler.checks.common import json_short
     from compiler.checks.io_schemas import value_format_checker
+    from compiler.checks.messages import describe
 
     validator = Draft202012Validator(spec.schema_, format_checker=value_format_checker())
     errors = sorted(
@@ -71,7 +73,9 @@ def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagn
     found = []
     for error in errors[:MAX_ERRORS_PER_INPUT]:
         pos = supplied.origin.pos((*supplied.at, *error.absolute_path))
-        message = f"input '{_dotted(name, error.absolute_path)}': {shorten(error.message)}"
+        # The contract's wording, with values written as JSON: the inputs are JSON data.
+        where = f"input '{_dotted(name, error.absolute_path)}'"
+        message = shorten(describe(error, where, json_short)[1])
         found.append(Diagnostic("HZ702", message, supplied.origin.path, pos.line, pos.column))
     if len(errors) > MAX_ERRORS_PER_INPUT:
         pos = supplied.origin.pos(supplied.at)

@@ -60,6 +60,12 @@ def short(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def json_short(value: Any, limit: int = 60) -> str:
+    """A value as JSON writes it (``"x"``, ``true``, ``null``), cut short for a message."""
+    text = _json(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _json(value: Any) -> str:
     import json
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from compiler.checks.common import extend, short, type_name
+from compiler.checks.common import extend, json_short, short, type_name
 from compiler.suggest import did_you_mean
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from jsonschema.exceptions import ValidationError
+
+    Show = Callable[[Any], str]
 
 _TYPE_NAMES = {
     "string": "a string",
@@ -21,26 +25,30 @@ _TYPE_NAMES = {
 }
 
 
+_REQUIRED = " is a required property"
+
+
 def expected_types(value: Any) -> str:
     names = [value] if isinstance(value, str) else list(value)
     return " or ".join(_TYPE_NAMES.get(n, n) for n in names)
 
 
-def got(instance: Any) -> str:
+def got(instance: Any, show: Show = short) -> str:
     """ "a string ('x')" for scalars, "a mapping" for containers."""
     kind = type_name(instance)
     if isinstance(instance, (dict, list)) or instance is None:
         return kind
-    return f"{kind} ({short(instance)})"
+    return f"{kind} ({show(instance)})"
 
 
-def describe(e: ValidationError, where: str) -> tuple[str, str, str | None]:
-    """(code, message, hint) for one error located at ``where`` (a dotted path)."""
+def describe(e: ValidationError, where: str, show: Show = short) -> tuple[str, str, str | None]:
+    """(code, message, hint) for one error located at ``where`` (a dotted path). ``show``
+    writes a value: as YAML would quote it (contracts) or as JSON (input values)."""
     kind = str(e.validator)
     value: Any = e.validator_value
     inst: Any = e.instance
     if kind == "type":
-        return "HZ103", f"{where}: expected {expected_types(value)}, got {got(inst)}", None
+        return "HZ103", f"{where}: expected {expected_types(value)}, got {got(inst, show)}", None
     if kind in ("oneOf", "anyOf") and e.context:
         from jsonschema.exceptions import best_match
 
@@ -52,44 +60,62 @@ def describe(e: ValidationError, where: str) -> tuple[str, str, str | None]:
         assert best is not None
         assert best is not e
         extra = tuple(best.absolute_path)[len(e.absolute_path) :]
-        code, message, hint = describe(best, extend(where, extra))
+        code, message, hint = describe(best, extend(where, extra), show)
         others = max(len(value) - 1, 1)
         plural = "s" if others != 1 else ""
         return code, f"{message} (and {others} other alternative{plural} did not match)", hint
     if kind == "enum":
-        choices = ", ".join(short(v) for v in value)
+        choices = ", ".join(show(v) for v in value)
         hint = (
             did_you_mean(inst, [v for v in value if isinstance(v, str)])
             if isinstance(inst, str)
             else None
         )
-        return "HZ104", f"{where}: expected one of {choices}, got {short(inst)}", hint
+        return "HZ104", f"{where}: expected one of {choices}, got {show(inst)}", hint
     if kind == "const":
-        return "HZ104", f"{where}: expected {short(value)}, got {short(inst)}", None
+        return "HZ104", f"{where}: expected {show(value)}, got {show(inst)}", None
     if kind == "pattern":
         about = e.schema.get("description") if isinstance(e.schema, dict) else None
         if about:  # hz's own schema explains its patterns in words
-            return "HZ104", f"{where}: {short(inst)} is not in the expected form", about
-        return "HZ104", f"{where}: {short(inst)} does not match the pattern {value!r}", None
+            return "HZ104", f"{where}: {show(inst)} is not in the expected form", about
+        pattern = repr(value) if show is short else json_short(value, 200)
+        return "HZ104", f"{where}: {show(inst)} does not match the pattern {pattern}", None
+    if kind == "required" and e.message.endswith(_REQUIRED):
+        import ast
+
+        # One error per missing key, named only in the message, as a Python repr.
+        name = ast.literal_eval(e.message.removesuffix(_REQUIRED))
+        return "HZ104", f"{where}: missing required key {show(name)}", None
+    schema: Any = e.schema
+    if (
+        kind == "additionalProperties"
+        and value is False
+        and isinstance(inst, dict)
+        and isinstance(schema, dict)
+        and "patternProperties" not in schema
+    ):
+        allowed = schema.get("properties", {})
+        unexpected = ", ".join(show(name) for name in inst if name not in allowed)
+        return "HZ104", f"{where}: unexpected key {unexpected}", None
     if kind == "format":
-        return "HZ104", f"{where}: {short(inst)} is not a valid {value}", None
-    return "HZ104", f"{where}: {_bound(kind, value, inst) or e.message}", None
+        return "HZ104", f"{where}: {show(inst)} is not a valid {value}", None
+    return "HZ104", f"{where}: {_bound(kind, value, inst, show) or e.message}", None
 
 
-def _bound(kind: str, value: Any, inst: Any) -> str | None:
+def _bound(kind: str, value: Any, inst: Any, show: Show) -> str | None:
     """Messages for the numeric, length and count keywords."""
     if kind == "minLength":
         return "must not be empty" if value == 1 else f"must be at least {value} characters"
     if kind == "maxLength":
         return f"is longer than {value} characters"
     if kind == "minimum":
-        return f"must be at least {value}, got {short(inst)}"
+        return f"must be at least {value}, got {show(inst)}"
     if kind == "maximum":
-        return f"must be at most {value}, got {short(inst)}"
+        return f"must be at most {value}, got {show(inst)}"
     if kind == "exclusiveMinimum":
-        return f"must be greater than {value}, got {short(inst)}"
+        return f"must be greater than {value}, got {show(inst)}"
     if kind == "exclusiveMaximum":
-        return f"must be less than {value}, got {short(inst)}"
+        return f"must be less than {value}, got {show(inst)}"
     if kind == "uniqueItems":
         return "lists the same item more than once"
     if kind == "minItems":

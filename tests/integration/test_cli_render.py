@@ -78,7 +78,7 @@ def test_input_errors_are_located_on_stderr(hz_argv: list[str], project: Path) -
     done = hz(hz_argv, project, "render", "greet.yaml", "--inputs", "in.yaml")
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
-        "in.yaml:2:8: error: input 'times': 0 is less than the minimum of 1 [HZ702]\n"
+        "in.yaml:2:8: error: input 'times': must be at least 1, got 0 [HZ702]\n"
         "in.yaml:3:1: error: input 'whom' is not declared by the job [HZ704]\n"
         "  hint: did you mean 'who'?\n"
         "Found 2 errors in 1 file (checked 2 files)\n"

@@ -54,7 +54,7 @@ def test_default_checked_only_against_a_valid_schema() -> None:
         ("HZ402", 5, 66),
     ]
     assert found(text)[1][3] == (
-        "the default does not match its schema: hz.inputs.b.default: 'x' is a required property"
+        "the default does not match its schema: hz.inputs.b.default: missing required key 'x'"
     )
 
 
