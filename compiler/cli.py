@@ -95,8 +95,13 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exc()
         click.echo(f"hz: unexpected error: {type(e).__name__}: {e}", err=True)
         if not debug:
+            # --debug belongs to hz itself, before the command: `hz validate X --debug` fails.
+            import shlex
+
+            again = shlex.join(["hz", "--debug", *args])
             click.echo(
-                "  (this is a bug in hz; run again with --debug for the traceback)", err=True
+                f"  (this is a bug in hz; run again with --debug for the traceback: {again})",
+                err=True,
             )
         sys.exit(3)
     sys.exit(code if isinstance(code, int) else 0)

@@ -291,3 +291,39 @@ def test_a_project_hz_toml_with_an_error_counts_as_checked(
         "greater than 0, got 0 [HZ804]\n" + BAD_LINE.format(file="c.yaml")
     )
     assert result.stderr == "Found 2 errors in 2 files (checked 2 files)\n"
+
+
+def test_a_bug_exits_3_and_shows_the_working_debug_command(
+    hz_argv: list[str], tmp_path: Path
+) -> None:
+    import os
+
+    # A sitecustomize that breaks validate_paths: a bug in hz, seen as a user sees it.
+    broken = tmp_path / "site"
+    broken.mkdir()
+    (broken / "sitecustomize.py").write_text(
+        "import compiler.validate\n"
+        "def boom(*args, **kwargs):\n"
+        "    raise RuntimeError('forced for a test')\n"
+        "compiler.validate.validate_paths = boom\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken), str(REPO)])}
+    args = ["validate", "my file.yaml", "--format", "json"]
+    result = subprocess.run(
+        [*hz_argv, *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60
+    )
+    assert (result.returncode, result.stdout) == (3, "")
+    assert result.stderr == (
+        "hz: unexpected error: RuntimeError: forced for a test\n"
+        "  (this is a bug in hz; run again with --debug for the traceback: "
+        "hz --debug validate 'my file.yaml' --format json)\n"
+    )
+    debug_args = ["--debug", *args]
+    again = subprocess.run(
+        [*hz_argv, *debug_args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60
+    )
+    assert again.returncode == 3
+    assert again.stderr.startswith("Traceback (most recent call last):\n")
+    assert again.stderr.endswith(
+        "RuntimeError: forced for a test\nhz: unexpected error: RuntimeError: forced for a test\n"
+    )
