@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from compiler.checks.common import at, dotted
 from compiler.checks.messages import describe
+from compiler.checks.schema_fast import certainly_valid
 from compiler.diagnostics import Diagnostic
 from compiler.source import JsonPath, SourceDoc
 from compiler.suggest import did_you_mean
@@ -76,6 +77,9 @@ def contract_validator() -> Validator:
 
 def check_structure(doc: SourceDoc) -> list[Diagnostic]:
     """Every schema problem of the document, one diagnostic each."""
+    schema = contract_schema()
+    if certainly_valid(doc.data, schema, schema):
+        return []  # the common case, without building (or importing) jsonschema
     errors = [
         e
         for e in contract_validator().iter_errors(doc.data)
