@@ -20,8 +20,8 @@ LIMITS: tuple[str, ...] = tuple(f.name for f in fields(Capabilities))
 LEGEND = (
     "hard         the session is stopped at the limit",
     "advisory     passed on to the agent, not guaranteed",
-    "unsupported  not enforced by this runner (a result's limits_unenforced names the "
-    "contract's limits among them: timeout, budget, tools)",
+    "unsupported  not enforced by this runner (each result's limits_unenforced names "
+    "those that applied to its run)",
 )
 
 

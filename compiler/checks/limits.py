@@ -160,7 +160,7 @@ def check_max_usd(doc: SourceDoc, ceiling: float) -> tuple[float | None, list[Di
         msg = f"hz.agent.max_usd: {raw} is over the ceiling of {ceiling:g} US dollars"
         hint = (
             "lower the budget, or raise the ceiling: "
-            "[authoring] max_usd_ceiling in hz.toml, or --max-usd-ceiling"
+            "[authoring] max_usd_ceiling in the hz configuration, or --max-usd-ceiling"
         )
         return None, [at(doc, path, "HZ304", msg, hint=hint)]
     return usd, []

@@ -107,7 +107,7 @@ def test_ceiling_option(hz_argv: list[str]) -> None:
     assert low.stdout == (
         "<stdin>:5:20: error: hz.agent.max_usd: 5 is over the ceiling of 4.5 US dollars "
         "[HZ304]\n  hint: lower the budget, or raise the ceiling: "
-        "[authoring] max_usd_ceiling in hz.toml, or --max-usd-ceiling\n"
+        "[authoring] max_usd_ceiling in the hz configuration, or --max-usd-ceiling\n"
     )
 
 

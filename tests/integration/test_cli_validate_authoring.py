@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 OVER = (
     "weekly-digest.yaml:9:14: error: hz.agent.max_usd: 0.5 is over the ceiling of {} US dollars "
     "[HZ304]\n  hint: lower the budget, or raise the ceiling: [authoring] max_usd_ceiling in "
-    "hz.toml, or --max-usd-ceiling\n"
+    "the hz configuration, or --max-usd-ceiling\n"
 )
 
 
