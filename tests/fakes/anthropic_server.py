@@ -15,8 +15,9 @@ import json
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.sse_server import JsonSseHandler, LoopbackServer, ScriptServer
 
 MODEL = "claude-fake-1"
 
@@ -122,67 +123,27 @@ def _events(reply: Reply) -> Iterator[tuple[str, dict[str, Any]]]:
     yield "message_stop", {"type": "message_stop"}
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # the CLI's traffic is not news
-        pass
+class _Handler(JsonSseHandler):
+    server: ScriptServer[_State]
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
-        try:
-            body = json.loads(raw or b"{}")
-        except json.JSONDecodeError:
-            body = {"_unparsed": raw.decode("utf-8", "replace")}
+        body = self.read_json()
         if not self.path.startswith("/v1/messages") or self.path.startswith("/v1/messages/"):
             # count_tokens and friends: not part of any script.
-            self._send_json(404, {"type": "error", "error": {"type": "not_found_error"}})
+            self.send_json(404, {"type": "error", "error": {"type": "not_found_error"}})
             return
         reply = self.server.state.next_reply(body, self.path)
         if reply.status != 200:
             error = {"type": reply.error_type, "message": reply.error_message}
-            self._send_json(reply.status, {"type": "error", "error": error}, reply.headers)
+            self.send_json(reply.status, {"type": "error", "error": error}, reply.headers)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        for name, value in reply.headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.close_connection = True
-        for count, (name, data) in enumerate(_events(reply)):
-            if reply.hang_after is not None and count >= reply.hang_after:
-                self.wfile.flush()
-                self.server.state.release.wait()  # until the test's server closes
-                return
-            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
+        self.send_events(_events(reply), hang_after=reply.hang_after, headers=reply.headers)
 
     def do_GET(self) -> None:
-        self._send_json(404, {"type": "error", "error": {"type": "not_found_error"}})
-
-    def _send_json(
-        self, status: int, data: dict[str, Any], headers: Sequence[tuple[str, str]] = ()
-    ) -> None:
-        payload = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        for name, value in headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
+        self.send_json(404, {"type": "error", "error": {"type": "not_found_error"}})
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    state: _State
-
-
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer[_State]):
     """The server, on 127.0.0.1 and a free port, serving from a background thread.
 
     ``replies`` are used in order; with ``repeat_last`` the last one answers forever (a model
@@ -190,29 +151,18 @@ class FakeAnthropic:
     """
 
     def __init__(self, replies: Sequence[Reply], *, repeat_last: bool = False) -> None:
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.state = _State(list(replies), repeat_last)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(_Handler, _State(list(replies), repeat_last))
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        with self._server.state.lock:
-            return list(self._server.state.requests)
+        return self.origin
 
     def __enter__(self) -> FakeAnthropic:
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.state.release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        self.close()
 
 
 def tool_results(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -18,13 +18,13 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import AGENT_CLIS
+from tests.fakes.sse_server import JsonSseHandler, LoopbackServer, ScriptServer
 
 _ids = itertools.count(1)
 
@@ -123,64 +123,27 @@ def _events(reply: Reply) -> Iterator[tuple[str, dict[str, Any]]]:
     )
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # the CLI's traffic is not news
-        pass
+class _Handler(JsonSseHandler):
+    server: ScriptServer[_State]
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length)
-        try:
-            body = json.loads(raw or b"{}")
-        except json.JSONDecodeError:
-            body = {"_unparsed": raw.decode("utf-8", "replace")}
+        body = self.read_json()
         if self.path.rstrip("/") != "/v1/responses":
-            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+            self.send_json(404, {"error": {"message": f"no route {self.path}"}})
             return
         reply = self.server.state.next_reply(body)
         if reply.status != 200:
-            self._send_json(reply.status, {"error": reply.error}, reply.headers)
+            self.send_json(reply.status, {"error": reply.error}, reply.headers)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-        for count, (name, data) in enumerate(_events(reply)):
-            if reply.hang_after is not None and count >= reply.hang_after:
-                self.wfile.flush()
-                self.server.state.release.wait()  # until the test's server closes
-                return
-            payload = json.dumps({"type": name, **data})
-            self.wfile.write(f"event: {name}\ndata: {payload}\n\n".encode())
-            self.wfile.flush()
+        # The Responses API repeats each event's name as its "type".
+        events = ((name, {"type": name, **data}) for name, data in _events(reply))
+        self.send_events(events, hang_after=reply.hang_after)
 
     def do_GET(self) -> None:
-        self._send_json(404, {"error": {"message": f"no route {self.path}"}})
-
-    def _send_json(
-        self, status: int, data: dict[str, Any], headers: Sequence[tuple[str, str]] = ()
-    ) -> None:
-        payload = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        for name, value in headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
+        self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    state: _State
-
-
-class FakeResponses:
+class FakeResponses(LoopbackServer[_State]):
     """The server, on 127.0.0.1 and a free port, serving from a background thread.
 
     ``replies`` are used in order; the last one answers every later request.
@@ -189,19 +152,11 @@ class FakeResponses:
     def __init__(self, replies: Sequence[Reply]) -> None:
         if not replies:
             raise ValueError("script at least one reply")
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.state = _State(list(replies))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(_Handler, _State(list(replies)))
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    @property
-    def requests(self) -> list[dict[str, Any]]:
-        with self._server.state.lock:
-            return list(self._server.state.requests)
+        return f"{self.origin}/v1"
 
     def provider_config(self, key_env: str, *, name: str = "fake", retries: int = 0) -> list[str]:
         """``codex_config`` entries that point the CLI at this server (key from ``key_env``).
@@ -215,14 +170,11 @@ class FakeResponses:
         return [f'model_provider="{name}"', f"model_providers.{name}={table}"]
 
     def __enter__(self) -> FakeResponses:
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._server.state.release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=10)
+        self.close()
 
 
 def function_outputs(requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
