@@ -67,8 +67,9 @@ def resolve_plain(value: str) -> Any:
     return value
 
 
-def kind_of(value: Any) -> str:
-    """How a resolved value is named in messages ("an integer", "null", …)."""
+def kind_of(value: Any, *, sequence: str = "a sequence") -> str:
+    """How a value is named in messages ("an integer", "null", …). The loader speaks YAML
+    ("a sequence"); validation speaks of the JSON data (``sequence="a list"``)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -80,5 +81,7 @@ def kind_of(value: Any) -> str:
     if isinstance(value, str):
         return "a string"
     if isinstance(value, list):
-        return "a sequence"
-    return "a mapping"
+        return sequence
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__

@@ -7,6 +7,7 @@ from typing import Any
 
 from compiler.diagnostics import Diagnostic
 from compiler.source import JsonPath, SourceDoc
+from compiler.yaml_scalars import kind_of
 
 # "$" too: schema keywords such as $ref and $defs read better as hz...schema.$defs.
 _IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
@@ -37,21 +38,7 @@ def extend(where: str, extra: JsonPath) -> str:
 
 def type_name(value: Any) -> str:
     """The JSON data model name of a value, with an article: "a string", "an integer"."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return type(value).__name__
+    return kind_of(value, sequence="a list")
 
 
 def short(value: Any, limit: int = 40) -> str:
