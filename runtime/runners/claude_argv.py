@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from collections.abc import Mapping
 
 from runtime.errors import RunnerError
 from runtime.models import Budget, OutputSpec, ToolProfile
@@ -79,25 +76,3 @@ def build_argv(
     if settings.max_turns is not None:
         argv += ["--max-turns", str(settings.max_turns)]
     return tuple(argv)
-
-
-def why_unusable(name: str) -> str:
-    """Why ``resolve_executable`` found nothing, in the words a user needs."""
-    if os.sep not in name:
-        return "program not found on PATH"
-    path = os.path.abspath(os.path.expanduser(name))
-    if os.path.isdir(path):
-        return "is a directory"
-    if os.path.exists(path):
-        return "is not executable"
-    return "program not found"
-
-
-def resolve_executable(name: str, env: Mapping[str, str]) -> str | None:
-    """An absolute path, found before the run changes directory: a relative path is taken
-    from hz's own working directory, a bare name from the child's PATH."""
-    if os.sep in name:
-        path = os.path.abspath(os.path.expanduser(name))
-        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-    found = shutil.which(name, path=env.get("PATH", os.defpath))
-    return os.path.abspath(found) if found else None

@@ -18,16 +18,12 @@ from runtime.privatefiles import PLACEHOLDER_DIR, private_directory
 from runtime.process import Limits, ProcessOutcome, run_bounded
 from runtime.protocol import Capabilities, Check, Enforcement, Progress, ProgressCallback, RunPlan
 from runtime.result import AgentResult
-from runtime.runners.claude_argv import (
-    build_argv,
-    resolve_executable,
-    session_tools,
-    why_unusable,
-)
+from runtime.runners.claude_argv import build_argv, session_tools
 from runtime.runners.claude_classify import RunEnd, classify
 from runtime.runners.claude_doctor import checks as doctor_checks
 from runtime.runners.claude_settings import KEYS, ClaudeSettings, parse_settings
 from runtime.runners.claude_stream import StreamParser
+from runtime.runners.executables import resolve_executable, why_unusable
 
 CONTRACT_FILE = "contract.md"
 MAX_OUTPUT = 8 * 1024 * 1024

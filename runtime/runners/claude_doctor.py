@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 from runtime.process import Limits, run_bounded
 from runtime.protocol import Check
-from runtime.runners.claude_argv import resolve_executable, why_unusable
 from runtime.runners.claude_settings import ClaudeSettings
+from runtime.runners.executables import judge_version, resolve_executable, why_unusable
 
 #: The oldest CLI whose flags and stream-json shapes hz was tested against.
 MIN_VERSION = (2, 1, 332)
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _LIMITS = Limits(timeout=30.0, max_stdout=64 * 1024, max_stderr=64 * 1024)
 
 
@@ -48,25 +46,11 @@ def _run(executable: str, args: list[str], env: dict[str, str]) -> tuple[int | N
     return outcome.exit_code, outcome.stdout.decode("utf-8", errors="replace")
 
 
-def parse_version(text: str) -> tuple[int, int, int] | None:
-    match = _VERSION.search(text)
-    if match is None:
-        return None
-    return (int(match[1]), int(match[2]), int(match[3]))
-
-
 def version_check(executable: str, env: dict[str, str]) -> Check:
     code, text = _run(executable, ["--version"], env)
-    version = parse_version(text) if code == 0 else None
-    minimum = ".".join(map(str, MIN_VERSION))
-    if version is None:
+    if code != 0:
         return Check("claude version", "failed", f"cannot read the version: {text.strip()[:200]}")
-    shown = ".".join(map(str, version))
-    if version < MIN_VERSION:
-        return Check(
-            "claude version", "failed", f"{shown} is older than the supported minimum {minimum}"
-        )
-    return Check("claude version", "ok", f"{shown} (minimum {minimum})")
+    return judge_version("claude version", text, MIN_VERSION)
 
 
 def judge_login(code: int | None, text: str, settings: ClaudeSettings) -> Check:

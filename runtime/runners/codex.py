@@ -32,12 +32,12 @@ from runtime.runners.codex_argv import (
     SCHEMA_FILE,
     build_argv,
     private_codex_home,
-    resolve_executable,
 )
 from runtime.runners.codex_classify import RunEnd, classify
 from runtime.runners.codex_doctor import checks
 from runtime.runners.codex_events import CodexStream
 from runtime.runners.codex_settings import SETTINGS_KEYS, CodexSettings, read_settings
+from runtime.runners.executables import resolve_executable
 
 _ROLES = {CONTRACT_FILE: "contract", SCHEMA_FILE: "output schema"}
 #: Lines the CLI prints on stderr on every run that say nothing about this one.

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -42,16 +41,6 @@ def toml_string(text: str) -> str:
     """``text`` as a TOML basic string: JSON's escapes are TOML's, as long as characters
     outside the BMP stay literal (TOML has no surrogate pairs)."""
     return json.dumps(text, ensure_ascii=False)
-
-
-def resolve_executable(name: str, env: Mapping[str, str]) -> str | None:
-    """An absolute path, found before the run changes directory: a relative path is taken
-    from hz's own working directory, a bare name from the child's PATH."""
-    if os.sep in name:
-        path = os.path.abspath(os.path.expanduser(name))
-        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-    found = shutil.which(name, path=env.get("PATH", os.defpath))
-    return os.path.abspath(found) if found else None
 
 
 def build_argv(

@@ -8,23 +8,16 @@ enforcement fails there, generically.
 from __future__ import annotations
 
 import os
-import re
 
 from runtime.environment import child_environment
 from runtime.process import Limits, run_bounded
 from runtime.protocol import Check
-from runtime.runners.codex_argv import resolve_executable
 from runtime.runners.codex_settings import CodexSettings
+from runtime.runners.executables import judge_version, resolve_executable
 
 #: The oldest CLI whose flags and event shapes hz was tested against.
 MIN_VERSION = (0, 171, 0)
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _LIMITS = Limits(timeout=30.0, max_stdout=64 * 1024, max_stderr=64 * 1024)
-
-
-def parse_version(text: str) -> tuple[int, int, int] | None:
-    match = _VERSION.search(text)
-    return None if match is None else (int(match[1]), int(match[2]), int(match[3]))
 
 
 def version_check(executable: str, env: dict[str, str]) -> Check:
@@ -36,16 +29,7 @@ def version_check(executable: str, env: dict[str, str]) -> Check:
         why = "did not answer within 30 s" if outcome.timed_out else outcome.describe_exit()
         detail = f"`{executable} --version` {why}: {outcome.stderr_tail(300).strip()}"
         return Check("codex version", "failed", detail.rstrip(": "))
-    version = parse_version(text)
-    minimum = ".".join(map(str, MIN_VERSION))
-    if version is None:
-        return Check("codex version", "failed", f"cannot read the version: {text.strip()[:200]}")
-    shown = ".".join(map(str, version))
-    if version < MIN_VERSION:
-        return Check(
-            "codex version", "failed", f"{shown} is older than the supported minimum {minimum}"
-        )
-    return Check("codex version", "ok", f"{shown} (minimum {minimum})")
+    return judge_version("codex version", text, MIN_VERSION)
 
 
 def checks(settings: CodexSettings) -> list[Check]:

@@ -14,8 +14,8 @@ from runtime.process import ProcessOutcome
 from runtime.protocol import Capabilities
 from runtime.runners.codex import CodexRunner, stderr_tail
 from runtime.runners.codex_argv import build_argv
-from runtime.runners.codex_doctor import parse_version
 from runtime.runners.codex_settings import CodexSettings, read_settings
+from runtime.runners.executables import parse_version
 
 
 def test_defaults() -> None:
