@@ -8,8 +8,7 @@ from pathlib import Path
 
 import click
 
-from compiler.cli_validate import CEILING, project_files, refuse_empty
-from compiler.report import FORMATS
+from compiler.cli_validate import CEILING, format_option, project_files, refuse_empty
 
 MAX_USD_HELP = (
     "The largest hz.agent.max_usd a contract may ask for "
@@ -49,14 +48,7 @@ def _input_args(values: tuple[str, ...]) -> tuple[str, ...]:
     is_flag=True,
     help="Write nothing; exit 1 when a job in --out is stale, missing or has no contract.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="text (PATH:LINE:COL: error: MESSAGE [CODE]), json, github annotations or SARIF 2.1.0.",
-)
+@format_option
 @click.option(
     "--root",
     type=click.Path(exists=True, file_okay=False, path_type=Path),

@@ -40,6 +40,16 @@ class Ceiling(click.ParamType[float]):
 
 CEILING = Ceiling()
 
+#: The report formats of every command that reports diagnostics.
+format_option = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="text (PATH:LINE:COL: error: MESSAGE [CODE]), json, github annotations or SARIF 2.1.0.",
+)
+
 
 def refuse_empty(paths: tuple[str, ...], what: str = "PATH") -> None:
     """An empty path would mean the current directory to some calls and an error to others."""
@@ -49,14 +59,7 @@ def refuse_empty(paths: tuple[str, ...], what: str = "PATH") -> None:
 
 @click.command(short_help="Check contracts and report every problem with file:line:col.")
 @click.argument("paths", nargs=-1, metavar="PATH...")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="text (PATH:LINE:COL: error: MESSAGE [CODE]), json, github annotations or SARIF 2.1.0.",
-)
+@format_option
 @click.option(
     "--max-usd-ceiling",
     type=CEILING,
