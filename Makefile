@@ -35,6 +35,7 @@ agent-clis:
 lint: $(VENV)/.test-deps
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 typecheck: $(VENV)/.test-deps
 	$(BIN)/mypy

@@ -29,16 +29,16 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 # In the order `hz validate FILE` imports them (see compiler/cli.py and cli_validate.py).
 IMPORTS = [
     "click",
-    "compiler.cli",
-    "compiler.cli_validate",
-    "compiler.report",
-    "compiler.validate",
-    "compiler.loader",
-    "compiler.checks.structure",
+    "hz.cli",
+    "hz.cli.validate",
+    "hz.compiler.report.formats",
+    "hz.compiler.validate",
+    "hz.compiler.load.loader",
+    "hz.compiler.checks.structure",
     "jsonschema.validators",
-    "compiler.checks.io_schemas",
+    "hz.compiler.checks.io_schemas",
     "jinja2",
-    "compiler.checks.template",
+    "hz.compiler.checks.template",
 ]
 
 IMPORT_PROBE = """
@@ -68,10 +68,10 @@ def import_costs(repeat: int) -> list[float]:
 
 
 def stages() -> list[tuple[str, Callable[[Any], Any]]]:
-    from compiler.checks.io_schemas import check_inputs, check_output
-    from compiler.checks.limits import check_max_usd, check_timeout, check_version
-    from compiler.checks.structure import check_structure
-    from compiler.checks.template import check_template
+    from hz.compiler.checks.io_schemas import check_inputs, check_output
+    from hz.compiler.checks.limits import check_max_usd, check_timeout, check_version
+    from hz.compiler.checks.structure import check_structure
+    from hz.compiler.checks.template import check_template
 
     return [
         ("version gate", check_version),
@@ -83,7 +83,7 @@ def stages() -> list[tuple[str, Callable[[Any], Any]]]:
 
 
 def stage_costs(files: list[Path]) -> tuple[dict[str, float], dict[str, float]]:
-    from compiler.loader import load_path
+    from hz.compiler.load.loader import load_path
 
     first: dict[str, float] = {}
     total: dict[str, float] = {}

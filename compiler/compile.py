@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.contract import Contract
-from compiler.diagnostics import Diagnostic, sort_diagnostics
-from runtime import __version__
-from runtime.canonical import sha256_hex
-from runtime.errors import HzError
-from runtime.models import Budget, InputSpec, Job, OutputSpec, SourceRef, ToolProfile
+from hz import __version__
+from hz.compiler.contract import Contract
+from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
+from hz.runtime.canonical import sha256_hex
+from hz.runtime.errors import HzError
+from hz.runtime.models import Budget, InputSpec, Job, OutputSpec, SourceRef, ToolProfile
 
 #: A directory holding one of these is a project root: source paths are relative to it.
 ROOT_MARKERS = ("hz.toml", ".git")
@@ -142,7 +142,7 @@ def compile_paths(
     paths: Sequence[str], *, root: Path | None = None, max_usd_ceiling: float = 100.0
 ) -> CompileRun:
     """Validate and compile every contract under ``paths``. Nothing compiles if any fails."""
-    from compiler.validate import validate_paths
+    from hz.compiler.validate import validate_paths
 
     run = validate_paths(paths, max_usd_ceiling=max_usd_ceiling)
     compile_root = _absolute(root) if root is not None else find_root([Path(p) for p in paths])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from compiler.source import SourceDoc
+from hz.compiler.source import SourceDoc
 
 
 @dataclass(frozen=True, slots=True)

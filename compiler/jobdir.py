@@ -14,10 +14,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.compile import CompiledJob
-from compiler.diagnostics import Diagnostic, sort_diagnostics
-from runtime.canonical import canonical_json
-from runtime.errors import HzError
+from hz.compiler.compile import CompiledJob
+from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
+from hz.runtime.canonical import canonical_json
+from hz.runtime.errors import HzError
 
 SUFFIX = ".job.json"
 _REGENERATE = "run the same hz compile command without --check and commit the result"

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, cast
 
-from compiler.checks.limits import check_max_usd, check_timeout, check_version
-from compiler.contract import Contract, InputDecl
-from compiler.diagnostics import Diagnostic, sort_diagnostics
-from compiler.source import SourceDoc
+from hz.compiler.checks.limits import check_max_usd, check_timeout, check_version
+from hz.compiler.contract import Contract, InputDecl
+from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
+from hz.compiler.source import SourceDoc
 
 DEFAULT_MAX_USD_CEILING = 100.0
 SUFFIXES = (".yaml", ".yml")
@@ -39,9 +39,9 @@ def validate_source(
 ) -> tuple[Contract | None, list[Diagnostic]]:
     """Every problem of one document, sorted by position; the Contract only when none is an
     error (warnings do not stop it)."""
-    from compiler.checks.io_schemas import check_inputs, check_output
-    from compiler.checks.structure import check_structure
-    from compiler.checks.template import check_template
+    from hz.compiler.checks.io_schemas import check_inputs, check_output
+    from hz.compiler.checks.structure import check_structure
+    from hz.compiler.checks.template import check_template
 
     gate = check_version(doc)
     if gate is not None:
@@ -158,7 +158,7 @@ def validate_paths(
     stdin: BinaryIO | None = None,
 ) -> ValidationRun:
     """Load and validate files, directories (recursively) and ``-`` (stdin)."""
-    from compiler.loader import load_path, load_stream
+    from hz.compiler.load.loader import load_path, load_stream
 
     contracts: list[Contract] = []
     expansion = expand_paths(paths)

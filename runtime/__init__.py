@@ -5,5 +5,3 @@ only this package.
 """
 
 from __future__ import annotations
-
-__version__ = "0.1.0"

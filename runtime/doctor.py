@@ -13,12 +13,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from runtime import registry
-from runtime.config import UNSET, LayerState, load_config, read_source, sources
-from runtime.config_project import find_project_file, read_project_file
-from runtime.errors import ConfigError, HzError
-from runtime.execute import check_capabilities
-from runtime.protocol import Capabilities, Check
+from hz.runtime import registry
+from hz.runtime.config.layers import UNSET, LayerState, load_config, read_source, sources
+from hz.runtime.config.project import find_project_file, read_project_file
+from hz.runtime.errors import ConfigError, HzError
+from hz.runtime.execute import check_capabilities
+from hz.runtime.protocol import Capabilities, Check
 
 _LIMITS = ("timeout", "budget", "tools", "turns", "structured_output")
 

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from runtime import registry
-from runtime.errors import RunnerError
-from runtime.execute_output import check_output
-from runtime.models import Packet, ToolProfile
-from runtime.protocol import AgentRunner, ProgressCallback, RunnerClass, RunPlan
-from runtime.result import AgentResult
+from hz.runtime import registry
+from hz.runtime.errors import RunnerError
+from hz.runtime.models import Packet, ToolProfile
+from hz.runtime.output_check import check_output
+from hz.runtime.protocol import AgentRunner, ProgressCallback, RunnerClass, RunPlan
+from hz.runtime.result import AgentResult
 
 
 def bind(

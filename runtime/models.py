@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
-from runtime.canonical import digest_of
-from runtime.errors import FormatError
+from hz.runtime.canonical import digest_of
+from hz.runtime.errors import FormatError
 
 JOB_FORMAT_VERSION: Literal[1] = 1
 PACKET_FORMAT_VERSION: Literal[1] = 1

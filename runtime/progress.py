@@ -10,7 +10,7 @@ import threading
 import time
 from typing import TextIO
 
-from runtime.protocol import Progress
+from hz.runtime.protocol import Progress
 
 
 class TerminalProgress:

@@ -9,10 +9,10 @@ Rules every runner follows:
 
 - Return an ``AgentResult`` for everything that happens once a process may start: a timeout,
   a budget stop, a crash, a missing executable, empty or malformed output.
-- Raise ``runtime.errors.RunnerError`` only when misconfigured, before anything runs.
+- Raise ``hz.runtime.errors.RunnerError`` only when misconfigured, before anything runs.
 - Never exceed the timeout; name in ``limits_unenforced`` each limit it cannot enforce.
-- Start every child process through ``runtime.process`` (one chokepoint: own process group,
-  capped output, allowlisted environment, the group killed at the end).
+- Start every child process through ``hz.runtime.process.bounded`` (one chokepoint: own
+  process group, capped output, allowlisted environment, the group killed at the end).
 - ``output``: the job's output spec; a runner that can make the agent produce structured
   output (e.g. a JSON Schema flag) uses it. hz validates a ``json`` draft afterwards anyway.
 - ``progress``: when given, call it with ``Progress`` as turns and tool calls happen.
@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
-from runtime.models import Budget, OutputSpec, ToolProfile
-from runtime.result import AgentResult
+from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.result import AgentResult
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,21 +18,21 @@ import importlib
 from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, cast
 
-from runtime.config_keys import did_you_mean
-from runtime.errors import ConfigError
+from hz.runtime.config.keys import did_you_mean
+from hz.runtime.errors import ConfigError
 
 if TYPE_CHECKING:
     # Only for annotations: the protocol module pulls in pydantic, and the authoring commands
     # read configuration without loading any runner.
-    from runtime.protocol import RunnerClass
+    from hz.runtime.protocol import RunnerClass
 
 GROUP = "hz.runners"
 
 #: name -> "module:Class" of the runners that ship with hz.
 CORE: dict[str, str] = {
-    "claude-code": "runtime.runners.claude_code:ClaudeCodeRunner",
-    "command": "runtime.runners.command:CommandRunner",
-    "echo": "runtime.runners.echo:EchoRunner",
+    "claude-code": "hz.runtime.runners.claude_code.runner:ClaudeCodeRunner",
+    "command": "hz.runtime.runners.command.runner:CommandRunner",
+    "echo": "hz.runtime.runners.echo:EchoRunner",
 }
 
 
@@ -98,7 +98,7 @@ def resolve(name: str) -> RunnerClass:
 def _check_declarations(origin: str, loaded: object) -> None:
     """The class attributes hz reads without calling the plugin must have the right types,
     or a broken plugin would crash every run (its keys are read for every configuration)."""
-    from runtime.protocol import Capabilities
+    from hz.runtime.protocol import Capabilities
 
     keys = getattr(loaded, "settings_keys", None)
     if not isinstance(keys, frozenset) or not all(isinstance(k, str) for k in keys):
@@ -107,7 +107,8 @@ def _check_declarations(origin: str, loaded: object) -> None:
         )
     if not isinstance(getattr(loaded, "capabilities", None), Capabilities):
         raise ConfigError(
-            f"{origin} is not a runner class: capabilities is not a runtime.protocol.Capabilities"
+            f"{origin} is not a runner class: "
+            "capabilities is not a hz.runtime.protocol.Capabilities"
         )
     if not callable(getattr(loaded, "from_settings", None)) or not callable(
         getattr(loaded, "doctor", None)

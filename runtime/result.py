@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue, computed_field, model_validator
 
-from runtime.models import Frozen
+from hz.runtime.models import Frozen
 
 Status = Literal["completed", "timeout", "budget", "failed", "cancelled"]
 

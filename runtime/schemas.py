@@ -1,7 +1,7 @@
 """JSON Schemas of the job, packet and result formats, generated from the runtime models.
 
 The copies in ``schemas/`` are for editors and other tools; they are regenerated with
-``python -m runtime.schemas --write`` and a test fails when they differ from what this module
+``python -m hz.runtime.schemas --write`` and a test fails when they differ from what this module
 produces (``--check`` does the same comparison from the command line).
 """
 
@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from runtime.canonical import canonical_json
-from runtime.models import Job, Packet
-from runtime.result import AgentResult
+from hz.runtime.canonical import canonical_json
+from hz.runtime.models import Job, Packet
+from hz.runtime.result import AgentResult
 
 Kind = Literal["job", "packet", "result"]
 KINDS: tuple[Kind, ...] = ("job", "packet", "result")
@@ -72,7 +72,7 @@ def stale_schemas(directory: Path = SCHEMA_DIR) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m runtime.schemas", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m hz.runtime.schemas", description=__doc__)
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", action="store_true", help="regenerate the schema files")
     group.add_argument("--check", action="store_true", help="exit 1 when a file is stale")
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     stale = stale_schemas(args.dir)
     if args.check:
         for path in stale:
-            print(f"{path}: stale; run python -m runtime.schemas --write", file=sys.stderr)
+            print(f"{path}: stale; run python -m hz.runtime.schemas --write", file=sys.stderr)
         return 1 if stale else 0
     args.dir.mkdir(parents=True, exist_ok=True)
     for path in stale:

@@ -32,4 +32,4 @@ def isolated_home(
 @pytest.fixture
 def hz_argv() -> list[str]:
     """argv prefix that runs the hz CLI as a real process from this checkout."""
-    return [sys.executable, "-m", "compiler"]
+    return [sys.executable, "-m", "hz"]

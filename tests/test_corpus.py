@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.report import write_report
-from compiler.validate import validate_paths
+from hz.compiler.report.formats import write_report
+from hz.compiler.validate import validate_paths
 
 CASES = Path(__file__).parent / "cases"
 # Read at import: the autouse fixture removes HZ_* variables before each test runs.
@@ -71,7 +71,7 @@ def test_case_name_is_its_first_code() -> None:
 
 
 def test_every_rule_code_has_a_case() -> None:
-    from compiler.ruledocs import codes
+    from hz.compiler.rules.docs import codes
 
     wanted = {c for c in codes() if c < "HZ600"} - NOT_IN_CORPUS
     seen = set()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compiler.diagnostics import Diagnostic
-from compiler.source import JsonPath, SourceDoc
-from compiler.yaml_scalars import kind_of
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.load.scalars import kind_of
+from hz.compiler.source import JsonPath, SourceDoc
 
 # "$" too: schema keywords such as $ref and $defs read better as hz...schema.$defs.
 _IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")

@@ -6,11 +6,11 @@ import functools
 import json
 from typing import TYPE_CHECKING, Any
 
-from compiler.checks.common import at, dotted, get
-from compiler.checks.messages import describe
-from compiler.checks.refs import ref_problems
-from compiler.diagnostics import Diagnostic
-from compiler.source import JsonPath, SourceDoc
+from hz.compiler.checks.common import at, dotted, get
+from hz.compiler.checks.messages import describe
+from hz.compiler.checks.refs import ref_problems
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.source import JsonPath, SourceDoc
 
 if TYPE_CHECKING:
     from jsonschema import FormatChecker

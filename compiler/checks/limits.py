@@ -6,10 +6,10 @@ import math
 import re
 from typing import Any
 
-from compiler.checks.common import at, get
-from compiler.checks.messages import got
-from compiler.diagnostics import Diagnostic
-from compiler.source import SourceDoc
+from hz.compiler.checks.common import at, get
+from hz.compiler.checks.messages import got
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.source import SourceDoc
 
 SUPPORTED_VERSION = 1
 MAX_TIMEOUT = 24 * 3600

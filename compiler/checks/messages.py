@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from compiler.checks.common import extend, json_short, short, type_name
-from compiler.suggest import did_you_mean
+from hz.compiler.checks.common import extend, json_short, short, type_name
+from hz.runtime.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from collections.abc import Callable

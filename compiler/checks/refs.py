@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
 
-from compiler.checks.common import at, dotted
-from compiler.diagnostics import Diagnostic
-from compiler.source import JsonPath, SourceDoc
+from hz.compiler.checks.common import at, dotted
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.source import JsonPath, SourceDoc
 
 #: Keywords whose values are data, not schemas: a "$ref" key inside them is not a reference.
 _DATA = frozenset({"enum", "const", "examples", "default"})

@@ -12,12 +12,12 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from compiler.checks.common import at, dotted
-from compiler.checks.messages import describe
-from compiler.checks.schema_fast import certainly_valid
-from compiler.diagnostics import Diagnostic
-from compiler.source import JsonPath, SourceDoc
-from compiler.suggest import did_you_mean
+from hz.compiler.checks.common import at, dotted
+from hz.compiler.checks.messages import describe
+from hz.compiler.checks.schema_fast import certainly_valid
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.source import JsonPath, SourceDoc
+from hz.runtime.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -58,7 +58,7 @@ RULE_OWNED: frozenset[JsonPath] = frozenset({("hz", "timeout"), ("hz", "agent", 
 
 def schema_text() -> str:
     """The contract schema exactly as shipped (``hz schema`` prints this)."""
-    return (resources.files("compiler") / "data" / SCHEMA_FILE).read_text(encoding="utf-8")
+    return (resources.files("hz.compiler") / "data" / SCHEMA_FILE).read_text(encoding="utf-8")
 
 
 @functools.cache

@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, NamedTuple
 
-from compiler.checks.common import get
-from compiler.checks.template_walk import UNUSED, analyse
-from compiler.diagnostics import Diagnostic
-from compiler.source import SourceDoc
+from hz.compiler.checks.common import get
+from hz.compiler.checks.template_walk import UNUSED, analyse
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.source import SourceDoc
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -36,7 +36,7 @@ class Finding(NamedTuple):
 def environment() -> Environment:
     from jinja2 import Environment
 
-    from compiler.render_sandbox import NONDETERMINISTIC_FILTERS, NONDETERMINISTIC_GLOBALS
+    from hz.compiler.render.sandbox import NONDETERMINISTIC_FILTERS, NONDETERMINISTIC_GLOBALS
 
     # A prompt is plain text for a model, not HTML: escaping would corrupt it.
     env = Environment(autoescape=False)  # noqa: S701

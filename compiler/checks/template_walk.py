@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from compiler.suggest import closest, did_you_mean
+from hz.runtime.suggest import closest, did_you_mean
 
 if TYPE_CHECKING:
     from jinja2 import Environment, nodes
@@ -38,7 +38,7 @@ def walk(tree: nodes.Node) -> Iterator[nodes.Node]:
 def analyse(tree: nodes.Template, env: Environment, declared: tuple[str, ...]) -> list[Raw]:
     from jinja2 import nodes
 
-    from compiler.render_sandbox import NONDETERMINISTIC_FILTERS
+    from hz.compiler.render.sandbox import NONDETERMINISTIC_FILTERS
 
     everything = list(walk(tree))
     out = []
@@ -126,7 +126,7 @@ def _free_names(
 ) -> list[Raw]:
     from jinja2 import nodes
 
-    from compiler.render_sandbox import NONDETERMINISTIC_GLOBALS
+    from hz.compiler.render.sandbox import NONDETERMINISTIC_GLOBALS
 
     # Scope-insensitive on purpose (a name set anywhere counts as defined): cheaper than
     # jinja2.meta, which runs the code generator, and it never flags a valid template.

@@ -12,11 +12,11 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar, get_args
 
-from runtime.errors import ConfigError
-from runtime.models import Budget, OutputSpec, ToolProfile
-from runtime.protocol import Capabilities, Check, ProgressCallback, RunPlan
-from runtime.protocol import Progress as ProgressEvent
-from runtime.result import AgentResult, FailureKind, Status
+from hz.runtime.errors import ConfigError
+from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.protocol import Capabilities, Check, ProgressCallback, RunPlan
+from hz.runtime.protocol import Progress as ProgressEvent
+from hz.runtime.result import AgentResult, FailureKind, Status
 
 _STATUSES: tuple[str, ...] = get_args(Status)
 _KINDS: tuple[str, ...] = get_args(FailureKind)

@@ -7,7 +7,7 @@ import re
 import shutil
 from collections.abc import Mapping
 
-from runtime.protocol import Check
+from hz.runtime.protocol import Check
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 

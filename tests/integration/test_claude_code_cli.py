@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from runtime.models import Budget, OutputSpec, ToolProfile
-from runtime.protocol import Check, Progress
-from runtime.result import AgentResult, ToolCall
-from runtime.runners.claude_code import ClaudeCodeRunner
+from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.protocol import Check, Progress
+from hz.runtime.result import AgentResult, ToolCall
+from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
 from tests.fakes.anthropic_server import (
     MODEL,
     FakeAnthropic,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from runtime.models import Job, read_artifact
+from hz.runtime.models import Job, read_artifact
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "contracts").glob("*.yaml"))
@@ -20,7 +20,7 @@ def jobs_by_source(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The text of each compiled job, keyed by its contract's path in the repository."""
     out = tmp_path_factory.mktemp("jobs")
     done = subprocess.run(
-        [sys.executable, "-m", "compiler", "compile", "contracts", "--out", str(out)],
+        [sys.executable, "-m", "hz", "compile", "contracts", "--out", str(out)],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli_run import EXIT_CODES
+from hz.cli.run import EXIT_CODES
 
 REPO = Path(__file__).resolve().parents[2]
 

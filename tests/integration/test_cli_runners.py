@@ -12,7 +12,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 PLUGIN = """
-from runtime.protocol import Capabilities, Check
+from hz.runtime.protocol import Capabilities, Check
 
 
 class DemoRunner:

@@ -159,7 +159,7 @@ def test_validate_imports_neither_pydantic_nor_unneeded_modules(tmp_path: Path) 
         "import sys, atexit\n"
         "atexit.register(lambda: print(sorted({m.split('.')[0] for m in sys.modules}),"
         " file=sys.stderr))\n"
-        "from compiler.cli import main\n"
+        "from hz.cli import main\n"
         "main(['validate', 'c.yaml'])\n"
     )
     result = subprocess.run(
@@ -183,9 +183,9 @@ def test_schema_prints_the_contract_schema(hz_argv: list[str]) -> None:
 def test_schema_of_a_runtime_kind(hz_argv: list[str]) -> None:
     result = hz(hz_argv, "schema", "packet")
     assert result.returncode == 0
-    import runtime.schemas
+    from hz.runtime.schemas import schema_text
 
-    assert json.loads(result.stdout) == json.loads(runtime.schemas.schema_text("packet"))
+    assert json.loads(result.stdout) == json.loads(schema_text("packet"))
 
 
 def test_schema_unknown_kind_is_a_usage_error(hz_argv: list[str]) -> None:
@@ -302,10 +302,10 @@ def test_a_bug_exits_3_and_shows_the_working_debug_command(
     broken = tmp_path / "site"
     broken.mkdir()
     (broken / "sitecustomize.py").write_text(
-        "import compiler.validate\n"
+        "import hz.compiler.validate\n"
         "def boom(*args, **kwargs):\n"
         "    raise RuntimeError('forced for a test')\n"
-        "compiler.validate.validate_paths = boom\n"
+        "hz.compiler.validate.validate_paths = boom\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken), str(REPO)])}
     args = ["validate", "my file.yaml", "--format", "json"]

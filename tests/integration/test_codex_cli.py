@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import RunnerError
-from runtime.execute import execute
-from runtime.models import Budget, OutputSpec, ToolProfile
-from runtime.protocol import Progress
-from runtime.result import AgentResult, Usage
-from runtime.runners.codex import CodexRunner
+from hz.runtime.errors import RunnerError
+from hz.runtime.execute import execute
+from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.protocol import Progress
+from hz.runtime.result import AgentResult, Usage
+from hz.runtime.runners.codex.runner import CodexRunner
 from tests.fakes.claude_cli import processes_with_env
 from tests.fakes.responses_server import (
     FakeResponses,
@@ -276,7 +276,7 @@ def test_structured_output_invalid(codex: Path, work: Path, key: str) -> None:
 def test_a_required_budget_refuses_the_run_before_anything_starts(
     codex: Path, work: Path, key: str, isolated_home: Path
 ) -> None:
-    from runtime.models import Job, Packet, SourceRef
+    from hz.runtime.models import Job, Packet, SourceRef
 
     job = Job(
         name="secret",

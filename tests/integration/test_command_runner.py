@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from runtime.models import Budget, ToolProfile
-from runtime.process import Limits
-from runtime.result import AgentResult, Usage
-from runtime.runners.command import CommandRunner
+from hz.runtime.models import Budget, ToolProfile
+from hz.runtime.process.bounded import Limits
+from hz.runtime.result import AgentResult, Usage
+from hz.runtime.runners.command.runner import CommandRunner
 from tests.fakes.agent import recorded_env, recorded_pids
 
 AGENT = str(Path(__file__).resolve().parents[1] / "fakes" / "agent.py")

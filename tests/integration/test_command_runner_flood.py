@@ -25,8 +25,8 @@ Contained = Callable[[Path, Path], None]
 
 PROBE = """
 import json, resource, sys
-from runtime.models import Budget, ToolProfile
-from runtime.runners.command import CommandRunner
+from hz.runtime.models import Budget, ToolProfile
+from hz.runtime.runners.command.runner import CommandRunner
 
 agent, stdout_bytes, stderr_bytes, workdir, env_out, pids = sys.argv[1:]
 runner = CommandRunner.from_settings({
@@ -88,8 +88,8 @@ def test_one_gib_flood_keeps_memory_flat(tmp_path: Path, contained: Contained) -
 
 LINES_PROBE = """
 import json, resource, sys
-from runtime.environment import child_environment
-from runtime.process import Limits, run_bounded
+from hz.runtime.process.environment import child_environment
+from hz.runtime.process.bounded import Limits, run_bounded
 
 agent, stdout_bytes, env_out, pids = sys.argv[1:]
 lines = []

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runtime import registry
+from hz.runtime import registry
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.diagnostics import Diagnostic
-from compiler.loader import load_path
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.load.loader import load_path
 
 ANCHOR_HINT = "write the value out in full; hz refuses anchors and aliases"
 UTF8_HINT = "hz reads contracts as UTF-8; save the file with that encoding"
@@ -137,7 +137,7 @@ def test_loader_refuses_at_once(hostile: tuple[Path, Diagnostic]) -> None:
 MEASURE = """
 import resource, sys
 from pathlib import Path
-from compiler.loader import load_path
+from hz.compiler.load.loader import load_path
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 doc, diagnostics = load_path(Path(sys.argv[1]))
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

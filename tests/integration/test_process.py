@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from runtime.environment import child_environment
-from runtime.process import DRAIN_SECONDS, Limits, run_bounded
+from hz.runtime.process.bounded import DRAIN_SECONDS, Limits, run_bounded
+from hz.runtime.process.environment import child_environment
 from tests.fakes.agent import is_gone, recorded_pids
 
 AGENT = str(Path(__file__).resolve().parents[1] / "fakes" / "agent.py")

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from runtime.process import Limits, ProcessOutcome
-from runtime.process_group import UnsafeGroupError, check_own_group, signal_group
+from hz.runtime.process.bounded import Limits, ProcessOutcome
+from hz.runtime.process.group import UnsafeGroupError, check_own_group, signal_group
 
 
 def test_defaults() -> None:

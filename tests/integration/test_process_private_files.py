@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.privatefiles import PrivateDir, private_directory, write_private_file
+from hz.runtime.process.privatefiles import PrivateDir, private_directory, write_private_file
 
 
 def mode(path: Path) -> int:

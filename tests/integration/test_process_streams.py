@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runtime.process_streams import StreamCapture
+from hz.runtime.process.streams import StreamCapture
 
 
 def test_keeps_the_first_bytes_and_flags_the_rest() -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.runners.claude_classify import RunEnd, Verdict, classify
-from runtime.runners.claude_stream import StreamParser, StreamSummary
+from hz.runtime.runners.claude_code.classify import RunEnd, Verdict, classify
+from hz.runtime.runners.claude_code.stream import StreamParser, StreamSummary
 
 STREAMS = Path(__file__).parent / "claude_streams"
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from runtime.protocol import Check
-from runtime.runners.claude_code import ClaudeCodeRunner
-from runtime.runners.claude_doctor import judge_login
-from runtime.runners.claude_settings import parse_settings
-from runtime.runners.executables import parse_version
+from hz.runtime.protocol import Check
+from hz.runtime.runners.claude_code.doctor import judge_login
+from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
+from hz.runtime.runners.claude_code.settings import parse_settings
+from hz.runtime.runners.executables import parse_version
 
 STREAMS = Path(__file__).parent / "claude_streams"
 
@@ -118,7 +118,7 @@ def test_doctor_without_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     ],
 )
 def test_an_unusable_executable_says_why(tmp_path: Path, make: Any, why: str) -> None:
-    from runtime.runners.executables import why_unusable
+    from hz.runtime.runners.executables import why_unusable
 
     target = tmp_path / "claude"
     make(target)

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import ConfigError, RunnerError
-from runtime.models import Budget, OutputSpec, ToolProfile
-from runtime.registry import resolve
-from runtime.runners.claude_code import ClaudeCodeRunner
-from runtime.runners.claude_settings import parse_settings
+from hz.runtime.errors import ConfigError, RunnerError
+from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.registry import resolve
+from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
+from hz.runtime.runners.claude_code.settings import parse_settings
 
 SOURCE = {
     "PATH": "/usr/bin",

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.result import ToolCall, Usage
-from runtime.runners.claude_stream import StreamParser, StreamSummary
+from hz.runtime.result import ToolCall, Usage
+from hz.runtime.runners.claude_code.stream import StreamParser, StreamSummary
 
 STREAMS = Path(__file__).parent / "claude_streams"
 RECORDED = sorted(p.stem for p in STREAMS.glob("*.jsonl"))

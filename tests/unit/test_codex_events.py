@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.result import ToolCall, Usage
-from runtime.runners.codex_classify import RunEnd, Verdict, classify, http_status
-from runtime.runners.codex_events import CodexStream
+from hz.runtime.result import ToolCall, Usage
+from hz.runtime.runners.codex.classify import RunEnd, Verdict, classify, http_status
+from hz.runtime.runners.codex.events import CodexStream
 
 THREAD = '{"type":"thread.started","thread_id":"01a228c6-824a-7043-b1b3-6f73d43f4e82"}'
 METADATA_WARNING = (

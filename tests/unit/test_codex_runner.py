@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.models import Budget, ToolProfile
-from runtime.runners.codex import CodexRunner
+from hz.runtime.models import Budget, ToolProfile
+from hz.runtime.runners.codex.runner import CodexRunner
 
 
 def test_doctor_without_codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import ConfigError
-from runtime.models import Budget, OutputSpec, ToolProfile
-from runtime.process import ProcessOutcome
-from runtime.protocol import Capabilities
-from runtime.runners.codex import CodexRunner, stderr_tail
-from runtime.runners.codex_argv import build_argv
-from runtime.runners.codex_settings import CodexSettings, read_settings
-from runtime.runners.executables import parse_version
+from hz.runtime.errors import ConfigError
+from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.process.bounded import ProcessOutcome
+from hz.runtime.protocol import Capabilities
+from hz.runtime.runners.codex.argv import build_argv
+from hz.runtime.runners.codex.runner import CodexRunner, stderr_tail
+from hz.runtime.runners.codex.settings import CodexSettings, read_settings
+from hz.runtime.runners.executables import parse_version
 
 
 def test_defaults() -> None:

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from runtime.models import Budget
-from runtime.process import ProcessOutcome
-from runtime.result import AgentResult, Usage
-from runtime.runners.command_result import (
+from hz.runtime.models import Budget
+from hz.runtime.process.bounded import ProcessOutcome
+from hz.runtime.result import AgentResult, Usage
+from hz.runtime.runners.command.result import (
     Output,
     OutputProblem,
     parse_json_output,
     read_output_file,
     result_from,
 )
-from runtime.runners.command_settings import parse_settings
+from hz.runtime.runners.command.settings import parse_settings
 
 TEXT = parse_settings({"command": ["a", "{contract_file}"], "command_inactivity_timeout": 30})
 JSON = parse_settings({"command": ["a", "{contract_file}"], "command_output": "json"})

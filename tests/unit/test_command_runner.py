@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import RunnerError
-from runtime.models import Budget, ToolProfile
-from runtime.protocol import Capabilities, Check, RunPlan
-from runtime.runners.command import CommandRunner
+from hz.runtime.errors import RunnerError
+from hz.runtime.models import Budget, ToolProfile
+from hz.runtime.protocol import Capabilities, Check, RunPlan
+from hz.runtime.runners.command.runner import CommandRunner
 
 C = "--contract={contract_file}"
 REFUSAL = (

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from runtime.errors import ConfigError
-from runtime.runners.command import CommandRunner
-from runtime.runners.command_settings import SETTINGS_KEYS, parse_settings
+from hz.runtime.errors import ConfigError
+from hz.runtime.runners.command.runner import CommandRunner
+from hz.runtime.runners.command.settings import SETTINGS_KEYS, parse_settings
 
 C = "{contract_file}"
 

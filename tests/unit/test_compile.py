@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from compiler.compile import compile_contract, compile_contracts, compile_paths, find_root
-from compiler.contract import Contract, InputDecl
-from compiler.diagnostics import Diagnostic
-from compiler.source import Pos, SourceDoc
-from runtime import __version__
-from runtime.canonical import canonical_json
-from runtime.errors import HzError
-from runtime.models import (
+from hz import __version__
+from hz.compiler.compile import compile_contract, compile_contracts, compile_paths, find_root
+from hz.compiler.contract import Contract, InputDecl
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.source import Pos, SourceDoc
+from hz.runtime.canonical import canonical_json
+from hz.runtime.errors import HzError
+from hz.runtime.models import (
     Budget,
     InputSpec,
     Job,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from compiler.compile import CompiledJob
-from compiler.diagnostics import Diagnostic
-from compiler.jobdir import atomic_write, check_jobs, job_text, write_jobs
-from runtime.models import Budget, Job, SourceRef, ToolProfile
+from hz.compiler.compile import CompiledJob
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.jobdir import atomic_write, check_jobs, job_text, write_jobs
+from hz.runtime.models import Budget, Job, SourceRef, ToolProfile
 
 HINT = "run the same hz compile command without --check and commit the result"
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from runtime.config import load_config
-from runtime.config_env import parse_env_value
-from runtime.errors import ConfigError
+from hz.runtime.config.env import parse_env_value
+from hz.runtime.config.layers import load_config
+from hz.runtime.errors import ConfigError
 
 
 def _explicit(tmp_path: Path, text: str) -> dict[str, str]:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runtime.config import load_config, sources
-from runtime.config_show import toml_value
+from hz.runtime.config.layers import load_config, sources
+from hz.runtime.config.show import toml_value
 
 FILE_LAYERS = ("site", "user", "project", "HZ_CONFIG")
 ORDER = ("default", "site", "user", "project", "HZ_CONFIG", "environment")

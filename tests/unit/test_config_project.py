@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from runtime.config import authoring_options, load_config
-from runtime.config_project import (
+from hz.runtime.config.layers import authoring_options, load_config
+from hz.runtime.config.project import (
     ProjectProblem,
     find_project_file,
     read_project_file,
 )
-from runtime.errors import ConfigError
+from hz.runtime.errors import ConfigError
 
 HOSTILE = """\
 [authoring]

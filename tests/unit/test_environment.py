@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.environment import check_passthrough, child_environment, is_credential_name
-from runtime.errors import ConfigError
+from hz.runtime.errors import ConfigError
+from hz.runtime.process.environment import check_passthrough, child_environment, is_credential_name
 
 SOURCE = {
     "PATH": "/usr/bin",

@@ -7,12 +7,12 @@ from typing import Any, ClassVar
 
 import pytest
 
-from runtime import registry
-from runtime.errors import FormatError, RunnerError
-from runtime.execute import execute, plan
-from runtime.models import Budget, Job, OutputSpec, Packet, SourceRef, ToolProfile
-from runtime.protocol import Capabilities, RunPlan
-from runtime.runners.echo import EchoRunner
+from hz.runtime import registry
+from hz.runtime.errors import FormatError, RunnerError
+from hz.runtime.execute import execute, plan
+from hz.runtime.models import Budget, Job, OutputSpec, Packet, SourceRef, ToolProfile
+from hz.runtime.protocol import Capabilities, RunPlan
+from hz.runtime.runners.echo import EchoRunner
 
 
 def make_packet(prompt: str = "Say hi.", output: OutputSpec | None = None) -> Packet:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.diagnostics import Diagnostic
-from compiler.inputs import COMMAND_LINE, collect_inputs
-from runtime.models import InputSpec
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.inputs.values import COMMAND_LINE, collect_inputs
+from hz.runtime.models import InputSpec
 
 SPECS = {
     "issues": InputSpec(
@@ -423,8 +423,8 @@ def test_text_that_is_not_utf8() -> None:
 def test_a_default_and_a_render_value_meet_the_same_format_checks(
     fmt: str, value: str, valid: bool
 ) -> None:
-    from compiler.checks.io_schemas import check_inputs
-    from compiler.loader import load_bytes
+    from hz.compiler.checks.io_schemas import check_inputs
+    from hz.compiler.load.loader import load_bytes
 
     schema = {"type": "string", "format": fmt}
     contract = (

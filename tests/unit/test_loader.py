@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler import loader
-from compiler.diagnostics import Diagnostic
-from compiler.loader import MAX_BYTES, load_bytes, load_path
-from compiler.source import Pos, ScalarInfo
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.load import loader
+from hz.compiler.load.loader import MAX_BYTES, load_bytes, load_path
+from hz.compiler.source import Pos, ScalarInfo
 
 ANCHOR_HINT = "write the value out in full; hz refuses anchors and aliases"
 UTF8_HINT = "hz reads contracts as UTF-8; save the file with that encoding"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from runtime.progress import TerminalProgress, line
-from runtime.protocol import Progress
+from hz.runtime.progress import TerminalProgress, line
+from hz.runtime.protocol import Progress
 
 
 def test_line() -> None:

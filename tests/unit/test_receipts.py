@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from runtime import __version__
-from runtime.canonical import sha256_hex
-from runtime.errors import HzError
-from runtime.receipts import receipt_body, write_receipt
-from runtime.receipts_verify import verify_chain
-from runtime.result import AgentResult, ToolCall, Usage
+from hz import __version__
+from hz.runtime.canonical import sha256_hex
+from hz.runtime.errors import HzError
+from hz.runtime.receipts.verify import verify_chain
+from hz.runtime.receipts.write import receipt_body, write_receipt
+from hz.runtime.result import AgentResult, ToolCall, Usage
 from tests.unit.test_execute import make_packet
 
 START = datetime(2026, 11, 29, 12, 0, 0, 123456, tzinfo=UTC)
@@ -170,7 +170,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from runtime.receipts import write_receipt
+from hz.runtime.receipts.write import write_receipt
 from tests.unit.test_receipts import _body
 for _ in range(int(sys.argv[2])):
     write_receipt(Path(sys.argv[1]), _body())

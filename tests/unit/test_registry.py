@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from runtime import registry
-from runtime.errors import ConfigError
-from runtime.runners.echo import EchoRunner
+from hz.runtime import registry
+from hz.runtime.errors import ConfigError
+from hz.runtime.runners.echo import EchoRunner
 
 
 def _install_plugin(root: Path, monkeypatch: pytest.MonkeyPatch, entry: str, module: str) -> None:
@@ -33,7 +33,7 @@ def _fresh_plugin_scan() -> Iterator[None]:
 
 
 PLUGIN = """
-from runtime.runners.echo import EchoRunner
+from hz.runtime.runners.echo import EchoRunner
 
 class Shout(EchoRunner):
     name = "shout"
@@ -99,12 +99,12 @@ def test_a_plugin_cannot_replace_a_core_runner(
 
 
 def test_broken_core_module_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(registry.CORE, "gone", "runtime.runners.no_such_runner:Gone")
+    monkeypatch.setitem(registry.CORE, "gone", "hz.runtime.runners.no_such_runner:Gone")
     with pytest.raises(ConfigError) as caught:
         registry.resolve("gone")
     assert caught.value.message == (
         "core runner 'gone' cannot be loaded: ModuleNotFoundError: "
-        "No module named 'runtime.runners.no_such_runner'"
+        "No module named 'hz.runtime.runners.no_such_runner'"
     )
 
 
@@ -118,7 +118,7 @@ def test_plugin_settings_keys_are_known_to_configuration(
 
 
 MALFORMED = """
-from runtime.runners.echo import EchoRunner
+from hz.runtime.runners.echo import EchoRunner
 
 class Shout(EchoRunner):
     name = "shout"
@@ -131,7 +131,7 @@ class Shout(EchoRunner):
     [
         ("settings_keys", "None", "settings_keys is not a frozenset of str"),
         ("settings_keys", "frozenset({1})", "settings_keys is not a frozenset of str"),
-        ("capabilities", "None", "capabilities is not a runtime.protocol.Capabilities"),
+        ("capabilities", "None", "capabilities is not a hz.runtime.protocol.Capabilities"),
         ("doctor", "1", "from_settings and doctor must be callable"),
     ],
 )

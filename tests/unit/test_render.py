@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler.diagnostics import Diagnostic
-from compiler.render import TemplatePlace, packet_from_path, render_job, render_prompt
-from runtime.canonical import canonical_json, digest_of
-from runtime.errors import FormatError
-from runtime.models import Budget, InputSpec, Job, Packet, SourceRef, ToolProfile
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.render.packet import TemplatePlace, packet_from_path, render_job, render_prompt
+from hz.runtime.canonical import canonical_json, digest_of
+from hz.runtime.errors import FormatError
+from hz.runtime.models import Budget, InputSpec, Job, Packet, SourceRef, ToolProfile
 
 CONTRACT = """\
 hz:
@@ -245,9 +245,9 @@ def test_unknown_job_version_is_a_format_error() -> None:
 def test_endless_loops_stop_at_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    import compiler.render
+    import hz.compiler.render.packet
 
-    monkeypatch.setattr(compiler.render, "MAX_RENDER_SECONDS", 0.5)
+    monkeypatch.setattr(hz.compiler.render.packet, "MAX_RENDER_SECONDS", 0.5)
     tracer = sys.gettrace()
     template = "a\n{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
     assert _render(template) == (

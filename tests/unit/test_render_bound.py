@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-import compiler.render
-import compiler.render_bound
-from compiler.diagnostics import Diagnostic
-from compiler.render import TemplatePlace, environment, render_prompt
-from compiler.render_bound import Outcome, run_bounded
+import hz.compiler.render.bound
+import hz.compiler.render.packet
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.render.bound import Outcome, run_bounded
+from hz.compiler.render.packet import TemplatePlace, environment, render_prompt
 
 
 def _sleep() -> Outcome:
@@ -30,14 +30,14 @@ def _hog() -> Outcome:
 
 
 def test_a_child_past_its_wall_clock_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(compiler.render_bound, "GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(hz.compiler.render.bound, "GRACE_SECONDS", 0.5)
     started = time.monotonic()
     assert run_bounded(_sleep, 0.5) == ("timeout",)
     assert time.monotonic() - started < 30
 
 
 def test_a_child_past_its_cpu_limit_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(compiler.render_bound, "GRACE_SECONDS", 60.0)
+    monkeypatch.setattr(hz.compiler.render.bound, "GRACE_SECONDS", 60.0)
     started = time.monotonic()
     assert run_bounded(_spin, 0.5) == ("timeout",)  # SIGXCPU after 2 s of CPU time
     assert time.monotonic() - started < 45
@@ -65,8 +65,8 @@ def test_c_level_work_in_a_filter_cannot_hang_render(monkeypatch: pytest.MonkeyP
         return value
 
     monkeypatch.setitem(environment().filters, "nap", nap)
-    monkeypatch.setattr(compiler.render, "MAX_RENDER_SECONDS", 0.5)
-    monkeypatch.setattr(compiler.render_bound, "GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(hz.compiler.render.packet, "MAX_RENDER_SECONDS", 0.5)
+    monkeypatch.setattr(hz.compiler.render.bound, "GRACE_SECONDS", 0.5)
     started = time.monotonic()
     assert render_prompt("a\n{{ 1 | nap }}", {}, TemplatePlace("j")) == (
         None,

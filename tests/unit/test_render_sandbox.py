@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from compiler.diagnostics import Diagnostic
-from compiler.render import TemplatePlace, render_prompt
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.render.packet import TemplatePlace, render_prompt
 
 HINTS = {
     "dict": "e.g. | items, | dictsort, | length",

@@ -8,9 +8,9 @@ import json
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from compiler.diagnostics import Diagnostic
-from compiler.report import summary, write_report
-from compiler.report_sarif import rule_title
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.report.formats import summary, write_report
+from hz.compiler.report.sarif import rule_title
 
 DIAGNOSTICS = [
     Diagnostic(

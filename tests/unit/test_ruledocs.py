@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.loader import load_bytes
-from compiler.ruledocs import codes, rule_doc, rules_markdown, title
-from compiler.validate import validate_source
-from runtime.errors import HzError
+from hz.compiler.load.loader import load_bytes
+from hz.compiler.rules.docs import codes, rule_doc, rules_markdown, title
+from hz.compiler.validate import validate_source
+from hz.runtime.errors import HzError
 
 REPO = Path(__file__).resolve().parents[2]
 FENCED_YAML = re.compile(r"^## (Bad|Fixed)\n\n```yaml\n(.*?)```$", re.S | re.M)
@@ -20,7 +20,7 @@ SINGLE_FILE = re.compile(r"HZ[1-5]\d\d")
 
 def test_docs_rules_md_is_up_to_date() -> None:
     assert (REPO / "docs" / "rules.md").read_text() == rules_markdown(), (
-        "docs/rules.md is stale: run `.venv/bin/python -m compiler.ruledocs > docs/rules.md`"
+        "docs/rules.md is stale: run `.venv/bin/python -m hz.compiler.rules.docs > docs/rules.md`"
     )
 
 

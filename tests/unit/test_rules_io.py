@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from compiler.checks.io_schemas import check_inputs, check_output
-from compiler.loader import load_bytes
+from hz.compiler.checks.io_schemas import check_inputs, check_output
+from hz.compiler.load.loader import load_bytes
 
 
 def found(text: str) -> list[tuple[str, int, int, str]]:

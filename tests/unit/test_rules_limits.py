@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.checks.limits import check_max_usd, check_timeout, parse_duration
-from compiler.source import Pos, SourceDoc
+from hz.compiler.checks.limits import check_max_usd, check_timeout, parse_duration
+from hz.compiler.source import Pos, SourceDoc
 
 
 def doc(hz: dict[str, object]) -> SourceDoc:
@@ -110,7 +110,7 @@ def test_quoted_seconds_get_a_precise_hint() -> None:
 
 
 def loaded(timeout: str) -> SourceDoc:
-    from compiler.loader import load_bytes
+    from hz.compiler.load.loader import load_bytes
 
     text = f"hz:\n  contract: 1\n  timeout: {timeout}\n"
     found, diags = load_bytes(text.encode(), "c.yaml")

@@ -6,10 +6,10 @@ import textwrap
 
 from jsonschema.validators import Draft202012Validator
 
-from compiler.checks.common import dotted, extend
-from compiler.checks.structure import check_structure, map_error
-from compiler.loader import load_bytes
-from compiler.source import Pos, SourceDoc
+from hz.compiler.checks.common import dotted, extend
+from hz.compiler.checks.structure import check_structure, map_error
+from hz.compiler.load.loader import load_bytes
+from hz.compiler.source import Pos, SourceDoc
 
 
 def found(text: str) -> list[tuple[str, int, int, str, str | None]]:

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
-from compiler.checks.template import check_template, findings
-from compiler.loader import load_bytes
+from hz.compiler.checks.template import check_template, findings
+from hz.compiler.load.loader import load_bytes
 
 
 def found(text: str) -> list[tuple[str, int, int, str]]:

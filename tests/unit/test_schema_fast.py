@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from jsonschema.validators import Draft202012Validator
 
-from compiler.checks.schema_fast import certainly_valid
-from compiler.checks.structure import contract_schema
-from compiler.loader import load_path
+from hz.compiler.checks.schema_fast import certainly_valid
+from hz.compiler.checks.structure import contract_schema
+from hz.compiler.load.loader import load_path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))

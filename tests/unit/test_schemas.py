@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from runtime.canonical import canonical_json, digest_of
-from runtime.errors import FormatError
-from runtime.models import Budget, Job, Packet, SourceRef, ToolProfile, parse_artifact
-from runtime.result import AgentResult
-from runtime.schemas import KINDS, SCHEMA_DIR, schema_data, schema_text
+from hz.runtime.canonical import canonical_json, digest_of
+from hz.runtime.errors import FormatError
+from hz.runtime.models import Budget, Job, Packet, SourceRef, ToolProfile, parse_artifact
+from hz.runtime.result import AgentResult
+from hz.runtime.schemas import KINDS, SCHEMA_DIR, schema_data, schema_text
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,7 +48,7 @@ def _packet() -> Packet:
 def test_checked_in_schema_is_current(kind: str) -> None:
     path = SCHEMA_DIR / f"{kind}.schema.json"
     assert path.read_text(encoding="utf-8") == schema_text(kind), (
-        f"{path} is stale: run python -m runtime.schemas --write"
+        f"{path} is stale: run python -m hz.runtime.schemas --write"
     )
 
 
@@ -72,13 +72,13 @@ def test_unknown_kind_is_refused() -> None:
 
 def test_check_and_write_from_the_command_line(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "runtime.schemas", *args, "--dir", str(tmp_path)]
+        cmd = [sys.executable, "-m", "hz.runtime.schemas", *args, "--dir", str(tmp_path)]
         return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
 
     stale = run("--check")
     assert stale.returncode == 1
     assert stale.stderr.splitlines()[0] == (
-        f"{tmp_path}/job.schema.json: stale; run python -m runtime.schemas --write"
+        f"{tmp_path}/job.schema.json: stale; run python -m hz.runtime.schemas --write"
     )
     assert run("--write").returncode == 0
     assert (tmp_path / "packet.schema.json").read_text(encoding="utf-8") == schema_text("packet")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler.suggest import closest, did_you_mean
+from hz.runtime.suggest import closest, did_you_mean
 
 
 def test_close_typo() -> None:

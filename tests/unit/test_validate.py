@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler.contract import InputDecl
-from compiler.diagnostics import Diagnostic
-from compiler.loader import load_bytes
-from compiler.source import SourceDoc
-from compiler.validate import expand, validate_paths, validate_source
+from hz.compiler.contract import InputDecl
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.load.loader import load_bytes
+from hz.compiler.source import SourceDoc
+from hz.compiler.validate import expand, validate_paths, validate_source
 
 GOOD = """\
 hz:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from jsonschema.validators import Draft202012Validator
 
-from compiler.validate import validate_paths
+from hz.compiler.validate import validate_paths
 
 CONTRACTS = Path(__file__).resolve().parents[2] / "contracts"
 NAMES = sorted(p.stem for p in CONTRACTS.glob("*.yaml"))

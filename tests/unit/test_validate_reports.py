@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from compiler.report import write_report
-from compiler.validate import validate_paths
+from hz.compiler.report.formats import write_report
+from hz.compiler.validate import validate_paths
 
 CASES = Path(__file__).resolve().parents[1] / "cases"
 

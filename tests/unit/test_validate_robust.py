@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from compiler.loader import load_path
-from compiler.source import JsonPath, SourceDoc
-from compiler.validate import validate_source
+from hz.compiler.load.loader import load_path
+from hz.compiler.source import JsonPath, SourceDoc
+from hz.compiler.validate import validate_source
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = sorted((REPO / "contracts").glob("*.yaml")) + sorted(

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from jsonschema.validators import Draft202012Validator
 
-from compiler.checks.structure import REFUSED, contract_schema, schema_text
+from hz.compiler.checks.structure import REFUSED, contract_schema, schema_text
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = REPO / "tests" / "cases"

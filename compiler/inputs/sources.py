@@ -1,0 +1,174 @@
+"""Where input values come from: an inputs file and ``--input`` arguments, with positions.
+
+``--input NAME=VALUE`` takes VALUE as a string, unless the input's schema declares a ``type``
+that excludes strings: then VALUE is parsed as JSON (``--input limit=5``). ``NAME=@FILE``
+takes the file's text the same way (so ``issues=@issues.json`` gives an array), and ``@@``
+escapes a literal leading ``@``. All sources together may hold at most 8 MiB.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.inputs.json_file import load_json
+from hz.compiler.source import JsonPath, Pos
+from hz.runtime.models import InputSpec
+
+MAX_INPUT_BYTES = 8 * 1024 * 1024
+MAX_YAML_BYTES = 256 * 1024
+COMMAND_LINE = "<command line>"
+
+
+class Origin(Protocol):
+    @property
+    def path(self) -> str: ...
+
+    def pos(self, path: JsonPath, *, key: bool = False) -> Pos: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Unlocated:
+    path: str
+
+    def pos(self, path: JsonPath, *, key: bool = False) -> Pos:
+        return Pos(0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Supplied:
+    """One value and where it came from: ``at`` is its path inside ``origin``."""
+
+    value: Any
+    origin: Origin
+    at: JsonPath = ()
+
+
+class Allowance:
+    """What is left of the 8 MiB that all input sources may add up to."""
+
+    def __init__(self) -> None:
+        self.left = MAX_INPUT_BYTES
+
+    def read(self, path: Path, display: str) -> tuple[bytes | None, Diagnostic | None]:
+        try:
+            with path.open("rb") as f:
+                data = f.read(self.left + 1)
+        except OSError as e:
+            return None, Diagnostic("HZ701", f"cannot read file: {e.strerror or e}", display)
+        return self.take(data, display)
+
+    def take(self, data: bytes, display: str) -> tuple[bytes | None, Diagnostic | None]:
+        if len(data) > self.left:
+            message = f"inputs are larger than 8 MiB ({MAX_INPUT_BYTES:,} bytes) in total"
+            hint = "pass a smaller extract of the data; the prompt is capped at 1 MiB anyway"
+            return None, Diagnostic("HZ705", message, display, hint=hint)
+        self.left -= len(data)
+        return data, None
+
+
+def shorten(text: str) -> str:
+    # jsonschema quotes the whole offending value; an 8 MiB array must not become the message.
+    return text if len(text) <= 200 else f"{text[:110]} … {text[-80:]}"
+
+
+def read_inputs_file(
+    path: Path, allowance: Allowance | None = None
+) -> tuple[dict[str, Supplied], list[Diagnostic]]:
+    """Values from a JSON (``.json``) or YAML (anything else) file holding one mapping."""
+    allowance = allowance or Allowance()
+    display = str(path)
+    data, problem = allowance.read(path, display)
+    if data is None:
+        return {}, [problem] if problem else []
+    doc: Origin
+    if path.suffix.lower() == ".json":
+        jdoc, diagnostics = load_json(data, display, code="HZ701")
+        if jdoc is None:
+            return {}, diagnostics
+        if not isinstance(jdoc.data, dict):
+            message = "an inputs file holds one JSON object: input names to values"
+            return {}, [Diagnostic("HZ701", message, display, 1, 1)]
+        doc, values = jdoc, jdoc.data
+    else:
+        if len(data) > MAX_YAML_BYTES:
+            message = "a YAML inputs file is limited to 256 KiB; write larger inputs as JSON"
+            return {}, [Diagnostic("HZ701", message, display, hint="JSON inputs may be 8 MiB")]
+        from hz.compiler.load.loader import load_bytes
+
+        ydoc, diagnostics = load_bytes(data, display)
+        if ydoc is None:
+            return {}, [_as_inputs_problem(d) for d in diagnostics]
+        doc, values = ydoc, ydoc.data
+    return {name: Supplied(value, doc, (name,)) for name, value in values.items()}, []
+
+
+#: Loader diagnostics whose wording is about contracts, reworded for an inputs file.
+_INPUTS_WORDING = {
+    "HZ009": ("an inputs file holds one mapping: input names to values", None),
+    "HZ010": ("the inputs file is empty; it holds one mapping: input names to values", None),
+    "HZ011": ("more than one YAML document in the inputs file", None),
+    "HZ012": ("nesting is deeper than 32 levels", "write deeply nested inputs as JSON"),
+    "HZ013": ("more than 10,000 YAML nodes in the file", "write large inputs as JSON"),
+}
+
+
+def _as_inputs_problem(d: Diagnostic) -> Diagnostic:
+    if d.code not in _INPUTS_WORDING:
+        return d
+    message, hint = _INPUTS_WORDING[d.code]
+    return Diagnostic("HZ701", message, d.file, d.line, d.column, hint=hint)
+
+
+def _wants_json(spec: InputSpec | None) -> bool:
+    declared = spec.schema_.get("type") if spec is not None else None
+    if isinstance(declared, str):
+        return declared != "string"
+    if isinstance(declared, list):
+        return "string" not in declared
+    return False
+
+
+def parse_input_arg(
+    arg: str, specs: Mapping[str, InputSpec], allowance: Allowance
+) -> tuple[str | None, Supplied | None, list[Diagnostic]]:
+    """One ``NAME=VALUE`` or ``NAME=@FILE`` argument."""
+    name, eq, raw = arg.partition("=")
+    if not eq or not name:
+        message = f"--input {arg!r} is not NAME=VALUE or NAME=@FILE"
+        return None, None, [Diagnostic("HZ706", message, COMMAND_LINE)]
+    origin: Origin = _Unlocated(COMMAND_LINE)
+    if raw.startswith("@") and not raw.startswith("@@"):
+        file = Path(raw[1:])
+        data, problem = allowance.read(file, raw[1:])
+        if data is None:
+            return name, None, [problem] if problem else []
+        origin = _Unlocated(raw[1:])
+    else:
+        data, problem = allowance.take(raw.encode("utf-8"), COMMAND_LINE)
+        if data is None:
+            return name, None, [problem] if problem else []
+        raw = raw[1:] if raw.startswith("@@") else raw
+        data = raw.encode("utf-8")
+    if not _wants_json(specs.get(name)):
+        try:
+            return name, Supplied(data.decode("utf-8"), origin), []
+        except UnicodeDecodeError:
+            message = f"--input {name}: the file is not UTF-8 text"
+            return name, None, [Diagnostic("HZ706", message, origin.path)]
+    doc, diagnostics = load_json(data, origin.path, code="HZ706")
+    if doc is None:
+        hint = f"input {name!r} has a schema type other than string, so its value is JSON"
+        if origin.path == COMMAND_LINE:
+            message = f"--input {name}={shorten(raw)}: {diagnostics[0].message}"
+            return name, None, [Diagnostic("HZ706", message, COMMAND_LINE, hint=hint)]
+        return name, None, [_with_prefix(d, f"--input {name}: ", hint) for d in diagnostics]
+    located: Origin = doc if origin.path != COMMAND_LINE else origin
+    return name, Supplied(doc.data, located), []
+
+
+def _with_prefix(d: Diagnostic, prefix: str, hint: str) -> Diagnostic:
+    return Diagnostic(d.code, prefix + d.message, d.file, d.line, d.column, hint=hint)

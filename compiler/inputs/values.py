@@ -1,0 +1,157 @@
+"""Input values for rendering, checked against the job's declarations, defaults applied.
+
+Values come from an inputs file and ``--input`` arguments (``hz.compiler.inputs.sources``); a
+value given with ``--input`` replaces the inputs file's value of that name. Every problem is
+a located diagnostic (HZ701–HZ706).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
+from hz.compiler.inputs.sources import (
+    COMMAND_LINE,
+    MAX_INPUT_BYTES,
+    Allowance,
+    Supplied,
+    parse_input_arg,
+    read_inputs_file,
+    shorten,
+)
+from hz.compiler.source import JsonPath
+from hz.runtime.models import InputSpec
+
+__all__ = ["COMMAND_LINE", "MAX_INPUT_BYTES", "apply_inputs", "collect_inputs"]
+
+#: Errors shown per input before the rest are summed up in one line.
+MAX_ERRORS_PER_INPUT = 20
+
+
+def _dotted(name: str, path: Sequence[str | int]) -> str:
+    return name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+def _non_finite(value: Any) -> JsonPath | None:
+    """The path of a NaN or infinity in ``value`` (YAML has them; JSON does not)."""
+    stack: list[tuple[JsonPath, Any]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return path
+        if isinstance(item, dict):
+            stack.extend(((*path, k), v) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend(((*path, i), v) for i, v in enumerate(item))
+    return None
+
+
+def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagnostic]:
+    bad = _non_finite(supplied.value)
+    if bad is not None:
+        pos = supplied.origin.pos((*supplied.at, *bad))
+        message = f"input '{_dotted(name, bad)}': NaN and infinity are not JSON values"
+        return [Diagnostic("HZ702", message, supplied.origin.path, pos.line, pos.column)]
+    from jsonschema import Draft202012Validator
+
+    from hz.compiler.checks.common import json_short
+    from hz.compiler.checks.io_schemas import value_format_checker
+    from hz.compiler.checks.messages import describe
+
+    validator = Draft202012Validator(spec.schema_, format_checker=value_format_checker())
+    errors = sorted(
+        validator.iter_errors(supplied.value),
+        key=lambda e: (
+            tuple((str(p), 0) if isinstance(p, str) else ("", p) for p in e.absolute_path),
+            e.message,
+        ),
+    )
+    found = []
+    for error in errors[:MAX_ERRORS_PER_INPUT]:
+        pos = supplied.origin.pos((*supplied.at, *error.absolute_path))
+        # The contract's wording, with values written as JSON: the inputs are JSON data.
+        where = f"input '{_dotted(name, error.absolute_path)}'"
+        message = shorten(describe(error, where, json_short)[1])
+        found.append(Diagnostic("HZ702", message, supplied.origin.path, pos.line, pos.column))
+    if len(errors) > MAX_ERRORS_PER_INPUT:
+        pos = supplied.origin.pos(supplied.at)
+        more = f"input '{name}': {len(errors) - MAX_ERRORS_PER_INPUT} more errors not shown"
+        found.append(Diagnostic("HZ702", more, supplied.origin.path, pos.line, pos.column))
+    return found
+
+
+def apply_inputs(
+    specs: Mapping[str, InputSpec],
+    supplied: Mapping[str, Supplied],
+    *,
+    missing_at: str,
+    unknown: Collection[str] | None = (),
+) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    """Check supplied values against the declarations; fill defaults. ``missing_at`` names
+    the file a missing required input is reported at; ``unknown`` names inputs whose value
+    could not be read (``None``: possibly any of them), which are not reported missing."""
+    applied: dict[str, Any] = {}
+    diagnostics: list[Diagnostic] = []
+    for name, spec in sorted(specs.items()):
+        if name in supplied:
+            diagnostics.extend(_schema_errors(name, spec, supplied[name]))
+            applied[name] = supplied[name].value
+        elif not spec.required:
+            applied[name] = spec.default
+        elif unknown is not None and name not in unknown:
+            diagnostics.append(
+                Diagnostic(
+                    "HZ703",
+                    f"required input {name!r} has no value",
+                    missing_at,
+                    hint=f"set it in the inputs file or pass --input {name}=…",
+                )
+            )
+    for name in sorted(supplied.keys() - specs.keys()):
+        item = supplied[name]
+        pos = item.origin.pos(item.at, key=True)
+        close = difflib.get_close_matches(name, list(specs), n=1)
+        declared = ", ".join(sorted(specs)) or "none"
+        hint = f"did you mean {close[0]!r}?" if close else f"declared inputs: {declared}"
+        message = f"input {name!r} is not declared by the job"
+        diagnostics.append(
+            Diagnostic("HZ704", message, item.origin.path, pos.line, pos.column, hint=hint)
+        )
+    return (None if diagnostics else applied), diagnostics
+
+
+def collect_inputs(
+    specs: Mapping[str, InputSpec],
+    *,
+    inputs_file: Path | None,
+    input_args: Sequence[str],
+    target: str,
+) -> tuple[dict[str, Any] | None, tuple[Diagnostic, ...]]:
+    """All input values for one render, or the diagnostics that prevent it. ``target`` is the
+    job or contract being rendered (where a missing input is reported without inputs file)."""
+    allowance = Allowance()
+    supplied: dict[str, Supplied] = {}
+    diagnostics: list[Diagnostic] = []
+    unknown: set[str] | None = set()
+    if inputs_file is not None:
+        from_file, problems = read_inputs_file(inputs_file, allowance)
+        supplied.update(from_file)
+        diagnostics.extend(problems)
+        if problems:
+            unknown = None  # the file did not load: any input may have been in it
+    for arg in input_args:
+        name, item, problems = parse_input_arg(arg, specs, allowance)
+        diagnostics.extend(problems)
+        if name is not None and item is not None:
+            supplied[name] = item
+        elif name is not None and unknown is not None:
+            unknown.add(name)
+            supplied.pop(name, None)
+    missing_at = str(inputs_file) if inputs_file is not None else target
+    values, problems = apply_inputs(specs, supplied, missing_at=missing_at, unknown=unknown)
+    diagnostics.extend(problems)
+    return (None if diagnostics else values), sort_diagnostics(diagnostics)

@@ -1,0 +1,164 @@
+"""Load one contract file: bytes → checked text → YAML events → ``SourceDoc``.
+
+Only ``yaml`` is imported here: ``hz validate`` on one file must start fast. Every problem is
+a located ``Diagnostic`` (codes HZ001–HZ013); the document is returned only when there is none.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import yaml
+
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.load.compose import Composer, EventSource, Stop
+from hz.compiler.source import SourceDoc
+
+MAX_BYTES = 256 * 1024
+
+_CParser: Any
+try:  # libyaml's parser: fast, and safe because we compose the tree ourselves.
+    from yaml._yaml import CParser as _CParser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _CParser = None
+
+_UTF8_HINT = "hz reads contracts as UTF-8; save the file with that encoding"
+# Characters YAML 1.2 forbids in a stream (§5.1), checked up front to locate them by
+# character: libyaml reports them at a byte offset. The pattern is the one PyYAML's reader
+# compiles, so `re`'s cache hands back that object instead of compiling it again (~5 ms).
+_NOT_YAML_TEXT = re.compile(
+    "[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+def load_path(path: Path, display: str | None = None) -> tuple[SourceDoc | None, list[Diagnostic]]:
+    """Load the file at ``path``; ``display`` is the path as the user wrote it."""
+    name = str(path) if display is None else display
+    try:
+        with path.open("rb") as stream:
+            return load_stream(stream, name)
+    except OSError as e:
+        return None, [Diagnostic("HZ001", f"cannot read file: {e.strerror or e}", name)]
+
+
+def load_stream(stream: BinaryIO, display: str) -> tuple[SourceDoc | None, list[Diagnostic]]:
+    """Load from an open binary stream (a file or stdin), reading at most the limit + 1 byte."""
+    return load_bytes(stream.read(MAX_BYTES + 1), display)
+
+
+def load_bytes(data: bytes, path: str) -> tuple[SourceDoc | None, list[Diagnostic]]:
+    """Load a contract from its bytes; ``path`` names it in diagnostics."""
+    if len(data) > MAX_BYTES:
+        return None, [
+            Diagnostic(
+                "HZ003",
+                f"file is larger than 256 KiB ({MAX_BYTES:,} bytes), the limit for a contract",
+                path,
+                hint="keep bulk data out of the contract: declare an input and pass it at "
+                "render time",
+            )
+        ]
+    text, problem = _decode(data, path)
+    if problem is not None:
+        return None, [problem]
+    composer = _compose(text, path, fast=_CParser is not None)
+    if composer.diagnostics or composer.data is None:
+        return None, composer.diagnostics
+    return (
+        SourceDoc(path, text, composer.data, composer.values, composer.keys, composer.scalars),
+        [],
+    )
+
+
+def _compose(text: str, path: str, *, fast: bool, retry: bool = True) -> Composer:
+    composer = Composer(path)
+    parser: EventSource = _CParser(text) if fast and _CParser is not None else yaml.SafeLoader(text)
+    try:
+        composer.run(parser)
+    except Stop:
+        pass
+    except yaml.MarkedYAMLError as e:
+        if fast and retry and e.problem == "exceeded maximum nesting depth":
+            return _too_deep(text, path, e.problem_mark)
+        composer.diagnostics.append(_syntax_error(e, text, path))
+    except yaml.YAMLError as e:  # pragma: no cover - every parser error we know is marked
+        composer.diagnostics.append(Diagnostic("HZ004", f"YAML syntax error: {e}", path))
+    return composer
+
+
+def _too_deep(text: str, path: str, mark: Any) -> Composer:
+    """Locate the 33rd level in a file deeper than libyaml's own limit (1000 levels).
+
+    libyaml's scanner runs ahead inside flow collections and stops at its limit before the
+    composer has seen the 33rd level. Those levels all lie before the point where it stopped,
+    so parsing only that prefix reaches them (and stops there) without the run-ahead.
+    """
+    cut = _offset(text, mark) if mark is not None else -1
+    if 0 < cut < len(text):
+        composer = _compose(text[:cut], path, fast=True, retry=False)
+        if composer.stopped:  # by the depth limit or an earlier problem, never by the cut
+            return composer
+    # Not expected; PyYAML's pure parser has no depth limit and gives the same answer slowly.
+    return _compose(text, path, fast=False)
+
+
+def _offset(text: str, mark: Any) -> int:
+    """Character offset of a mark (libyaml counts ``index`` in bytes, lines and columns not)."""
+    start = 0
+    for _ in range(mark.line):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return -1
+    return int(start + mark.column)
+
+
+def _decode(data: bytes, path: str) -> tuple[str, Diagnostic | None]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line, column = _line_col(data[: e.start].decode("utf-8"))
+        hint = _UTF8_HINT
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            hint = "the file looks like UTF-16; " + _UTF8_HINT
+        message = f"file is not valid UTF-8: byte 0x{data[e.start]:02x} cannot be decoded"
+        return "", Diagnostic("HZ002", message, path, line, column, hint=hint)
+    if text.startswith("\ufeff"):  # a UTF-8 byte order mark is harmless; editors hide it
+        text = text[1:]
+    bad = _NOT_YAML_TEXT.search(text)
+    if bad is None:
+        return text, None
+    line, column = _line_col(text[: bad.start()])
+    char = bad.group()
+    if char == "\x00":
+        message = "file is binary, not UTF-8 text: it contains a NUL byte"
+    else:
+        message = f"file is not UTF-8 text: control character U+{ord(char):04X} is not allowed"
+    return "", Diagnostic("HZ002", message, path, line, column, hint=_UTF8_HINT)
+
+
+def _line_col(before: str) -> tuple[int, int]:
+    """1-based line and column of the character that follows ``before``."""
+    line_start = before.rfind("\n") + 1
+    return before.count("\n") + 1, len(before) - line_start + 1
+
+
+def _syntax_error(e: yaml.MarkedYAMLError, text: str, path: str) -> Diagnostic:
+    mark = e.problem_mark or e.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
+    message = f"YAML syntax error: {e.problem or e.context or 'invalid YAML'}"
+    if e.context and e.problem and e.context_mark is not None:
+        where = e.context_mark
+        message += f" ({e.context} at line {where.line + 1}, column {where.column + 1})"
+    hint = None
+    if mark is not None and mark.index < len(text) and _char_at(text, mark) == "\t":
+        hint = "indent with spaces: YAML does not allow tabs for indentation"
+    return Diagnostic("HZ004", message, path, line, column, hint=hint)
+
+
+def _char_at(text: str, mark: yaml.Mark) -> str:
+    lines = text.split("\n", mark.line + 1)
+    if mark.line >= len(lines) or mark.column >= len(lines[mark.line]):
+        return ""
+    return lines[mark.line][mark.column]

@@ -1,0 +1,217 @@
+"""Render a job with input values into a packet: the prompt, ready to run.
+
+The template runs in Jinja2's sandbox with ``StrictUndefined``, no autoescaping and no loader
+(it can read nothing from disk). Input values are data: they are inserted, never evaluated,
+so a value holding ``{{ 7*7 }}`` stays that text. Whatever goes wrong while rendering is a
+diagnostic located at the template's line (HZ707–HZ709), never a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.inputs.values import collect_inputs
+from hz.compiler.render.bound import (
+    MEMORY_HEADROOM,
+    TEMPLATE_NAME,
+    Outcome,
+    RenderTimeout,
+    deadline,
+    run_bounded,
+)
+from hz.compiler.render.sandbox import MAX_PROMPT_BYTES, environment
+from hz.compiler.source import SourceDoc
+from hz.runtime.canonical import digest_of
+from hz.runtime.models import Job, Packet, read_artifact
+
+MAX_RENDER_SECONDS = 10.0
+__all__ = ["MAX_PROMPT_BYTES", "TemplatePlace", "environment", "render_job", "render_prompt"]
+
+
+@dataclass(frozen=True, slots=True)
+class TemplatePlace:
+    """Where the template text lives, to turn a template line into a diagnostic location.
+
+    With ``doc`` (rendering a contract) the line is the contract file's line; without (a job
+    file, JSON) the template line is named in the message instead.
+    """
+
+    file: str
+    doc: SourceDoc | None = None
+
+    def diagnostic(self, code: str, message: str, template_line: int | None) -> Diagnostic:
+        if template_line is None:
+            return Diagnostic(code, f"prompt: {message}", self.file)
+        if self.doc is None:
+            return Diagnostic(code, f"prompt line {template_line}: {message}", self.file)
+        line, column = _file_line(self.doc, template_line)
+        return Diagnostic(code, f"prompt: {message}", self.file, line, column)
+
+
+def _file_line(doc: SourceDoc, template_line: int) -> tuple[int, int]:
+    info = doc.scalars.get(("prompt",))
+    start = doc.pos(("prompt",))
+    if info is None or info.style not in ("|", ">"):
+        return start.line, start.column  # a flow scalar folds its lines: only its start is sure
+    line = info.content_line + template_line - 1
+    lines = doc.text.splitlines()
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return line, len(text) - len(text.lstrip(" ")) + 1
+
+
+def _template_line(error: BaseException) -> int | None:
+    line = getattr(error, "lineno", None)
+    tb = error.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == TEMPLATE_NAME:
+            line = tb.tb_lineno  # the innermost template frame is where it failed
+        tb = tb.tb_next
+    return line if isinstance(line, int) else None
+
+
+def _generate(template: str, values: dict[str, Any], seconds: float) -> Outcome:
+    """Compile and render in this process: ``("ok", prompt)`` or ``("fail", code, message,
+    line)``. Compiling belongs inside the bounds too: Jinja folds constant expressions at
+    compile time, running filters such as ``{{ 'a' | indent(9) }}`` there."""
+    from jinja2.exceptions import SecurityError, TemplateSyntaxError, UndefinedError
+
+    chunks: list[str] = []
+    size = 0
+    try:
+        with deadline(seconds):
+            compiled = environment().from_string(template)
+            for chunk in compiled.generate(inputs=values):
+                size += len(chunk.encode("utf-8", "surrogatepass"))
+                if size > MAX_PROMPT_BYTES:
+                    message = (
+                        f"the rendered prompt is larger than 1 MiB ({MAX_PROMPT_BYTES:,} bytes)"
+                    )
+                    return ("fail", "HZ709", message, None)
+                chunks.append(chunk)
+    except TemplateSyntaxError as e:
+        return ("fail", "HZ707", f"template syntax error: {e.message}", e.lineno)
+    except RenderTimeout as e:
+        message = f"rendering took longer than {seconds:g} s: the template loops too much"
+        return ("fail", "HZ707", message, _template_line(e))
+    except SecurityError as e:
+        return ("fail", "HZ708", f"refused by the template sandbox: {e}", _template_line(e))
+    except MemoryError as e:
+        return ("fail", "HZ708", _OUT_OF_MEMORY, _template_line(e))
+    except UndefinedError as e:
+        return ("fail", "HZ707", f"undefined: {e}", _template_line(e))
+    except Exception as e:  # the template is the user's code: any failure is theirs
+        message = f"template failed: {type(e).__name__}: {e}"
+        return ("fail", "HZ707", message, _template_line(e))
+    return ("ok", "".join(chunks))
+
+
+_OUT_OF_MEMORY = (
+    f"refused by the template sandbox: rendering needs more than "
+    f"{MEMORY_HEADROOM // (1024 * 1024)} MiB of memory"
+)
+
+
+def render_prompt(
+    template: str, values: dict[str, Any], place: TemplatePlace
+) -> tuple[str | None, list[Diagnostic]]:
+    seconds = MAX_RENDER_SECONDS
+    outcome = run_bounded(lambda: _generate(template, values, seconds), seconds)
+    if outcome[0] == "ok":
+        return str(outcome[1]), []
+    if outcome[0] == "timeout":  # C-level work the tracer could not interrupt
+        message = f"rendering took longer than {seconds:g} s"
+        return None, [place.diagnostic("HZ707", message, None)]
+    if outcome[0] == "memory":
+        return None, [place.diagnostic("HZ708", _OUT_OF_MEMORY, None)]
+    if outcome[0] == "crashed":
+        message = f"rendering stopped unexpectedly (its process exited with status {outcome[1]})"
+        return None, [place.diagnostic("HZ707", message, None)]
+    _, code, message, line = outcome
+    return None, [place.diagnostic(str(code), str(message), line)]
+
+
+def make_packet(job: Job, values: dict[str, Any], prompt: str) -> Packet:
+    return Packet(
+        job=job,
+        prompt=prompt,
+        contract=job.contract,
+        inputs=values,
+        inputs_sha256=digest_of(values),
+        job_digest=job.digest,
+    )
+
+
+def render_job(
+    job: Job,
+    *,
+    place: TemplatePlace,
+    inputs_file: Path | None = None,
+    input_args: Sequence[str] = (),
+) -> tuple[Packet | None, list[Diagnostic]]:
+    values, problems = collect_inputs(
+        job.inputs, inputs_file=inputs_file, input_args=input_args, target=place.file
+    )
+    if values is None:
+        return None, list(problems)
+    prompt, diagnostics = render_prompt(job.template, values, place)
+    if prompt is None:
+        return None, diagnostics
+    return make_packet(job, values, prompt), []
+
+
+def job_from_contract(
+    path: Path, *, max_usd_ceiling: float = 100.0
+) -> tuple[Job | None, SourceDoc | None, list[Diagnostic]]:
+    """Validate and compile one contract in memory, with the diagnostics ``hz validate``
+    gives. Warnings come back with the job."""
+    from hz.compiler.compile import compile_contract, find_root
+    from hz.compiler.validate import validate_paths
+
+    run = validate_paths([str(path)], max_usd_ceiling=max_usd_ceiling)
+    diagnostics = list(run.diagnostics)
+    if any(d.severity == "error" for d in diagnostics) or not run.contracts:
+        return None, None, diagnostics
+    contract = run.contracts[0]
+    job = compile_contract(contract, root=find_root([path]))
+    return job, contract.source, diagnostics
+
+
+def packet_from_path(
+    path: Path,
+    *,
+    inputs_file: Path | None = None,
+    input_args: Sequence[str] = (),
+    max_usd_ceiling: float = 100.0,
+) -> tuple[Packet | None, list[Diagnostic]]:
+    """A packet from a packet file, a job file (rendered) or a contract (``.yaml``/``.yml``:
+    validated, compiled in memory and rendered).
+
+    Problems with the contract or the inputs are diagnostics; a job or packet file that
+    cannot be read, has an unknown format version or fails its schema raises
+    ``hz.runtime.errors.FormatError``.
+    """
+    if path.suffix.lower() in (".yaml", ".yml"):
+        job, doc, diagnostics = job_from_contract(path, max_usd_ceiling=max_usd_ceiling)
+        if job is None:
+            return None, diagnostics
+        packet, problems = render_job(
+            job,
+            place=TemplatePlace(str(path), doc),
+            inputs_file=inputs_file,
+            input_args=input_args,
+        )
+        return packet, diagnostics + problems
+    artifact = read_artifact(path)
+    if isinstance(artifact, Packet):
+        if inputs_file is not None or input_args:
+            message = "a packet already holds its input values; inputs cannot be given"
+            hint = "render the job again with these inputs to get a new packet"
+            return None, [Diagnostic("HZ710", message, str(path), hint=hint)]
+        return artifact, []
+    return render_job(
+        artifact, place=TemplatePlace(str(path)), inputs_file=inputs_file, input_args=input_args
+    )

@@ -1,0 +1,68 @@
+"""SARIF 2.1.0 for code scanning (GitHub uploads it with ``github/codeql-action/upload-sarif``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+from urllib.parse import quote
+
+from hz.compiler.diagnostics import Diagnostic
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def rule_title(code: str) -> str | None:
+    """The title from the first line of ``compiler/data/rules/CODE.md`` (``# CODE: title``)."""
+    try:
+        doc = resources.files("hz.compiler").joinpath("data", "rules", f"{code}.md")
+        first = doc.read_text(encoding="utf-8").split("\n", 1)[0]
+    except (OSError, ValueError):
+        return None
+    prefix = f"# {code}:"
+    if not first.startswith(prefix):
+        return None
+    return first[len(prefix) :].strip() or None
+
+
+def sarif_log(diagnostics: Sequence[Diagnostic], tool_version: str) -> dict[str, Any]:
+    codes = sorted({d.code for d in diagnostics})
+    index = {code: i for i, code in enumerate(codes)}
+    rules: list[dict[str, Any]] = []
+    for code in codes:
+        rule: dict[str, Any] = {"id": code}
+        title = rule_title(code)
+        if title is not None:
+            rule["shortDescription"] = {"text": title}
+        rules.append(rule)
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "hz", "version": tool_version, "rules": rules}},
+                # Our columns count characters, not UTF-16 code units.
+                "columnKind": "unicodeCodePoints",
+                "results": [_result(d, index[d.code]) for d in diagnostics],
+            }
+        ],
+    }
+
+
+def _result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
+    text = f"{d.message}\nhint: {d.hint}" if d.hint else d.message
+    physical: dict[str, Any] = {
+        "artifactLocation": {"uri": quote(d.file, safe="/:@!$&'()*+,;=-._~")}
+    }
+    if d.line:
+        region = {"startLine": d.line}
+        if d.column:
+            region["startColumn"] = d.column
+        physical["region"] = region
+    return {
+        "ruleId": d.code,
+        "ruleIndex": rule_index,
+        "level": "warning" if d.severity == "warning" else "error",
+        "message": {"text": text},
+        "locations": [{"physicalLocation": physical}],
+    }

@@ -1,0 +1,107 @@
+"""The ``hz`` command: a thin click group whose subcommands are imported only when used.
+
+Every command returns an exit code. Expected errors (``hz.runtime.errors.HzError``) print one
+message; anything else is a bug: exit 3, "unexpected error", the traceback only with --debug.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from hz import __version__
+
+#: command name -> "module:attribute" of a click command, imported on first use.
+COMMANDS: dict[str, str] = {
+    "validate": "hz.cli.validate:validate",
+    "schema": "hz.cli.validate:schema",
+    "explain": "hz.cli.validate:explain",
+    "compile": "hz.cli.compile:compile_",
+    "render": "hz.cli.compile:render",
+    "run": "hz.cli.run:run",
+    "doctor": "hz.cli.ops:doctor",
+    "config": "hz.cli.ops:config",
+    "receipts": "hz.cli.ops:receipts",
+    "runners": "hz.cli.runners:runners",
+}
+
+SHORT_HELP: dict[str, str] = {
+    "validate": "Check contracts and report every problem with file:line:col.",
+    "schema": "Print a JSON Schema (contract, job, packet or result).",
+    "explain": "Show the documentation of a rule code.",
+    "compile": "Compile contracts into deterministic job files.",
+    "render": "Render a job with input values into a prompt packet.",
+    "run": "Run a packet, job or contract through the configured agent runner.",
+    "doctor": "Check the bound runner and the configuration files.",
+    "config": "Show the effective configuration and where each value came from.",
+    "receipts": "Inspect and verify run receipts.",
+    "runners": "List the registered runners and what they enforce.",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, _, attr = target.partition(":")
+        command = getattr(importlib.import_module(module_name), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Listing help must not import every command module.
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, SHORT_HELP[name]) for name in sorted(COMMANDS)])
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hz")
+@click.option("--debug", is_flag=True, help="Show the traceback of an unexpected error.")
+def cli(debug: bool) -> None:
+    """hz: validate, compile, render and run workflow contracts."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    debug = "--debug" in args
+    try:
+        code: Any = cli.main(args=args, prog_name="hz", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("hz: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(2 if isinstance(e, click.UsageError) else e.exit_code)
+    except Exception as e:
+        from hz.runtime.errors import HzError
+
+        if isinstance(e, HzError):
+            click.echo(f"hz: error: {e.message}", err=True)
+            if e.hint:
+                click.echo(f"  hint: {e.hint}", err=True)
+            sys.exit(e.exit_code)
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        click.echo(f"hz: unexpected error: {type(e).__name__}: {e}", err=True)
+        if not debug:
+            # --debug belongs to hz itself, before the command: `hz validate X --debug` fails.
+            import shlex
+
+            again = shlex.join(["hz", "--debug", *args])
+            click.echo(
+                f"  (this is a bug in hz; run again with --debug for the traceback: {again})",
+                err=True,
+            )
+        sys.exit(3)
+    sys.exit(code if isinstance(code, int) else 0)

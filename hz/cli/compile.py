@@ -1,0 +1,229 @@
+"""``hz compile`` and ``hz render``: thin click commands over compile, jobdir and render."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import click
+
+from hz.cli.validate import CEILING, format_option, project_files, refuse_empty
+
+MAX_USD_HELP = (
+    "The largest hz.agent.max_usd a contract may ask for "
+    "[default: [authoring] max_usd_ceiling from the configuration, else 100]."
+)
+
+
+def _path(value: str | None, option: str) -> Path | None:
+    # Checked on the text: Path("") is Path("."), the current directory.
+    if value == "":
+        raise click.BadParameter("the path must not be empty", param_hint=f"'{option}'")
+    return None if value is None else Path(value)
+
+
+def _input_args(values: tuple[str, ...]) -> tuple[str, ...]:
+    for arg in values:
+        if arg.partition("=")[2] == "@":
+            raise click.BadParameter(
+                f"{arg!r} names no file after @ (write NAME=@FILE, or NAME=@@ for a literal @)",
+                param_hint="'--input'",
+            )
+    return values
+
+
+@click.command(short_help="Compile contracts into deterministic job files.")
+@click.argument("paths", nargs=-1, metavar="PATH...")
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    callback=lambda ctx, param, value: _path(value, "--out"),
+    help="Directory of the job files: one <name>.job.json per contract.",
+)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 when a job in --out is stale, missing or has no contract.",
+)
+@format_option
+@click.option(
+    "--root",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Directory the jobs' source paths are relative to "
+    "[default: nearest directory above the contracts with hz.toml or .git].",
+)
+@click.option(
+    "--max-usd-ceiling",
+    type=CEILING,
+    default=None,
+    help=MAX_USD_HELP,
+)
+def compile_(
+    paths: tuple[str, ...],
+    out_dir: Path,
+    check: bool,
+    fmt: str,
+    root: Path | None,
+    max_usd_ceiling: float | None,
+) -> int:
+    """Validate contracts (files or directories) and compile each into OUT/<name>.job.json.
+
+    The jobs are canonical JSON, byte-identical wherever they are compiled. Compiling
+    rewrites only changed files and removes *.job.json files no contract compiles to.
+
+    Exit status: 0 ok (with --check: OUT is exactly what compile would write), 1 when a
+    contract has an error or (with --check) a job is stale, missing or extra, 2 on a usage
+    error.
+    """
+    if not paths:
+        raise click.UsageError("give at least one PATH: a contract file or a directory")
+    if "-" in paths:
+        raise click.UsageError("compile reads files: a contract on stdin has no path for its job")
+    refuse_empty(paths)
+    from hz import __version__
+    from hz.cli.authoring import authoring
+    from hz.compiler.compile import compile_paths
+    from hz.compiler.jobdir import check_jobs, write_jobs
+    from hz.compiler.report.formats import write_report
+
+    options = authoring(max_usd_ceiling)
+    run = compile_paths(paths, root=root, max_usd_ceiling=options.max_usd_ceiling)
+    diagnostics = [*options.diagnostics, *run.diagnostics]
+    # A broken project hz.toml fails the compile like a broken contract: nothing is written.
+    ok = not run.failed and not options.diagnostics
+    done = ""
+    if ok and check:
+        diagnostics += check_jobs(run.jobs, out_dir)
+        if not any(d.severity == "error" for d in diagnostics):
+            done = f"{_jobs(len(run.jobs))} in {out_dir} up to date"
+    elif ok:
+        wrote = write_jobs(run.jobs, out_dir)
+        done = (
+            f"{_jobs(len(run.jobs))} in {out_dir}: {len(wrote.written)} written, "
+            f"{len(wrote.unchanged)} unchanged, {len(wrote.removed)} removed"
+        )
+    write_report(
+        diagnostics,
+        fmt=fmt,
+        files_checked=run.files_checked + project_files(options.diagnostics),
+        out=sys.stdout,
+        err=sys.stderr,
+        tool_version=__version__,
+    )
+    if done:
+        click.echo(done, err=True)
+        return 0
+    return 1
+
+
+def _jobs(n: int) -> str:
+    return "1 job" if n == 1 else f"{n} jobs"
+
+
+@click.command(short_help="Render a job with input values into a prompt packet.")
+@click.argument(
+    "target",
+    metavar="JOB|CONTRACT",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+@click.option(
+    "--inputs",
+    "inputs_file",
+    type=click.Path(dir_okay=False),
+    callback=lambda ctx, param, value: _path(value, "--inputs"),
+    help="Input values: a JSON (.json) or YAML file holding one mapping of names to values.",
+)
+@click.option(
+    "--input",
+    "input_args",
+    multiple=True,
+    metavar="NAME=VALUE|NAME=@FILE",
+    help="One input value (repeatable; replaces the inputs file's). VALUE is a string unless "
+    "the input's schema type excludes strings, then JSON; @FILE reads a file's text.",
+    callback=lambda ctx, param, value: _input_args(value),
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    callback=lambda ctx, param, value: _path(value, "--output"),
+    help="Write the packet to this file instead of printing it.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("json", "text")),
+    default="json",
+    show_default=True,
+    help="json prints the packet; text prints only the rendered prompt, as a preview.",
+)
+@click.option(
+    "--max-usd-ceiling",
+    type=CEILING,
+    default=None,
+    help=MAX_USD_HELP + " Applies when rendering a contract.",
+)
+def render(
+    target: Path,
+    inputs_file: Path | None,
+    input_args: tuple[str, ...],
+    output: Path | None,
+    fmt: str,
+    max_usd_ceiling: float | None,
+) -> int:
+    """Render a job (or a contract, compiled in memory) with input values into a packet.
+
+    Problems are reported on stderr as PATH:LINE:COL: error: MESSAGE [CODE].
+
+    Exit status: 0 rendered, 1 when the contract, the inputs or the template has an error,
+    2 on a usage error or an unreadable job file.
+    """
+    from hz import __version__
+    from hz.compiler.render.packet import packet_from_path
+    from hz.compiler.report.formats import write_report
+    from hz.runtime.canonical import canonical_json
+
+    ceiling, diagnostics, project = 100.0, [], 0
+    if target.suffix.lower() in (".yaml", ".yml"):
+        from hz.cli.authoring import authoring
+
+        options = authoring(max_usd_ceiling)
+        ceiling, diagnostics = options.max_usd_ceiling, list(options.diagnostics)
+        project = project_files(options.diagnostics)
+    packet, problems = (
+        (None, [])
+        if diagnostics
+        else packet_from_path(
+            target, inputs_file=inputs_file, input_args=input_args, max_usd_ceiling=ceiling
+        )
+    )
+    diagnostics += problems
+    if diagnostics:
+        # Always text on stderr: stdout carries only the packet (or the prompt).
+        write_report(
+            diagnostics,
+            fmt="text",
+            files_checked=1 + (inputs_file is not None) + project,
+            out=sys.stderr,
+            err=sys.stderr if packet is None else io.StringIO(),
+            tool_version=__version__,
+        )
+    if packet is None:
+        return 1
+    text = canonical_json(packet.to_json_data())
+    if output is not None:
+        from hz.compiler.jobdir import atomic_write
+        from hz.runtime.errors import HzError
+
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(output, text)
+        except OSError as e:
+            raise HzError(f"cannot write {output}: {e.strerror or e}") from e
+        click.echo(f"wrote {output}", err=True)
+    else:
+        sys.stdout.write(packet.prompt if fmt == "text" else text)
+    return 0

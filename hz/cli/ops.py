@@ -1,0 +1,86 @@
+"""The runtime's commands: ``hz doctor``, ``hz config show``, ``hz receipts verify|list``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from hz.runtime.config.layers import load_config
+from hz.runtime.config.show import show_json, show_text
+from hz.runtime.doctor import format_check, run_doctor
+from hz.runtime.receipts.verify import receipt_rows, verify_chain
+
+
+@click.command()
+def doctor() -> int:
+    """Check the configuration files and the bound runner; exit 1 if any check failed."""
+    checks = run_doctor()
+    for check in checks:
+        click.echo(format_check(check))
+    return 1 if any(c.status == "failed" for c in checks) else 0
+
+
+@click.group()
+def config() -> None:
+    """Inspect the configuration."""
+
+
+@config.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def show(fmt: str) -> int:
+    """Print the effective configuration and where each value came from."""
+    effective = load_config(cwd=Path.cwd())
+    if fmt == "json":
+        click.echo(json.dumps(show_json(effective), indent=2, ensure_ascii=False))
+    else:
+        click.echo(show_text(effective), nl=False)
+    return 0
+
+
+@click.group()
+def receipts() -> None:
+    """Inspect and verify run receipts."""
+
+
+@receipts.command()
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+def verify(directory: Path) -> int:
+    """Check the chain of receipts in DIRECTORY: exit 1 naming each broken receipt."""
+    count, problems = verify_chain(directory)
+    for problem in problems:
+        click.echo(f"FAILED {problem}")
+    if problems:
+        return 1
+    noun = "receipt" if count == 1 else "receipts"
+    click.echo(f"ok: {count} {noun} in {directory}, the chain is intact")
+    return 0
+
+
+@receipts.command(name="list")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def list_(directory: Path, fmt: str) -> int:
+    """One line per receipt in DIRECTORY: when, which job, runner, status, cost."""
+    rows = receipt_rows(directory)
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    for row in rows:
+        status = row.get("status", "?")
+        if row.get("failure_kind"):
+            status += f" ({row['failure_kind']})"
+        cost = row.get("cost_usd")
+        click.echo(
+            "  ".join(
+                [
+                    row["file"],
+                    str(row.get("started_at", "?")),
+                    str(row.get("runner", "?")),
+                    status,
+                    "?" if cost is None else f"${cost:.4f}",
+                ]
+            )
+        )
+    return 0

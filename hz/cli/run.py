@@ -1,0 +1,305 @@
+"""``hz run``: build the packet (compiling and rendering when given a contract or a job), bind the
+configured runner, run it once, write the receipt, print the result.
+
+It lives on the compiler side because it may compile; the runtime never imports the compiler.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import signal
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hz.compiler.diagnostics import Diagnostic
+from hz.runtime.models import Packet
+from hz.runtime.protocol import RunPlan
+from hz.runtime.result import AgentResult
+
+#: Exit status per run status. 1 is "the packet could not be built" (contract or input
+#: diagnostics), 2 a usage or configuration error, 3 a bug: none of them is a run status.
+EXIT_CODES: dict[str, int] = {
+    "completed": 0,
+    "failed": 4,
+    "timeout": 5,
+    "budget": 6,
+    "cancelled": 7,
+}
+#: The session ran, but its receipt could not be written.
+RECEIPT_NOT_WRITTEN = 8
+
+
+@click.command(short_help="Run a packet, job or contract through the configured agent runner.")
+@click.argument(
+    "target", metavar="PACKET|JOB|CONTRACT", type=click.Path(dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--inputs",
+    "inputs_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Input values for a job or contract: a JSON or YAML file holding one mapping.",
+)
+@click.option(
+    "--input",
+    "input_args",
+    multiple=True,
+    metavar="NAME=VALUE|NAME=@FILE",
+    help="One input value (repeatable), as for hz render.",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="The directory the agent may read; it must exist.",
+)
+@click.option(
+    "--receipt-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the receipt is chained [default: [system.runner] receipt_dir, else "
+    "WORKDIR/.hz-receipts].",
+)
+@click.option("--no-receipt", is_flag=True, help="Write no receipt for this run.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "json")),
+    default="text",
+    show_default=True,
+    help="text: the draft on stdout, a summary on stderr; json: exactly one JSON object, "
+    "the result (or with --dry-run the plan), on stdout.",
+)
+@click.option("--dry-run", is_flag=True, help="Print what would run; start nothing.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary on stderr.")
+def run(
+    target: Path,
+    inputs_file: Path | None,
+    input_args: tuple[str, ...],
+    workdir: Path,
+    receipt_dir: Path | None,
+    no_receipt: bool,
+    fmt: str,
+    dry_run: bool,
+    quiet: bool,
+) -> int:
+    """Run one bounded agent session for a packet, a job (rendered with --inputs/--input) or a
+    contract (compiled and rendered in memory), with the runner bound in the configuration.
+
+    \b
+    Exit status:
+      0  completed
+      1  the contract or the input values have errors (reported on stderr)
+      2  usage or configuration error (nothing was started)
+      3  unexpected error (a bug in hz)
+      4  failed      5  timeout      6  budget      7  cancelled
+      8  the run ended (its result printed) but the receipt could not be written
+    """
+    from hz import __version__
+    from hz.compiler.report.formats import write_report
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.execute import plan
+
+    config = load_config(cwd=Path.cwd())
+    settings = config.runner_settings
+    packet, diagnostics = _packet(target, inputs_file, input_args, config.max_usd_ceiling)
+    if diagnostics:
+        write_report(
+            diagnostics,
+            fmt="text",
+            files_checked=1 + (inputs_file is not None),
+            out=sys.stderr,
+            err=sys.stderr if packet is None else io.StringIO(),
+            tool_version=__version__,
+        )
+    if packet is None:
+        return 1
+    _check_ceiling(target, packet, config.max_usd_ceiling)
+    runner_name = config.agent_runner
+    if dry_run:
+        the_plan = plan(packet, runner_name=runner_name, settings=settings, workdir=workdir)
+        limits = {
+            "timeout_seconds": packet.job.timeout_seconds,
+            "max_usd": packet.job.budget.max_usd,
+        }
+        if fmt == "json":
+            click.echo(json.dumps(plan_json(runner_name, the_plan, limits), ensure_ascii=False))
+        else:
+            click.echo(plan_text(runner_name, the_plan, limits), nl=False)
+        return 0
+    started = datetime.now(UTC)
+    result = _execute(packet, runner_name, settings, workdir, quiet)
+    ended = datetime.now(UTC)
+    receipt, receipt_error = None, None
+    if not no_receipt:
+        from hz.runtime.errors import HzError
+        from hz.runtime.receipts.write import DEFAULT_DIR, receipt_body, write_receipt
+
+        directory = receipt_dir or Path(settings.get("receipt_dir") or workdir / DEFAULT_DIR)
+        body = receipt_body(packet, result, started_at=started, ended_at=ended)
+        try:
+            receipt = write_receipt(directory, body)
+        except HzError as e:
+            receipt_error = e  # the result is printed first: the run happened
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json_data(), ensure_ascii=False))
+    elif result.draft:
+        click.echo(result.draft, nl=not result.draft.endswith("\n"))
+    if not quiet:
+        click.echo(summary(result, receipt), err=True)
+    if receipt_error is not None:
+        # The session ran (and may have cost money): not a "nothing started" exit 2.
+        click.echo(f"hz: error: {receipt_error.message}", err=True)
+        click.echo(
+            "  hint: the run itself ended and its result is printed; only the receipt is missing",
+            err=True,
+        )
+        return RECEIPT_NOT_WRITTEN
+    return EXIT_CODES[result.status]
+
+
+def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:
+    """A job or packet compiled elsewhere is held to this machine's ceiling too."""
+    budget = packet.job.budget.max_usd
+    if budget > ceiling:
+        from hz.runtime.errors import ConfigError
+
+        raise ConfigError(
+            f"{target}: the job's budget of {budget:g} US dollars is over this machine's "
+            f"ceiling of {ceiling:g}",
+            hint="the operator sets the ceiling: [authoring] max_usd_ceiling (see hz config show)",
+        )
+
+
+def _packet(
+    target: Path, inputs_file: Path | None, input_args: tuple[str, ...], ceiling: float
+) -> tuple[Packet | None, list[Diagnostic]]:
+    if target.suffix.lower() == ".json" and inputs_file is None and not input_args:
+        from hz.runtime.models import read_artifact
+
+        # A packet needs no compiler: skip importing it (and Jinja2, and the validators).
+        artifact = read_artifact(target)
+        if isinstance(artifact, Packet):
+            return artifact, []
+    from hz.compiler.render.packet import packet_from_path
+
+    return packet_from_path(
+        target, inputs_file=inputs_file, input_args=input_args, max_usd_ceiling=ceiling
+    )
+
+
+class Terminated(BaseException):
+    """SIGTERM, SIGHUP or SIGQUIT during a run, raised like KeyboardInterrupt so the process
+    chokepoint kills the run's process group on the way out (their default action would end
+    hz and leave the agent running, orphaned, with its private files on disk)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signal_name = signal.Signals(signum).name
+
+
+#: The signals that end a run as ``cancelled`` besides SIGINT (KeyboardInterrupt).
+_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+
+def _on_ending_signal(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+def _execute(
+    packet: Packet, runner_name: str, settings: dict[str, Any], workdir: Path, quiet: bool
+) -> AgentResult:
+    from hz.runtime.execute import execute
+
+    started = time.monotonic()
+    previous = {signum: signal.signal(signum, _on_ending_signal) for signum in _ENDING_SIGNALS}
+    try:
+        if quiet or not sys.stderr.isatty():
+            return execute(packet, runner_name=runner_name, settings=settings, workdir=workdir)
+        from hz.runtime.progress import TerminalProgress
+
+        with TerminalProgress(sys.stderr) as progress:
+            return execute(
+                packet,
+                runner_name=runner_name,
+                settings=settings,
+                workdir=workdir,
+                progress=progress,
+            )
+    except (KeyboardInterrupt, Terminated) as e:
+        signal_name = "SIGINT" if isinstance(e, KeyboardInterrupt) else e.signal_name
+        return AgentResult(
+            runner=runner_name,
+            status="cancelled",
+            failure_kind="aborted",
+            duration_seconds=time.monotonic() - started,
+            reason=f"hz was interrupted ({signal_name}); the run's processes were killed",
+        )
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def summary(result: AgentResult, receipt: Path | None) -> str:
+    """One line for people on stderr: how the run ended and what it cost."""
+    head = (
+        result.status if result.failure_kind is None else f"{result.status} ({result.failure_kind})"
+    )
+    parts = [f"hz: {head}"]
+    if result.reason and result.status != "completed":
+        parts[0] += f": {result.reason}"
+    turns = "?" if result.turns is None else str(result.turns)
+    cost = "?" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+    parts += [
+        f"runner {result.runner}",
+        f"model {result.model or '?'}",
+        f"{turns} turn{'' if result.turns == 1 else 's'}",
+        f"{len(result.tool_calls)} tool call{'' if len(result.tool_calls) == 1 else 's'}",
+        cost,
+        f"{result.duration_seconds:.1f}s",
+    ]
+    if result.limits_unenforced:
+        parts.append(f"not enforced: {', '.join(result.limits_unenforced)}")
+    if receipt is not None:
+        parts.append(f"receipt {receipt}")
+    return " · ".join(parts)
+
+
+def plan_json(runner: str, the_plan: RunPlan, limits: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "dry_run": True,
+        "runner": runner,
+        "argv": list(the_plan.argv),
+        "cwd": the_plan.cwd,
+        "env_names": list(the_plan.env_names),
+        "files": [{"role": role, "path": path} for role, path in the_plan.files],
+        "stdin": the_plan.stdin,
+        **limits,
+        "limits_unenforced": list(the_plan.limits_unenforced),
+    }
+
+
+def plan_text(runner: str, the_plan: RunPlan, limits: dict[str, Any]) -> str:
+    argv = shlex.join(the_plan.argv) if the_plan.argv else "(none: this runner starts no process)"
+    rows = [
+        ("runner", runner),
+        ("argv", argv),
+        ("cwd", the_plan.cwd),
+        ("stdin", the_plan.stdin),
+        ("environment", " ".join(the_plan.env_names) or "(none)"),
+    ]
+    rows += [("file", f"{role}: {path}") for role, path in the_plan.files]
+    rows += [
+        ("timeout", f"{limits['timeout_seconds']} s"),
+        ("budget", f"${limits['max_usd']:.2f}"),
+        ("not enforced", ", ".join(the_plan.limits_unenforced) or "(none)"),
+    ]
+    lines = ["hz run --dry-run: nothing was started"]
+    lines += [f"  {name + ':':<14}{value}" for name, value in rows]
+    return "\n".join(lines) + "\n"

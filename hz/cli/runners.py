@@ -1,0 +1,82 @@
+"""``hz runners``: every registered runner (core and plugins), where it comes from, and which
+limits it enforces and how (its ``Capabilities``).
+
+A runner that fails to load is listed with the reason instead of its capabilities, and makes
+the exit status 1, so a broken plugin shows up here before a run needs it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+
+import click
+
+from hz.runtime import registry
+from hz.runtime.errors import ConfigError
+from hz.runtime.protocol import Capabilities
+
+LIMITS: tuple[str, ...] = tuple(f.name for f in fields(Capabilities))
+LEGEND = (
+    "hard         the session is stopped at the limit",
+    "advisory     passed on to the agent, not guaranteed",
+    "unsupported  not enforced by this runner (each result's limits_unenforced names "
+    "those that applied to its run)",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerRow:
+    name: str
+    source: str
+    capabilities: Capabilities | None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        caps = None if self.capabilities is None else asdict(self.capabilities)
+        return {
+            "name": self.name,
+            "source": self.source,
+            "capabilities": caps,
+            "error": self.error,
+        }
+
+
+def collect() -> list[RunnerRow]:
+    rows = []
+    for name, source in registry.available():
+        try:
+            rows.append(RunnerRow(name, source, registry.resolve(name).capabilities))
+        except ConfigError as e:
+            rows.append(RunnerRow(name, source, None, e.message))
+    return rows
+
+
+def format_text(rows: list[RunnerRow]) -> str:
+    header = ("runner", "source", *LIMITS)
+    table: list[tuple[str, ...]] = [header]
+    for row in rows:
+        if row.capabilities is None:
+            table.append((row.name, row.source, *("-" for _ in LIMITS)))
+        else:
+            table.append((row.name, row.source, *(getattr(row.capabilities, n) for n in LIMITS)))
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+        for line in table
+    ]
+    lines += [f"{row.name}: cannot be loaded: {row.error}" for row in rows if row.error]
+    lines += ["", *LEGEND]
+    return "\n".join(lines) + "\n"
+
+
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def runners(fmt: str) -> int:
+    """List the registered runners, their source and the limits each enforces."""
+    rows = collect()
+    if fmt == "json":
+        click.echo(json.dumps({"runners": [r.to_json() for r in rows]}, indent=2))
+    else:
+        click.echo(format_text(rows), nl=False)
+    return 1 if any(row.error for row in rows) else 0

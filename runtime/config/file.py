@@ -1,0 +1,79 @@
+"""Checking operator settings (site, user and ``HZ_CONFIG`` files, ``HZ_*`` variables).
+
+Every key must be known: a table hz has, a key hz reads, or a ``[system.runner]`` key some
+registered runner declares. A typo is an error with a did-you-mean, never a silent default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hz.runtime.config.keys import (
+    AUTHORING,
+    AUTHORING_KEYS,
+    CAPABILITIES,
+    CAPABILITY_KEYS,
+    RUNNER,
+    SHARED_RUNNER_KEYS,
+    TABLES,
+    did_you_mean,
+    value_problem,
+)
+from hz.runtime.config.toml_file import flatten, read_toml
+from hz.runtime.errors import ConfigError
+
+Located = dict[tuple[str, str], tuple[Any, str]]
+
+
+def known_keys(table: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The keys ``table`` accepts, and the runners whose keys are unknown (failed to load)."""
+    if table == CAPABILITIES:
+        return CAPABILITY_KEYS, ()
+    if table == AUTHORING:
+        return AUTHORING_KEYS, ()
+    from hz.runtime import registry  # loads every runner class: only when a runner key is checked
+
+    runner_keys, broken = registry.all_settings_keys()
+    return SHARED_RUNNER_KEYS | runner_keys, broken
+
+
+def check_setting(
+    table: str, key: str, value: Any, where: str, *, runner_keys: bool = True
+) -> None:
+    """Raise ``ConfigError`` naming ``where`` when the table, key or value is not acceptable.
+
+    With ``runner_keys=False`` a ``[system.runner]`` key is not looked up among the runners'
+    keys (the authoring commands read configuration without loading any runner).
+    """
+    if table not in TABLES:
+        if not table:
+            home = next((t for t in TABLES if key in known_keys(t)[0]), None)
+            hint = f"'{key}' belongs in [{home}]" if home else None
+            raise ConfigError(f"{where}: unknown top-level key '{key}'", hint=hint)
+        raise ConfigError(
+            f"{where}: unknown table [{table}]{did_you_mean(table, TABLES)}",
+            hint=f"tables: {', '.join(f'[{t}]' for t in TABLES)}",
+        )
+    keys, broken = known_keys(table) if runner_keys or table != RUNNER else (frozenset([key]), ())
+    if key not in keys:
+        hint = f"known keys: {', '.join(sorted(keys))}"
+        if broken:
+            hint += f"; not known because they fail to load: the keys of {', '.join(broken)}"
+        raise ConfigError(
+            f"{where}: unknown key '{key}' in [{table}]{did_you_mean(key, keys)}", hint=hint
+        )
+    problem = value_problem(table, key, value)
+    if problem is not None:
+        raise ConfigError(f"{where}: {problem}")
+
+
+def read_operator_file(path: Path, *, runner_keys: bool = True) -> Located:
+    """A file's settings with their ``path:line:col``; ``FileNotFoundError`` passes through."""
+    data, text = read_toml(path)
+    located: Located = {}
+    for entry in flatten(data, text):
+        where = f"{path}:{entry.line}:{entry.column}" if entry.line else str(path)
+        check_setting(entry.table, entry.key, entry.value, where, runner_keys=runner_keys)
+        located[entry.table, entry.key] = (entry.value, where)
+    return located

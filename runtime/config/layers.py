@@ -1,0 +1,208 @@
+"""The effective configuration: layers merged in an order that is data, each value with its origin.
+
+Layers, lowest first (``sources``): built-in defaults < site file (``HZ_SITE_CONFIG``, default
+``/etc/hz/config.toml``) < user file (``$XDG_CONFIG_HOME/hz/config.toml``, default
+``~/.config/hz/config.toml``) < the project's ``hz.toml`` (authoring options only) < the
+``HZ_CONFIG`` file < ``HZ_*`` environment variables (``hz.runtime.config.env``). Missing default
+files are skipped; a missing ``HZ_CONFIG`` file is an error.
+
+A repository is untrusted: its ``hz.toml`` may tighten a limit the operator's layers set
+(``PROJECT_ONLY_LOWERS``), never loosen it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from hz.runtime.config.env import read_environment
+from hz.runtime.config.file import read_operator_file
+from hz.runtime.config.keys import AUTHORING, CAPABILITIES, DEFAULTS, RUNNER
+from hz.runtime.config.project import (
+    find_project_file,
+    project_values,
+    raise_problems,
+    read_project_file,
+)
+from hz.runtime.errors import ConfigError
+
+Layer = Literal["default", "site", "user", "project", "HZ_CONFIG", "environment"]
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a value came from: a layer and its file (``path:line:col``) or variable name."""
+
+    layer: Layer
+    where: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.layer} {self.where}".strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    table: str
+    key: str
+    value: Any
+    origin: Origin
+
+
+@dataclass(frozen=True, slots=True)
+class LayerState:
+    """One source as it was consulted: ``loaded``, ``missing`` (a default file that does not
+    exist) or ``unset`` (``HZ_CONFIG`` not set, no project file found, no ``HZ_*`` setting).
+    For the environment, ``where`` lists the variables that set something."""
+
+    layer: Layer
+    where: str
+    state: Literal["loaded", "missing", "unset"]
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    layer: Layer
+    path: Path | None = None
+    required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    settings: tuple[Setting, ...]
+    layers: tuple[LayerState, ...]
+
+    def get(self, table: str, key: str, default: Any = None) -> Any:
+        for setting in self.settings:
+            if (setting.table, setting.key) == (table, key):
+                return setting.value
+        return default
+
+    def table(self, table: str) -> dict[str, Any]:
+        """A fresh dict of one table's effective values."""
+        return {s.key: s.value for s in self.settings if s.table == table}
+
+    @property
+    def agent_runner(self) -> str:
+        return str(self.get(CAPABILITIES, "agent_runner"))
+
+    @property
+    def runner_settings(self) -> dict[str, Any]:
+        return self.table(RUNNER)
+
+    @property
+    def max_usd_ceiling(self) -> float:
+        return float(self.get(AUTHORING, "max_usd_ceiling"))
+
+
+#: Limits a project's ``hz.toml`` can only lower (the smaller value of it and the layers below
+#: wins); the ``HZ_CONFIG`` file and ``HZ_*`` variables above it still set them freely.
+PROJECT_ONLY_LOWERS = frozenset({(AUTHORING, "max_usd_ceiling")})
+
+#: How an ``unset`` layer is described.
+UNSET = {"project": "none found", "environment": "no HZ_* settings"}
+
+
+def user_config_path(environ: Mapping[str, str]) -> Path:
+    xdg = environ.get("XDG_CONFIG_HOME", "")
+    # The XDG spec says relative values are invalid and must be ignored.
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".config"
+    return base / "hz" / "config.toml"
+
+
+def sources(environ: Mapping[str, str], project: Path | None) -> tuple[Source, ...]:
+    """The configuration sources in precedence order, lowest first (the environment last)."""
+    explicit = environ.get("HZ_CONFIG", "")
+    return (
+        Source("default"),
+        Source("site", Path(environ.get("HZ_SITE_CONFIG") or "/etc/hz/config.toml")),
+        Source("user", user_config_path(environ)),
+        Source("project", project),
+        Source("HZ_CONFIG", Path(explicit) if explicit else None, required=True),
+        Source("environment"),
+    )
+
+
+def load_config(
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    project: Path | None = None,
+    runner_keys: bool = True,
+) -> Config:
+    """Merge every source; ``project`` names the project file, else it is searched from ``cwd``
+    (no search when neither is given)."""
+    env = os.environ if environ is None else environ
+    if project is None and cwd is not None:
+        project = find_project_file(cwd)
+    merged: dict[tuple[str, str], Setting] = {}
+    states: list[LayerState] = []
+    for source in sources(env, project):
+        values, state = read_source(source, env, runner_keys=runner_keys)
+        states.append(state)
+        for (table, key), (value, where) in values.items():
+            below = merged.get((table, key))
+            if (
+                source.layer == "project"
+                and (table, key) in PROJECT_ONLY_LOWERS
+                and below is not None
+                and value > below.value
+            ):
+                continue  # a repository cannot raise what the operator allows
+            merged[table, key] = Setting(table, key, value, Origin(source.layer, where))
+    ordered = tuple(sorted(merged.values(), key=lambda s: (s.table, s.key)))
+    return Config(ordered, tuple(states))
+
+
+Located = dict[tuple[str, str], tuple[Any, str]]
+
+
+def read_source(
+    source: Source, environ: Mapping[str, str], *, runner_keys: bool = True
+) -> tuple[Located, LayerState]:
+    if source.layer == "default":
+        return {k: (v, "") for k, v in DEFAULTS.items()}, LayerState("default", "", "loaded")
+    if source.layer == "environment":
+        values = read_environment(environ, runner_keys=runner_keys)
+        names = ", ".join(sorted({where for _, where in values.values()}))
+        return values, LayerState("environment", names, "loaded" if names else "unset")
+    if source.path is None:
+        return {}, LayerState(source.layer, "", "unset")
+    where = str(source.path)
+    if source.layer == "project":
+        project = read_project_file(source.path)
+        raise_problems(project.problems)
+        lines = {(e.table, e.key): e for e in project.entries}
+        located = {
+            k: (v, f"{where}:{lines[k].line}:{lines[k].column}" if lines[k].line else where)
+            for k, v in project_values(project).items()
+        }
+        return located, LayerState("project", where, "loaded")
+    try:
+        located = read_operator_file(source.path, runner_keys=runner_keys)
+        return located, LayerState(source.layer, where, "loaded")
+    except FileNotFoundError as e:
+        if source.required:
+            raise ConfigError(
+                f"{where}: configuration file named by HZ_CONFIG does not exist"
+            ) from e
+        return {}, LayerState(source.layer, where, "missing")
+
+
+@dataclass(frozen=True, slots=True)
+class AuthoringOptions:
+    """The options of the authoring commands (``hz validate``, ``hz compile``, ...)."""
+
+    max_usd_ceiling: float
+
+
+def authoring_options(start: Path) -> AuthoringOptions:
+    """The effective authoring options for a command run in ``start``: every operator layer
+    and the project's ``hz.toml`` found from ``start``. ``ConfigError`` on any problem.
+
+    Runner keys are not checked here (that would load every runner); ``hz run`` and
+    ``hz doctor`` check them."""
+    config = load_config(cwd=start, runner_keys=False)
+    return AuthoringOptions(max_usd_ceiling=config.max_usd_ceiling)

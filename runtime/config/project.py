@@ -1,0 +1,124 @@
+"""A project's ``hz.toml``: authoring options only, never what runs.
+
+A repository is untrusted input. Its ``hz.toml`` may tune the authoring commands
+(``[authoring] max_usd_ceiling``); any key that would choose the runner, the model, an
+executable, a command or the environment is refused (HZ801), so cloning a hostile repository
+and running ``hz`` in it cannot change what runs. Problems are data with rule codes, for the
+authoring commands to report as diagnostics; ``load_config`` raises them as a ``ConfigError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hz.runtime.config.keys import AUTHORING, AUTHORING_KEYS, did_you_mean, is_execution_key
+from hz.runtime.config.keys import value_problem as _value_problem
+from hz.runtime.config.toml_file import TomlEntry, flatten, read_toml
+from hz.runtime.errors import ConfigError
+
+PROJECT_FILE = "hz.toml"
+_OPERATOR_FILES = "the site or user configuration file, HZ_CONFIG or HZ_* variables"
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectProblem:
+    """One problem in a project file; the fields of ``hz.compiler.diagnostics.Diagnostic``."""
+
+    code: str
+    message: str
+    file: str
+    line: int = 0
+    column: int = 0
+    hint: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file if not self.line else f"{self.file}:{self.line}:{self.column}"
+        return f"{where}: {self.code} {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectFile:
+    path: Path
+    entries: tuple[TomlEntry, ...]
+    problems: tuple[ProjectProblem, ...]
+
+
+def find_project_file(start: Path) -> Path | None:
+    """``hz.toml`` in ``start`` or a parent up to the repository root (a directory with ``.git``).
+
+    Outside a repository only ``start`` itself is looked at, so a stray ``hz.toml`` in a
+    shared parent such as ``/tmp`` never applies.
+    """
+    start = start.resolve()
+    chain = [start, *start.parents]
+    root = next((d for d in chain if (d / ".git").exists()), None)
+    for directory in chain if root else [start]:
+        candidate = directory / PROJECT_FILE
+        if candidate.is_file():
+            return candidate
+        if directory == root:
+            break
+    return None
+
+
+def read_project_file(path: Path) -> ProjectFile:
+    """The file's authoring entries and every problem in it (unreadable, bad TOML, bad keys)."""
+    try:
+        data, text = read_toml(path)
+    except FileNotFoundError:
+        missing = ProjectProblem("HZ803", "cannot read: no such file", str(path))
+        return ProjectFile(path, (), (missing,))
+    except ConfigError as e:
+        return ProjectFile(path, (), (_toml_problem(path, e.message),))
+    entries: list[TomlEntry] = []
+    problems: list[ProjectProblem] = []
+    for entry in flatten(data, text):
+        problem = _problem(path, entry)
+        if problem is None:
+            entries.append(entry)
+        else:
+            problems.append(problem)
+    return ProjectFile(path, tuple(entries), tuple(problems))
+
+
+def _toml_problem(path: Path, message: str) -> ProjectProblem:
+    # read_toml's message is "<file>[:line:col]: <detail>"; keep the position as data.
+    location, _, detail = message.partition(": ")
+    parts = location[len(str(path)) :].lstrip(":").split(":")
+    line, column = (int(parts[0]), int(parts[1])) if len(parts) == 2 else (0, 0)
+    return ProjectProblem("HZ803", detail, str(path), line, column)
+
+
+def _problem(path: Path, entry: TomlEntry) -> ProjectProblem | None:
+    dotted = f"{entry.table}.{entry.key}" if entry.table else entry.key
+
+    def problem(code: str, message: str, hint: str | None = None) -> ProjectProblem:
+        return ProjectProblem(code, message, str(path), entry.line, entry.column, hint)
+
+    if is_execution_key(entry.table, entry.key):
+        return problem(
+            "HZ801",
+            f"'{dotted}' configures execution and is not allowed in a project hz.toml",
+            f"execution is configured by the operator: {_OPERATOR_FILES}",
+        )
+    if entry.table != AUTHORING or entry.key not in AUTHORING_KEYS:
+        known = [f"{AUTHORING}.{k}" for k in sorted(AUTHORING_KEYS)]
+        return problem(
+            "HZ802",
+            f"unknown key '{dotted}' in a project hz.toml{did_you_mean(dotted, known)}",
+            f"a project hz.toml may set: {', '.join(known)}",
+        )
+    wrong = _value_problem(entry.table, entry.key, entry.value)
+    return None if wrong is None else problem("HZ804", wrong)
+
+
+def raise_problems(problems: tuple[ProjectProblem, ...]) -> None:
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ConfigError(f"{problems[0]}{more}", hint=problems[0].hint)
+
+
+def project_values(project: ProjectFile) -> dict[tuple[str, str], Any]:
+    return {(e.table, e.key): e.value for e in project.entries}

@@ -1,0 +1,95 @@
+"""Reading one TOML configuration file into located ``(table, key) -> value`` entries.
+
+``tomllib`` keeps no positions, so a key's line is found by scanning the text: the line that
+assigns the key inside its table's section (or as a dotted key), else the file alone.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hz.runtime.config.keys import TABLES
+from hz.runtime.errors import ConfigError
+
+_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+@dataclass(frozen=True, slots=True)
+class TomlEntry:
+    """One leaf setting: ``table`` is the dotted table path (``""`` at top level)."""
+
+    table: str
+    key: str
+    value: Any
+    line: int = 0
+    column: int = 0
+
+
+def read_toml(path: Path) -> tuple[dict[str, Any], str]:
+    """The parsed document and its text; ``FileNotFoundError`` passes through."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read: {e}") from e
+    try:
+        return tomllib.loads(text), text
+    except tomllib.TOMLDecodeError as e:
+        message = str(e)
+        match = _POSITION.search(message)
+        where = f"{path}:{match[1]}:{match[2]}" if match else str(path)
+        detail = _POSITION.sub("", message).strip()
+        raise ConfigError(f"{where}: invalid TOML: {detail}") from e
+
+
+def flatten(data: dict[str, Any], text: str) -> list[TomlEntry]:
+    """Every leaf under the known tables as one entry; anything else keeps the path it had.
+
+    A known table's values are kept whole (lists, inline tables); outside the known tables,
+    nested tables are descended so an unknown one is reported by its full path.
+    """
+    entries: list[TomlEntry] = []
+
+    def walk(prefix: str, value: dict[str, Any]) -> None:
+        for key, item in value.items():
+            path = f"{prefix}.{key}" if prefix else key
+            if path in TABLES and isinstance(item, dict):
+                for leaf, leaf_value in item.items():
+                    entries.append(_located(path, leaf, leaf_value, text))
+            elif isinstance(item, dict) and item:
+                walk(path, item)
+            else:
+                entries.append(_located(prefix, key, item, text))
+
+    walk("", data)
+    return entries
+
+
+def _located(table: str, key: str, value: Any, text: str) -> TomlEntry:
+    line, column = locate(text, table, key)
+    return TomlEntry(table, key, value, line, column)
+
+
+def locate(text: str, table: str, key: str) -> tuple[int, int]:
+    """1-based line and column of ``key`` in ``table``, or (0, 0) when not found by scanning."""
+    lines = text.splitlines()
+    key_pattern = rf"""["']?{re.escape(key)}["']?\s*="""
+    dotted = rf"""^\s*{re.escape(table)}\s*\.\s*{key_pattern}""" if table else None
+    section = ""
+    for number, line in enumerate(lines, start=1):
+        header = re.match(r"^\s*\[\s*([^\]]+?)\s*\]", line)
+        if header:
+            section = header[1].replace(" ", "")
+            if section == f"{table}.{key}".lstrip("."):
+                return number, line.index(key) + 1
+            continue
+        if section == table and re.match(rf"^\s*{key_pattern}", line):
+            return number, line.index(key) + 1
+        if dotted and section == "" and re.match(dotted, line):
+            return number, line.index(table.split(".")[0]) + 1
+    return 0, 0

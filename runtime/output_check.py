@@ -1,0 +1,53 @@
+"""Checking a completed run's draft against the job's output spec.
+
+With ``format: json`` the draft (or the runner's ``structured_output``) must parse and, when
+the job has a schema, validate against it. A mismatch is ``failed``/``schema_invalid`` with
+the draft kept and the first error (its JSON path and message) as the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hz.runtime.models import OutputSpec
+from hz.runtime.result import AgentResult
+
+
+def json_path(path: Any) -> str:
+    """``$.items[0].title`` for a jsonschema error path."""
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def check_output(result: AgentResult, output: OutputSpec) -> AgentResult:
+    if result.status != "completed" or output.format != "json":
+        return result
+    value = result.structured_output
+    if value is None:
+        try:
+            value = json.loads(result.draft or "")
+        except json.JSONDecodeError as e:
+            return _invalid(
+                result, f"the draft is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
+            )
+    if output.schema_ is not None:
+        # Imported here: jsonschema is a large import that only json outputs need.
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import best_match
+
+        error = best_match(Draft202012Validator(output.schema_).iter_errors(value))
+        if error is not None:
+            where = json_path(error.absolute_path)
+            return _invalid(
+                result, f"the draft does not match the output schema at {where}: {error.message}"
+            )
+    return result.model_copy(update={"structured_output": value})
+
+
+def _invalid(result: AgentResult, reason: str) -> AgentResult:
+    return result.model_copy(
+        update={"status": "failed", "failure_kind": "schema_invalid", "reason": reason}
+    )

@@ -1,0 +1,278 @@
+"""The one chokepoint for child processes: ``run_bounded`` starts, bounds and reaps one.
+
+POSIX only, and written for Linux (it reads ``/proc`` to find a group's survivors and grows
+pipes with ``F_SETPIPE_SZ``). Every runner starts its agent through ``run_bounded``:
+
+- The child gets its own session (``start_new_session``), so its process group id is its pid;
+  hz never signals group 0, 1, a negative group or its own.
+- ``stdin`` (bytes) is written and then closed, or the child gets ``/dev/null``. Writing is
+  non-blocking and interleaved with reading, so a child that never reads can't deadlock hz.
+- stdout and stderr are drained concurrently and capped (``Limits.max_*``); beyond the cap
+  hz keeps reading and discards, so a flooding child never blocks and hz's memory stays flat.
+- The end is the leader's exit (``waitid``), not the end of output: a grandchild holding the
+  pipes open can't hang hz. When the leader has exited, whatever is left in its group is
+  SIGKILLed, output is drained for at most ``DRAIN_SECONDS`` more, and the leader is reaped.
+- At ``Limits.timeout`` (or after ``Limits.inactivity`` seconds without output) the group gets
+  SIGTERM, and SIGKILL ``Limits.kill_grace`` seconds later.
+- ``on_stdout_line`` / ``on_stderr_line`` receive each line (at most ``Limits.max_line``
+  bytes) as it arrives; returning True means "the final result is in": if the process then
+  lingers for ``Limits.done_grace`` seconds it is stopped and the run counts as finished.
+  They run on the calling thread; an exception from one kills the group and propagates.
+- A missing or non-executable program, or a missing ``cwd``, is ``launch_error`` in the
+  returned value, never an exception.
+
+Not contained: a descendant that leaves the group (``setsid``) — hz stops reading from it
+after the drain, but cannot find it to kill it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+
+from hz.runtime.process.group import check_own_group, living_members, signal_group
+from hz.runtime.process.limits import Limits, ProcessOutcome
+from hz.runtime.process.streams import LineCallback, StreamCapture
+
+__all__ = ["DRAIN_SECONDS", "Limits", "LineCallback", "ProcessOutcome", "run_bounded"]
+
+#: How long output is still read after the leader exited and its group was killed.
+DRAIN_SECONDS = 1.0
+_TICK = 0.05
+_CHUNK = 1024 * 1024
+
+
+def run_bounded(
+    argv: Sequence[str],
+    *,
+    stdin: bytes | None,
+    cwd: str,
+    env: Mapping[str, str],
+    limits: Limits,
+    on_stdout_line: LineCallback | None = None,
+    on_stderr_line: LineCallback | None = None,
+) -> ProcessOutcome:
+    """Run ``argv`` (no shell) in ``cwd`` with exactly ``env``; see the module docstring."""
+    started = time.monotonic()
+    if not argv:
+        return ProcessOutcome(exit_code=None, launch_error="empty command")
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+            start_new_session=True,
+            close_fds=True,
+        )
+    except (OSError, ValueError) as e:
+        return ProcessOutcome(
+            exit_code=None,
+            launch_error=_launch_message(argv[0], cwd, e),
+            duration_seconds=time.monotonic() - started,
+        )
+    supervisor = _Supervisor(proc, limits, started, on_stdout_line, on_stderr_line)
+    return supervisor.run(stdin)
+
+
+def _launch_message(program: str, cwd: str, e: OSError | ValueError) -> str:
+    if isinstance(e, ValueError):
+        return f"{program}: {e}"
+    if isinstance(e, FileNotFoundError) and e.filename == cwd:
+        return f"working directory {cwd} does not exist"
+    if isinstance(e, FileNotFoundError):
+        where = "" if "/" in program else " on PATH"
+        return f"{program}: program not found{where}"
+    if isinstance(e, PermissionError):
+        return f"{program}: permission denied (is it an executable file?)"
+    if e.errno == errno.ENOEXEC:
+        return f"{program}: not an executable format (a script without #! line?)"
+    return f"{program}: {e.strerror or e}"
+
+
+def _leader_exited(pid: int) -> bool:
+    # WNOWAIT leaves the leader a zombie: its pid, and so its group id, can't be reused
+    # while we kill what is left of the group.
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # reaped behind our back (a SIGCHLD handler elsewhere)
+        return True
+
+
+class _Supervisor:
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        limits: Limits,
+        started: float,
+        on_stdout: LineCallback | None,
+        on_stderr: LineCallback | None,
+    ) -> None:
+        self.proc = proc
+        self.limits = limits
+        self.started = started
+        self.out = StreamCapture(limits.max_stdout, limits.max_line, on_stdout)
+        self.err = StreamCapture(limits.max_stderr, limits.max_line, on_stderr)
+        self.sel = selectors.DefaultSelector()
+        self.last_output = started
+        self.done_at: float | None = None
+        self.pending_stdin = memoryview(b"")
+        self.flags: dict[str, bool] = {}
+        self.pgid: int | None = None
+
+    def run(self, stdin: bytes | None) -> ProcessOutcome:
+        try:
+            self.pgid = check_own_group(self.proc.pid)
+            self._register(stdin)
+            self._supervise()
+            self._finish()
+        except BaseException:
+            # A failing line callback or an interrupt: nothing of the run may survive it.
+            with contextlib.suppress(Exception):
+                if self.pgid is not None:
+                    signal_group(self.pgid, signal.SIGKILL)
+                else:
+                    self.proc.kill()
+            self.proc.wait()
+            self._close()
+            raise
+        self._close()
+        return self._outcome()
+
+    def _register(self, stdin: bytes | None) -> None:
+        for pipe, capture in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
+            assert pipe is not None
+            fd = pipe.fileno()
+            os.set_blocking(fd, False)
+            with contextlib.suppress(OSError, AttributeError):
+                fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _CHUNK)  # fewer wakeups when flooded
+            self.sel.register(fd, selectors.EVENT_READ, capture)
+        if self.proc.stdin is not None:
+            self.pending_stdin = memoryview(stdin or b"")
+            fd = self.proc.stdin.fileno()
+            os.set_blocking(fd, False)
+            if self.pending_stdin:
+                self.sel.register(fd, selectors.EVENT_WRITE, None)
+            else:
+                self._close_stdin()
+
+    def _supervise(self) -> None:
+        assert self.pgid is not None
+        term_at: float | None = None
+        killed = False
+        while not _leader_exited(self.proc.pid):
+            now = time.monotonic()
+            if term_at is None:
+                cause = self._stop_cause(now)
+                if cause is not None:
+                    self.flags[cause] = True
+                    signal_group(self.pgid, signal.SIGTERM)
+                    term_at = now
+            elif not killed and now - term_at >= self.limits.kill_grace:
+                signal_group(self.pgid, signal.SIGKILL)
+                killed = True
+            self._pump(_TICK)
+
+    def _stop_cause(self, now: float) -> str | None:
+        if self.done_at is not None and now - self.done_at >= self.limits.done_grace:
+            return "finished_after_done"
+        if now - self.started >= self.limits.timeout:
+            return "timed_out" if self.done_at is None else "finished_after_done"
+        inactivity = self.limits.inactivity
+        if inactivity is not None and now - self.last_output >= inactivity:
+            return "inactivity_timed_out"
+        return None
+
+    def _finish(self) -> None:
+        assert self.pgid is not None
+        leftovers = living_members(self.pgid, exclude=self.proc.pid)
+        # The leader is an unreaped zombie, so the group id is still ours to signal.
+        signal_group(self.pgid, signal.SIGKILL)
+        self.flags["leftover_killed"] = bool(leftovers)
+        self.proc.wait()
+        drain_until = time.monotonic() + DRAIN_SECONDS
+        while self._reading() and time.monotonic() < drain_until:
+            self._pump(min(_TICK, max(drain_until - time.monotonic(), 0)))
+        for key in list(self.sel.get_map().values()):
+            if key.data is not None:  # still open: held by a process that left the group
+                key.data.finish()
+
+    def _reading(self) -> bool:
+        return any(key.data is not None for key in self.sel.get_map().values())
+
+    def _pump(self, timeout: float) -> None:
+        if not self.sel.get_map():
+            time.sleep(timeout)
+            return
+        for key, _ in self.sel.select(timeout):
+            if key.data is None:
+                self._write_stdin(key.fd)
+            else:
+                self._read(key.fd, key.data)
+
+    def _read(self, fd: int, capture: StreamCapture) -> None:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self.sel.unregister(fd)
+            capture.finish()
+        else:
+            self.last_output = time.monotonic()
+            capture.feed(chunk)
+        if self.done_at is None and (self.out.done or self.err.done):
+            self.done_at = time.monotonic()
+
+    def _write_stdin(self, fd: int) -> None:
+        try:
+            written = os.write(fd, self.pending_stdin[:_CHUNK])
+        except BlockingIOError:
+            return
+        except OSError:  # EPIPE: the child closed stdin or exited; it chose not to read.
+            self._close_stdin()
+            return
+        self.pending_stdin = self.pending_stdin[written:]
+        if not self.pending_stdin:
+            self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        if self.proc.stdin is None or self.proc.stdin.closed:
+            return
+        with contextlib.suppress(KeyError, ValueError):
+            self.sel.unregister(self.proc.stdin.fileno())
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+
+    def _close(self) -> None:
+        self._close_stdin()
+        self.sel.close()
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+    def _outcome(self) -> ProcessOutcome:
+        code = self.proc.returncode
+        return ProcessOutcome(
+            exit_code=code if code >= 0 else None,
+            signal=-code if code < 0 else None,
+            stdout=self.out.data,
+            stderr=self.err.data,
+            stdout_truncated=self.out.truncated,
+            stderr_truncated=self.err.truncated,
+            timed_out=self.flags.get("timed_out", False),
+            inactivity_timed_out=self.flags.get("inactivity_timed_out", False),
+            finished_after_done=self.flags.get("finished_after_done", False),
+            duration_seconds=time.monotonic() - self.started,
+            leftover_killed=self.flags.get("leftover_killed", False),
+            long_lines=self.out.long_lines + self.err.long_lines,
+        )

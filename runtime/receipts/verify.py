@@ -1,0 +1,95 @@
+"""Checking a receipt chain: every link, every digest, no gaps, no forks."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from hz.runtime.canonical import digest_of, sha256_hex
+from hz.runtime.errors import HzError
+from hz.runtime.receipts.write import receipt_files
+
+
+def _require_directory(directory: Path) -> None:
+    if not directory.exists():
+        raise HzError(f"{directory}: no such receipt directory")
+    if not directory.is_dir():
+        raise HzError(f"{directory}: not a directory")
+
+
+def verify_chain(directory: Path) -> tuple[int, list[str]]:
+    """The number of receipts and one message per problem (empty when the chain is intact)."""
+    _require_directory(directory)
+    files = receipt_files(directory)
+    by_sequence: dict[int, list[Path]] = defaultdict(list)
+    for sequence, path in files:
+        by_sequence[sequence].append(path)
+    problems: list[str] = []
+    previous: Path | None = None
+    expected = 1
+    for sequence in sorted(by_sequence):
+        paths = by_sequence[sequence]
+        if len(paths) > 1:
+            names = " and ".join(p.name for p in paths)
+            problems.append(f"{names}: two receipts with sequence {sequence} (the chain forked)")
+        path = paths[0]
+        if sequence != expected:
+            missing = expected if sequence == expected + 1 else f"{expected} to {sequence - 1}"
+            problems.append(
+                f"{path.name}: missing predecessor (no receipt with sequence {missing})"
+            )
+            previous = None
+        problems += _check_one(path, sequence, previous)
+        previous, expected = path, sequence + 1
+    return len(files), problems
+
+
+def _load(path: Path) -> tuple[Any, str | None]:
+    """A receipt file's JSON, or why it cannot be one (never an exception for bad content)."""
+    try:
+        document = json.loads(path.read_bytes())
+        json.dumps(document, ensure_ascii=False).encode("utf-8")
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        return None, f"not valid JSON ({e})"
+    except RecursionError:
+        return None, "not valid JSON (nested too deeply)"
+    except UnicodeEncodeError:
+        return None, "not valid JSON (text that is not valid Unicode)"
+    except OSError as e:
+        return None, f"cannot be read ({e.strerror or e})"
+    return document, None
+
+
+def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
+    document, error = _load(path)
+    if error is not None:
+        return [f"{path.name}: {error}"]
+    if not isinstance(document, dict) or document.get("kind") != "receipt":
+        return [f"{path.name}: not an hz receipt"]
+    problems = []
+    content = {k: v for k, v in document.items() if k != "digest"}
+    if document.get("digest") != digest_of(content):
+        problems.append(f"{path.name}: edited after it was written (its digest does not match)")
+    if document.get("sequence") != sequence:
+        problems.append(f"{path.name}: its sequence field is {document.get('sequence')!r}")
+    recorded = document.get("previous_sha256")
+    if previous is not None and recorded != sha256_hex(previous.read_bytes()):
+        problems.append(
+            f"{path.name}: previous_sha256 does not match {previous.name} "
+            "(that receipt was changed or replaced after this one was written)"
+        )
+    if sequence == 1 and recorded is not None:
+        problems.append(f"{path.name}: the first receipt names a predecessor that is missing")
+    return problems
+
+
+def receipt_rows(directory: Path) -> list[dict[str, Any]]:
+    """One summary per receipt file, in chain order (unreadable files say so)."""
+    _require_directory(directory)
+    rows = []
+    for _, path in receipt_files(directory):
+        document = _load(path)[0] or {}
+        rows.append({"file": path.name, **(document if isinstance(document, dict) else {})})
+    return rows

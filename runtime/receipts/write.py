@@ -1,0 +1,138 @@
+"""Receipts: one JSON file per run, chained by the sha256 of the previous receipt file.
+
+Files are named ``<sequence>-<job name>.json`` (sequence zero-padded to six digits, counting
+from 1 in each directory). Each receipt records ``previous_sha256``, the sha256 of the bytes of
+the receipt before it, and ``digest``, the sha256 of its own canonical content without the
+digest. A writer holds an exclusive ``flock`` on ``<dir>/.lock`` while it reads the head of the
+chain and adds the next receipt, so concurrent runs into one directory queue up instead of
+forking the chain; the file is written to a temporary name in the same directory, fsynced,
+linked into place (never over an existing receipt) and the directory fsynced, so a crash
+leaves no half receipt.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hz import __version__
+from hz.runtime.canonical import canonical_json, digest_of, sha256_hex
+from hz.runtime.errors import HzError
+from hz.runtime.models import Packet
+from hz.runtime.result import AgentResult
+
+RECEIPT_NAME = re.compile(r"^(\d{6,})-([a-z0-9][a-z0-9-]*)\.json$")
+LOCK_FILE = ".lock"
+DEFAULT_DIR = ".hz-receipts"
+
+
+def utc_iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def receipt_body(
+    packet: Packet, result: AgentResult, *, started_at: datetime, ended_at: datetime
+) -> dict[str, Any]:
+    """What one run's receipt says, before it is placed in a chain."""
+    return {
+        "kind": "receipt",
+        "format_version": 1,
+        "job_name": packet.job.name,
+        "job_digest": packet.job_digest,
+        "inputs_sha256": packet.inputs_sha256,
+        # What the agent was actually given, so a receipt vouches for more than the job.
+        "prompt_sha256": sha256_hex(packet.prompt),
+        "runner": result.runner,
+        "model": result.model,
+        "status": result.status,
+        "failure_kind": result.failure_kind,
+        "reason": result.reason,
+        "tool_calls": result.tool_call_counts,
+        "tool_call_total": len(result.tool_calls),
+        "turns": result.turns,
+        "usage": result.usage.to_json_data(),
+        "cost_usd": result.cost_usd,
+        "duration_seconds": round(result.duration_seconds, 3),
+        "limits_unenforced": list(result.limits_unenforced),
+        "draft_sha256": None if result.draft is None else sha256_hex(result.draft),
+        "started_at": utc_iso(started_at),
+        "ended_at": utc_iso(ended_at),
+        "hz_version": __version__,
+    }
+
+
+def receipt_files(directory: Path) -> list[tuple[int, Path]]:
+    """``(sequence, path)`` of every file named like a receipt, in sequence order."""
+    found = []
+    for path in directory.iterdir():
+        match = RECEIPT_NAME.match(path.name)
+        if match and path.is_file() and not path.is_symlink():
+            found.append((int(match[1]), path))
+    return sorted(found)
+
+
+@contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    # O_NOFOLLOW: a planted .lock link must not make hz create or open a file elsewhere.
+    fd = os.open(directory / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def write_receipt(directory: Path, body: dict[str, Any]) -> Path:
+    """Add ``body`` as the next receipt of the chain in ``directory`` (created if needed)."""
+    if directory.is_symlink():
+        # The default directory lives in the working directory, which a repository controls.
+        raise HzError(
+            f"cannot write a receipt in {directory}: it is a symbolic link",
+            hint="give the real directory with --receipt-dir",
+        )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with _locked(directory):
+            existing = receipt_files(directory)
+            head = existing[-1] if existing else None
+            sequence = head[0] + 1 if head else 1
+            document = {
+                **body,
+                "sequence": sequence,
+                "previous_receipt": head[1].name if head else None,
+                "previous_sha256": sha256_hex(head[1].read_bytes()) if head else None,
+            }
+            document["digest"] = digest_of(document)
+            slug = re.sub(r"[^a-z0-9-]+", "-", str(body["job_name"]).lower()).strip("-")
+            target = directory / f"{sequence:06d}-{slug[:64] or 'job'}.json"
+            _write_atomically(target, canonical_json(document).encode("utf-8"))
+            return target
+    except OSError as e:
+        raise HzError(f"cannot write a receipt in {directory}: {e}") from e
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".receipt-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, 0o644)
+        # link, not replace: an existing receipt is never overwritten, even by a writer that
+        # ignores the lock (FileExistsError then).
+        os.link(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+    directory_fd = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory_fd)
+    finally:
+        os.close(directory_fd)

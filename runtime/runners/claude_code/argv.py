@@ -1,0 +1,78 @@
+"""The exact command line of one ``claude`` run (documented in docs/runners/claude-code.md)."""
+
+from __future__ import annotations
+
+import json
+
+from hz.runtime.errors import RunnerError
+from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.runners.claude_code.settings import ClaudeSettings
+
+#: Flags that keep the user's and the project's Claude setup out of the session.
+ISOLATION_FLAGS: tuple[str, ...] = (
+    "--safe-mode",
+    "--restricted",
+    "--disable-slash-commands",
+    "--strict-mcp-config",
+    "--no-session-persistence",
+)
+
+
+def session_tools(profile: ToolProfile, settings: ClaudeSettings) -> tuple[str, ...]:
+    """The profile's tools, or ``read_only_tools`` for an empty profile; ``RunnerError``
+    (before anything runs) for a tool outside ``read_only_tools``."""
+    if not profile.tools:
+        return settings.read_only_tools
+    allowed = settings.read_only_tools
+    outside = [t for t in profile.tools if t not in allowed]
+    if outside:
+        raise RunnerError(
+            f"the claude-code runner allows only read-only tools ({', '.join(allowed)}); "
+            f"the contract asks for {', '.join(outside)}",
+            hint="change hz.agent.tools, or the operator's [system.runner] read_only_tools",
+        )
+    return tuple(dict.fromkeys(profile.tools))
+
+
+def json_schema(output: OutputSpec | None) -> str | None:
+    if output is None or output.format != "json" or output.schema_ is None:
+        return None
+    return json.dumps(output.schema_, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def build_argv(
+    executable: str,
+    *,
+    contract_file: str,
+    tools: tuple[str, ...],
+    budget: Budget,
+    output: OutputSpec | None,
+    settings: ClaudeSettings,
+) -> tuple[str, ...]:
+    listed = ",".join(tools)
+    argv = [
+        executable,
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        *ISOLATION_FLAGS,
+        "--append-system-prompt-file",
+        contract_file,
+        "--tools",
+        listed,
+        "--allowed-tools",
+        listed,
+        "--permission-mode",
+        "dontAsk",
+        "--max-budget-usd",
+        repr(float(budget.max_usd)),
+    ]
+    if settings.model is not None:
+        argv += ["--model", settings.model]
+    schema = json_schema(output)
+    if schema is not None:
+        argv += ["--json-schema", schema]
+    if settings.max_turns is not None:
+        argv += ["--max-turns", str(settings.max_turns)]
+    return tuple(argv)

@@ -1,0 +1,185 @@
+"""The ``claude-code`` runner: one headless ``claude -p`` session, bounded, read-only.
+
+The prompt goes on stdin, the contract into a private file given with
+``--append-system-prompt-file``; the CLI streams ``stream-json`` lines which are parsed as they
+arrive (``claude_stream``) and classified at the end (``claude_classify``). The argv, the
+environment policy and the mapping table are in docs/runners/claude-code.md.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
+from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
+from hz.runtime.protocol import (
+    Capabilities,
+    Check,
+    Enforcement,
+    Progress,
+    ProgressCallback,
+    RunPlan,
+)
+from hz.runtime.result import AgentResult
+from hz.runtime.runners.claude_code.argv import build_argv, session_tools
+from hz.runtime.runners.claude_code.classify import RunEnd, classify
+from hz.runtime.runners.claude_code.doctor import checks as doctor_checks
+from hz.runtime.runners.claude_code.settings import KEYS, ClaudeSettings, parse_settings
+from hz.runtime.runners.claude_code.stream import StreamParser
+from hz.runtime.runners.executables import resolve_executable, why_unusable
+
+CONTRACT_FILE = "contract.md"
+MAX_OUTPUT = 8 * 1024 * 1024
+
+
+class ClaudeCodeRunner:
+    name: ClassVar[str] = "claude-code"
+    #: ``turns`` is ``unsupported`` by default: the CLI never stops a model that keeps calling
+    #: tools; only the operator's ``max_turns`` makes it hard (see ``effective_capabilities``).
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        timeout="hard", budget="hard", tools="hard", turns="unsupported", structured_output="hard"
+    )
+    settings_keys: ClassVar[frozenset[str]] = KEYS
+
+    def __init__(self, settings: ClaudeSettings) -> None:
+        self.settings = settings
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> ClaudeCodeRunner:
+        return cls(parse_settings(settings))
+
+    @classmethod
+    def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
+        return doctor_checks(parse_settings(settings))
+
+    def effective_capabilities(self) -> Capabilities:
+        turns: Enforcement = "hard" if self.settings.max_turns is not None else "unsupported"
+        return Capabilities(
+            timeout="hard", budget="hard", tools="hard", turns=turns, structured_output="hard"
+        )
+
+    def plan(
+        self,
+        prompt: str,
+        *,
+        contract: str,
+        tools: ToolProfile,
+        timeout: float,
+        budget: Budget,
+        output: OutputSpec | None = None,
+    ) -> RunPlan:
+        env = self.settings.environment()
+        executable = resolve_executable(self.settings.executable, env) or self.settings.executable
+        contract_file = f"{PLACEHOLDER_DIR}/{CONTRACT_FILE}"
+        argv = build_argv(
+            executable,
+            contract_file=contract_file,
+            tools=session_tools(tools, self.settings),
+            budget=budget,
+            output=output,
+            settings=self.settings,
+        )
+        return RunPlan(
+            argv=argv,
+            cwd=tools.working_dir or "",
+            env_names=tuple(sorted(env)),
+            files=(("contract", contract_file),),
+            stdin="prompt",
+        )
+
+    def run(
+        self,
+        prompt: str,
+        *,
+        contract: str,
+        tools: ToolProfile,
+        timeout: float,
+        budget: Budget,
+        output: OutputSpec | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> AgentResult:
+        names = session_tools(tools, self.settings)  # RunnerError before anything starts
+        env = self.settings.environment()
+        cwd = tools.working_dir or "."
+        executable = resolve_executable(self.settings.executable, env)
+        if executable is None:
+            missing = f"{self.settings.executable}: {why_unusable(self.settings.executable)}"
+            return self._result(RunEnd(None, False, timeout, launch_error=missing), None, None)
+        parser = StreamParser(max_line_chars=MAX_OUTPUT)
+        started = time.monotonic()
+        seen = (0, 0)
+
+        def on_line(raw: bytes) -> bool:
+            nonlocal seen
+            done = parser.feed(raw.decode("utf-8", errors="replace"))
+            now = (parser.turns, parser.tool_call_count)
+            if progress is not None and now != seen:
+                seen = now
+                progress(Progress(time.monotonic() - started, now[0], now[1], parser.last_tool))
+            return done
+
+        with private_directory({CONTRACT_FILE: contract}, prefix="hz-claude-") as private:
+            argv = build_argv(
+                executable,
+                contract_file=str(private.files[CONTRACT_FILE]),
+                tools=names,
+                budget=budget,
+                output=output,
+                settings=self.settings,
+            )
+            outcome = run_bounded(
+                argv,
+                stdin=prompt.encode("utf-8"),
+                cwd=cwd,
+                env=env,
+                # A line may be as long as the output cap: a long draft is still one result.
+                limits=Limits(timeout=timeout, max_line=MAX_OUTPUT),
+                on_stdout_line=on_line,
+            )
+        end = RunEnd(
+            exit_code=outcome.exit_code,
+            timed_out=outcome.timed_out,
+            timeout_seconds=timeout,
+            launch_error=outcome.launch_error,
+            output_truncated=outcome.stdout_truncated,
+        )
+        return self._result(end, parser, outcome)
+
+    def _result(
+        self, end: RunEnd, parser: StreamParser | None, outcome: ProcessOutcome | None
+    ) -> AgentResult:
+        parser = parser or StreamParser()
+        summary = parser.summary()
+        verdict = classify(
+            summary, end, allow_api_key_billing=self.settings.allow_api_key_billing, now=time.time()
+        )
+        result = summary.result
+        draft = structured = None
+        if verdict.status == "completed" and result is not None:
+            if result.has_structured_output and result.structured_output is not None:
+                structured = result.structured_output
+                draft = json.dumps(structured, ensure_ascii=False, indent=2)
+            else:
+                draft = result.text
+        return AgentResult(
+            runner=self.name,
+            model=summary.model,
+            status=verdict.status,
+            failure_kind=verdict.failure_kind,
+            draft=draft,
+            structured_output=structured,
+            tool_calls=summary.tool_calls,
+            turns=result.num_turns if result and result.num_turns is not None else parser.turns,
+            usage=result.usage if result is not None else summary.streamed_usage,
+            cost_usd=result.total_cost_usd if result is not None else None,
+            duration_seconds=outcome.duration_seconds if outcome is not None else 0.0,
+            exit_code=outcome.exit_code if outcome is not None else None,
+            stderr_tail=outcome.stderr_tail() if outcome is not None else "",
+            reason=verdict.reason,
+            retry_after_seconds=verdict.retry_after_seconds,
+            output_truncated=end.output_truncated,
+        )

@@ -1,0 +1,82 @@
+"""Maps how a ``codex exec --json`` run ended onto hz's statuses and failure kinds.
+
+Success needs the CLI's ``turn.completed``; nothing else counts, not even exit code 0. A
+failed turn is classified from the CLI's own error line, never from the model's text. The
+pinned CLI (0.171.0) puts no typed code on ``turn.failed``, only a message it formats itself:
+``exceeded retry limit, last status: 429 Too Many Requests`` or ``unexpected status 401
+Unauthorized: …``; the HTTP status is read from exactly those two forms. A tool item the CLI
+marks ``status: "declined"`` on a failed turn is a permission refusal. The table is documented
+in docs/runners/codex.md.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hz.runtime.result import FailureKind, Status
+from hz.runtime.runners.codex.events import CodexStream
+
+#: The two ways the CLI words an HTTP failure of the model API.
+_HTTP_STATUS = re.compile(r"^(?:exceeded retry limit, last status: |unexpected status )(\d{3})\b")
+#: What the CLI says for a 429 whose code is ``insufficient_quota`` (no status in the text).
+_QUOTA = "Quota exceeded."
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """How the process ended, independent of what it printed."""
+
+    exit_code: int | None
+    timed_out: bool
+    timeout_seconds: float
+    launch_error: str | None = None
+    output_truncated: bool = False
+    finished_after_done: bool = False
+    describe_exit: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    status: Status
+    failure_kind: FailureKind | None = None
+    reason: str | None = None
+
+
+def http_status(message: str) -> int | None:
+    match = _HTTP_STATUS.match(message)
+    return int(match.group(1)) if match else None
+
+
+def _failure_kind(message: str, stream: CodexStream) -> FailureKind:
+    if stream.declined:
+        return "permission_denied"
+    status = http_status(message)
+    if status == 429 or message.startswith(_QUOTA):
+        return "rate_limited"
+    if status in (401, 403):
+        return "auth_misconfigured"
+    return "runtime_error"
+
+
+def classify(stream: CodexStream, end: RunEnd) -> Verdict:
+    if end.launch_error is not None:
+        return Verdict("failed", "launch_failed", f"codex did not start: {end.launch_error}")
+    if stream.turn_failed is not None:
+        return Verdict("failed", _failure_kind(stream.turn_failed, stream), stream.turn_failed)
+    if stream.turn_completed:
+        if end.exit_code not in (0, None) and not end.finished_after_done:
+            return Verdict(
+                "failed", "runtime_error", f"codex {end.describe_exit} after turn.completed"
+            )
+        if not stream.final_message:
+            return Verdict("failed", "runtime_error", "the turn completed without an answer")
+        return Verdict("completed")
+    if end.timed_out:
+        return Verdict("timeout", None, f"timed out after {end.timeout_seconds:g} s")
+    if end.output_truncated:
+        return Verdict("failed", "output_limit", "codex output exceeded the capture limit")
+    if stream.errors:
+        last = stream.errors[-1]
+        return Verdict("failed", _failure_kind(last, stream), last)
+    return Verdict("failed", "runtime_error", f"codex {end.describe_exit} without turn.completed")

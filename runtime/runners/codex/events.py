@@ -1,0 +1,175 @@
+"""Reads ``codex exec --json`` output, one JSONL event at a time, defensively.
+
+Events (CLI 0.171.0): ``thread.started``, ``turn.started``, ``item.started`` /
+``item.updated`` / ``item.completed``, ``turn.completed`` (with ``usage``), ``turn.failed``
+(with ``error.message``) and ``error``. Every field is optional: a missing or mistyped field
+reads as absent. Unknown event and item types are counted and ignored; lines that are not JSON
+objects are counted and skipped. The model's text is kept only as the draft, never used to
+decide anything.
+
+``error`` lines are not failures by themselves: the CLI prints its retry notices
+("Reconnecting... 1/5 (…)") that way. An ``item.completed`` of type ``error`` is the CLI's
+warning (e.g. unknown model metadata). Only ``turn.failed``, or the lack of
+``turn.completed``, makes a run fail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
+
+from hz.runtime.result import ToolCall, Usage
+
+_KNOWN_EVENTS = frozenset(
+    {
+        "thread.started",
+        "turn.started",
+        "item.started",
+        "item.updated",
+        "item.completed",
+        "turn.completed",
+        "turn.failed",
+        "error",
+    }
+)
+#: Item types that are tool calls, and the ones that are known but are not.
+_TOOL_ITEMS = frozenset({"command_execution", "mcp_tool_call", "web_search", "file_change"})
+_OTHER_ITEMS = frozenset({"agent_message", "reasoning", "todo_list", "error"})
+#: Statuses the CLI gives a tool item that did not do what was asked.
+_ERROR_STATUSES = frozenset({"failed", "declined"})
+RETRY_NOTICE_PREFIX = "Reconnecting..."
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _tool_call(item: dict[str, Any]) -> ToolCall:
+    kind = item["type"]
+    status = _str(item.get("status"))
+    failed: bool | None = None if status in (None, "in_progress") else status in _ERROR_STATUSES
+    input_: JsonValue
+    if kind == "command_execution":
+        input_ = {"command": _str(item.get("command"))}
+        code = item.get("exit_code")
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            failed = True
+        return ToolCall(name="command_execution", input=input_, is_error=failed)
+    if kind == "mcp_tool_call":
+        server, tool = _str(item.get("server")) or "?", _str(item.get("tool")) or "?"
+        if item.get("error") not in (None, {}):
+            failed = True
+        arguments = item.get("arguments")
+        input_ = arguments if isinstance(arguments, dict | list | str) else None
+        return ToolCall(name=f"mcp__{server}__{tool}", input=input_, is_error=failed)
+    if kind == "web_search":
+        return ToolCall(name="web_search", input={"query": _str(item.get("query"))})
+    changes = item.get("changes")
+    paths = [_str(_dict(c).get("path")) for c in changes] if isinstance(changes, list) else []
+    return ToolCall(name="file_change", input={"paths": paths}, is_error=failed)
+
+
+@dataclass
+class CodexStream:
+    """Accumulates one run's events. ``feed`` returns True once ``turn.completed`` arrived
+    (the "final result seen" signal for ``hz.runtime.process.bounded``)."""
+
+    thread_id: str | None = None
+    turns_started: int = 0
+    turn_completed: bool = False
+    turn_failed: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    final_message: str | None = None
+    #: ``error`` lines that were not retry notices, in order.
+    errors: list[str] = field(default_factory=list)
+    retry_notices: int = 0
+    #: The CLI's warnings (``item.completed`` of type ``error``).
+    warnings: list[str] = field(default_factory=list)
+    #: Ids of tool items the CLI itself declined (its typed refusal: ``status: "declined"``).
+    declined: set[str] = field(default_factory=set)
+    unknown: Counter[str] = field(default_factory=Counter)
+    skipped_lines: int = 0
+    _tools: dict[str, ToolCall] = field(default_factory=dict)
+    _anonymous: int = 0
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return tuple(self._tools.values())
+
+    def feed(self, line: bytes | str) -> bool:
+        text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
+        if not text.strip():
+            return False
+        try:
+            event = json.loads(text)
+        except json.JSONDecodeError:
+            self.skipped_lines += 1
+            return False
+        if not isinstance(event, dict):
+            self.skipped_lines += 1
+            return False
+        kind = _str(event.get("type")) or "(no type)"
+        if kind not in _KNOWN_EVENTS:
+            self.unknown[kind] += 1
+        elif kind == "thread.started":
+            self.thread_id = _str(event.get("thread_id")) or self.thread_id
+        elif kind == "turn.started":
+            self.turns_started += 1
+        elif kind.startswith("item."):
+            self._item(kind, _dict(event.get("item")))
+        elif kind == "turn.completed":
+            self._add_usage(_dict(event.get("usage")))
+            self.turn_completed = True
+        elif kind == "turn.failed":
+            self.turn_failed = _str(_dict(event.get("error")).get("message")) or "turn failed"
+        else:
+            message = _str(event.get("message")) or ""
+            if message.startswith(RETRY_NOTICE_PREFIX):
+                self.retry_notices += 1
+            else:
+                self.errors.append(message)
+        return self.turn_completed
+
+    def _item(self, event: str, item: dict[str, Any]) -> None:
+        kind = _str(item.get("type")) or "(no type)"
+        if kind in _TOOL_ITEMS:
+            key = _str(item.get("id"))
+            if key is None:
+                self._anonymous += 1
+                key = f"(anonymous {self._anonymous})"
+            if item.get("status") == "declined":
+                self.declined.add(key)
+            self._tools[key] = _tool_call({**item, "type": kind})
+        elif kind not in _OTHER_ITEMS:
+            self.unknown[f"item {kind}"] += 1
+        elif event != "item.completed":
+            return
+        elif kind == "agent_message":
+            self.final_message = _str(item.get("text"))
+        elif kind == "error":
+            self.warnings.append(_str(item.get("message")) or "")
+
+    def _add_usage(self, usage: dict[str, Any]) -> None:
+        # The CLI counts cached input inside input_tokens; hz's Usage keeps them apart.
+        total_in = _int(usage.get("input_tokens"))
+        cached = min(_int(usage.get("cached_input_tokens")), total_in)
+        u = self.usage
+        self.usage = Usage(
+            input_tokens=u.input_tokens + total_in - cached,
+            output_tokens=u.output_tokens + _int(usage.get("output_tokens")),
+            cache_read_input_tokens=u.cache_read_input_tokens + cached,
+            cache_creation_input_tokens=u.cache_creation_input_tokens
+            + _int(usage.get("cache_write_input_tokens")),
+        )

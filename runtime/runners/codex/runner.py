@@ -1,0 +1,223 @@
+"""The ``codex`` runner: one ``codex exec --json`` session, as a plugin.
+
+It registers through the entry-point group ``hz.runners`` (``pyproject.toml``), exactly as a
+third-party runner would; docs/runners/plugins.md walks through it. The command line is in
+``codex_argv``, the event parser in ``codex_events``, the status table in ``codex_classify``
+and the settings in ``codex_settings``; docs/runners/codex.md is the user's view.
+
+Codex has no spending cap, so every result names ``budget`` in ``limits_unenforced`` (and
+hz refuses the run beforehand when ``require_enforced_budget`` is set). It cannot restrict the
+session to named tools or count turns either: its read-only sandbox is what holds.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, ClassVar
+
+from hz.runtime.errors import RunnerError
+from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.output_check import check_output
+from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
+from hz.runtime.process.environment import child_environment
+from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
+from hz.runtime.protocol import Capabilities, Check, Progress, ProgressCallback, RunPlan
+from hz.runtime.result import AgentResult
+from hz.runtime.runners.codex.argv import (
+    CONTRACT_FILE,
+    SCHEMA_FILE,
+    build_argv,
+    private_codex_home,
+)
+from hz.runtime.runners.codex.classify import RunEnd, classify
+from hz.runtime.runners.codex.doctor import checks
+from hz.runtime.runners.codex.events import CodexStream
+from hz.runtime.runners.codex.settings import SETTINGS_KEYS, CodexSettings, read_settings
+from hz.runtime.runners.executables import resolve_executable
+
+_ROLES = {CONTRACT_FILE: "contract", SCHEMA_FILE: "output schema"}
+#: Lines the CLI prints on stderr on every run that say nothing about this one.
+_NOISE = ("Reading prompt from stdin...", "WARNING: proceeding, even though we could not create")
+
+
+def stderr_tail(outcome: ProcessOutcome, limit: int = 4096) -> str:
+    lines = outcome.stderr.decode("utf-8", errors="replace").splitlines(keepends=True)
+    kept = "".join(line for line in lines if not line.startswith(_NOISE))
+    return kept[-limit:]
+
+
+class CodexRunner:
+    name: ClassVar[str] = "codex"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        timeout="hard",
+        budget="unsupported",
+        tools="unsupported",
+        turns="unsupported",
+        structured_output="hard",
+    )
+    settings_keys: ClassVar[frozenset[str]] = SETTINGS_KEYS
+
+    def __init__(self, settings: CodexSettings) -> None:
+        self.settings = settings
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> CodexRunner:
+        return cls(read_settings(settings))
+
+    @classmethod
+    def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
+        return checks(read_settings(settings))
+
+    def environment(self, home: str) -> dict[str, str]:
+        return child_environment(passthrough=self.settings.env, extra={"CODEX_HOME": home})
+
+    def unenforced(self, tools: ToolProfile) -> tuple[str, ...]:
+        names = ["budget"]
+        if tools.tools:
+            names.append("tools")
+        if self.settings.max_turns is not None:
+            names.append("turns")
+        return tuple(names)
+
+    def _files(self, contract: str, output: OutputSpec | None) -> dict[str, str]:
+        files: dict[str, str] = {}
+        if contract.strip():
+            files[CONTRACT_FILE] = contract
+        if output is not None and output.schema_ is not None:
+            files[SCHEMA_FILE] = json.dumps(output.schema_, ensure_ascii=False)
+        return files
+
+    def _argv(self, executable: str, working_dir: str, files: Mapping[str, str]) -> tuple[str, ...]:
+        return build_argv(
+            executable,
+            self.settings,
+            working_dir=working_dir,
+            contract_file=files.get(CONTRACT_FILE),
+            schema_file=files.get(SCHEMA_FILE),
+        )
+
+    def plan(
+        self,
+        prompt: str,
+        *,
+        contract: str,
+        tools: ToolProfile,
+        timeout: float,
+        budget: Budget,
+        output: OutputSpec | None = None,
+    ) -> RunPlan:
+        working_dir = _working_dir(tools)
+        names = self._files(contract, output)
+        shown = {name: f"{PLACEHOLDER_DIR}/{name}" for name in names}
+        home = str(self.settings.home) if self.settings.home else f"{PLACEHOLDER_DIR}/codex-home"
+        env = self.environment(home)
+        executable = resolve_executable(self.settings.executable, env) or self.settings.executable
+        return RunPlan(
+            argv=self._argv(executable, working_dir, shown),
+            cwd=working_dir,
+            env_names=tuple(sorted(env)),
+            files=(*((_ROLES[name], path) for name, path in shown.items()), ("codex home", home)),
+            stdin="the prompt, then closed",
+            limits_unenforced=self.unenforced(tools),
+        )
+
+    def run(
+        self,
+        prompt: str,
+        *,
+        contract: str,
+        tools: ToolProfile,
+        timeout: float,
+        budget: Budget,
+        output: OutputSpec | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> AgentResult:
+        working_dir = _working_dir(tools)
+        stream = CodexStream()
+        started = time.monotonic()
+        seen = (0, 0)
+
+        def on_line(raw: bytes) -> bool:
+            nonlocal seen
+            done = stream.feed(raw)
+            now = (stream.turns_started, len(stream.tool_calls))
+            if progress is not None and now != seen:
+                seen = now
+                last = stream.tool_calls[-1].name if stream.tool_calls else None
+                progress(Progress(time.monotonic() - started, now[0], now[1], last))
+            return done
+
+        with self._home() as home:
+            env = self.environment(str(home))
+            executable = resolve_executable(self.settings.executable, env)
+            if executable is None:
+                where = "" if "/" in self.settings.executable else " on PATH"
+                missing = f"{self.settings.executable}: program not found{where}"
+                end = RunEnd(None, False, timeout, launch_error=missing)
+                return self._result(stream, end, None, tools, output)
+            with private_directory(self._files(contract, output), prefix="hz-codex-") as private:
+                paths = {name: str(path) for name, path in private.files.items()}
+                outcome = run_bounded(
+                    self._argv(executable, working_dir, paths),
+                    stdin=prompt.encode("utf-8"),
+                    cwd=working_dir,
+                    env=env,
+                    limits=Limits(timeout=timeout),
+                    on_stdout_line=on_line,
+                )
+        end = RunEnd(
+            exit_code=outcome.exit_code,
+            timed_out=outcome.timed_out,
+            timeout_seconds=timeout,
+            launch_error=outcome.launch_error,
+            output_truncated=outcome.stdout_truncated,
+            finished_after_done=outcome.finished_after_done,
+            describe_exit=outcome.describe_exit(),
+        )
+        return self._result(stream, end, outcome, tools, output)
+
+    @contextmanager
+    def _home(self) -> Iterator[Path]:
+        if self.settings.home is not None:
+            yield self.settings.home
+            return
+        with private_codex_home() as home:
+            yield home
+
+    def _result(
+        self,
+        stream: CodexStream,
+        end: RunEnd,
+        outcome: ProcessOutcome | None,
+        tools: ToolProfile,
+        output: OutputSpec | None,
+    ) -> AgentResult:
+        verdict = classify(stream, end)
+        result = AgentResult(
+            runner=self.name,
+            model=self.settings.model,
+            status=verdict.status,
+            failure_kind=verdict.failure_kind,
+            draft=stream.final_message,
+            tool_calls=stream.tool_calls,
+            turns=stream.turns_started,
+            usage=stream.usage,
+            duration_seconds=outcome.duration_seconds if outcome else 0.0,
+            exit_code=outcome.exit_code if outcome else None,
+            stderr_tail=stderr_tail(outcome) if outcome else "",
+            reason=verdict.reason,
+            limits_unenforced=self.unenforced(tools),
+            output_truncated=bool(outcome and outcome.stdout_truncated),
+        )
+        # The CLI asks the API for schema-shaped output but never checks it: hz does.
+        return result if output is None else check_output(result, output)
+
+
+def _working_dir(tools: ToolProfile) -> str:
+    if tools.working_dir is None:
+        raise RunnerError("the tool profile has no working directory bound")
+    return tools.working_dir

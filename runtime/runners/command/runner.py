@@ -1,0 +1,221 @@
+"""The ``command`` runner: any agent CLI from a configured argv, fail closed.
+
+hz cannot see inside the wrapped CLI, so this runner refuses to run (``RunnerError``) until
+the operator declares ``command_enforces_read_only = true``, and passes only tools listed in
+``command_read_only_tools``. Settings, placeholders, the environment policy and the mapping of
+outcomes to results are documented in ``docs/runners/command.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from hz.runtime.errors import ConfigError, RunnerError
+from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
+from hz.runtime.process.environment import child_environment
+from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory, write_private_file
+from hz.runtime.protocol import Capabilities, Check, ProgressCallback, RunPlan
+from hz.runtime.result import AgentResult
+from hz.runtime.runners.command.result import Output, OutputProblem, read_output_file, result_from
+from hz.runtime.runners.command.settings import SETTINGS_KEYS, CommandSettings, parse_settings
+
+PROMPT_FILE = "prompt.md"
+CONTRACT_FILE = "contract.md"
+OUTPUT_FILE = "output.txt"
+
+
+class CommandRunner:
+    name: ClassVar[str] = "command"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        timeout="hard",
+        budget="advisory",
+        tools="advisory",
+        turns="unsupported",
+        structured_output="unsupported",
+    )
+    settings_keys: ClassVar[frozenset[str]] = SETTINGS_KEYS
+
+    def __init__(self, settings: CommandSettings) -> None:
+        self.settings = settings
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> CommandRunner:
+        return cls(parse_settings(settings))
+
+    @classmethod
+    def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
+        try:
+            parsed = parse_settings(settings)
+        except ConfigError as e:
+            return [Check("command runner settings", "failed", e.message)]
+        checks = [Check("command runner settings", "ok", "valid")]
+        program = _program(parsed, child_environment(passthrough=parsed.env))
+        if "/" not in program:
+            detail = f"{program}: not found on PATH"
+            checks.append(Check("command executable", "failed", detail))
+        elif not os.path.isfile(program):
+            checks.append(Check("command executable", "failed", f"{program}: not found"))
+        elif not os.access(program, os.X_OK):
+            checks.append(Check("command executable", "failed", f"{program}: not executable"))
+        else:
+            checks.append(Check("command executable", "ok", program))
+        if parsed.enforces_read_only:
+            checks.append(
+                Check("command read-only", "ok", "declared by command_enforces_read_only")
+            )
+        else:
+            checks.append(Check("command read-only", "degraded", _REFUSAL))
+        return checks
+
+    def plan(
+        self,
+        prompt: str,
+        *,
+        contract: str,
+        tools: ToolProfile,
+        timeout: float,
+        budget: Budget,
+        output: OutputSpec | None = None,
+    ) -> RunPlan:
+        working_dir, tool_names = self._admit(tools)
+        env = child_environment(passthrough=self.settings.env)
+        private = Path(PLACEHOLDER_DIR)
+        files = tuple(
+            (role, str(private / name))
+            for role, name, placeholder in _FILES
+            if self.settings.uses(placeholder)
+        )
+        argv = self._argv(env, private, working_dir, tool_names, timeout, budget)
+        return RunPlan(
+            argv=argv,
+            cwd=working_dir,
+            env_names=tuple(env),
+            files=files,
+            stdin="closed" if self.settings.uses("prompt_file") else "prompt",
+            limits_unenforced=self._unenforced(),
+        )
+
+    def run(
+        self,
+        prompt: str,
+        *,
+        contract: str,
+        tools: ToolProfile,
+        timeout: float,
+        budget: Budget,
+        output: OutputSpec | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> AgentResult:
+        working_dir, tool_names = self._admit(tools)
+        env = child_environment(passthrough=self.settings.env)
+        uses_output = self.settings.uses("output_file")
+        uses_prompt = self.settings.uses("prompt_file")
+        limits = Limits(timeout=timeout, inactivity=self.settings.inactivity_timeout)
+        files = {CONTRACT_FILE: contract} | ({PROMPT_FILE: prompt} if uses_prompt else {})
+        result_output: Output | OutputProblem | None = None
+        try:
+            with private_directory(files) as private:
+                if uses_output:  # created 0600 here, so the agent's umask can't widen it
+                    write_private_file(private.path, OUTPUT_FILE, b"")
+                argv = self._argv(env, private.path, working_dir, tool_names, timeout, budget)
+                stdin = None if uses_prompt else prompt.encode("utf-8")
+                outcome = run_bounded(argv, stdin=stdin, cwd=working_dir, env=env, limits=limits)
+                if uses_output and outcome.exit_code == 0:
+                    try:
+                        result_output = read_output_file(private.path / OUTPUT_FILE)
+                    except OutputProblem as e:
+                        result_output = e
+        except OSError as e:  # no temporary directory, disk full: nothing was started
+            why = f"cannot write the private run files: {e.strerror or e}"
+            outcome = ProcessOutcome(exit_code=None, launch_error=why)
+        base = {
+            "runner": self.name,
+            "model": self.settings.model,
+            "limits_unenforced": self._unenforced(),
+        }
+        return result_from(
+            outcome,
+            output=result_output,
+            settings=self.settings,
+            budget=budget,
+            timeout=timeout,
+            base=base,
+        )
+
+    def _admit(self, tools: ToolProfile) -> tuple[str, tuple[str, ...]]:
+        """Refuse before anything runs; the working directory and the tools to pass."""
+        if not self.settings.enforces_read_only:
+            raise RunnerError(f"the command runner {_REFUSAL}", hint=_REFUSAL_HINT)
+        allowed = self.settings.read_only_tools
+        offending = [t for t in tools.tools if t not in allowed]
+        if offending:
+            raise RunnerError(
+                "the command runner may only pass tools listed in [system.runner] "
+                f"command_read_only_tools ({', '.join(allowed) or 'none'}); "
+                f"not listed: {', '.join(offending)}"
+            )
+        if tools.working_dir is None:
+            raise RunnerError("the tool profile has no working directory bound")
+        return tools.working_dir, tools.tools or allowed
+
+    def _argv(
+        self,
+        env: Mapping[str, str],
+        private: Path,
+        working_dir: str,
+        tools: tuple[str, ...],
+        timeout: float,
+        budget: Budget,
+    ) -> tuple[str, ...]:
+        values = {
+            "prompt_file": str(private / PROMPT_FILE),
+            "contract_file": str(private / CONTRACT_FILE),
+            "output_file": str(private / OUTPUT_FILE),
+            "working_dir": working_dir,
+            "tools": ",".join(tools),
+            "model": self.settings.model or "",
+            "timeout_seconds": _number(timeout),
+            "max_usd": _number(budget.max_usd),
+        }
+        argv = self.settings.render(values)
+        return (_program(self.settings, env), *argv[1:])
+
+    def _unenforced(self) -> tuple[str, ...]:
+        missing = [
+            limit
+            for limit, placeholder in (("budget", "max_usd"), ("tools", "tools"))
+            if not self.settings.uses(placeholder)
+        ]
+        return (*missing, "turns")
+
+
+_FILES = (
+    ("prompt", PROMPT_FILE, "prompt_file"),
+    ("contract", CONTRACT_FILE, "contract_file"),
+    ("output", OUTPUT_FILE, "output_file"),
+)
+_REFUSAL = (
+    "refuses to run until [system.runner] command_enforces_read_only = true "
+    "(hz cannot check that the command restricts its agent to read-only tools)"
+)
+_REFUSAL_HINT = (
+    "set it in your user or site configuration once the command enforces read-only tools itself"
+)
+
+
+def _program(settings: CommandSettings, env: Mapping[str, str]) -> str:
+    """argv[0] as an absolute path: found on the child's PATH, or relative to hz's directory
+    (resolved before the child changes into the working directory)."""
+    program = os.path.expanduser("".join(text for text, _ in settings.command[0]))
+    if "/" in program:
+        return os.path.abspath(program)
+    return shutil.which(program, path=env.get("PATH", os.defpath)) or program
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
