@@ -146,11 +146,6 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> Expansion:
     return Expansion(tuple(out.values()), tuple(diags), tuple(empty))
 
 
-def expand(paths: Sequence[str | os.PathLike[str]]) -> list[str]:
-    """The files of ``expand_paths``."""
-    return list(expand_paths(paths).files)
-
-
 def validate_paths(
     paths: Sequence[str | os.PathLike[str]],
     *,

@@ -24,10 +24,6 @@ ALIASES: dict[str, tuple[str, str]] = {"HZ_RUNNER": (CAPABILITIES, "agent_runner
 _PREFIXES = {f"HZ_{t.upper().replace('.', '_')}": t for t in TABLES}
 
 
-def env_name(table: str, key: str) -> str:
-    return f"HZ_{table.upper().replace('.', '_')}__{key.upper()}"
-
-
 def parse_env_value(raw: str) -> Any:
     try:
         document = tomllib.loads(f"value = {raw}")

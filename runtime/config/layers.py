@@ -189,20 +189,3 @@ def read_source(
                 f"{where}: configuration file named by HZ_CONFIG does not exist"
             ) from e
         return {}, LayerState(source.layer, where, "missing")
-
-
-@dataclass(frozen=True, slots=True)
-class AuthoringOptions:
-    """The options of the authoring commands (``hz validate``, ``hz compile``, ...)."""
-
-    max_usd_ceiling: float
-
-
-def authoring_options(start: Path) -> AuthoringOptions:
-    """The effective authoring options for a command run in ``start``: every operator layer
-    and the project's ``hz.toml`` found from ``start``. ``ConfigError`` on any problem.
-
-    Runner keys are not checked here (that would load every runner); ``hz run`` and
-    ``hz doctor`` check them."""
-    config = load_config(cwd=start, runner_keys=False)
-    return AuthoringOptions(max_usd_ceiling=config.max_usd_ceiling)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.config.layers import authoring_options, load_config
+from hz.runtime.config.layers import load_config
 from hz.runtime.config.project import (
     ProjectProblem,
     find_project_file,
@@ -104,7 +104,6 @@ def test_project_authoring_option_applies(tmp_path: Path) -> None:
     (tmp_path / "hz.toml").write_text("[authoring]\nmax_usd_ceiling = 5\n")
     config = load_config(environ={}, cwd=tmp_path)
     assert config.max_usd_ceiling == 5.0
-    assert authoring_options(tmp_path).max_usd_ceiling == 5.0
 
 
 def test_search_goes_up_to_the_repository_root_only(tmp_path: Path) -> None:

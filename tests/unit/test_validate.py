@@ -12,7 +12,7 @@ from hz.compiler.contract import InputDecl
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.load.loader import load_bytes
 from hz.compiler.source import SourceDoc
-from hz.compiler.validate import expand, validate_paths, validate_source
+from hz.compiler.validate import expand_paths, validate_paths, validate_source
 
 GOOD = """\
 hz:
@@ -156,7 +156,7 @@ def test_expand_directories_recursively_sorted(tmp_path: Path) -> None:
     for rel in ["b.yaml", "a.yml", "sub/z.yaml", "sub/deeper/a.yaml", "c.json", "a.yaml.bak"]:
         write(tmp_path / rel)
     base = str(tmp_path)
-    assert expand([base]) == [
+    assert list(expand_paths([base]).files) == [
         f"{base}/a.yml",
         f"{base}/b.yaml",
         f"{base}/sub/deeper/a.yaml",
@@ -166,7 +166,7 @@ def test_expand_directories_recursively_sorted(tmp_path: Path) -> None:
 
 def test_expand_keeps_order_of_arguments_and_drops_repeats(tmp_path: Path) -> None:
     a, b = write(tmp_path / "a.yaml"), write(tmp_path / "b.yaml")
-    assert expand([str(b), str(a), str(b), "-", "missing.yaml"]) == [
+    assert list(expand_paths([str(b), str(a), str(b), "-", "missing.yaml"]).files) == [
         str(b),
         str(a),
         "-",
@@ -243,10 +243,10 @@ def test_expand_checks_a_file_named_twice_once_under_its_first_name(
 ) -> None:
     write(tmp_path / "contracts" / "a.yaml")
     monkeypatch.chdir(tmp_path)
-    assert expand(["contracts", "./contracts/a.yaml", "contracts/../contracts/a.yaml"]) == [
-        "contracts/a.yaml"
-    ]
-    assert expand(["./contracts/a.yaml", "contracts"]) == ["./contracts/a.yaml"]
+    assert list(
+        expand_paths(["contracts", "./contracts/a.yaml", "contracts/../contracts/a.yaml"]).files
+    ) == ["contracts/a.yaml"]
+    assert list(expand_paths(["./contracts/a.yaml", "contracts"]).files) == ["./contracts/a.yaml"]
 
 
 def test_unreadable_directory_is_hz001(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
