@@ -1,4 +1,4 @@
-"""Running one packet: bind, check capabilities, call the runner, check the draft.
+"""Running one session: bind the configured runner, check capabilities, run, check the draft.
 
 The capability check comes before the adapter: a limit the operator requires to be enforced
 (``[system.runner] require_enforced_budget = true``) that the bound runner cannot enforce
@@ -8,26 +8,20 @@ refuses the run with a ``RunnerError`` before any process starts.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from hz.runtime import registry
 from hz.runtime.errors import RunnerError
-from hz.runtime.models import Packet, ToolProfile
 from hz.runtime.output_check import check_output
-from hz.runtime.protocol import AgentRunner, ProgressCallback, RunnerClass, RunPlan
+from hz.runtime.protocol import AgentRunner, RunnerClass, RunRequest
 from hz.runtime.result import AgentResult
 
 
-def bind(
-    packet: Packet, *, runner_name: str, settings: Mapping[str, Any], workdir: Path | str
-) -> tuple[AgentRunner, ToolProfile]:
-    """The configured runner and the job's tool profile bound to ``workdir`` (which must
-    exist), after the capability check."""
+def bind(runner_name: str, settings: Mapping[str, Any]) -> AgentRunner:
+    """The configured runner, after the capability check; nothing is started."""
     runner_class = registry.resolve(runner_name)
     check_capabilities(runner_class, settings)
-    tools = packet.job.tools.bind(workdir)
-    return runner_class.from_settings(settings), tools
+    return runner_class.from_settings(settings)
 
 
 def check_capabilities(runner_class: RunnerClass, settings: Mapping[str, Any]) -> None:
@@ -40,40 +34,6 @@ def check_capabilities(runner_class: RunnerClass, settings: Mapping[str, Any]) -
         )
 
 
-def plan(
-    packet: Packet, *, runner_name: str, settings: Mapping[str, Any], workdir: Path | str
-) -> RunPlan:
-    """What ``execute`` would start, for ``hz run --dry-run``; nothing is started."""
-    runner, tools = bind(packet, runner_name=runner_name, settings=settings, workdir=workdir)
-    job = packet.job
-    return runner.plan(
-        packet.prompt,
-        contract=packet.contract,
-        tools=tools,
-        timeout=float(job.timeout_seconds),
-        budget=job.budget,
-        output=job.output,
-    )
-
-
-def execute(
-    packet: Packet,
-    *,
-    runner_name: str,
-    settings: Mapping[str, Any],
-    workdir: Path | str,
-    progress: ProgressCallback | None = None,
-) -> AgentResult:
-    """Run the packet once through the named runner; every outcome of the run is a result."""
-    runner, tools = bind(packet, runner_name=runner_name, settings=settings, workdir=workdir)
-    job = packet.job
-    result = runner.run(
-        packet.prompt,
-        contract=packet.contract,
-        tools=tools,
-        timeout=float(job.timeout_seconds),
-        budget=job.budget,
-        output=job.output,
-        progress=progress,
-    )
-    return check_output(result, job.output)
+def execute(runner: AgentRunner, request: RunRequest) -> AgentResult:
+    """Run the request once through the bound runner; every outcome of the run is a result."""
+    return check_output(runner.run(request), request.output)

@@ -1,9 +1,11 @@
 """The extension point: how hz runs one agent session.
 
-A runner is any object with a ``name`` and this ``run`` method. hz calls ``run`` once per
-session with the rendered prompt, the contract text (to be given to the agent as binding
-rules, never mixed into the prompt), the read-only tool profile (its ``working_dir`` bound and
-existing), the wall-clock timeout in seconds and the budget.
+A runner is any object with a ``name`` and the ``plan`` and ``run`` methods below. hz calls
+``run`` once per session with one ``RunRequest``: the rendered prompt, the contract text (to be
+given to the agent as binding rules, never mixed into the prompt), the read-only tool profile
+(its ``working_dir`` bound and existing), the wall-clock timeout in seconds, the budget, the
+job's output spec and an optional progress sink. ``plan`` gets the same request and starts
+nothing.
 
 Rules every runner follows:
 
@@ -13,18 +15,20 @@ Rules every runner follows:
 - Never exceed the timeout; name in ``limits_unenforced`` each limit it cannot enforce.
 - Start every child process through ``hz.runtime.process.bounded`` (one chokepoint: own
   process group, capped output, allowlisted environment, the group killed at the end).
-- ``output``: the job's output spec; a runner that can make the agent produce structured
-  output (e.g. a JSON Schema flag) uses it. hz validates a ``json`` draft afterwards anyway.
-- ``progress``: when given, call it with ``Progress`` as turns and tool calls happen.
+- ``request.output``: the job's output spec; a runner that can make the agent produce
+  structured output (e.g. a JSON Schema flag) uses it. hz validates a ``json`` draft afterwards
+  (``hz.runtime.output_check``); a runner does not.
+- ``request.progress``: when given, call it with ``Progress`` as turns and tool calls happen.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.models import Budget, OutputSpec, Packet, ToolProfile
 from hz.runtime.result import AgentResult
 
 
@@ -37,6 +41,39 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunRequest:
+    """One session to run (or, for ``plan``, to describe): everything ``plan`` and ``run`` get.
+
+    ``tools`` is bound: its ``working_dir`` is an absolute path that existed when the request
+    was made. ``timeout`` is wall-clock seconds. Build one from a packet with ``for_packet``.
+    """
+
+    prompt: str
+    contract: str
+    tools: ToolProfile
+    timeout: float
+    budget: Budget
+    output: OutputSpec = field(default_factory=OutputSpec)
+    progress: ProgressCallback | None = None
+
+    @classmethod
+    def for_packet(
+        cls, packet: Packet, *, workdir: Path | str, progress: ProgressCallback | None = None
+    ) -> RunRequest:
+        """The packet's session in ``workdir`` (``FormatError`` when it does not exist)."""
+        job = packet.job
+        return cls(
+            prompt=packet.prompt,
+            contract=packet.contract,
+            tools=job.tools.bind(workdir),
+            timeout=float(job.timeout_seconds),
+            budget=job.budget,
+            output=job.output,
+            progress=progress,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,30 +95,13 @@ class RunPlan:
 class AgentRunner(Protocol):
     name: str
 
-    def plan(
-        self,
-        prompt: str,
-        *,
-        contract: str,
-        tools: ToolProfile,
-        timeout: float,
-        budget: Budget,
-        output: OutputSpec | None = None,
-    ) -> RunPlan:
-        """Describe the process ``run`` would start with these arguments, without starting it."""
+    def plan(self, request: RunRequest) -> RunPlan:
+        """Describe the process ``run`` would start for this request, without starting it."""
         ...
 
-    def run(
-        self,
-        prompt: str,
-        *,
-        contract: str,
-        tools: ToolProfile,
-        timeout: float,
-        budget: Budget,
-        output: OutputSpec | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> AgentResult: ...
+    def run(self, request: RunRequest) -> AgentResult:
+        """Run the session once; every outcome once a process may start is a result."""
+        ...
 
 
 Enforcement = Literal["hard", "advisory", "unsupported"]

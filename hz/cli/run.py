@@ -12,6 +12,7 @@ import shlex
 import signal
 import sys
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import click
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.runtime.models import Packet
-from hz.runtime.protocol import RunPlan
+from hz.runtime.protocol import AgentRunner, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 
 #: Exit status per run status. 1 is "the packet could not be built" (contract or input
@@ -104,7 +105,7 @@ def run(
     from hz import __version__
     from hz.compiler.report.formats import write_report
     from hz.runtime.config.layers import load_config
-    from hz.runtime.execute import plan
+    from hz.runtime.execute import bind
 
     config = load_config(cwd=Path.cwd())
     settings = config.runner_settings
@@ -122,8 +123,10 @@ def run(
         return 1
     _check_ceiling(target, packet, config.max_usd_ceiling)
     runner_name = config.agent_runner
+    runner = bind(runner_name, settings)
+    request = RunRequest.for_packet(packet, workdir=workdir)
     if dry_run:
-        the_plan = plan(packet, runner_name=runner_name, settings=settings, workdir=workdir)
+        the_plan = runner.plan(request)
         limits = {
             "timeout_seconds": packet.job.timeout_seconds,
             "max_usd": packet.job.budget.max_usd,
@@ -134,7 +137,7 @@ def run(
             click.echo(plan_text(runner_name, the_plan, limits), nl=False)
         return 0
     started = datetime.now(UTC)
-    result = _execute(packet, runner_name, settings, workdir, quiet)
+    result = _execute(runner_name, runner, request, quiet)
     ended = datetime.now(UTC)
     receipt, receipt_error = None, None
     if not no_receipt:
@@ -213,7 +216,7 @@ def _on_ending_signal(signum: int, frame: object) -> None:
 
 
 def _execute(
-    packet: Packet, runner_name: str, settings: dict[str, Any], workdir: Path, quiet: bool
+    runner_name: str, runner: AgentRunner, request: RunRequest, quiet: bool
 ) -> AgentResult:
     from hz.runtime.execute import execute
 
@@ -221,17 +224,11 @@ def _execute(
     previous = {signum: signal.signal(signum, _on_ending_signal) for signum in _ENDING_SIGNALS}
     try:
         if quiet or not sys.stderr.isatty():
-            return execute(packet, runner_name=runner_name, settings=settings, workdir=workdir)
+            return execute(runner, request)
         from hz.runtime.progress import TerminalProgress
 
         with TerminalProgress(sys.stderr) as progress:
-            return execute(
-                packet,
-                runner_name=runner_name,
-                settings=settings,
-                workdir=workdir,
-                progress=progress,
-            )
+            return execute(runner, replace(request, progress=progress))
     except (KeyboardInterrupt, Terminated) as e:
         signal_name = "SIGINT" if isinstance(e, KeyboardInterrupt) else e.signal_name
         return AgentResult(

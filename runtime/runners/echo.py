@@ -13,9 +13,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, get_args
 
 from hz.runtime.errors import ConfigError
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
-from hz.runtime.protocol import Capabilities, Check, ProgressCallback, RunPlan
-from hz.runtime.protocol import Progress as ProgressEvent
+from hz.runtime.protocol import Capabilities, Check, Progress, RunPlan, RunRequest
 from hz.runtime.result import AgentResult, FailureKind, Status
 
 _STATUSES: tuple[str, ...] = get_args(Status)
@@ -56,33 +54,14 @@ class EchoRunner:
         cls.from_settings(settings)
         return [Check("echo", "ok", "built in; starts no process, answers with the prompt")]
 
-    def plan(
-        self,
-        prompt: str,
-        *,
-        contract: str,
-        tools: ToolProfile,
-        timeout: float,
-        budget: Budget,
-        output: OutputSpec | None = None,
-    ) -> RunPlan:
-        return RunPlan(argv=(), cwd=tools.working_dir or "", env_names=(), stdin="none")
+    def plan(self, request: RunRequest) -> RunPlan:
+        return RunPlan(argv=(), cwd=request.tools.working_dir or "", env_names=(), stdin="none")
 
-    def run(
-        self,
-        prompt: str,
-        *,
-        contract: str,
-        tools: ToolProfile,
-        timeout: float,
-        budget: Budget,
-        output: OutputSpec | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> AgentResult:
+    def run(self, request: RunRequest) -> AgentResult:
         started = time.monotonic()
-        if progress is not None:
-            progress(
-                ProgressEvent(elapsed_seconds=time.monotonic() - started, turns=1, tool_calls=0)
+        if request.progress is not None:
+            request.progress(
+                Progress(elapsed_seconds=time.monotonic() - started, turns=1, tool_calls=0)
             )
         completed = self.status == "completed"
         return AgentResult(
@@ -90,7 +69,7 @@ class EchoRunner:
             model=self.model,
             status=self.status,
             failure_kind=self.failure_kind,
-            draft=prompt,
+            draft=request.prompt,
             turns=1,
             cost_usd=0.0,
             duration_seconds=time.monotonic() - started,

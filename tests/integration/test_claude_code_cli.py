@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.models import OutputSpec
 from hz.runtime.protocol import Check, Progress
 from hz.runtime.result import AgentResult, ToolCall
 from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
@@ -33,6 +33,7 @@ from tests.fakes.claude_cli import (
     living_in_groups,
     processes_with_env,
 )
+from tests.run_request import run_request
 
 pytestmark = pytest.mark.real_cli
 
@@ -84,13 +85,16 @@ def run(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     runner = ClaudeCodeRunner.from_settings(settings(claude, **extra))
     return runner.run(
-        "Answer the question.",
-        contract="Never write files.",
-        tools=ToolProfile(tools=tools).bind(work),
-        timeout=timeout,
-        budget=Budget(max_usd=0.5),
-        output=output,
-        progress=progress,
+        run_request(
+            work,
+            prompt="Answer the question.",
+            contract="Never write files.",
+            tools=tools,
+            timeout=timeout,
+            max_usd=0.5,
+            output=output,
+            progress=progress,
+        )
     )
 
 
@@ -297,13 +301,7 @@ def test_api_key_not_passed_without_allow_api_key_billing(
 
 def test_missing_executable_is_launch_failed(tmp_path: Path, work: Path) -> None:
     runner = ClaudeCodeRunner.from_settings({"claude_executable": str(tmp_path / "nope")})
-    result = runner.run(
-        "p",
-        contract="c",
-        tools=ToolProfile().bind(work),
-        timeout=10,
-        budget=Budget(max_usd=1),
-    )
+    result = runner.run(run_request(work, timeout=10))
     assert (result.status, result.failure_kind) == ("failed", "launch_failed")
     assert result.reason == f"{tmp_path / 'nope'}: program not found"
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from hz.runtime.errors import RunnerError
-from hz.runtime.execute import execute
+from hz.runtime.execute import bind, execute
 from hz.runtime.models import Budget, OutputSpec, ToolProfile
-from hz.runtime.protocol import Progress
+from hz.runtime.protocol import Progress, RunRequest
 from hz.runtime.result import AgentResult, Usage
 from hz.runtime.runners.codex.runner import CodexRunner
 from tests.fakes.claude_cli import processes_with_env
@@ -33,6 +33,7 @@ from tests.fakes.responses_server import (
     message,
     shell,
 )
+from tests.run_request import run_request
 
 pytestmark = pytest.mark.real_cli
 
@@ -87,12 +88,14 @@ def run(
 ) -> AgentResult:
     runner = CodexRunner.from_settings(settings(api, codex, **extra))
     return runner.run(
-        "What is the secret word?",
-        contract=contract,
-        tools=ToolProfile(working_dir=str(work)),
-        timeout=timeout,
-        budget=Budget(max_usd=0.5),
-        output=output,
+        run_request(
+            work,
+            prompt="What is the secret word?",
+            contract=contract,
+            timeout=timeout,
+            max_usd=0.5,
+            output=output,
+        )
     )
 
 
@@ -198,11 +201,7 @@ def test_a_retry_notice_is_not_a_failure(codex: Path, work: Path, key: str) -> N
         retrying = api.provider_config("FAKE_KEY", retries=2)
         runner_settings = settings(api, codex, codex_config=retrying)
         result = CodexRunner.from_settings(runner_settings).run(
-            "go",
-            contract="",
-            tools=ToolProfile(working_dir=str(work)),
-            timeout=60,
-            budget=Budget(max_usd=1),
+            run_request(work, prompt="go", contract="")
         )
         assert len(api.requests) == 2
     assert (result.status, result.draft) == ("completed", "after the retry")
@@ -298,10 +297,8 @@ def test_a_required_budget_refuses_the_run_before_anything_starts(
     with FakeResponses([message("marmalade")]) as api:
         with pytest.raises(RunnerError) as caught:
             execute(
-                packet,
-                runner_name="codex",
-                settings=settings(api, codex, require_enforced_budget=True),
-                workdir=work,
+                bind("codex", settings(api, codex, require_enforced_budget=True)),
+                RunRequest.for_packet(packet, workdir=work),
             )
         assert api.requests == []
     assert caught.value.message == (
@@ -344,14 +341,7 @@ def test_progress_reports_turns_and_tool_calls(codex: Path, work: Path, key: str
     seen: list[Progress] = []
     with FakeResponses([shell("cat notes.txt"), message("marmalade")]) as api:
         runner = CodexRunner.from_settings(settings(api, codex))
-        result = runner.run(
-            "go",
-            contract="",
-            tools=ToolProfile(working_dir=str(work)),
-            timeout=60,
-            budget=Budget(max_usd=1),
-            progress=seen.append,
-        )
+        result = runner.run(run_request(work, prompt="go", contract="", progress=seen.append))
     assert result.status == "completed"
     assert [(p.turns, p.tool_calls, p.last_tool) for p in seen] == [
         (1, 0, None),
@@ -376,13 +366,7 @@ def test_an_unreachable_model_api_ends_the_run(codex: Path, work: Path, key: str
             "model": MODEL,
         }
     )
-    result = runner.run(
-        "go",
-        contract="",
-        tools=ToolProfile(working_dir=str(work)),
-        timeout=120,
-        budget=Budget(max_usd=1),
-    )
+    result = runner.run(run_request(work, prompt="go", contract="", timeout=120))
     assert (result.status, result.failure_kind, result.reason) == (
         "failed",
         "runtime_error",

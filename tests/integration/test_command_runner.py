@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.models import Budget, ToolProfile
 from hz.runtime.process.bounded import Limits
 from hz.runtime.result import AgentResult, Usage
 from hz.runtime.runners.command.runner import CommandRunner
 from tests.fakes.agent import recorded_env, recorded_pids
+from tests.run_request import run_request
 
 AGENT = str(Path(__file__).resolve().parents[1] / "fakes" / "agent.py")
 CONTRACT = "--contract-file={contract_file}"
@@ -76,15 +76,9 @@ class Fake:
         self.checked += 1
         self.env_out.unlink(missing_ok=True)
         self.pids.unlink(missing_ok=True)
-        kw.setdefault("timeout", 60)
+        kw.setdefault("max_usd", 0.5)
         begin = time.monotonic()
-        result = r.run(
-            prompt,
-            contract="Be brief.",
-            tools=ToolProfile(tools=kw.pop("tools", ())).bind(self.workdir),
-            budget=Budget(max_usd=kw.pop("max_usd", 0.5)),
-            **kw,
-        )
+        result = r.run(run_request(self.workdir, prompt=prompt, contract="Be brief.", **kw))
         elapsed = time.monotonic() - begin
         assert elapsed < within, f"the run took {elapsed:.1f} s, over its bound of {within} s"
         if started:

@@ -26,6 +26,7 @@ Contained = Callable[[Path, Path], None]
 PROBE = """
 import json, resource, sys
 from hz.runtime.models import Budget, ToolProfile
+from hz.runtime.protocol import RunRequest
 from hz.runtime.runners.command.runner import CommandRunner
 
 agent, stdout_bytes, stderr_bytes, workdir, env_out, pids = sys.argv[1:]
@@ -35,8 +36,8 @@ runner = CommandRunner.from_settings({
                 "--contract-file={contract_file}"],
     "command_enforces_read_only": True,
 })
-result = runner.run("p", contract="c", tools=ToolProfile().bind(workdir), timeout=300,
-                    budget=Budget(max_usd=1))
+result = runner.run(RunRequest(prompt="p", contract="c", tools=ToolProfile().bind(workdir),
+                               timeout=300, budget=Budget(max_usd=1)))
 print(json.dumps({
     "status": result.status, "failure_kind": result.failure_kind,
     "truncated": result.output_truncated, "draft_len": len(result.draft or ""),

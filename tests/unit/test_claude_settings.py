@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from hz.runtime.errors import ConfigError, RunnerError
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.models import OutputSpec
 from hz.runtime.registry import resolve
 from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
 from hz.runtime.runners.claude_code.settings import parse_settings
+from tests.run_request import run_request
 
 SOURCE = {
     "PATH": "/usr/bin",
@@ -148,25 +149,15 @@ def fake_claude(tmp_path: Path) -> Path:
 
 
 def plan_argv(runner: ClaudeCodeRunner, work: Path, **kwargs: Any) -> tuple[str, ...]:
-    tools = kwargs.pop("tools", ToolProfile())
     return runner.plan(
-        "prompt",
-        contract="rules",
-        tools=tools.bind(work),
-        timeout=30,
-        budget=Budget(max_usd=0.25),
-        **kwargs,
+        run_request(work, prompt="prompt", contract="rules", timeout=30, max_usd=0.25, **kwargs)
     ).argv
 
 
 def test_plan_default_argv(fake_claude: Path, tmp_path: Path, snapshot: Any) -> None:
     runner = ClaudeCodeRunner.from_settings({"claude_executable": str(fake_claude)})
     plan = runner.plan(
-        "prompt",
-        contract="rules",
-        tools=ToolProfile().bind(tmp_path),
-        timeout=30,
-        budget=Budget(max_usd=0.25),
+        run_request(tmp_path, prompt="prompt", contract="rules", timeout=30, max_usd=0.25)
     )
     assert plan.argv[0] == str(fake_claude)
     assert plan.argv[1:] == snapshot
@@ -185,7 +176,7 @@ def test_plan_with_every_option(fake_claude: Path, tmp_path: Path, snapshot: Any
         {"claude_executable": str(fake_claude), "model": "opus", "max_turns": 7}
     )
     output = OutputSpec(format="json", schema={"type": "object"})
-    argv = plan_argv(runner, tmp_path, tools=ToolProfile(tools=("Grep", "Read")), output=output)
+    argv = plan_argv(runner, tmp_path, tools=("Grep", "Read"), output=output)
     assert argv[1:] == snapshot
 
 
@@ -216,13 +207,7 @@ def test_a_tool_outside_read_only_tools_is_refused_before_spawn(
 ) -> None:
     runner = ClaudeCodeRunner.from_settings({"claude_executable": str(fake_claude)})
     with pytest.raises(RunnerError) as caught:
-        runner.run(
-            "p",
-            contract="c",
-            tools=ToolProfile(tools=("Read", "Bash", "WebFetch")).bind(tmp_path),
-            timeout=5,
-            budget=Budget(max_usd=1),
-        )
+        runner.run(run_request(tmp_path, tools=("Read", "Bash", "WebFetch"), timeout=5))
     assert caught.value.message == (
         "the claude-code runner allows only read-only tools (Read, Grep, Glob); "
         "the contract asks for Bash, WebFetch"
@@ -235,7 +220,7 @@ def test_operator_widened_read_only_tools(fake_claude: Path, tmp_path: Path) -> 
     )
     argv = plan_argv(runner, tmp_path)
     assert argv[argv.index("--tools") + 1] == "Read,LS"
-    argv = plan_argv(runner, tmp_path, tools=ToolProfile(tools=("LS",)))
+    argv = plan_argv(runner, tmp_path, tools=("LS",))
     assert argv[argv.index("--allowed-tools") + 1] == "LS"
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.models import Budget, ToolProfile
 from hz.runtime.runners.codex.runner import CodexRunner
+from tests.run_request import run_request
 
 
 def test_doctor_without_codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -25,13 +25,7 @@ def test_doctor_without_codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def test_missing_executable_is_a_result(tmp_path: Path) -> None:
     runner = CodexRunner.from_settings({"codex_executable": str(tmp_path / "no-codex")})
-    result = runner.run(
-        "p",
-        contract="c",
-        tools=ToolProfile(working_dir=str(tmp_path)),
-        timeout=5,
-        budget=Budget(max_usd=1),
-    )
+    result = runner.run(run_request(tmp_path, timeout=5))
     assert (result.status, result.failure_kind, result.reason) == (
         "failed",
         "launch_failed",

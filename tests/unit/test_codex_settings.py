@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 
 from hz.runtime.errors import ConfigError
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.models import OutputSpec
 from hz.runtime.process.bounded import ProcessOutcome
 from hz.runtime.protocol import Capabilities
 from hz.runtime.runners.codex.argv import build_argv
 from hz.runtime.runners.codex.runner import CodexRunner, stderr_tail
 from hz.runtime.runners.codex.settings import CodexSettings, read_settings
 from hz.runtime.runners.executables import parse_version
+from tests.run_request import run_request
 
 
 def test_defaults() -> None:
@@ -170,12 +171,13 @@ def test_plan_shows_what_would_run_without_running(tmp_path: Path) -> None:
         {"codex_executable": "/nonexistent/codex", "codex_env": ["FAKE_KEY"], "max_turns": 3}
     )
     plan = runner.plan(
-        "prompt",
-        contract="rules",
-        tools=ToolProfile(tools=("Read",), working_dir=str(tmp_path)),
-        timeout=60,
-        budget=Budget(max_usd=1),
-        output=OutputSpec(format="json", schema={"type": "object"}),
+        run_request(
+            tmp_path,
+            prompt="prompt",
+            contract="rules",
+            tools=("Read",),
+            output=OutputSpec(format="json", schema={"type": "object"}),
+        )
     )
     assert plan.argv[-5:] == (
         "-c",
@@ -197,13 +199,7 @@ def test_plan_shows_what_would_run_without_running(tmp_path: Path) -> None:
 
 
 def test_empty_contract_keeps_the_cli_instructions(tmp_path: Path) -> None:
-    plan = CodexRunner.from_settings({}).plan(
-        "p",
-        contract="  \n",
-        tools=ToolProfile(working_dir=str(tmp_path)),
-        timeout=5,
-        budget=Budget(max_usd=1),
-    )
+    plan = CodexRunner.from_settings({}).plan(run_request(tmp_path, contract="  \n", timeout=5))
     assert not any(arg.startswith("model_instructions_file") for arg in plan.argv)
     assert plan.limits_unenforced == ("budget",)
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from hz.runtime.errors import RunnerError
-from hz.runtime.models import Budget, ToolProfile
 from hz.runtime.protocol import Capabilities, Check, RunPlan
 from hz.runtime.runners.command.runner import CommandRunner
+from tests.run_request import run_request
 
 C = "--contract={contract_file}"
 REFUSAL = (
@@ -27,21 +27,15 @@ def make(**settings: Any) -> CommandRunner:
     )
 
 
-def plan(r: CommandRunner, tools: ToolProfile, **kw: Any) -> RunPlan:
-    return r.plan("prompt", contract="c", tools=tools, timeout=90, budget=Budget(max_usd=0.5), **kw)
+def plan(r: CommandRunner, workdir: Path | str | None, **kw: Any) -> RunPlan:
+    return r.plan(run_request(workdir, prompt="prompt", timeout=90, max_usd=0.5, **kw))
 
 
 @pytest.mark.parametrize("method", ["plan", "run"])
 def test_refuses_until_read_only_is_declared(tmp_path: Path, method: str) -> None:
     r = make(command_enforces_read_only=False)
     with pytest.raises(RunnerError) as e:
-        getattr(r, method)(
-            "p",
-            contract="c",
-            tools=ToolProfile().bind(tmp_path),
-            timeout=5,
-            budget=Budget(max_usd=1),
-        )
+        getattr(r, method)(run_request(tmp_path, timeout=5))
     assert e.value.message == f"the command runner {REFUSAL}"
     assert e.value.hint == (
         "set it in your user or site configuration once the command enforces read-only tools itself"
@@ -51,13 +45,13 @@ def test_refuses_until_read_only_is_declared(tmp_path: Path, method: str) -> Non
 def test_refuses_tools_not_listed_as_read_only(tmp_path: Path) -> None:
     r = make(command_read_only_tools=["Read", "Grep"])
     with pytest.raises(RunnerError) as e:
-        plan(r, ToolProfile(tools=("Read", "Bash", "Write")).bind(tmp_path))
+        plan(r, tmp_path, tools=("Read", "Bash", "Write"))
     assert e.value.message == (
         "the command runner may only pass tools listed in [system.runner] "
         "command_read_only_tools (Read, Grep); not listed: Bash, Write"
     )
     with pytest.raises(RunnerError) as e:
-        plan(make(), ToolProfile(tools=("Read",)).bind(tmp_path))
+        plan(make(), tmp_path, tools=("Read",))
     assert e.value.message == (
         "the command runner may only pass tools listed in [system.runner] "
         "command_read_only_tools (none); not listed: Read"
@@ -66,7 +60,7 @@ def test_refuses_tools_not_listed_as_read_only(tmp_path: Path) -> None:
 
 def test_refuses_an_unbound_working_directory() -> None:
     with pytest.raises(RunnerError) as e:
-        plan(make(), ToolProfile())
+        plan(make(), None)
     assert e.value.message == "the tool profile has no working directory bound"
 
 
@@ -86,7 +80,7 @@ def test_plan_shows_argv_files_and_environment_names(
         command_env=["AGENT_TOKEN"],
     )  # fmt: skip
     workdir = str(tmp_path.resolve())
-    assert plan(r, ToolProfile(tools=("Read",)).bind(tmp_path)) == RunPlan(
+    assert plan(r, tmp_path, tools=("Read",)) == RunPlan(
         argv=(
             "/opt/agent/bin/agent",
             "--prompt=<private>/prompt.md",
@@ -110,7 +104,7 @@ def test_plan_shows_argv_files_and_environment_names(
 
 
 def test_plan_without_prompt_file_sends_the_prompt_on_stdin(tmp_path: Path) -> None:
-    p = plan(make(), ToolProfile().bind(tmp_path))
+    p = plan(make(), tmp_path)
     assert (p.stdin, p.files, p.limits_unenforced) == (
         "prompt",
         (("contract", "<private>/contract.md"),),
@@ -126,9 +120,9 @@ def test_program_is_resolved_on_path_and_relative_paths_against_our_directory(
     tool.write_text("#!/bin/sh\n")
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tool.parent}:/usr/bin")
-    assert plan(make(command=["my-agent", C]), ToolProfile().bind(tmp_path)).argv[0] == str(tool)
+    assert plan(make(command=["my-agent", C]), tmp_path).argv[0] == str(tool)
     monkeypatch.chdir(tmp_path)
-    assert plan(make(command=["bin/my-agent", C]), ToolProfile().bind("/")).argv[0] == str(tool)
+    assert plan(make(command=["bin/my-agent", C]), "/").argv[0] == str(tool)
 
 
 def test_capabilities() -> None:

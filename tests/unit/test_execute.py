@@ -9,9 +9,10 @@ import pytest
 
 from hz.runtime import registry
 from hz.runtime.errors import FormatError, RunnerError
-from hz.runtime.execute import execute, plan
+from hz.runtime.execute import bind, execute
 from hz.runtime.models import Budget, Job, OutputSpec, Packet, SourceRef, ToolProfile
-from hz.runtime.protocol import Capabilities, RunPlan
+from hz.runtime.protocol import Capabilities, RunPlan, RunRequest
+from hz.runtime.result import AgentResult
 from hz.runtime.runners.echo import EchoRunner
 
 
@@ -41,9 +42,14 @@ class SoftBudgetRunner(EchoRunner):
     )
     runs: ClassVar[int] = 0
 
-    def run(self, prompt: str, **kwargs: Any):  # type: ignore[no-untyped-def]
+    def run(self, request: RunRequest) -> AgentResult:
         SoftBudgetRunner.runs += 1
-        return super().run(prompt, **kwargs)
+        return super().run(request)
+
+
+def run(packet: Packet, runner_name: str, settings: dict[str, Any], workdir: Path) -> AgentResult:
+    runner = bind(runner_name, settings)
+    return execute(runner, RunRequest.for_packet(packet, workdir=workdir))
 
 
 @pytest.fixture
@@ -54,7 +60,7 @@ def soft(monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_echo_run_completes_with_the_prompt(tmp_path: Path) -> None:
-    result = execute(make_packet(), runner_name="echo", settings={}, workdir=tmp_path)
+    result = run(make_packet(), "echo", {}, tmp_path)
     assert (result.status, result.draft, result.runner, result.model) == (
         "completed",
         "Say hi.",
@@ -65,18 +71,13 @@ def test_echo_run_completes_with_the_prompt(tmp_path: Path) -> None:
 
 def test_workdir_must_exist(tmp_path: Path) -> None:
     with pytest.raises(FormatError) as caught:
-        execute(make_packet(), runner_name="echo", settings={}, workdir=tmp_path / "nope")
+        run(make_packet(), "echo", {}, tmp_path / "nope")
     assert caught.value.message == f"working directory {tmp_path / 'nope'} does not exist"
 
 
 def test_required_budget_enforcement_refuses_before_the_adapter(tmp_path: Path, soft: str) -> None:
     with pytest.raises(RunnerError) as caught:
-        execute(
-            make_packet(),
-            runner_name=soft,
-            settings={"require_enforced_budget": True},
-            workdir=tmp_path,
-        )
+        run(make_packet(), soft, {"require_enforced_budget": True}, tmp_path)
     assert caught.value.message == (
         "runner 'soft' cannot enforce a budget (advisory) and [system.runner] "
         "require_enforced_budget is true; nothing was started"
@@ -85,13 +86,13 @@ def test_required_budget_enforcement_refuses_before_the_adapter(tmp_path: Path, 
 
 
 def test_advisory_budget_runs_when_not_required(tmp_path: Path, soft: str) -> None:
-    result = execute(make_packet(), runner_name=soft, settings={}, workdir=tmp_path)
+    result = run(make_packet(), soft, {}, tmp_path)
     assert (result.status, SoftBudgetRunner.runs) == ("completed", 1)
 
 
 def test_json_draft_is_parsed_into_structured_output(tmp_path: Path) -> None:
     packet = make_packet('{"title": "x"}', OutputSpec(format="json", schema_={"type": "object"}))
-    result = execute(packet, runner_name="echo", settings={}, workdir=tmp_path)
+    result = run(packet, "echo", {}, tmp_path)
     assert (result.status, result.structured_output) == ("completed", {"title": "x"})
 
 
@@ -117,7 +118,7 @@ def test_schema_mismatch_is_failed_schema_invalid_with_draft_kept(
     tmp_path: Path, draft: str, reason: str
 ) -> None:
     packet = make_packet(draft, OutputSpec(format="json", schema_=SCHEMA))
-    result = execute(packet, runner_name="echo", settings={}, workdir=tmp_path)
+    result = run(packet, "echo", {}, tmp_path)
     assert (result.status, result.failure_kind, result.reason, result.draft) == (
         "failed",
         "schema_invalid",
@@ -129,16 +130,17 @@ def test_schema_mismatch_is_failed_schema_invalid_with_draft_kept(
 def test_a_run_that_did_not_complete_is_not_reclassified(tmp_path: Path) -> None:
     packet = make_packet("not json", OutputSpec(format="json", schema_=SCHEMA))
     settings = {"echo_status": "timeout"}
-    result = execute(packet, runner_name="echo", settings=settings, workdir=tmp_path)
+    result = run(packet, "echo", settings, tmp_path)
     assert (result.status, result.failure_kind) == ("timeout", None)
 
 
 def test_plan_starts_nothing(tmp_path: Path) -> None:
-    assert plan(make_packet(), runner_name="echo", settings={}, workdir=tmp_path) == RunPlan(
+    request = RunRequest.for_packet(make_packet(), workdir=tmp_path)
+    assert bind("echo", {}).plan(request) == RunPlan(
         argv=(), cwd=str(tmp_path.resolve()), env_names=(), stdin="none"
     )
 
 
 def test_markdown_output_is_not_checked(tmp_path: Path) -> None:
-    result = execute(make_packet("{"), runner_name="echo", settings={}, workdir=tmp_path)
+    result = run(make_packet("{"), "echo", {}, tmp_path)
     assert (result.status, result.structured_output) == ("completed", None)

@@ -13,7 +13,6 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
 from hz.runtime.protocol import (
@@ -21,8 +20,8 @@ from hz.runtime.protocol import (
     Check,
     Enforcement,
     Progress,
-    ProgressCallback,
     RunPlan,
+    RunRequest,
 )
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.claude_code.argv import build_argv, session_tools
@@ -62,49 +61,31 @@ class ClaudeCodeRunner:
             timeout="hard", budget="hard", tools="hard", turns=turns, structured_output="hard"
         )
 
-    def plan(
-        self,
-        prompt: str,
-        *,
-        contract: str,
-        tools: ToolProfile,
-        timeout: float,
-        budget: Budget,
-        output: OutputSpec | None = None,
-    ) -> RunPlan:
+    def plan(self, request: RunRequest) -> RunPlan:
         env = self.settings.environment()
         executable = resolve_executable(self.settings.executable, env) or self.settings.executable
         contract_file = f"{PLACEHOLDER_DIR}/{CONTRACT_FILE}"
         argv = build_argv(
             executable,
             contract_file=contract_file,
-            tools=session_tools(tools, self.settings),
-            budget=budget,
-            output=output,
+            tools=session_tools(request.tools, self.settings),
+            budget=request.budget,
+            output=request.output,
             settings=self.settings,
         )
         return RunPlan(
             argv=argv,
-            cwd=tools.working_dir or "",
+            cwd=request.tools.working_dir or "",
             env_names=tuple(sorted(env)),
             files=(("contract", contract_file),),
             stdin="prompt",
         )
 
-    def run(
-        self,
-        prompt: str,
-        *,
-        contract: str,
-        tools: ToolProfile,
-        timeout: float,
-        budget: Budget,
-        output: OutputSpec | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> AgentResult:
-        names = session_tools(tools, self.settings)  # RunnerError before anything starts
+    def run(self, request: RunRequest) -> AgentResult:
+        names = session_tools(request.tools, self.settings)  # RunnerError before anything starts
         env = self.settings.environment()
-        cwd = tools.working_dir or "."
+        cwd = request.tools.working_dir or "."
+        timeout, progress = request.timeout, request.progress
         executable = resolve_executable(self.settings.executable, env)
         if executable is None:
             missing = f"{self.settings.executable}: {why_unusable(self.settings.executable)}"
@@ -122,18 +103,18 @@ class ClaudeCodeRunner:
                 progress(Progress(time.monotonic() - started, now[0], now[1], parser.last_tool))
             return done
 
-        with private_directory({CONTRACT_FILE: contract}, prefix="hz-claude-") as private:
+        with private_directory({CONTRACT_FILE: request.contract}, prefix="hz-claude-") as private:
             argv = build_argv(
                 executable,
                 contract_file=str(private.files[CONTRACT_FILE]),
                 tools=names,
-                budget=budget,
-                output=output,
+                budget=request.budget,
+                output=request.output,
                 settings=self.settings,
             )
             outcome = run_bounded(
                 argv,
-                stdin=prompt.encode("utf-8"),
+                stdin=request.prompt.encode("utf-8"),
                 cwd=cwd,
                 env=env,
                 # A line may be as long as the output cap: a long draft is still one result.

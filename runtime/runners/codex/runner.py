@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from hz.runtime.errors import RunnerError
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.models import ToolProfile
 from hz.runtime.output_check import check_output
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
-from hz.runtime.protocol import Capabilities, Check, Progress, ProgressCallback, RunPlan
+from hz.runtime.protocol import Capabilities, Check, Progress, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.codex.argv import (
     CONTRACT_FILE,
@@ -83,12 +83,12 @@ class CodexRunner:
             names.append("turns")
         return tuple(names)
 
-    def _files(self, contract: str, output: OutputSpec | None) -> dict[str, str]:
+    def _files(self, request: RunRequest) -> dict[str, str]:
         files: dict[str, str] = {}
-        if contract.strip():
-            files[CONTRACT_FILE] = contract
-        if output is not None and output.schema_ is not None:
-            files[SCHEMA_FILE] = json.dumps(output.schema_, ensure_ascii=False)
+        if request.contract.strip():
+            files[CONTRACT_FILE] = request.contract
+        if request.output.schema_ is not None:
+            files[SCHEMA_FILE] = json.dumps(request.output.schema_, ensure_ascii=False)
         return files
 
     def _argv(self, executable: str, working_dir: str, files: Mapping[str, str]) -> tuple[str, ...]:
@@ -100,18 +100,9 @@ class CodexRunner:
             schema_file=files.get(SCHEMA_FILE),
         )
 
-    def plan(
-        self,
-        prompt: str,
-        *,
-        contract: str,
-        tools: ToolProfile,
-        timeout: float,
-        budget: Budget,
-        output: OutputSpec | None = None,
-    ) -> RunPlan:
-        working_dir = _working_dir(tools)
-        names = self._files(contract, output)
+    def plan(self, request: RunRequest) -> RunPlan:
+        working_dir = _working_dir(request.tools)
+        names = self._files(request)
         shown = {name: f"{PLACEHOLDER_DIR}/{name}" for name in names}
         home = str(self.settings.home) if self.settings.home else f"{PLACEHOLDER_DIR}/codex-home"
         env = self.environment(home)
@@ -122,21 +113,12 @@ class CodexRunner:
             env_names=tuple(sorted(env)),
             files=(*((_ROLES[name], path) for name, path in shown.items()), ("codex home", home)),
             stdin="the prompt, then closed",
-            limits_unenforced=self.unenforced(tools),
+            limits_unenforced=self.unenforced(request.tools),
         )
 
-    def run(
-        self,
-        prompt: str,
-        *,
-        contract: str,
-        tools: ToolProfile,
-        timeout: float,
-        budget: Budget,
-        output: OutputSpec | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> AgentResult:
-        working_dir = _working_dir(tools)
+    def run(self, request: RunRequest) -> AgentResult:
+        working_dir = _working_dir(request.tools)
+        timeout, progress = request.timeout, request.progress
         stream = CodexStream()
         started = time.monotonic()
         seen = (0, 0)
@@ -158,12 +140,12 @@ class CodexRunner:
                 where = "" if "/" in self.settings.executable else " on PATH"
                 missing = f"{self.settings.executable}: program not found{where}"
                 end = RunEnd(None, False, timeout, launch_error=missing)
-                return self._result(stream, end, None, tools, output)
-            with private_directory(self._files(contract, output), prefix="hz-codex-") as private:
+                return self._result(stream, end, None, request)
+            with private_directory(self._files(request), prefix="hz-codex-") as private:
                 paths = {name: str(path) for name, path in private.files.items()}
                 outcome = run_bounded(
                     self._argv(executable, working_dir, paths),
-                    stdin=prompt.encode("utf-8"),
+                    stdin=request.prompt.encode("utf-8"),
                     cwd=working_dir,
                     env=env,
                     limits=Limits(timeout=timeout),
@@ -178,7 +160,7 @@ class CodexRunner:
             finished_after_done=outcome.finished_after_done,
             describe_exit=outcome.describe_exit(),
         )
-        return self._result(stream, end, outcome, tools, output)
+        return self._result(stream, end, outcome, request)
 
     @contextmanager
     def _home(self) -> Iterator[Path]:
@@ -193,8 +175,7 @@ class CodexRunner:
         stream: CodexStream,
         end: RunEnd,
         outcome: ProcessOutcome | None,
-        tools: ToolProfile,
-        output: OutputSpec | None,
+        request: RunRequest,
     ) -> AgentResult:
         verdict = classify(stream, end)
         result = AgentResult(
@@ -210,11 +191,11 @@ class CodexRunner:
             exit_code=outcome.exit_code if outcome else None,
             stderr_tail=stderr_tail(outcome) if outcome else "",
             reason=verdict.reason,
-            limits_unenforced=self.unenforced(tools),
+            limits_unenforced=self.unenforced(request.tools),
             output_truncated=bool(outcome and outcome.stdout_truncated),
         )
         # The CLI asks the API for schema-shaped output but never checks it: hz does.
-        return result if output is None else check_output(result, output)
+        return check_output(result, request.output)
 
 
 def _working_dir(tools: ToolProfile) -> str:

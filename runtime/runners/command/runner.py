@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from hz.runtime.errors import ConfigError, RunnerError
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.models import ToolProfile
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory, write_private_file
-from hz.runtime.protocol import Capabilities, Check, ProgressCallback, RunPlan
+from hz.runtime.protocol import Capabilities, Check, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.command.result import Output, OutputProblem, read_output_file, result_from
 from hz.runtime.runners.command.settings import SETTINGS_KEYS, CommandSettings, parse_settings
@@ -72,17 +72,8 @@ class CommandRunner:
             checks.append(Check("command read-only", "degraded", _REFUSAL))
         return checks
 
-    def plan(
-        self,
-        prompt: str,
-        *,
-        contract: str,
-        tools: ToolProfile,
-        timeout: float,
-        budget: Budget,
-        output: OutputSpec | None = None,
-    ) -> RunPlan:
-        working_dir, tool_names = self._admit(tools)
+    def plan(self, request: RunRequest) -> RunPlan:
+        working_dir, tool_names = self._admit(request.tools)
         env = child_environment(passthrough=self.settings.env)
         private = Path(PLACEHOLDER_DIR)
         files = tuple(
@@ -90,7 +81,7 @@ class CommandRunner:
             for role, name, placeholder in _FILES
             if self.settings.uses(placeholder)
         )
-        argv = self._argv(env, private, working_dir, tool_names, timeout, budget)
+        argv = self._argv(env, private, working_dir, tool_names, request)
         return RunPlan(
             argv=argv,
             cwd=working_dir,
@@ -100,30 +91,22 @@ class CommandRunner:
             limits_unenforced=self._unenforced(),
         )
 
-    def run(
-        self,
-        prompt: str,
-        *,
-        contract: str,
-        tools: ToolProfile,
-        timeout: float,
-        budget: Budget,
-        output: OutputSpec | None = None,
-        progress: ProgressCallback | None = None,
-    ) -> AgentResult:
-        working_dir, tool_names = self._admit(tools)
+    def run(self, request: RunRequest) -> AgentResult:
+        working_dir, tool_names = self._admit(request.tools)
         env = child_environment(passthrough=self.settings.env)
         uses_output = self.settings.uses("output_file")
         uses_prompt = self.settings.uses("prompt_file")
-        limits = Limits(timeout=timeout, inactivity=self.settings.inactivity_timeout)
-        files = {CONTRACT_FILE: contract} | ({PROMPT_FILE: prompt} if uses_prompt else {})
+        limits = Limits(timeout=request.timeout, inactivity=self.settings.inactivity_timeout)
+        files = {CONTRACT_FILE: request.contract}
+        if uses_prompt:
+            files[PROMPT_FILE] = request.prompt
         result_output: Output | OutputProblem | None = None
         try:
             with private_directory(files) as private:
                 if uses_output:  # created 0600 here, so the agent's umask can't widen it
                     write_private_file(private.path, OUTPUT_FILE, b"")
-                argv = self._argv(env, private.path, working_dir, tool_names, timeout, budget)
-                stdin = None if uses_prompt else prompt.encode("utf-8")
+                argv = self._argv(env, private.path, working_dir, tool_names, request)
+                stdin = None if uses_prompt else request.prompt.encode("utf-8")
                 outcome = run_bounded(argv, stdin=stdin, cwd=working_dir, env=env, limits=limits)
                 if uses_output and outcome.exit_code == 0:
                     try:
@@ -142,8 +125,8 @@ class CommandRunner:
             outcome,
             output=result_output,
             settings=self.settings,
-            budget=budget,
-            timeout=timeout,
+            budget=request.budget,
+            timeout=request.timeout,
             base=base,
         )
 
@@ -169,8 +152,7 @@ class CommandRunner:
         private: Path,
         working_dir: str,
         tools: tuple[str, ...],
-        timeout: float,
-        budget: Budget,
+        request: RunRequest,
     ) -> tuple[str, ...]:
         values = {
             "prompt_file": str(private / PROMPT_FILE),
@@ -179,8 +161,8 @@ class CommandRunner:
             "working_dir": working_dir,
             "tools": ",".join(tools),
             "model": self.settings.model or "",
-            "timeout_seconds": _number(timeout),
-            "max_usd": _number(budget.max_usd),
+            "timeout_seconds": _number(request.timeout),
+            "max_usd": _number(request.budget.max_usd),
         }
         argv = self.settings.render(values)
         return (_program(self.settings, env), *argv[1:])
