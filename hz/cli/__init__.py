@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "config": "hz.cli.ops:config",
     "receipts": "hz.cli.ops:receipts",
     "runners": "hz.cli.runners:runners",
+    "init": "hz.cli.init:init",
 }
 
 SHORT_HELP: dict[str, str] = {
@@ -39,6 +40,7 @@ SHORT_HELP: dict[str, str] = {
     "config": "Show the effective configuration and where each value came from.",
     "receipts": "Inspect and verify run receipts.",
     "runners": "List the registered runners and what they enforce.",
+    "init": "Set up hz in a repository: schema, starter contract, .gitignore.",
 }
 
 

@@ -1,0 +1,129 @@
+"""``hz init``: set up hz in the user's own repository.
+
+It writes the contract schema where the editor modeline of the starter contract finds it, a
+starter contract that validates and runs with the echo runner, and a ``.gitignore`` entry for
+the files hz keeps locally. It never overwrites a contract or removes a line: running it again
+refreshes only the schema (after upgrading hz) and adds what is missing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from hz.compiler.jobdir import atomic_write
+
+#: hz.name's pattern in the contract schema.
+NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+
+SCHEMA_PATH = Path(".hz") / "contract.schema.json"
+#: What hz writes in a working tree and nobody commits: the default receipt chain.
+IGNORED = ".hz-receipts/"
+
+STARTER = """\
+# yaml-language-server: $schema={schema}
+hz:
+  contract: 1
+  name: {name}
+  title: Summarise the open to-do items
+  timeout: 10m
+  agent:
+    tools: []                  # [] = the runner's read-only default
+    max_usd: 0.25
+  inputs:
+    topic:
+      description: What the summary is about
+      schema: {{type: string, minLength: 1}}
+      default: the to-do items in this repository
+  output:
+    format: markdown
+contract: |
+  Summarise; never change a file.
+  - Mention only what you found in the repository, and cite each item as PATH:LINE.
+  - Keep it under 200 words.
+prompt: |
+  Write a short summary of {{{{ inputs.topic }}}}.
+"""
+
+
+@click.command(short_help="Set up hz in a repository: schema, starter contract, .gitignore.")
+@click.argument(
+    "directory",
+    default=".",
+    type=click.Path(file_okay=False, path_type=Path),
+)
+@click.option(
+    "--contracts",
+    "contracts_dir",
+    default="contracts",
+    show_default=True,
+    help="Where the starter contract goes, relative to DIRECTORY.",
+)
+@click.option("--name", default="todo-summary", show_default=True, help="The starter's hz.name.")
+def init(directory: Path, contracts_dir: str, name: str) -> int:
+    """Set up hz in DIRECTORY (default: the current directory):
+
+    \b
+      .hz/contract.schema.json      the contract schema, for the editor (refreshed each time)
+      CONTRACTS/NAME.yaml           a starter contract whose modeline points at that schema
+      .gitignore                    gains .hz-receipts/ (hz's local receipt chain)
+
+    An existing contract is never overwritten. Commit .hz/contract.schema.json so everyone's
+    editor completes and checks contracts; run hz init again after upgrading hz.
+    """
+    from hz.compiler.checks.structure import schema_text
+
+    if not NAME.fullmatch(name):
+        raise click.BadParameter(f"{name!r} is not a lowercase slug", param_hint="'--name'")
+    if not directory.is_dir():
+        raise click.UsageError(f"{directory} is not a directory")
+    contracts = Path(contracts_dir)
+    if contracts.is_absolute() or ".." in contracts.parts:
+        raise click.BadParameter("give a path inside DIRECTORY", param_hint="'--contracts'")
+
+    text = schema_text()
+    text = text if text.endswith("\n") else text + "\n"
+    schema = directory / SCHEMA_PATH
+    changed = not schema.is_file() or schema.read_text(encoding="utf-8") != text
+    if changed:
+        schema.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(schema, text)
+    _report("wrote" if changed else "unchanged", schema)
+
+    contract = directory / contracts / f"{name}.yaml"
+    if contract.exists():
+        _report("kept", contract)
+    else:
+        up = "/".join([".."] * len(contracts.parts))
+        modeline = f"{up}/{SCHEMA_PATH.as_posix()}" if up else SCHEMA_PATH.as_posix()
+        contract.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(contract, STARTER.format(schema=modeline, name=name))
+        _report("wrote", contract)
+
+    gitignore = directory / ".gitignore"
+    lines = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.exists() else []
+    if IGNORED in lines or IGNORED.rstrip("/") in lines:
+        _report("unchanged", gitignore)
+    else:
+        previous = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+        separator = "" if not previous or previous.endswith("\n") else "\n"
+        entry = f"# hz's local receipt chain (the default of hz run --receipt-dir)\n{IGNORED}\n"
+        gitignore.write_text(previous + separator + entry, encoding="utf-8")
+        _report("updated", gitignore)
+
+    steps = [
+        (f"hz validate {contract.parent}", "every problem, with file:line:col"),
+        (f"HZ_RUNNER=echo hz run {contract}", "the built-in echo runner: no agent needed"),
+        ("hz doctor", "is the configured agent ready?"),
+    ]
+    width = max(len(command) for command, _ in steps)
+    click.echo("next:")
+    for command, why in steps:
+        click.echo(f"  {command:<{width}}  # {why}")
+    return 0
+
+
+def _report(what: str, path: Path) -> None:
+    click.echo(f"{what + ':':<11}{path}")
