@@ -1,0 +1,1 @@
+"""Scripts for CI systems: ``hz.ci.github`` is the GitHub Action's (``action.yml``)."""

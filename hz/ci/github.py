@@ -1,0 +1,301 @@
+"""The script of the GitHub Action (``action.yml``): validate, check or compile, run jobs, and
+report the way GitHub Actions reads it.
+
+    python -m hz.ci.github --contracts contracts --jobs-dir build/jobs --run "a b" ...
+
+It drives hz as a child process per step (``python -m hz validate|compile|run``), exactly as a
+user's workflow would, so the action behaves like the documented commands and their exit
+statuses. Each ``hz run`` bounds its own agent session; the timeout here is a backstop.
+
+What it writes, from the ``GITHUB_*`` environment:
+
+- stdout: the commands' ``--format github`` annotations, and one ``::error`` per job that did
+  not complete (workflow-command data escaped);
+- ``$GITHUB_OUTPUT``: ``results`` (a JSON object by job name), per job ``NAME-status``,
+  ``NAME-draft`` (a file path) and ``NAME-structured-output`` (JSON), and when one job ran
+  also ``status``, ``draft`` and ``structured_output``; every value in the multiline form
+  with a delimiter that does not occur in it;
+- ``$GITHUB_STEP_SUMMARY``: one table row per job (job, status, cost, duration, tool calls,
+  limits), every string from outside escaped for Markdown and HTML.
+
+Exit status: 0 every job completed (or none was asked for), 1 validation, the compile step or a
+job did not succeed, 2 a usage error (an unknown job name, a missing directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: A backstop over the job's own timeout, for hz's start-up, rendering and receipt.
+_GRACE_SECONDS = 120.0
+_DRAFT_SUFFIX = {"markdown": ".md", "text": ".txt", "json": ".json"}
+#: ASCII punctuation: CommonMark lets a backslash make any of it literal, which also stops HTML
+#: (``\<``), entities (``\&``), table cells (``\|``), math (``\$``) and mentions (``\@``).
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """One job's run, as reported: the result JSON of ``hz run``, or why there is none."""
+
+    name: str
+    exit_code: int
+    result: Mapping[str, Any] | None
+    job: Mapping[str, Any]
+    draft_path: Path | None
+    error: str = ""
+
+    @property
+    def status(self) -> str:
+        return str(self.result["status"]) if self.result is not None else "error"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    environ = os.environ
+    contracts = args.contracts.split()
+    if not contracts:
+        return _usage("give at least one contract path (input 'contracts')")
+    if _hz("validate", *contracts, "--format", "github").returncode != 0:
+        return 1
+    compile_args = ["compile", *contracts, "--out", args.jobs_dir, "--format", "github"]
+    if args.compile == "check":
+        compile_args.append("--check")
+    if _hz(*compile_args).returncode != 0:
+        return 1
+    jobs_dir = Path(args.jobs_dir)
+    names = _job_names(args.run, jobs_dir)
+    if isinstance(names, str):
+        return _usage(names)
+    if not names:
+        return 0
+    drafts = Path(args.drafts_dir)
+    drafts.mkdir(parents=True, exist_ok=True)
+    runs = [_run_job(name, jobs_dir, drafts, args) for name in names]
+    for run in runs:
+        if run.status != "completed":
+            print(
+                f"::error title={_command_property(f'hz run {run.name}')}::"
+                f"{_command_data(_headline(run))}"
+            )
+    _write_outputs(environ.get("GITHUB_OUTPUT"), runs)
+    _write_summary(environ.get("GITHUB_STEP_SUMMARY"), runs)
+    return 0 if all(run.status == "completed" for run in runs) else 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m hz.ci.github", description=__doc__)
+    parser.add_argument("--contracts", default="contracts", help="contract paths, space-separated")
+    parser.add_argument("--jobs-dir", default="build/jobs")
+    parser.add_argument("--compile", choices=("check", "write"), default="check")
+    parser.add_argument("--run", default="", help="job names, space-separated, or 'all'")
+    parser.add_argument("--inputs-dir", default="", help="NAME.json / NAME.yaml per job")
+    parser.add_argument("--workdir", default=".")
+    parser.add_argument("--receipt-dir", default=".hz-receipts")
+    parser.add_argument("--drafts-dir", default="hz-drafts")
+    return parser
+
+
+def _usage(message: str) -> int:
+    print(f"::error title=hz action::{_command_data(message)}")
+    print(f"hz action: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _hz(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m hz ARGS`` with this interpreter; stdout passes through unless captured."""
+    capture = args[0] == "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "hz", *args],
+        capture_output=capture,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    sys.stdout.flush()
+    return done
+
+
+def _job_names(requested: str, jobs_dir: Path) -> list[str] | str:
+    names = requested.split()
+    available = sorted(p.name.removesuffix(".job.json") for p in jobs_dir.glob("*.job.json"))
+    if names == ["all"]:
+        return available
+    unknown = [name for name in names if name not in available]
+    if unknown:
+        return (
+            f"no compiled job named {', '.join(unknown)} in {jobs_dir} "
+            f"(there are: {', '.join(available) or 'none'})"
+        )
+    return list(dict.fromkeys(names))
+
+
+def _inputs_file(inputs_dir: str, name: str) -> Path | None:
+    if not inputs_dir:
+        return None
+    for suffix in (".json", ".yaml", ".yml"):
+        candidate = Path(inputs_dir) / f"{name}{suffix}"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) -> JobRun:
+    job_file = jobs_dir / f"{name}.job.json"
+    job = json.loads(job_file.read_text(encoding="utf-8"))
+    command = ["run", str(job_file), "--format", "json", "--workdir", args.workdir]
+    command += ["--receipt-dir", args.receipt_dir]
+    inputs = _inputs_file(args.inputs_dir, name)
+    if inputs is not None:
+        command += ["--inputs", str(inputs)]
+    print(f"::group::hz {' '.join(command)}")
+    try:
+        done = _hz(*command, timeout=float(job["timeout_seconds"]) + _GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        print("::endgroup::")
+        return JobRun(name, -1, None, job, None, error="hz run did not end after the timeout")
+    sys.stderr.write(done.stderr)
+    print("::endgroup::")
+    try:
+        result = json.loads(done.stdout) if done.stdout.strip() else None
+    except json.JSONDecodeError:
+        result = None
+    if not isinstance(result, dict):
+        tail = done.stderr.strip().splitlines()[-1:] or [f"hz run exited with {done.returncode}"]
+        return JobRun(name, done.returncode, None, job, None, error=tail[0])
+    draft_path = None
+    if result.get("draft") is not None:
+        suffix = _DRAFT_SUFFIX.get(str(job["output"]["format"]), ".txt")
+        draft_path = drafts / f"{name}{suffix}"
+        draft_path.write_text(str(result["draft"]), encoding="utf-8")
+    return JobRun(name, done.returncode, result, job, draft_path)
+
+
+def _headline(run: JobRun) -> str:
+    if run.result is None:
+        return f"{run.name}: {run.error}"
+    kind = run.result.get("failure_kind")
+    head = run.status if kind is None else f"{run.status} ({kind})"
+    reason = run.result.get("reason")
+    return f"{run.name}: {head}" + (f": {reason}" if reason else "")
+
+
+# --- $GITHUB_OUTPUT ---------------------------------------------------------------------------
+
+
+def _outputs(runs: Sequence[JobRun]) -> dict[str, str]:
+    results: dict[str, Any] = {}
+    values: dict[str, str] = {}
+    for run in runs:
+        result = run.result or {}
+        structured = json.dumps(result.get("structured_output"), ensure_ascii=False)
+        draft = "" if run.draft_path is None else str(run.draft_path)
+        results[run.name] = {
+            "status": run.status,
+            "failure_kind": result.get("failure_kind"),
+            "reason": result.get("reason") if run.result is not None else run.error,
+            "exit_code": run.exit_code,
+            "draft": draft or None,
+            "structured_output": result.get("structured_output"),
+            "cost_usd": result.get("cost_usd"),
+            "duration_seconds": result.get("duration_seconds"),
+        }
+        values[f"{run.name}-status"] = run.status
+        values[f"{run.name}-draft"] = draft
+        values[f"{run.name}-structured-output"] = structured
+    if len(runs) == 1:
+        (only,) = runs
+        values["status"] = values[f"{only.name}-status"]
+        values["draft"] = values[f"{only.name}-draft"]
+        values["structured_output"] = values[f"{only.name}-structured-output"]
+    values["results"] = json.dumps(results, ensure_ascii=False, sort_keys=True)
+    return values
+
+
+def output_block(name: str, value: str) -> str:
+    """One ``$GITHUB_OUTPUT`` entry in the multiline form ``NAME<<DELIM``: safe for any value,
+    since the random delimiter is chosen so that no line of the value equals it."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", name):
+        raise ValueError(f"not an output name: {name!r}")
+    delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+    while delimiter in value:
+        delimiter = f"ghadelimiter_{secrets.token_hex(16)}"
+    return f"{name}<<{delimiter}\n{value}\n{delimiter}\n"
+
+
+def _write_outputs(path: str | None, runs: Sequence[JobRun]) -> None:
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as f:
+        for name, value in _outputs(runs).items():
+            f.write(output_block(name, value))
+
+
+# --- $GITHUB_STEP_SUMMARY ---------------------------------------------------------------------
+
+
+def markdown_text(text: str) -> str:
+    """``text`` from outside as inline Markdown that renders as exactly those characters: every
+    ASCII punctuation character backslash-escaped, line breaks as spaces (a row is one line)."""
+    return _PUNCTUATION.sub(r"\\\1", " ".join(text.split()))
+
+
+def _limits(run: JobRun) -> str:
+    unenforced = set((run.result or {}).get("limits_unenforced") or ())
+    timeout = run.job["timeout_seconds"]
+    budget = run.job["budget"]["max_usd"]
+    parts = [("timeout", f"timeout {timeout:g} s"), ("budget", f"budget ${budget:.2f}")]
+    shown = [text + (" (not enforced)" if key in unenforced else "") for key, text in parts]
+    shown += [f"{key} (not enforced)" for key in sorted(unenforced - {"timeout", "budget"})]
+    return ", ".join(shown)
+
+
+def summary_markdown(runs: Sequence[JobRun]) -> str:
+    rows = ["| job | status | cost | duration | tool calls | limits |", "|---|---|---|---|---|---|"]
+    for run in runs:
+        result = run.result or {}
+        cost = result.get("cost_usd")
+        duration = result.get("duration_seconds")
+        calls = result.get("tool_calls")
+        cells = [
+            markdown_text(run.name),
+            markdown_text(_headline(run).removeprefix(f"{run.name}: ")),
+            "—" if cost is None else f"\\${cost:.4f}",
+            "—" if duration is None else f"{duration:.1f} s",
+            "—" if calls is None else str(len(calls)),
+            markdown_text(_limits(run)),
+        ]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "### hz\n\n" + "\n".join(rows) + "\n"
+
+
+def _write_summary(path: str | None, runs: Sequence[JobRun]) -> None:
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(summary_markdown(runs))
+
+
+# --- workflow commands ------------------------------------------------------------------------
+
+
+def _command_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _command_property(text: str) -> str:
+    return _command_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

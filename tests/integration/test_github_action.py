@@ -1,0 +1,277 @@
+"""The GitHub Action's script (``python -m hz.ci.github``) run as a real process against a fake
+GitHub environment (an outputs file, a summary file): a matrix of three jobs through the command
+runner and the fake agent, and a contract error reported as an annotation."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hz.ci.github import markdown_text, output_block
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT = str(REPO / "tests" / "fakes" / "agent.py")
+
+CONTRACTS = {
+    "digest": """\
+hz:
+  contract: 1
+  name: digest
+  timeout: 30s
+  agent:
+    tools: [Read]
+    max_usd: 0.5
+  inputs:
+    body:
+      schema: {type: string}
+contract: Summarise.
+prompt: "Digest: {{ inputs.body }}"
+""",
+    "triage": """\
+hz:
+  contract: 1
+  name: triage
+  timeout: 1m
+  agent:
+    max_usd: 0.25
+  inputs:
+    answer:
+      schema: {type: object}
+  output:
+    format: json
+    schema:
+      type: object
+      required: [kind]
+      properties:
+        kind: {enum: [bug, feature]}
+contract: Answer in JSON.
+prompt: "{{ inputs.answer | tojson }}"
+""",
+    "broken": """\
+hz:
+  contract: 1
+  name: broken
+  timeout: 30s
+  agent:
+    max_usd: 0.25
+  output:
+    format: json
+contract: Answer in JSON.
+prompt: "not | <b>json</b>"
+""",
+}
+#: A value that would break a naive ``name=value`` or a fixed ``EOF`` delimiter, and Markdown.
+HOSTILE = "a | b <b>x</b> $1 @here\nEOF\nghadelimiter_0\n"
+
+
+def parse_github_output(text: str) -> dict[str, str]:
+    """``$GITHUB_OUTPUT`` read the way the Actions runner reads it: ``NAME=VALUE`` lines and
+    ``NAME<<DELIMITER`` blocks that end at a line equal to the delimiter."""
+    values: dict[str, str] = {}
+    lines = iter(text.split("\n"))
+    for line in lines:
+        if not line:
+            continue
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            block: list[str] = []
+            for body in lines:
+                if body == delimiter:
+                    break
+                block.append(body)
+            else:
+                raise AssertionError(f"no end delimiter for {name}")
+            values[name] = "\n".join(block)
+        else:
+            name, value = line.split("=", 1)
+            values[name] = value
+    return values
+
+
+def github_env(tmp_path: Path) -> dict[str, str]:
+    command = [sys.executable, AGENT, "echo", "--prompt-file={prompt_file}"]
+    command.append("--contract-file={contract_file}")
+    (tmp_path / "operator.toml").write_text(
+        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
+        f"command = {json.dumps(command)}\n"
+        'command_enforces_read_only = true\ncommand_read_only_tools = ["Read"]\n'
+    )
+    (tmp_path / "outputs").write_text("")
+    (tmp_path / "summary").write_text("")
+    return {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "HZ_CONFIG": str(tmp_path / "operator.toml"),
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_OUTPUT": str(tmp_path / "outputs"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
+    }
+
+
+def action(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hz.ci.github", *args],
+        cwd=tmp_path / "repo",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path, hz_argv: list[str]) -> Path:
+    root = tmp_path / "repo"
+    (root / "contracts").mkdir(parents=True)
+    (root / "inputs").mkdir()
+    for name, text in CONTRACTS.items():
+        (root / "contracts" / f"{name}.yaml").write_text(text)
+    (root / "inputs" / "digest.json").write_text(json.dumps({"body": HOSTILE}))
+    (root / "inputs" / "triage.yaml").write_text("answer: {kind: bug}\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    subprocess.run(
+        [*hz_argv, "compile", "contracts", "--out", "build/jobs"],
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return root
+
+
+def test_a_matrix_of_three_jobs(tmp_path: Path, repo: Path, hz_argv: list[str]) -> None:
+    env = github_env(tmp_path)
+    done = action(
+        tmp_path,
+        env,
+        *("--run", "digest triage\nbroken", "--inputs-dir", "inputs"),
+        *("--receipt-dir", "../results/receipts", "--drafts-dir", "../results/drafts"),
+    )
+    assert done.returncode == 1, done.stderr
+    assert [line for line in done.stdout.splitlines() if not line.startswith("::group::")] == [
+        "::endgroup::",
+        "::endgroup::",
+        "::endgroup::",
+        "::error title=hz run broken::broken: failed (schema_invalid): the draft is not valid "
+        "JSON: Expecting value at line 1 column 1",
+    ]
+    assert done.stdout.splitlines()[0] == (
+        "::group::hz run build/jobs/digest.job.json --format json --workdir . "
+        "--receipt-dir ../results/receipts --inputs inputs/digest.json"
+    )
+
+    outputs = parse_github_output((tmp_path / "outputs").read_text())
+    drafts = "../results/drafts"
+    assert {k: v for k, v in outputs.items() if k != "results"} == {
+        "digest-status": "completed",
+        "digest-draft": f"{drafts}/digest.md",
+        "digest-structured-output": "null",
+        "triage-status": "completed",
+        "triage-draft": f"{drafts}/triage.json",
+        "triage-structured-output": '{"kind": "bug"}',
+        "broken-status": "failed",
+        "broken-draft": f"{drafts}/broken.json",
+        "broken-structured-output": "null",
+    }
+    results = json.loads(outputs["results"])
+    assert {
+        name: (r["status"], r["failure_kind"], r["exit_code"]) for name, r in results.items()
+    } == {
+        "digest": ("completed", None, 0),
+        "triage": ("completed", None, 0),
+        "broken": ("failed", "schema_invalid", 4),
+    }
+    assert results["triage"]["structured_output"] == {"kind": "bug"}
+    assert (repo / drafts / "digest.md").read_text() == f"Digest: {HOSTILE}"
+
+    summary = re.sub(r"\| \d+\.\d s \|", "| D s |", (tmp_path / "summary").read_text())
+    unenforced = r"\(not enforced\)\, tools \(not enforced\)\, turns \(not enforced\)"
+    assert summary == (
+        "### hz\n\n"
+        "| job | status | cost | duration | tool calls | limits |\n"
+        "|---|---|---|---|---|---|\n"
+        rf"| digest | completed | — | D s | 0 | timeout 30 s\, budget \$0\.50 {unenforced} |"
+        "\n"
+        rf"| triage | completed | — | D s | 0 | timeout 60 s\, budget \$0\.25 {unenforced} |"
+        "\n"
+        r"| broken | failed \(schema\_invalid\)\: the draft is not valid JSON\: Expecting value "
+        rf"at line 1 column 1 | — | D s | 0 | timeout 30 s\, budget \$0\.25 {unenforced} |"
+        "\n"
+    )
+
+    receipts = tmp_path / "results" / "receipts"
+    assert sorted(p.name for p in receipts.glob("*.json")) == [
+        "000001-digest.json",
+        "000002-triage.json",
+        "000003-broken.json",
+    ]
+    verified = subprocess.run(
+        [*hz_argv, "receipts", "verify", str(receipts)], env=env, capture_output=True, check=False
+    )
+    assert verified.returncode == 0
+
+
+def test_one_job_also_sets_the_plain_outputs(tmp_path: Path, repo: Path) -> None:
+    env = github_env(tmp_path)
+    done = action(tmp_path, env, "--run", "triage", "--inputs-dir", "inputs", "--drafts-dir", "d")
+    assert done.returncode == 0, done.stderr
+    outputs = parse_github_output((tmp_path / "outputs").read_text())
+    assert (outputs["status"], outputs["draft"], outputs["structured_output"]) == (
+        "completed",
+        "d/triage.json",
+        '{"kind": "bug"}',
+    )
+
+
+def test_a_contract_error_is_an_annotation_and_nothing_runs(tmp_path: Path, repo: Path) -> None:
+    (repo / "contracts" / "digest.yaml").write_text(
+        CONTRACTS["digest"].replace("max_usd: 0.5", 'max_usd: "0.5"')
+    )
+    env = github_env(tmp_path)
+    done = action(tmp_path, env, "--run", "all")
+    assert done.returncode == 1
+    annotations = [line for line in done.stdout.splitlines() if line.startswith("::error")]
+    assert len(annotations) == 1
+    assert annotations[0].startswith("::error file=contracts/digest.yaml,line=7,col=14,")
+    assert (tmp_path / "outputs").read_text() == ""
+    assert (tmp_path / "summary").read_text() == ""
+
+
+def test_stale_jobs_fail_the_check(tmp_path: Path, repo: Path) -> None:
+    (repo / "build" / "jobs" / "digest.job.json").unlink()
+    done = action(tmp_path, github_env(tmp_path), "--run", "digest")
+    assert done.returncode == 1
+    assert done.stdout == (
+        "::error file=contracts/digest.yaml,title=HZ603::job build/jobs/digest.job.json is "
+        "missing%0Ahint: run the same hz compile command without --check and commit the result\n"
+    )
+    assert (tmp_path / "outputs").read_text() == ""
+
+
+def test_an_unknown_job_name_is_a_usage_error(tmp_path: Path, repo: Path) -> None:
+    done = action(tmp_path, github_env(tmp_path), "--run", "digest nope")
+    assert done.returncode == 2
+    assert done.stdout.splitlines()[-1] == (
+        "::error title=hz action::no compiled job named nope in build/jobs "
+        "(there are: broken, digest, triage)"
+    )
+
+
+@pytest.mark.parametrize(
+    "value", ["", "one line", "two\nlines\n", "EOF\nghadelimiter_x\n", "name=value\r\n"]
+)
+def test_output_blocks_round_trip(value: str) -> None:
+    assert parse_github_output(output_block("draft", value)) == {"draft": value}
+
+
+def test_markdown_text_renders_as_the_characters() -> None:
+    assert markdown_text("a|b <i>x</i> $1 & @me `c` [l](u)\n2. next") == (
+        r"a\|b \<i\>x\<\/i\> \$1 \& \@me \`c\` \[l\]\(u\) 2\. next"
+    )
