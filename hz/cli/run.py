@@ -6,6 +6,7 @@ It lives on the compiler side because it may compile; the runtime never imports 
 
 from __future__ import annotations
 
+import atexit
 import io
 import json
 import shlex
@@ -211,8 +212,31 @@ class Terminated(BaseException):
 _ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
-def _on_ending_signal(signum: int, frame: object) -> None:
-    raise Terminated(signum)
+class _Cancellation:
+    """The first ending signal cancels the run; every later one is ignored, so it cannot cut
+    short the killing of the run's processes, the removal of its private files, or the
+    writing of its receipt. At exit they become ``SIG_IGN``: the interpreter restores the
+    default action of a Python handler while it shuts down, and would die of one more.
+    (Not earlier: a signal that arrives as the handler changes to ``SIG_IGN`` makes the
+    interpreter print a warning.)
+    """
+
+    def __init__(self, signals: tuple[signal.Signals, ...]) -> None:
+        self.signals = signals
+        self.started = False
+
+    def __call__(self, signum: int, frame: object) -> None:
+        if self.started:
+            return
+        self.started = True
+        atexit.register(self.ignore)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Terminated(signum)
+
+    def ignore(self) -> None:
+        for signum in self.signals:
+            signal.signal(signum, signal.SIG_IGN)
 
 
 def _execute(
@@ -221,7 +245,11 @@ def _execute(
     from hz.runtime.execute import execute
 
     started = time.monotonic()
-    previous = {signum: signal.signal(signum, _on_ending_signal) for signum in _ENDING_SIGNALS}
+    handled: tuple[signal.Signals, ...] = _ENDING_SIGNALS
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        handled += (signal.SIGINT,)  # not when started with SIGINT ignored (a background job)
+    cancellation = _Cancellation(handled)
+    previous = {signum: signal.signal(signum, cancellation) for signum in handled}
     try:
         if quiet or not sys.stderr.isatty():
             return execute(runner, request)
@@ -239,8 +267,9 @@ def _execute(
             reason=f"hz was interrupted ({signal_name}); the run's processes were killed",
         )
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        if not cancellation.started:  # else keep ignoring: the receipt is still to be written
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
 
 def summary(result: AgentResult, receipt: Path | None) -> str:

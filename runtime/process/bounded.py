@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from hz.runtime.process.group import check_own_group, living_members, signal_group
 from hz.runtime.process.limits import Limits, ProcessOutcome
 from hz.runtime.process.streams import LineCallback, StreamCapture
+from hz.runtime.process.uninterrupted import to_the_end
 
 __all__ = ["DRAIN_SECONDS", "Limits", "LineCallback", "ProcessOutcome", "run_bounded"]
 
@@ -136,17 +137,21 @@ class _Supervisor:
             self._supervise()
             self._finish()
         except BaseException:
-            # A failing line callback or an interrupt: nothing of the run may survive it.
-            with contextlib.suppress(Exception):
-                if self.pgid is not None:
-                    signal_group(self.pgid, signal.SIGKILL)
-                else:
-                    self.proc.kill()
-            self.proc.wait()
-            self._close()
+            # A failing line callback or an interrupt: nothing of the run may survive it, and
+            # a further interrupt must not cut the killing short.
+            to_the_end(self._kill_everything)
+            to_the_end(self._close)
             raise
         self._close()
         return self._outcome()
+
+    def _kill_everything(self) -> None:
+        with contextlib.suppress(Exception):
+            if self.pgid is not None:
+                signal_group(self.pgid, signal.SIGKILL)
+            else:
+                self.proc.kill()
+        self.proc.wait()
 
     def _register(self, stdin: bytes | None) -> None:
         for pipe, capture in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from hz.runtime.process.uninterrupted import to_the_end
+
 #: How a private path is shown where the real one doesn't exist yet (``hz run --dry-run``).
 PLACEHOLDER_DIR = "<private>"
 
@@ -65,7 +67,7 @@ def private_directory(
         }
         yield PrivateDir(path=path, files=MappingProxyType(written))
     finally:
-        remove_tree(path)
+        to_the_end(lambda: remove_tree(path))
 
 
 def remove_tree(path: Path) -> None:

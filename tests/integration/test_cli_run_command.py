@@ -237,3 +237,61 @@ def test_a_hostile_project_file_cannot_choose_what_runs(hz_argv: list[str], tmp_
         "execution and is not allowed in a project hz.toml (and 1 more)"
     )
     assert not pids.exists()
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "name"),
+    [
+        (signal.SIGINT, signal.SIGTERM, "SIGINT"),
+        (signal.SIGHUP, signal.SIGQUIT, "SIGHUP"),
+        (signal.SIGHUP, signal.SIGINT, "SIGHUP"),
+    ],
+)
+def test_a_second_signal_does_not_stop_the_cleanup(
+    hz_argv: list[str], tmp_path: Path, first: int, second: int, name: str
+) -> None:
+    pids = tmp_path / "pids"
+    private_parent = tmp_path / "tmp"
+    private_parent.mkdir()
+    config = operator(tmp_path, "ignore-term", f"--pids={pids}")
+    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="10m"))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "HZ_CONFIG": config,
+        "TMPDIR": str(private_parent),
+    }
+    hz_process = subprocess.Popen(
+        [*hz_argv, "run", "greet.yaml", "--input", "who=A", "--format", "json", "-q"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_sigint,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # Both at once (handled in signal-number order), then more while hz is cancelling.
+        hz_process.send_signal(first)
+        hz_process.send_signal(second)
+        for _ in range(5):
+            time.sleep(0.01)
+            hz_process.send_signal(second)
+        out, err = hz_process.communicate(timeout=60)
+    finally:
+        if hz_process.poll() is None:  # never leave hz or the agent behind a failed test
+            hz_process.kill()
+            hz_process.wait()
+        for process in recorded_pids(pids) if pids.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(int(process["pgid"]), signal.SIGKILL)
+    assert (hz_process.returncode, err) == (7, "")
+    result = json.loads(out)
+    assert result["reason"] == f"hz was interrupted ({name}); the run's processes were killed"
+    assert [p for p in recorded_pids(pids) if not is_gone(int(p["pid"]))] == []
+    assert list(private_parent.iterdir()) == []
+    receipt = json.loads((tmp_path / ".hz-receipts" / "000001-greet.json").read_text())
+    assert receipt["status"] == "cancelled"
