@@ -7,12 +7,12 @@ concrete input values, ready to run. Both are canonical JSON documents with a ``
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
+from hz.runtime import strict_json
 from hz.runtime.canonical import digest_of
 from hz.runtime.errors import FormatError
 
@@ -128,18 +128,10 @@ _VERSIONS = {"job": JOB_FORMAT_VERSION, "packet": PACKET_FORMAT_VERSION}
 def parse_artifact(text: str, origin: str) -> Job | Packet:
     """Read a job or packet document, gating on kind and format version first."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise FormatError(f"{origin}:{e.lineno}:{e.colno}: not valid JSON: {e.msg}") from e
-    except RecursionError as e:
-        raise FormatError(f"{origin}: JSON nested too deeply to be a job or packet") from e
-    except ValueError as e:  # e.g. an integer of more digits than Python converts
-        raise FormatError(f"{origin}: not a job or packet: {e}") from e
-    try:
-        # JSON may escape lone surrogates ("\ud800"); no prompt or contract can hold one.
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise FormatError(f"{origin}: contains text that is not valid Unicode ({e.reason})") from e
+        data = strict_json.loads(text)
+    except strict_json.JsonError as e:
+        where = f"{origin}:{e.lineno}:{e.colno}" if e.located else origin
+        raise FormatError(f"{where}: not valid JSON: {e.msg}") from e
     if not isinstance(data, dict):
         raise FormatError(f"{origin}: expected a JSON object with a 'kind' of job or packet")
     kind = data.get("kind")

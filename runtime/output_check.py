@@ -7,9 +7,9 @@ the draft kept and the first error (its JSON path and message) as the reason.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from hz.runtime import strict_json
 from hz.runtime.models import OutputSpec
 from hz.runtime.result import AgentResult
 
@@ -28,11 +28,10 @@ def check_output(result: AgentResult, output: OutputSpec) -> AgentResult:
     value = result.structured_output
     if value is None:
         try:
-            value = json.loads(result.draft or "")
-        except json.JSONDecodeError as e:
-            return _invalid(
-                result, f"the draft is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}"
-            )
+            value = strict_json.loads(result.draft or "")
+        except strict_json.JsonError as e:
+            where = f" at line {e.lineno} column {e.colno}" if e.located else ""
+            return _invalid(result, f"the draft is not valid JSON: {e.msg}{where}")
     if output.schema_ is not None:
         # Imported here: jsonschema is a large import that only json outputs need.
         from jsonschema import Draft202012Validator

@@ -16,29 +16,13 @@ from typing import Any
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.source import JsonPath, Pos
+from hz.runtime import strict_json
 
 _WS = " \t\n\r"
 _NEWLINE = re.compile("\n")
 _DECODER = json.JSONDecoder()
 #: The C string scanner behind json.loads (not in the typeshed stubs).
 scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
-
-
-class _DuplicateKeyError(ValueError):
-    pass
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKeyError(key)
-        result[key] = value
-    return result
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
 
 
 @dataclass(frozen=True)
@@ -105,17 +89,14 @@ def load_json(data: bytes, path: str, *, code: str) -> tuple[JsonDoc | None, lis
         message = f"file is not valid UTF-8: byte 0x{data[e.start]:02x} cannot be decoded"
         return None, [Diagnostic(code, message, path)]
     try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
-    except json.JSONDecodeError as e:
-        return None, [Diagnostic(code, f"not valid JSON: {e.msg}", path, e.lineno, e.colno)]
-    except _DuplicateKeyError as e:
-        doc = JsonDoc(path, text, None)
-        message = f"duplicate key {e.args[0]!r} in a JSON object"
-        return None, [Diagnostic(code, message, path, *_first_duplicate(doc, e.args[0]))]
-    except ValueError as e:
-        return None, [Diagnostic(code, f"not valid JSON: {e}", path)]
-    except RecursionError:
-        return None, [Diagnostic(code, "not usable JSON: nested too deeply", path)]
+        value = strict_json.loads(text)
+    except strict_json.JsonError as e:
+        if e.duplicate_key is not None:
+            line, column = _first_duplicate(JsonDoc(path, text, None), e.duplicate_key)
+            return None, [Diagnostic(code, e.msg, path, line, column)]
+        if e.located:
+            return None, [Diagnostic(code, f"not valid JSON: {e.msg}", path, e.lineno, e.colno)]
+        return None, [Diagnostic(code, f"not valid JSON: {e.msg}", path)]
     return JsonDoc(path, text, value), []
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from hz.runtime import strict_json
 from hz.runtime.canonical import digest_of, sha256_hex
 from hz.runtime.errors import HzError
 from hz.runtime.receipts.write import receipt_files
@@ -49,14 +49,9 @@ def verify_chain(directory: Path) -> tuple[int, list[str]]:
 def _load(path: Path) -> tuple[Any, str | None]:
     """A receipt file's JSON, or why it cannot be one (never an exception for bad content)."""
     try:
-        document = json.loads(path.read_bytes())
-        json.dumps(document, ensure_ascii=False).encode("utf-8")
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        document = strict_json.loads(path.read_bytes())
+    except strict_json.JsonError as e:
         return None, f"not valid JSON ({e})"
-    except RecursionError:
-        return None, "not valid JSON (nested too deeply)"
-    except UnicodeEncodeError:
-        return None, "not valid JSON (text that is not valid Unicode)"
     except OSError as e:
         return None, f"cannot be read ({e.strerror or e})"
     return document, None

@@ -202,3 +202,28 @@ def test_a_session_without_result_keeps_the_streamed_usage() -> None:
     assert summary.streamed_usage == Usage(
         input_tokens=10, output_tokens=5, cache_read_input_tokens=100
     )
+
+
+def test_a_lone_surrogate_in_the_answer_is_replaced_and_the_cost_kept() -> None:
+    line = (
+        '{"type": "result", "subtype": "success", "is_error": false, "num_turns": 1, '
+        '"result": "bad \\ud800 text", "total_cost_usd": 0.25}'
+    )
+    parser, done = parse_lines([line])
+    result = parser.summary().result
+    assert done == [True]
+    assert result is not None
+    assert (result.text, result.total_cost_usd) == ("bad \ufffd text", 0.25)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"type": "result", "subtype": "success", "total_cost_usd": NaN}',
+        '{"type": "result", "subtype": "success", "num_turns": ' + "9" * 5000 + "}",
+        '{"type": "result", "structured_output": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    ],
+)
+def test_result_lines_that_are_no_json_are_skipped(answer: str) -> None:
+    parser, done = parse_lines([answer])
+    assert (done, parser.summary().result, parser.summary().skipped_lines) == ([False], None, 1)

@@ -156,8 +156,7 @@ def test_json_fields() -> None:
         ),
         (
             b"\xff",
-            "the JSON on stdout is malformed: 'utf-8' codec can't decode byte 0xff in position 0: "
-            "invalid start byte",
+            "the JSON on stdout is malformed: not UTF-8: byte 0xff cannot be decoded",
         ),
     ],
 )

@@ -173,6 +173,29 @@ def test_undeclared_inputs_are_located_at_their_key() -> None:
             Diagnostic("HZ701", "not valid JSON: NaN is not a JSON value", "in.json"),
         ),
         (
+            "in.json",
+            '{"week": "\\ud800"}',
+            Diagnostic(
+                "HZ701",
+                "not valid JSON: a string holds a lone surrogate (\\ud800), which is not text",
+                "in.json",
+            ),
+        ),
+        (
+            "in.json",
+            '{"limit": ' + "1" * 4301 + "}",
+            Diagnostic(
+                "HZ701",
+                "not valid JSON: an integer of 4301 digits (at most 4300 are read)",
+                "in.json",
+            ),
+        ),
+        (
+            "in.json",
+            '{"issues": ' + "[" * 65 + "]" * 65 + "}",
+            Diagnostic("HZ701", "not valid JSON: nested more than 64 levels deep", "in.json"),
+        ),
+        (
             "in.yaml",
             "issues: [\n",
             Diagnostic(

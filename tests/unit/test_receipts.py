@@ -13,7 +13,7 @@ import pytest
 from hz import __version__
 from hz.runtime.canonical import sha256_hex
 from hz.runtime.errors import HzError
-from hz.runtime.receipts.verify import verify_chain
+from hz.runtime.receipts.verify import receipt_rows, verify_chain
 from hz.runtime.receipts.write import receipt_body, write_receipt
 from hz.runtime.result import AgentResult, ToolCall, Usage
 from tests.unit.test_execute import make_packet
@@ -203,10 +203,19 @@ def test_verify_refuses_a_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
-        ("[" * 100_000 + "]" * 100_000, "not valid JSON (nested too deeply)"),
+        ("[" * 100_000 + "]" * 100_000, "not valid JSON (nested more than 64 levels deep)"),
         (
             '{"kind": "receipt", "reason": "\\ud800"}',
-            "not valid JSON (text that is not valid Unicode)",
+            "not valid JSON (a string holds a lone surrogate (\\ud800), which is not text)",
+        ),
+        (
+            '{"kind": "receipt", "sequence": ' + "7" * 5001 + "}",
+            "not valid JSON (an integer of 5001 digits (at most 4300 are read))",
+        ),
+        ('{"kind": "receipt", "cost_usd": NaN}', "not valid JSON (NaN is not a JSON value)"),
+        (
+            '{"kind": "receipt", "kind": "receipt"}',
+            "not valid JSON (duplicate key 'kind' in a JSON object)",
         ),
     ],
 )
@@ -216,6 +225,7 @@ def test_hostile_receipt_content_is_a_problem_not_a_crash(
     _chain(tmp_path, 1)
     (tmp_path / "000002-greet.json").write_text(content)
     assert verify_chain(tmp_path) == (2, [f"000002-greet.json: {problem}"])
+    assert receipt_rows(tmp_path)[1] == {"file": "000002-greet.json"}
 
 
 def test_a_symlinked_receipt_directory_is_refused(tmp_path: Path) -> None:

@@ -6,9 +6,9 @@ in for hz's runs (an ``ANTHROPIC_API_KEY`` hz does not pass does not count).
 
 from __future__ import annotations
 
-import json
 import os
 
+from hz.runtime import strict_json
 from hz.runtime.process.bounded import Limits, run_bounded
 from hz.runtime.protocol import Check
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
@@ -56,8 +56,8 @@ def version_check(executable: str, env: dict[str, str]) -> Check:
 def judge_login(code: int | None, text: str, settings: ClaudeSettings) -> Check:
     """Reads ``claude auth status`` (JSON; exit 1 when logged out)."""
     try:
-        status = json.loads(text)
-    except ValueError:
+        status = strict_json.loads(text, lone_surrogates="replace")
+    except strict_json.JsonError:
         status = None
     if not isinstance(status, dict):
         return Check("claude login", "failed", f"cannot read `claude auth status`: {text[:200]}")

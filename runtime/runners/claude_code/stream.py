@@ -9,13 +9,13 @@ draft, never used to decide anything.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import JsonValue
 
+from hz.runtime import strict_json
 from hz.runtime.result import ToolCall, Usage
 
 #: Event types this parser reads; anything else is counted as unknown.
@@ -174,8 +174,8 @@ class StreamParser:
         if not stripped:
             return self._result is not None
         try:
-            event = json.loads(stripped)
-        except ValueError:
+            event = strict_json.loads(stripped, lone_surrogates="replace")
+        except strict_json.JsonError:
             event = None
         if not isinstance(event, dict):
             self._skipped += 1

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from hz.runtime import strict_json
 from hz.runtime.result import ToolCall, Usage
 
 _KNOWN_EVENTS = frozenset(
@@ -113,7 +114,7 @@ class CodexStream:
         if not text.strip():
             return False
         try:
-            event = json.loads(text)
+            event = strict_json.loads(text, lone_surrogates="replace")
         except json.JSONDecodeError:
             self.skipped_lines += 1
             return False

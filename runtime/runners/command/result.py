@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
+from hz.runtime import strict_json
 from hz.runtime.models import Budget
 from hz.runtime.process.bounded import ProcessOutcome
 from hz.runtime.result import AgentResult, Usage
@@ -140,8 +141,8 @@ def _checked(result: AgentResult, budget: Budget) -> AgentResult:
 def parse_json_output(data: bytes, key: str, origin: str) -> dict[str, Any]:
     """``{key: draft, "usage": {...}?, "total_cost_usd": n?}`` → AgentResult fields."""
     try:
-        doc = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        doc = strict_json.loads(data, lone_surrogates="replace")
+    except strict_json.JsonError as e:
         raise OutputProblem(f"the JSON on {origin} is malformed: {e}") from e
     if not isinstance(doc, dict):
         raise OutputProblem(f"the JSON on {origin} is not an object")
