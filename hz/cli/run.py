@@ -184,13 +184,7 @@ def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:
 def _packet(
     target: Path, inputs_file: Path | None, input_args: tuple[str, ...], ceiling: float
 ) -> tuple[Packet | None, list[Diagnostic]]:
-    if target.suffix.lower() == ".json" and inputs_file is None and not input_args:
-        from hz.runtime.models import read_artifact
-
-        # A packet needs no compiler: skip importing it (and Jinja2, and the validators).
-        artifact = read_artifact(target)
-        if isinstance(artifact, Packet):
-            return artifact, []
+    # A packet, too, goes through the compiler: its prompt is checked by rendering it again.
     from hz.compiler.render.packet import packet_from_path
 
     return packet_from_path(
