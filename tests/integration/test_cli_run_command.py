@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,37 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@contextlib.contextmanager
+def running_hz(
+    hz_argv: list[str], tmp_path: Path, mode: str, pids: Path, **env: str
+) -> Iterator[subprocess.Popen[str]]:
+    """hz running greet.yaml with the fake agent in ``mode``, once the agent has started; on the
+    way out nothing of it is left running, whatever the test did."""
+    config = operator(tmp_path, mode, f"--pids={pids}")
+    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="10m"))
+    hz_process = subprocess.Popen(
+        [*hz_argv, "run", "greet.yaml", "--input", "who=A", "--format", "json", "-q"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": config, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_sigint,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        yield hz_process
+    finally:
+        if hz_process.poll() is None:  # a failed test: never leave hz or the agent behind
+            hz_process.kill()
+            hz_process.communicate()
+            for process in recorded_pids(pids) if pids.exists() else []:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(int(process["pgid"]), signal.SIGKILL)
+
+
 @pytest.mark.parametrize(
     ("signum", "name"),
     [
@@ -186,31 +218,9 @@ def test_interrupted_run_is_cancelled_with_a_receipt_and_nothing_left(
     hz_argv: list[str], tmp_path: Path, signum: int, name: str
 ) -> None:
     pids = tmp_path / "pids"
-    config = operator(tmp_path, "sleep", f"--pids={pids}")
-    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="10m"))
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": config}
-    hz_process = subprocess.Popen(
-        [*hz_argv, "run", "greet.yaml", "--input", "who=A", "--format", "json", "-q"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_default_sigint,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
-            time.sleep(0.05)
+    with running_hz(hz_argv, tmp_path, "sleep", pids) as hz_process:
         hz_process.send_signal(signum)
         out, err = hz_process.communicate(timeout=60)
-    finally:
-        if hz_process.poll() is None:  # never leave hz or the agent behind a failed test
-            hz_process.kill()
-            hz_process.wait()
-            for process in recorded_pids(pids) if pids.exists() else []:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(int(process["pgid"]), signal.SIGKILL)
     result = json.loads(out)
     assert (hz_process.returncode, err) == (7, "")
     assert (result["status"], result["failure_kind"], result["reason"]) == (
@@ -253,27 +263,9 @@ def test_a_second_signal_does_not_stop_the_cleanup(
     pids = tmp_path / "pids"
     private_parent = tmp_path / "tmp"
     private_parent.mkdir()
-    config = operator(tmp_path, "ignore-term", f"--pids={pids}")
-    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="10m"))
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "HZ_CONFIG": config,
-        "TMPDIR": str(private_parent),
-    }
-    hz_process = subprocess.Popen(
-        [*hz_argv, "run", "greet.yaml", "--input", "who=A", "--format", "json", "-q"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=_default_sigint,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
-            time.sleep(0.05)
+    with running_hz(
+        hz_argv, tmp_path, "ignore-term", pids, TMPDIR=str(private_parent)
+    ) as hz_process:
         # Both at once (handled in signal-number order), then more while hz is cancelling.
         hz_process.send_signal(first)
         hz_process.send_signal(second)
@@ -281,13 +273,6 @@ def test_a_second_signal_does_not_stop_the_cleanup(
             time.sleep(0.01)
             hz_process.send_signal(second)
         out, err = hz_process.communicate(timeout=60)
-    finally:
-        if hz_process.poll() is None:  # never leave hz or the agent behind a failed test
-            hz_process.kill()
-            hz_process.wait()
-        for process in recorded_pids(pids) if pids.exists() else []:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(int(process["pgid"]), signal.SIGKILL)
     assert (hz_process.returncode, err) == (7, "")
     result = json.loads(out)
     assert result["reason"] == f"hz was interrupted ({name}); the run's processes were killed"
