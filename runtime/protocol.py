@@ -88,7 +88,7 @@ class RunPlan:
     cwd: str
     env_names: tuple[str, ...]
     files: tuple[tuple[str, str], ...] = ()
-    stdin: str = "closed"
+    stdin: str = "/dev/null"
     limits_unenforced: tuple[str, ...] = ()
 
 

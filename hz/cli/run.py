@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import io
 import json
+import os
 import shlex
 import signal
 import sys
@@ -136,6 +137,10 @@ def run(
             click.echo(json.dumps(plan_json(runner_name, the_plan, limits), ensure_ascii=False))
         else:
             click.echo(plan_text(runner_name, the_plan, limits), nl=False)
+        problem = missing_program(the_plan)
+        if problem is not None:
+            click.echo(f"hz: warning: {problem}", err=True)
+            click.echo("  hint: hz doctor checks the bound runner", err=True)
         return 0
     started = datetime.now(UTC)
     result = _execute(runner_name, runner, request, quiet)
@@ -266,29 +271,53 @@ def _execute(
                 signal.signal(signum, handler)
 
 
+#: How many of the agent's last stderr lines a failed run's text summary shows.
+STDERR_LINES = 10
+
+
 def summary(result: AgentResult, receipt: Path | None) -> str:
-    """One line for people on stderr: how the run ended and what it cost."""
+    """For people on stderr: one line saying how the run ended and what it cost (values the
+    runner did not report are left out), then for a run that did not complete the last lines
+    the agent wrote on stderr."""
     head = (
         result.status if result.failure_kind is None else f"{result.status} ({result.failure_kind})"
     )
     parts = [f"hz: {head}"]
     if result.reason and result.status != "completed":
         parts[0] += f": {result.reason}"
-    turns = "?" if result.turns is None else str(result.turns)
-    cost = "?" if result.cost_usd is None else f"${result.cost_usd:.4f}"
-    parts += [
-        f"runner {result.runner}",
-        f"model {result.model or '?'}",
-        f"{turns} turn{'' if result.turns == 1 else 's'}",
-        f"{len(result.tool_calls)} tool call{'' if len(result.tool_calls) == 1 else 's'}",
-        cost,
-        f"{result.duration_seconds:.1f}s",
-    ]
+    parts.append(f"runner {result.runner}")
+    if result.model:
+        parts.append(f"model {result.model}")
+    # At a turn limit the reason names the limit; the CLI's own count of turns (which may
+    # count the turn it stopped in) would only contradict it.
+    if result.turns is not None and result.failure_kind != "max_turns":
+        parts.append(f"{result.turns} turn{'' if result.turns == 1 else 's'}")
+    parts.append(f"{len(result.tool_calls)} tool call{'' if len(result.tool_calls) == 1 else 's'}")
+    if result.cost_usd is not None:
+        parts.append(f"${result.cost_usd:.4f}")
+    parts.append(f"{result.duration_seconds:.1f}s")
     if result.limits_unenforced:
         parts.append(f"not enforced: {', '.join(result.limits_unenforced)}")
     if receipt is not None:
         parts.append(f"receipt {receipt}")
-    return " · ".join(parts)
+    text = " · ".join(parts)
+    tail = result.stderr_tail.rstrip().splitlines()[-STDERR_LINES:]
+    if result.status != "completed" and tail:
+        text += "\n  the agent's stderr, last lines:\n" + "\n".join(f"    {line}" for line in tail)
+    return text
+
+
+def missing_program(the_plan: RunPlan) -> str | None:
+    """``hz doctor``'s executable check for a dry run: why the program the run would start
+    cannot be started (the run would end ``failed``, ``launch_failed``), or None."""
+    if not the_plan.argv:
+        return None
+    from hz.runtime.runners.executables import resolve_executable, why_unusable
+
+    program = the_plan.argv[0]
+    if resolve_executable(program, os.environ) is not None:
+        return None
+    return f"{program}: {why_unusable(program)}; the run would fail to start (launch_failed)"
 
 
 def plan_json(runner: str, the_plan: RunPlan, limits: dict[str, Any]) -> dict[str, Any]:

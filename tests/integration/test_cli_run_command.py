@@ -96,7 +96,7 @@ def test_dry_run_shows_the_argv_and_starts_nothing(hz_argv: list[str], tmp_path:
         "  runner:       command",
         f"  argv:         {argv}",
         f"  cwd:          {tmp_path.resolve()}",
-        "  stdin:        closed",
+        "  stdin:        /dev/null",
         "  environment:  HOME LANG PATH",
         "  file:         prompt: <private>/prompt.md",
     ]

@@ -163,7 +163,7 @@ def test_plan_default_argv(fake_claude: Path, tmp_path: Path, snapshot: Any) -> 
     assert plan.argv[1:] == snapshot
     assert (plan.cwd, plan.stdin, plan.files) == (
         str(tmp_path),
-        "prompt",
+        "the prompt, then closed",
         (("contract", "<private>/contract.md"),),
     )
     assert plan.limits_unenforced == ()

@@ -98,7 +98,7 @@ def test_plan_shows_argv_files_and_environment_names(
             ("contract", "<private>/contract.md"),
             ("output", "<private>/output.txt"),
         ),
-        stdin="closed",
+        stdin="/dev/null",
         limits_unenforced=("turns",),
     )
 
@@ -106,7 +106,7 @@ def test_plan_shows_argv_files_and_environment_names(
 def test_plan_without_prompt_file_sends_the_prompt_on_stdin(tmp_path: Path) -> None:
     p = plan(make(), tmp_path)
     assert (p.stdin, p.files, p.limits_unenforced) == (
-        "prompt",
+        "the prompt, then closed",
         (("contract", "<private>/contract.md"),),
         ("budget", "tools", "turns"),
     )

@@ -78,7 +78,7 @@ class ClaudeCodeRunner:
             cwd=request.tools.working_dir or "",
             env_names=tuple(sorted(env)),
             files=(("contract", contract_file),),
-            stdin="prompt",
+            stdin="the prompt, then closed",
         )
 
     def run(self, request: RunRequest) -> AgentResult:

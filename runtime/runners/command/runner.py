@@ -87,7 +87,7 @@ class CommandRunner:
             cwd=working_dir,
             env_names=tuple(env),
             files=files,
-            stdin="closed" if self.settings.uses("prompt_file") else "prompt",
+            stdin="/dev/null" if self.settings.uses("prompt_file") else "the prompt, then closed",
             limits_unenforced=self._unenforced(),
         )
 

@@ -1,0 +1,112 @@
+"""What ``hz run`` tells a person: the summary line leaves out what the runner did not report,
+a failed run shows the agent's last stderr lines, and a dry run warns when the program the run
+would start is missing. Real hz processes driving the fake agent through the command runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from hz.cli.run import summary
+from hz.runtime.result import AgentResult
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT = str(REPO / "tests" / "fakes" / "agent.py")
+
+CONTRACT = """\
+hz:
+  contract: 1
+  name: greet
+  timeout: 60s
+  agent:
+    max_usd: 0.5
+contract: Be brief.
+prompt: Say hi.
+"""
+
+
+def hz(tmp_path: Path, command: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "operator.toml").write_text(
+        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
+        f"command = {json.dumps([*command, '--contract-file={contract_file}'])}\n"
+        "command_enforces_read_only = true\n"
+    )
+    (tmp_path / "greet.yaml").write_text(CONTRACT)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": str(tmp_path / "operator.toml")}
+    return subprocess.run(
+        [sys.executable, "-m", "hz", "run", "greet.yaml", "--no-receipt", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _duration(text: str) -> str:
+    return re.sub(r" · \d+\.\ds", " · Ds", text)
+
+
+def test_a_failed_run_shows_the_agents_last_stderr_lines(tmp_path: Path) -> None:
+    lines = "\n".join(f"line {n}" for n in range(1, 13))
+    done = hz(tmp_path, [sys.executable, AGENT, "fail", f"--stderr={lines}\n", "--code=3"])
+    assert done.returncode == 4
+    assert _duration(done.stderr) == (
+        "hz: failed (runtime_error): the command exited with code 3 · runner command · "
+        "0 tool calls · Ds · not enforced: budget, tools, turns\n"
+        "  the agent's stderr, last lines:\n" + "".join(f"    line {n}\n" for n in range(3, 13))
+    )
+
+
+def test_values_the_runner_did_not_report_are_left_out(tmp_path: Path) -> None:
+    done = hz(tmp_path, [sys.executable, AGENT, "echo"])
+    assert (done.returncode, done.stdout) == (0, "Say hi.\n")
+    assert _duration(done.stderr) == (
+        "hz: completed · runner command · 0 tool calls · Ds · not enforced: budget, tools, turns\n"
+    )
+
+
+def test_at_the_turn_limit_the_summary_does_not_contradict_the_reason() -> None:
+    result = AgentResult(
+        runner="claude-code",
+        model="m",
+        status="failed",
+        failure_kind="max_turns",
+        reason="Reached maximum number of turns (3)",
+        turns=4,
+        cost_usd=0.01,
+        duration_seconds=2.0,
+    )
+    assert summary(result, None) == (
+        "hz: failed (max_turns): Reached maximum number of turns (3) · runner claude-code · "
+        "model m · 0 tool calls · $0.0100 · 2.0s"
+    )
+
+
+def test_dry_run_warns_when_the_program_is_missing(tmp_path: Path) -> None:
+    done = hz(tmp_path, ["no-such-agent-hz"], "--dry-run")
+    assert done.returncode == 0
+    assert done.stdout.splitlines()[:3] == [
+        "hz run --dry-run: nothing was started",
+        "  runner:       command",
+        "  argv:         no-such-agent-hz '--contract-file=<private>/contract.md'",
+    ]
+    assert done.stderr == (
+        "hz: warning: no-such-agent-hz: program not found on PATH; the run would fail to start "
+        "(launch_failed)\n"
+        "  hint: hz doctor checks the bound runner\n"
+    )
+    missing = hz(tmp_path, [str(tmp_path / "bin" / "agent")], "--dry-run", "--format", "json")
+    assert json.loads(missing.stdout)["argv"][0] == str(tmp_path / "bin" / "agent")
+    assert missing.stderr.splitlines()[0] == (
+        f"hz: warning: {tmp_path}/bin/agent: program not found; the run would fail to start "
+        "(launch_failed)"
+    )
+    present = hz(tmp_path, [sys.executable, AGENT, "echo"], "--dry-run")
+    assert (present.returncode, present.stderr) == (0, "")
+    assert "  stdin:        the prompt, then closed" in present.stdout.splitlines()
