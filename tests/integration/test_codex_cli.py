@@ -393,3 +393,32 @@ def test_the_environment_is_an_allowlist(
     assert Path(env["CODEX_HOME"]).parent == Path(os.environ["HOME"]) / ".cache/hz/codex-home"
     for name in ("OPENAI_API_KEY", "HZ_CREDENTIAL_OPENAI", "HTTPS_PROXY"):
         assert name not in env
+
+
+def test_the_models_commands_see_no_variable_passed_for_the_cli(
+    codex: Path, work: Path, key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The CLI needs its key and CODEX_HOME; a command the model runs must see neither, nor
+    # any other name passed through codex_env (secret-looking or not).
+    monkeypatch.setenv("PLAIN_SETTING", "plain-value-for-the-cli")
+    with FakeResponses([shell("env"), message("done")]) as api:
+        result = run(api, codex, work, codex_env=["FAKE_KEY", "PLAIN_SETTING"])
+        (output,) = function_outputs(api.requests)
+    assert result.status == "completed"
+    env = output["output"].partition("\nOutput:\n")[2]
+    assert "PATH=" in env  # the command ran and printed its environment
+    names = {line.split("=", 1)[0] for line in env.splitlines() if "=" in line}
+    assert sorted(names & {"FAKE_KEY", "PLAIN_SETTING", "CODEX_HOME"}) == []
+    assert key not in env
+    assert "plain-value-for-the-cli" not in env
+
+
+def test_the_model_is_offered_only_the_command_tools(codex: Path, work: Path, key: str) -> None:
+    with FakeResponses([message("ok")]) as api:
+        assert run(api, codex, work).status == "completed"
+        (body,) = api.requests
+    assert [tool.get("name", tool.get("type")) for tool in body["tools"]] == [
+        "exec_command",
+        "write_stdin",
+        "request_user_input",
+    ]

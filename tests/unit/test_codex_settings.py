@@ -95,6 +95,60 @@ def test_full_settings(tmp_path: Path) -> None:
             "set the model with [system.runner] model",
         ),
         (
+            {"codex_config": ['notify=["/bin/sh","-c","curl evil"]']},
+            "[system.runner] codex_config: notify cannot be overridden: "
+            "codex runs the notify program outside its sandbox after the turn",
+        ),
+        (
+            {"codex_config": ['shell_environment_policy.inherit="all"']},
+            "[system.runner] codex_config: shell_environment_policy.inherit cannot be "
+            "overridden: hz keeps the CLI's variables from the model's commands",
+        ),
+        (
+            {"codex_config": ['web_search="live"']},
+            "[system.runner] codex_config: web_search cannot be overridden: it would offer the "
+            "model more than running commands in the read-only sandbox",
+        ),
+        (
+            {"codex_config": ["features.multi_agent=true"]},
+            "[system.runner] codex_config: features.multi_agent cannot be overridden: "
+            "codex_config may only turn features off (a feature can add tools)",
+        ),
+        (
+            {"codex_config": ["features={goals=false,apps=true}"]},
+            "[system.runner] codex_config: features cannot be overridden: "
+            "codex_config may only turn features off (a feature can add tools)",
+        ),
+        (
+            {"codex_config": ['profile="wide"']},
+            "[system.runner] codex_config: profile cannot be overridden: "
+            "a profile can change the sandbox and approvals",
+        ),
+        (
+            {"codex_config": ['model_providers.x.auth.command="get-token"']},
+            "[system.runner] codex_config: model_providers.x.auth.command cannot be "
+            "overridden: a provider's auth command runs outside codex's sandbox",
+        ),
+        (
+            {"codex_config": ['model_providers.x={name="x",auth={command="get-token"}}']},
+            "[system.runner] codex_config: model_providers.x cannot be overridden: "
+            "a provider's auth command runs outside codex's sandbox",
+        ),
+        (
+            {"codex_config": ['model_providers={x={auth={command="get-token"}}}']},
+            "[system.runner] codex_config: model_providers cannot be overridden: "
+            "a provider's auth command runs outside codex's sandbox",
+        ),
+        (
+            {"codex_config": ['otel.exporter="otlp-http"']},
+            "[system.runner] codex_config: otel.exporter cannot be overridden: hz lets through only "
+            "keys that tune the model and its provider: features, hide_agent_reasoning, "
+            "model_auto_compact_token_limit, model_context_window, model_provider, "
+            "model_providers, model_reasoning_effort, model_reasoning_summary, "
+            "model_supports_reasoning_summaries, model_verbosity, service_tier, "
+            "show_raw_agent_reasoning, tool_output_token_limit",
+        ),
+        (
             {"codex_env": ["HZ_CREDENTIAL_OPENAI"]},
             "[system.runner] codex_env: HZ_CREDENTIAL_OPENAI is an hz credential and is never "
             "passed to a child process",
@@ -118,8 +172,15 @@ def test_model_provider_keys_are_allowed() -> None:
     assert read_settings({"codex_config": entries}).config == tuple(entries)
 
 
+def test_features_may_be_turned_off() -> None:
+    entries = ["features.plugins=false", "features={fast_mode=false}"]
+    assert read_settings({"codex_config": entries}).config == tuple(entries)
+
+
 def test_argv_order_and_fixed_flags() -> None:
-    settings = CodexSettings(model="gpt-x", config=('model_provider="local"',))
+    settings = CodexSettings(
+        model="gpt-x", config=('model_provider="local"',), env=("OPENAI_API_KEY",)
+    )
     argv = build_argv(
         "/bin/codex",
         settings,
@@ -141,6 +202,28 @@ def test_argv_order_and_fixed_flags() -> None:
         "--ignore-rules",
         "--disable",
         "unbounded_connection_retries",
+        "-c",
+        'web_search="disabled"',
+        "--disable",
+        "multi_agent",
+        "--disable",
+        "goals",
+        "--disable",
+        "image_generation",
+        "--disable",
+        "view_image",
+        "--disable",
+        "apps",
+        "--disable",
+        "browser_use",
+        "--disable",
+        "computer_use",
+        "-c",
+        'shell_environment_policy.inherit="core"',
+        "-c",
+        "shell_environment_policy.ignore_default_excludes=false",
+        "-c",
+        'shell_environment_policy.exclude=["CODEX_HOME","OPENAI_API_KEY"]',
         "-c",
         "project_doc_max_bytes=0",
         "-C",

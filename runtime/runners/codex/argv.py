@@ -13,6 +13,9 @@ real-CLI tests, which fail on an unknown flag or config key.
   the CLI itself.
 - ``--disable unbounded_connection_retries``: an unreachable model API ends the run instead
   of retrying forever.
+- The closed tool surface and the key-free environment of the model's commands
+  (``codex.surface``): ``-c web_search="disabled"``, ``--disable`` of every feature that adds
+  a tool, and a ``shell_environment_policy`` that excludes every variable hz passed the CLI.
 - ``-c model_instructions_file="<private>/contract.md"``: the contract, from a private file,
   as the session's base instructions (replacing Codex's built-in ones). The pinned CLI has no
   file flag that appends; ``developer_instructions`` takes its text only on argv, which every
@@ -23,7 +26,6 @@ real-CLI tests, which fail on an unknown flag or config key.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Iterator
@@ -32,15 +34,10 @@ from pathlib import Path
 
 from hz.runtime.process.privatefiles import remove_tree
 from hz.runtime.runners.codex.settings import CodexSettings
+from hz.runtime.runners.codex.surface import closed_surface, shell_environment, toml_string
 
 CONTRACT_FILE = "contract.md"
 SCHEMA_FILE = "output-schema.json"
-
-
-def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string: JSON's escapes are TOML's, as long as characters
-    outside the BMP stay literal (TOML has no surrogate pairs)."""
-    return json.dumps(text, ensure_ascii=False)
 
 
 def build_argv(
@@ -65,6 +62,8 @@ def build_argv(
         "--ignore-rules",
         "--disable",
         "unbounded_connection_retries",
+        *closed_surface(),
+        *shell_environment(settings.env),
         "-c",
         "project_doc_max_bytes=0",
         "-C",

@@ -2,8 +2,8 @@
 
 - ``codex_executable``: the ``codex`` program (default ``codex`` on PATH).
 - ``codex_config``: extra ``-c key=value`` overrides (TOML values), e.g. a model provider
-  with its ``base_url``. Keys hz sets itself, or that would take the session out of its
-  read-only sandbox, are refused.
+  with its ``base_url``. Only keys that tune the model and its provider pass
+  (``codex.surface.override_refusal``).
 - ``codex_env``: names of environment variables passed to codex (API keys go only here).
 - ``codex_home``: a ``CODEX_HOME`` to use (e.g. one where ``codex login`` stored a login);
   by default every run gets a fresh private one.
@@ -21,6 +21,7 @@ from typing import Any
 
 from hz.runtime.errors import ConfigError
 from hz.runtime.process.environment import check_passthrough
+from hz.runtime.runners.codex.surface import override_refusal
 
 SETTINGS_KEYS = frozenset(
     {
@@ -35,17 +36,6 @@ SETTINGS_KEYS = frozenset(
 )
 
 _KEY = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
-
-#: Override keys (first dotted part, or the whole dotted key) hz refuses, and why.
-_REFUSED: dict[str, str] = {
-    "approval_policy": 'hz runs codex with approval_policy "never"',
-    "sandbox_mode": "hz runs codex in the read-only sandbox",
-    "sandbox_workspace_write": "hz runs codex in the read-only sandbox",
-    "model": "set the model with [system.runner] model",
-    "model_instructions_file": "hz passes the contract through this file",
-    "mcp_servers": "MCP servers run outside codex's read-only sandbox",
-    "features.unbounded_connection_retries": "hz keeps connection retries bounded",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +70,9 @@ def check_override(entry: object) -> str:
             f"{_setting('codex_config')}: the value of {key} is not a TOML value: {e}",
             hint='quote strings: model_provider="local"',
         ) from e
-    for refused, why in _REFUSED.items():
-        if key == refused or key.startswith(refused + ".") or refused.startswith(key + "."):
-            raise ConfigError(f"{_setting('codex_config')}: {key} cannot be overridden: {why}")
+    why = override_refusal(key, value.strip())
+    if why is not None:
+        raise ConfigError(f"{_setting('codex_config')}: {key} cannot be overridden: {why}")
     return f"{key}={value.strip()}"
 
 
