@@ -141,8 +141,8 @@ def test_full_settings(tmp_path: Path) -> None:
         ),
         (
             {"codex_config": ['otel.exporter="otlp-http"']},
-            "[system.runner] codex_config: otel.exporter cannot be overridden: hz lets through only "
-            "keys that tune the model and its provider: features, hide_agent_reasoning, "
+            "[system.runner] codex_config: otel.exporter cannot be overridden: hz lets through "
+            "only keys that tune the model and its provider: features, hide_agent_reasoning, "
             "model_auto_compact_token_limit, model_context_window, model_provider, "
             "model_providers, model_reasoning_effort, model_reasoning_summary, "
             "model_supports_reasoning_summaries, model_verbosity, service_tier, "
