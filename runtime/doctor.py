@@ -19,6 +19,7 @@ from hz.runtime.config.project import find_project_file, read_project_file
 from hz.runtime.errors import ConfigError, HzError
 from hz.runtime.execute import check_capabilities
 from hz.runtime.protocol import Capabilities, Check
+from hz.runtime.runners.settings import SharedSettings
 
 _LIMITS = ("timeout", "budget", "tools", "turns", "structured_output")
 
@@ -62,28 +63,40 @@ def runner_checks(environ: Mapping[str, str], cwd: Path) -> list[Check]:
     except HzError:
         return []  # already reported per source
     name = config.agent_runner
-    settings = config.runner_settings
     try:
         runner_class = registry.resolve(name)
     except ConfigError as e:
         return [Check("runner", "failed", f"{e.message}; {e.hint}" if e.hint else e.message)]
     source = dict(registry.available()).get(name, "core")
-    checks = [
-        Check("runner", "ok", f"{name} ({source})"),
-        Check("capabilities", "ok", describe_capabilities(runner_class.capabilities)),
-    ]
-    if settings.get("require_enforced_budget") is True:
-        try:
-            check_capabilities(runner_class, settings)
-            checks.append(Check("enforced budget", "ok", "required, and this runner enforces it"))
-        except HzError as e:
-            checks.append(Check("enforced budget", "failed", e.message))
+    shared = SharedSettings.from_config(config)
+    try:
+        settings = runner_class.settings_model.from_config(config)
+    except ConfigError as e:
+        head = _binding_checks(name, source, runner_class.capabilities(None), shared)
+        return [*head, Check(f"{name} runner settings", "failed", e.message)]
+    checks = _binding_checks(name, source, runner_class.capabilities(settings), shared)
     try:
         return checks + list(runner_class.doctor(settings))
     except HzError as e:
         return [*checks, Check(name, "failed", e.message)]
     except Exception as e:  # a plugin's doctor that crashes is reported, not fatal
         return [*checks, Check(name, "failed", f"its doctor crashed: {type(e).__name__}: {e}")]
+
+
+def _binding_checks(
+    name: str, source: str, capabilities: Capabilities, shared: SharedSettings
+) -> list[Check]:
+    checks = [
+        Check("runner", "ok", f"{name} ({source})"),
+        Check("capabilities", "ok", describe_capabilities(capabilities)),
+    ]
+    if shared.require_enforced_budget:
+        try:
+            check_capabilities(name, capabilities, shared)
+            checks.append(Check("enforced budget", "ok", "required, and this runner enforces it"))
+        except HzError as e:
+            checks.append(Check("enforced budget", "failed", e.message))
+    return checks
 
 
 def run_doctor(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[Check]:

@@ -2,33 +2,39 @@
 
 The capability check comes before the adapter: a limit the operator requires to be enforced
 (``[system.runner] require_enforced_budget = true``) that the bound runner cannot enforce
-refuses the run with a ``RunnerError`` before any process starts.
+with its settings refuses the run with a ``RunnerError`` before any process starts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 from hz.runtime import registry
 from hz.runtime.errors import RunnerError
 from hz.runtime.output_check import check_output
-from hz.runtime.protocol import AgentRunner, RunnerClass, RunRequest
+from hz.runtime.protocol import AgentRunner, Capabilities, RunRequest
 from hz.runtime.result import AgentResult
+from hz.runtime.runners.settings import SharedSettings
+
+if TYPE_CHECKING:
+    from hz.runtime.config.layers import Config
 
 
-def bind(runner_name: str, settings: Mapping[str, Any]) -> AgentRunner:
-    """The configured runner, after the capability check; nothing is started."""
-    runner_class = registry.resolve(runner_name)
-    check_capabilities(runner_class, settings)
-    return runner_class.from_settings(settings)
+def bind(config: Config) -> AgentRunner:
+    """The configured runner built from its validated settings, after the capability check;
+    nothing is started. ``ConfigError`` for invalid settings, ``RunnerError`` when refused."""
+    runner_class = registry.resolve(config.agent_runner)
+    settings = runner_class.settings_model.from_config(config)
+    capabilities = runner_class.capabilities(settings)
+    check_capabilities(runner_class.name, capabilities, SharedSettings.from_config(config))
+    return runner_class(settings)
 
 
-def check_capabilities(runner_class: RunnerClass, settings: Mapping[str, Any]) -> None:
-    enforcement = runner_class.capabilities.budget
-    if settings.get("require_enforced_budget") is True and enforcement != "hard":
+def check_capabilities(runner: str, capabilities: Capabilities, shared: SharedSettings) -> None:
+    enforcement = capabilities.budget
+    if shared.require_enforced_budget and enforcement != "hard":
         raise RunnerError(
-            f"runner '{runner_class.name}' cannot enforce a budget ({enforcement}) and "
+            f"runner '{runner}' cannot enforce a budget ({enforcement}) and "
             "[system.runner] require_enforced_budget is true; nothing was started",
             hint="bind a runner that enforces budgets, or set require_enforced_budget = false",
         )

@@ -23,13 +23,16 @@ Rules every runner follows:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 from hz.runtime.models import Budget, OutputSpec, Packet, ToolProfile
 from hz.runtime.result import AgentResult
+
+if TYPE_CHECKING:
+    from hz.runtime.runners.settings import RunnerSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,17 @@ class RunPlan:
     limits_unenforced: tuple[str, ...] = ()
 
 
+def applied_limits(request: RunRequest, max_turns: int | None) -> tuple[str, ...]:
+    """The limits a run is held to: the timeout and the budget always, the tools when the job
+    names some, the turns when the operator set ``max_turns``."""
+    return (
+        "timeout",
+        "budget",
+        *(("tools",) if request.tools.tools else ()),
+        *(("turns",) if max_turns is not None else ()),
+    )
+
+
 class AgentRunner(Protocol):
     name: str
 
@@ -118,6 +132,11 @@ class Capabilities:
     turns: Enforcement
     structured_output: Enforcement
 
+    def unenforced(self, *applied: str) -> tuple[str, ...]:
+        """Of the limits that applied to a run, those not enforced at all: what a result names
+        in ``limits_unenforced``."""
+        return tuple(limit for limit in applied if getattr(self, limit) == "unsupported")
+
 
 @dataclass(frozen=True, slots=True)
 class Check:
@@ -129,20 +148,29 @@ class Check:
 
 
 class RunnerClass(Protocol):
-    """What the registry holds (core dict, or entry point group ``hz.runners``): a class
-    that builds a runner from the effective ``[system.runner]`` table."""
+    """What the registry holds (core dict, or entry point group ``hz.runners``): a class that
+    declares its settings and is called with them to build a runner.
+
+    ``settings_model`` is a frozen pydantic model of the ``[system.runner]`` keys the runner
+    reads (``hz.runtime.runners.settings.RunnerSettings``): its fields are the keys the
+    configuration accepts for it, their docs table and their error messages. hz validates the
+    effective table into it before calling the class, so a runner never sees raw settings.
+    """
 
     name: ClassVar[str]
-    capabilities: ClassVar[Capabilities]
-    #: The ``[system.runner]`` keys this runner reads (for unknown-key checks in configuration).
-    settings_keys: ClassVar[frozenset[str]]
+    settings_model: ClassVar[type[RunnerSettings]]
 
-    @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> AgentRunner:
-        """Validate the settings this runner reads; raise ``ConfigError`` when invalid."""
+    def __call__(self, settings: RunnerSettings, /) -> AgentRunner:
+        """Build the runner from its validated settings: an instance of ``settings_model``
+        (each runner narrows the type to its own model)."""
         ...
 
-    @classmethod
-    def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
+    def capabilities(self, settings: RunnerSettings | None, /) -> Capabilities:
+        """Which limits the runner enforces with these settings (e.g. ``turns`` only with a
+        ``max_turns``); ``None`` when no valid settings are at hand (``hz runners`` listing a
+        runner that is not configured): what it enforces when configured."""
+        ...
+
+    def doctor(self, settings: RunnerSettings, /) -> list[Check]:
         """Checks for ``hz doctor`` (executable found and runnable, version, login, ...)."""
         ...

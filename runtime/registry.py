@@ -86,7 +86,7 @@ def resolve(name: str) -> RunnerClass:
             ) from e
     missing = [
         attr
-        for attr in ("name", "capabilities", "settings_keys", "from_settings", "doctor")
+        for attr in ("name", "settings_model", "capabilities", "doctor")
         if not hasattr(loaded, attr)
     ]
     if missing:
@@ -96,26 +96,22 @@ def resolve(name: str) -> RunnerClass:
 
 
 def _check_declarations(origin: str, loaded: object) -> None:
-    """The class attributes hz reads without calling the plugin must have the right types,
+    """The declarations hz reads without running the plugin's code must have the right types,
     or a broken plugin would crash every run (its keys are read for every configuration)."""
-    from hz.runtime.protocol import Capabilities
+    from hz.runtime.runners.settings import RunnerSettings
 
-    keys = getattr(loaded, "settings_keys", None)
-    if not isinstance(keys, frozenset) or not all(isinstance(k, str) for k in keys):
+    model = getattr(loaded, "settings_model", None)
+    if not (isinstance(model, type) and issubclass(model, RunnerSettings)):
         raise ConfigError(
-            f"{origin} is not a runner class: settings_keys is not a frozenset of str"
+            f"{origin} is not a runner class: settings_model is not a "
+            "hz.runtime.runners.settings.RunnerSettings subclass"
         )
-    if not isinstance(getattr(loaded, "capabilities", None), Capabilities):
+    if not all(callable(getattr(loaded, attr, None)) for attr in ("capabilities", "doctor")):
         raise ConfigError(
-            f"{origin} is not a runner class: "
-            "capabilities is not a hz.runtime.protocol.Capabilities"
+            f"{origin} is not a runner class: capabilities and doctor must be callable"
         )
-    if not callable(getattr(loaded, "from_settings", None)) or not callable(
-        getattr(loaded, "doctor", None)
-    ):
-        raise ConfigError(
-            f"{origin} is not a runner class: from_settings and doctor must be callable"
-        )
+    if not callable(loaded):
+        raise ConfigError(f"{origin} is not a runner class: it cannot be called")
 
 
 def all_settings_keys() -> tuple[frozenset[str], tuple[str, ...]]:
@@ -125,7 +121,7 @@ def all_settings_keys() -> tuple[frozenset[str], tuple[str, ...]]:
     broken: list[str] = []
     for name, _ in available():
         try:
-            keys |= resolve(name).settings_keys
+            keys |= resolve(name).settings_model.keys()
         except ConfigError:
             broken.append(name)
     return frozenset(keys), tuple(broken)

@@ -1,10 +1,12 @@
-"""One ``RunRequest`` for the tests that call a runner's ``plan`` or ``run`` directly, with
-defaults for what a test does not look at."""
+"""What the tests that bind or call a runner directly build: a ``RunRequest`` with defaults for
+what a test does not look at, and an effective configuration binding a runner."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from hz.runtime.config.keys import CAPABILITIES, RUNNER
+from hz.runtime.config.layers import Config, Origin, Setting
 from hz.runtime.models import Budget, OutputSpec, ToolProfile
 from hz.runtime.protocol import ProgressCallback, RunRequest
 
@@ -31,3 +33,10 @@ def run_request(
         output=output or OutputSpec(),
         progress=progress,
     )
+
+
+def runner_config(runner: str, settings: dict[str, object]) -> Config:
+    """A configuration binding ``runner`` with these ``[system.runner]`` settings."""
+    values = [(CAPABILITIES, "agent_runner", runner)]
+    values += [(RUNNER, key, value) for key, value in settings.items()]
+    return Config(tuple(Setting(t, k, v, Origin("default")) for t, k, v in values), ())

@@ -110,7 +110,6 @@ def run(
     from hz.runtime.execute import bind
 
     config = load_config(cwd=Path.cwd())
-    settings = config.runner_settings
     packet, diagnostics = _packet(target, inputs_file, input_args, config.max_usd_ceiling)
     if diagnostics:
         write_report(
@@ -125,7 +124,7 @@ def run(
         return 1
     _check_ceiling(target, packet, config.max_usd_ceiling)
     runner_name = config.agent_runner
-    runner = bind(runner_name, settings)
+    runner = bind(config)
     request = RunRequest.for_packet(packet, workdir=workdir)
     if dry_run:
         the_plan = runner.plan(request)
@@ -149,8 +148,10 @@ def run(
     if not no_receipt:
         from hz.runtime.errors import HzError
         from hz.runtime.receipts.write import DEFAULT_DIR, receipt_body, write_receipt
+        from hz.runtime.runners.settings import SharedSettings
 
-        directory = receipt_dir or Path(settings.get("receipt_dir") or workdir / DEFAULT_DIR)
+        configured = SharedSettings.from_config(config).receipt_dir
+        directory = receipt_dir or Path(configured or workdir / DEFAULT_DIR)
         body = receipt_body(packet, result, started_at=started, ended_at=ended)
         try:
             receipt = write_receipt(directory, body)

@@ -1,5 +1,6 @@
 """``hz runners``: every registered runner (core and plugins), where it comes from, and which
-limits it enforces and how (its ``Capabilities``).
+limits it enforces and how (its ``Capabilities`` given the effective ``[system.runner]``
+settings, e.g. ``turns`` hard for claude-code with a ``max_turns``).
 
 A runner that fails to load is listed with the reason instead of its capabilities, and makes
 the exit status 1, so a broken plugin shows up here before a run needs it.
@@ -9,10 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 
 import click
 
 from hz.runtime import registry
+from hz.runtime.config.layers import Config, load_config
 from hz.runtime.errors import ConfigError
 from hz.runtime.protocol import Capabilities
 
@@ -42,13 +45,21 @@ class RunnerRow:
         }
 
 
-def collect() -> list[RunnerRow]:
+def collect(config: Config) -> list[RunnerRow]:
+    """Each runner's capabilities with the effective settings; a runner those settings do not
+    configure (e.g. ``command`` without a command) shows what it enforces when configured."""
     rows = []
     for name, source in registry.available():
         try:
-            rows.append(RunnerRow(name, source, registry.resolve(name).capabilities))
+            runner_class = registry.resolve(name)
         except ConfigError as e:
             rows.append(RunnerRow(name, source, None, e.message))
+            continue
+        try:
+            settings = runner_class.settings_model.from_config(config)
+        except ConfigError:
+            settings = None
+        rows.append(RunnerRow(name, source, runner_class.capabilities(settings)))
     return rows
 
 
@@ -74,7 +85,7 @@ def format_text(rows: list[RunnerRow]) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def runners(fmt: str) -> int:
     """List the registered runners, their source and the limits each enforces."""
-    rows = collect()
+    rows = collect(load_config(cwd=Path.cwd()))
     if fmt == "json":
         click.echo(json.dumps({"runners": [r.to_json() for r in rows]}, indent=2))
     else:

@@ -2,7 +2,7 @@
 
 Three tables exist: ``[capabilities]`` (which runner is bound), ``[system.runner]`` (how the
 bound runner runs: the shared keys below plus every key some registered runner declares in
-``settings_keys``) and ``[authoring]`` (options of the authoring commands). Only
+its ``settings_model``) and ``[authoring]`` (options of the authoring commands). Only
 ``[authoring]`` may appear in a project's ``hz.toml``.
 """
 

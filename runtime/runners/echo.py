@@ -9,49 +9,55 @@ agent installed.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from typing import Any, ClassVar, get_args
+from typing import Annotated, ClassVar, get_args
 
-from hz.runtime.errors import ConfigError
+from pydantic import Field
+
 from hz.runtime.protocol import Capabilities, Check, Progress, RunPlan, RunRequest
 from hz.runtime.result import AgentResult, FailureKind, Status
+from hz.runtime.runners.settings import Expect, RunnerSettings
 
 _STATUSES: tuple[str, ...] = get_args(Status)
 _KINDS: tuple[str, ...] = get_args(FailureKind)
 
 
+class EchoSettings(RunnerSettings):
+    status: Annotated[
+        Status,
+        Field(
+            alias="echo_status",
+            description="how every run ends: " + ", ".join(f"`{s}`" for s in _STATUSES),
+        ),
+        Expect(f"must be one of {', '.join(_STATUSES)}, got {{value!r}}"),
+    ] = "completed"
+    failure_kind: Annotated[
+        FailureKind | None,
+        Field(alias="echo_failure_kind", description="the failure kind of every run"),
+        Expect(f"must be one of {', '.join(_KINDS)}, got {{value!r}}"),
+    ] = None
+    model: Annotated[
+        str,
+        Field(strict=True, min_length=1, description="the model the result names"),
+        Expect("must be a non-empty string, got {value!r}"),
+    ] = "echo"
+
+
 class EchoRunner:
     name: ClassVar[str] = "echo"
-    # Nothing runs, so nothing can exceed a limit: every limit holds by construction.
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        timeout="hard", budget="hard", tools="hard", turns="hard", structured_output="advisory"
-    )
-    settings_keys: ClassVar[frozenset[str]] = frozenset({"echo_status", "echo_failure_kind"})
+    settings_model: ClassVar[type[EchoSettings]] = EchoSettings
 
-    def __init__(self, *, model: str, status: Status, failure_kind: FailureKind | None) -> None:
-        self.model = model
-        self.status: Status = status
-        self.failure_kind: FailureKind | None = failure_kind
+    def __init__(self, settings: EchoSettings) -> None:
+        self.settings = settings
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> EchoRunner:
-        status = settings.get("echo_status", "completed")
-        if status not in _STATUSES:
-            raise ConfigError(
-                f"[system.runner] echo_status must be one of {', '.join(_STATUSES)}, got {status!r}"
-            )
-        kind = settings.get("echo_failure_kind")
-        if kind is not None and kind not in _KINDS:
-            raise ConfigError(
-                f"[system.runner] echo_failure_kind must be one of {', '.join(_KINDS)}, "
-                f"got {kind!r}"
-            )
-        model = settings.get("model", "echo")
-        return cls(model=str(model), status=status, failure_kind=kind)
+    def capabilities(cls, settings: EchoSettings | None) -> Capabilities:
+        # Nothing runs, so nothing can exceed a limit: every limit holds by construction.
+        return Capabilities(
+            timeout="hard", budget="hard", tools="hard", turns="hard", structured_output="advisory"
+        )
 
     @classmethod
-    def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
-        cls.from_settings(settings)
+    def doctor(cls, settings: EchoSettings) -> list[Check]:
         return [Check("echo", "ok", "built in; starts no process, answers with the prompt")]
 
     def plan(self, request: RunRequest) -> RunPlan:
@@ -63,15 +69,15 @@ class EchoRunner:
             request.progress(
                 Progress(elapsed_seconds=time.monotonic() - started, turns=1, tool_calls=0)
             )
-        completed = self.status == "completed"
+        status = self.settings.status
         return AgentResult(
             runner=self.name,
-            model=self.model,
-            status=self.status,
-            failure_kind=self.failure_kind,
+            model=self.settings.model,
+            status=status,
+            failure_kind=self.settings.failure_kind,
             draft=request.prompt,
             turns=1,
             cost_usd=0.0,
             duration_seconds=time.monotonic() - started,
-            reason=None if completed else f"echo_status is {self.status}",
+            reason=None if status == "completed" else f"echo_status is {status}",
         )

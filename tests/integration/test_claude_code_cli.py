@@ -18,6 +18,7 @@ from hz.runtime.models import OutputSpec
 from hz.runtime.protocol import Check, Progress
 from hz.runtime.result import AgentResult, ToolCall
 from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
+from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from tests.fakes.anthropic_server import (
     MODEL,
     FakeAnthropic,
@@ -83,7 +84,7 @@ def run(
 ) -> AgentResult:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    runner = ClaudeCodeRunner.from_settings(settings(claude, **extra))
+    runner = ClaudeCodeRunner(ClaudeSettings.from_table(settings(claude, **extra)))
     return runner.run(
         run_request(
             work,
@@ -300,7 +301,9 @@ def test_api_key_not_passed_without_allow_api_key_billing(
 
 
 def test_missing_executable_is_launch_failed(tmp_path: Path, work: Path) -> None:
-    runner = ClaudeCodeRunner.from_settings({"claude_executable": str(tmp_path / "nope")})
+    runner = ClaudeCodeRunner(
+        ClaudeSettings.from_table({"claude_executable": str(tmp_path / "nope")})
+    )
     result = runner.run(run_request(work, timeout=10))
     assert (result.status, result.failure_kind) == ("failed", "launch_failed")
     assert result.reason == f"{tmp_path / 'nope'}: program not found"
@@ -309,13 +312,13 @@ def test_missing_executable_is_launch_failed(tmp_path: Path, work: Path) -> None
 def test_doctor_against_the_pinned_cli(claude: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     allowed = {"claude_executable": str(claude), "allow_api_key_billing": True}
-    assert ClaudeCodeRunner.doctor(allowed) == [
+    assert ClaudeCodeRunner.doctor(ClaudeSettings.from_table(allowed)) == [
         Check("claude executable", "ok", str(claude)),
         Check("claude version", "ok", "2.1.332 (minimum 2.1.332)"),
         Check("claude login", "ok", "API key from ANTHROPIC_API_KEY (billed to the API account)"),
     ]
     # Without allow_api_key_billing the key never reaches the CLI: logged out, as hz runs see it.
-    refused = ClaudeCodeRunner.doctor({"claude_executable": str(claude)})
+    refused = ClaudeCodeRunner.doctor(ClaudeSettings.from_table({"claude_executable": str(claude)}))
     assert refused[2] == Check(
         "claude login",
         "failed",

@@ -13,19 +13,26 @@ from syrupy.assertion import SnapshotAssertion
 
 PLUGIN = """
 from hz.runtime.protocol import Capabilities, Check
+from hz.runtime.runners.settings import RunnerSettings
+
+
+class DemoSettings(RunnerSettings):
+    demo_level: int = 1
 
 
 class DemoRunner:
     name = "demo"
-    capabilities = Capabilities(
-        timeout="hard", budget="advisory", tools="unsupported", turns="hard",
-        structured_output="unsupported",
-    )
-    settings_keys = frozenset({"demo_level"})
+    settings_model = DemoSettings
+
+    def __init__(self, settings):
+        self.settings = settings
 
     @classmethod
-    def from_settings(cls, settings):
-        return cls()
+    def capabilities(cls, settings):
+        return Capabilities(
+            timeout="hard", budget="advisory", tools="unsupported", turns="hard",
+            structured_output="unsupported",
+        )
 
     @classmethod
     def doctor(cls, settings):

@@ -23,6 +23,7 @@ from hz.runtime.models import Budget, OutputSpec, ToolProfile
 from hz.runtime.protocol import Progress, RunRequest
 from hz.runtime.result import AgentResult, Usage
 from hz.runtime.runners.codex.runner import CodexRunner
+from hz.runtime.runners.codex.settings import CodexSettings
 from tests.fakes.claude_cli import processes_with_env
 from tests.fakes.responses_server import (
     FakeResponses,
@@ -33,7 +34,7 @@ from tests.fakes.responses_server import (
     message,
     shell,
 )
-from tests.run_request import run_request
+from tests.run_request import run_request, runner_config
 
 pytestmark = pytest.mark.real_cli
 
@@ -86,7 +87,7 @@ def run(
     contract: str = "Answer briefly. Never write files.",
     **extra: Any,
 ) -> AgentResult:
-    runner = CodexRunner.from_settings(settings(api, codex, **extra))
+    runner = CodexRunner(CodexSettings.from_table(settings(api, codex, **extra)))
     return runner.run(
         run_request(
             work,
@@ -200,7 +201,7 @@ def test_a_retry_notice_is_not_a_failure(codex: Path, work: Path, key: str) -> N
     with FakeResponses(replies) as api:
         retrying = api.provider_config("FAKE_KEY", retries=2)
         runner_settings = settings(api, codex, codex_config=retrying)
-        result = CodexRunner.from_settings(runner_settings).run(
+        result = CodexRunner(CodexSettings.from_table(runner_settings)).run(
             run_request(work, prompt="go", contract="")
         )
         assert len(api.requests) == 2
@@ -297,7 +298,7 @@ def test_a_required_budget_refuses_the_run_before_anything_starts(
     with FakeResponses([message("marmalade")]) as api:
         with pytest.raises(RunnerError) as caught:
             execute(
-                bind("codex", settings(api, codex, require_enforced_budget=True)),
+                bind(runner_config("codex", settings(api, codex, require_enforced_budget=True))),
                 RunRequest.for_packet(packet, workdir=work),
             )
         assert api.requests == []
@@ -309,7 +310,7 @@ def test_a_required_budget_refuses_the_run_before_anything_starts(
 
 
 def test_doctor_with_the_pinned_binary(codex: Path) -> None:
-    checks = CodexRunner.doctor({"codex_executable": str(codex)})
+    checks = CodexRunner.doctor(CodexSettings.from_table({"codex_executable": str(codex)}))
     assert [(c.name, c.status, c.detail) for c in checks] == [
         ("codex executable", "ok", str(codex)),
         ("codex version", "ok", "0.171.0 (minimum 0.171.0)"),
@@ -340,7 +341,7 @@ def test_a_configured_codex_home_is_used_and_its_config_ignored(
 def test_progress_reports_turns_and_tool_calls(codex: Path, work: Path, key: str) -> None:
     seen: list[Progress] = []
     with FakeResponses([shell("cat notes.txt"), message("marmalade")]) as api:
-        runner = CodexRunner.from_settings(settings(api, codex))
+        runner = CodexRunner(CodexSettings.from_table(settings(api, codex)))
         result = runner.run(run_request(work, prompt="go", contract="", progress=seen.append))
     assert result.status == "completed"
     assert [(p.turns, p.tool_calls, p.last_tool) for p in seen] == [
@@ -358,13 +359,15 @@ def test_an_unreachable_model_api_ends_the_run(codex: Path, work: Path, key: str
         f'model_providers.gone={{name="gone",base_url="http://127.0.0.1:{port}/v1",'
         'wire_api="responses",env_key="FAKE_KEY",request_max_retries=1,stream_max_retries=1}'
     )
-    runner = CodexRunner.from_settings(
-        {
-            "codex_executable": str(codex),
-            "codex_config": ['model_provider="gone"', provider],
-            "codex_env": ["FAKE_KEY"],
-            "model": MODEL,
-        }
+    runner = CodexRunner(
+        CodexSettings.from_table(
+            {
+                "codex_executable": str(codex),
+                "codex_config": ['model_provider="gone"', provider],
+                "codex_env": ["FAKE_KEY"],
+                "model": MODEL,
+            }
+        )
     )
     result = runner.run(run_request(work, prompt="go", contract="", timeout=120))
     assert (result.status, result.failure_kind, result.reason) == (

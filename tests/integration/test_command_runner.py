@@ -21,6 +21,7 @@ import pytest
 from hz.runtime.process.bounded import Limits
 from hz.runtime.result import AgentResult, Usage
 from hz.runtime.runners.command.runner import CommandRunner
+from hz.runtime.runners.command.settings import CommandSettings
 from tests.fakes.agent import recorded_env, recorded_pids
 from tests.run_request import run_request
 
@@ -53,12 +54,14 @@ class Fake:
         self, *args: str, program: tuple[str, ...] = (sys.executable, AGENT), **settings: Any
     ) -> CommandRunner:
         records = ("--env-out", str(self.env_out), "--pids", str(self.pids))
-        return CommandRunner.from_settings(
-            {
-                "command": [*program, *args, *records, CONTRACT],
-                "command_enforces_read_only": True,
-                **settings,
-            }
+        return CommandRunner(
+            CommandSettings.from_table(
+                {
+                    "command": [*program, *args, *records, CONTRACT],
+                    "command_enforces_read_only": True,
+                    **settings,
+                }
+            )
         )
 
     def run(

@@ -28,14 +28,15 @@ import json, resource, sys
 from hz.runtime.models import Budget, ToolProfile
 from hz.runtime.protocol import RunRequest
 from hz.runtime.runners.command.runner import CommandRunner
+from hz.runtime.runners.command.settings import CommandSettings
 
 agent, stdout_bytes, stderr_bytes, workdir, env_out, pids = sys.argv[1:]
-runner = CommandRunner.from_settings({
+runner = CommandRunner(CommandSettings.from_table({
     "command": [sys.executable, agent, "flood", "--stdout-bytes", stdout_bytes,
                 "--stderr-bytes", stderr_bytes, "--env-out", env_out, "--pids", pids,
                 "--contract-file={contract_file}"],
     "command_enforces_read_only": True,
-})
+}))
 result = runner.run(RunRequest(prompt="p", contract="c", tools=ToolProfile().bind(workdir),
                                timeout=300, budget=Budget(max_usd=1)))
 print(json.dumps({

@@ -12,7 +12,7 @@ import pytest
 from hz.runtime.protocol import Check
 from hz.runtime.runners.claude_code.doctor import judge_login
 from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
-from hz.runtime.runners.claude_code.settings import parse_settings
+from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.executables import parse_version
 
 STREAMS = Path(__file__).parent / "claude_streams"
@@ -25,22 +25,22 @@ def auth_status(name: str) -> tuple[int, str]:
 
 def test_logged_out() -> None:
     code, text = auth_status("logged_out")
-    assert judge_login(code, text, parse_settings({})) == Check(
+    assert judge_login(code, text, ClaudeSettings.from_table({})) == Check(
         "claude login",
         "failed",
         "not logged in; run `claude auth login`, or set [system.runner] "
         "allow_api_key_billing = true to use ANTHROPIC_API_KEY",
     )
-    allowed = parse_settings({"allow_api_key_billing": True})
+    allowed = ClaudeSettings.from_table({"allow_api_key_billing": True})
     assert judge_login(code, text, allowed).detail == "not logged in; run `claude auth login`"
 
 
 def test_api_key_counts_only_when_allowed() -> None:
     code, text = auth_status("api_key")
-    assert judge_login(code, text, parse_settings({"allow_api_key_billing": True})) == Check(
-        "claude login", "ok", "API key from ANTHROPIC_API_KEY (billed to the API account)"
-    )
-    assert judge_login(code, text, parse_settings({})) == Check(
+    assert judge_login(
+        code, text, ClaudeSettings.from_table({"allow_api_key_billing": True})
+    ) == Check("claude login", "ok", "API key from ANTHROPIC_API_KEY (billed to the API account)")
+    assert judge_login(code, text, ClaudeSettings.from_table({})) == Check(
         "claude login",
         "failed",
         "the CLI would use an API key from ANTHROPIC_API_KEY, which hz refuses while "
@@ -50,13 +50,13 @@ def test_api_key_counts_only_when_allowed() -> None:
 
 def test_token_login() -> None:
     code, text = auth_status("auth_token")
-    assert judge_login(code, text, parse_settings({})) == Check(
+    assert judge_login(code, text, ClaudeSettings.from_table({})) == Check(
         "claude login", "ok", "logged in (oauth_token)"
     )
 
 
 def test_unreadable_status() -> None:
-    assert judge_login(0, "Error: boom", parse_settings({})) == Check(
+    assert judge_login(0, "Error: boom", ClaudeSettings.from_table({})) == Check(
         "claude login", "failed", "cannot read `claude auth status`: Error: boom"
     )
 
@@ -82,7 +82,7 @@ def fake_cli(tmp_path: Path, version: str) -> Path:
 
 def test_doctor_with_a_new_enough_cli(tmp_path: Path) -> None:
     path = fake_cli(tmp_path, "2.1.400")
-    assert ClaudeCodeRunner.doctor({"claude_executable": str(path)}) == [
+    assert ClaudeCodeRunner.doctor(ClaudeSettings.from_table({"claude_executable": str(path)})) == [
         Check("claude executable", "ok", str(path)),
         Check("claude version", "ok", "2.1.400 (minimum 2.1.332)"),
         Check("claude login", "ok", "logged in (claude.ai)"),
@@ -91,7 +91,7 @@ def test_doctor_with_a_new_enough_cli(tmp_path: Path) -> None:
 
 def test_doctor_with_an_old_cli(tmp_path: Path) -> None:
     path = fake_cli(tmp_path, "2.0.9")
-    checks = ClaudeCodeRunner.doctor({"claude_executable": str(path)})
+    checks = ClaudeCodeRunner.doctor(ClaudeSettings.from_table({"claude_executable": str(path)}))
     assert checks[1] == Check(
         "claude version", "failed", "2.0.9 is older than the supported minimum 2.1.332"
     )
@@ -99,7 +99,7 @@ def test_doctor_with_an_old_cli(tmp_path: Path) -> None:
 
 def test_doctor_without_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert ClaudeCodeRunner.doctor({}) == [
+    assert ClaudeCodeRunner.doctor(ClaudeSettings.from_table({})) == [
         Check(
             "claude executable",
             "failed",

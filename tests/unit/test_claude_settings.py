@@ -13,7 +13,7 @@ from hz.runtime.errors import ConfigError, RunnerError
 from hz.runtime.models import OutputSpec
 from hz.runtime.registry import resolve
 from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
-from hz.runtime.runners.claude_code.settings import parse_settings
+from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from tests.run_request import run_request
 
 SOURCE = {
@@ -47,16 +47,18 @@ def test_registered_as_claude_code() -> None:
 
 
 def test_default_environment_is_the_allowlist_and_the_runners_own() -> None:
-    assert parse_settings({}).environment(SOURCE) == dict(sorted({**BASE, **OWN}.items()))
+    assert ClaudeSettings.from_table({}).environment(SOURCE) == dict(
+        sorted({**BASE, **OWN}.items())
+    )
 
 
 def test_api_keys_pass_only_with_allow_api_key_billing() -> None:
-    env = parse_settings({"allow_api_key_billing": True}).environment(SOURCE)
+    env = ClaudeSettings.from_table({"allow_api_key_billing": True}).environment(SOURCE)
     assert (env["ANTHROPIC_API_KEY"], env["ANTHROPIC_AUTH_TOKEN"]) == ("sk-ant-x", "tok")
 
 
 def test_claude_env_adds_deliberate_names_only() -> None:
-    settings = parse_settings(
+    settings = ClaudeSettings.from_table(
         {"claude_env": ["CLAUDE_CODE_USE_BEDROCK", "AWS_REGION"], "claude_max_retries": 0}
     )
     env = settings.environment(SOURCE)
@@ -123,12 +125,12 @@ def test_claude_env_adds_deliberate_names_only() -> None:
 )
 def test_invalid_settings(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        ClaudeCodeRunner.from_settings(settings)
+        ClaudeCodeRunner(ClaudeSettings.from_table(settings))
     assert caught.value.message == message
 
 
 def test_settings_keys_cover_every_key_read() -> None:
-    assert ClaudeCodeRunner.settings_keys == {
+    assert ClaudeCodeRunner.settings_model.keys() == {
         "model",
         "max_turns",
         "read_only_tools",
@@ -155,7 +157,7 @@ def plan_argv(runner: ClaudeCodeRunner, work: Path, **kwargs: Any) -> tuple[str,
 
 
 def test_plan_default_argv(fake_claude: Path, tmp_path: Path, snapshot: Any) -> None:
-    runner = ClaudeCodeRunner.from_settings({"claude_executable": str(fake_claude)})
+    runner = ClaudeCodeRunner(ClaudeSettings.from_table({"claude_executable": str(fake_claude)}))
     plan = runner.plan(
         run_request(tmp_path, prompt="prompt", contract="rules", timeout=30, max_usd=0.25)
     )
@@ -172,8 +174,10 @@ def test_plan_default_argv(fake_claude: Path, tmp_path: Path, snapshot: Any) -> 
 
 
 def test_plan_with_every_option(fake_claude: Path, tmp_path: Path, snapshot: Any) -> None:
-    runner = ClaudeCodeRunner.from_settings(
-        {"claude_executable": str(fake_claude), "model": "opus", "max_turns": 7}
+    runner = ClaudeCodeRunner(
+        ClaudeSettings.from_table(
+            {"claude_executable": str(fake_claude), "model": "opus", "max_turns": 7}
+        )
     )
     output = OutputSpec(format="json", schema={"type": "object"})
     argv = plan_argv(runner, tmp_path, tools=("Grep", "Read"), output=output)
@@ -181,7 +185,7 @@ def test_plan_with_every_option(fake_claude: Path, tmp_path: Path, snapshot: Any
 
 
 def test_json_schema_only_for_json_output_with_a_schema(fake_claude: Path, tmp_path: Path) -> None:
-    runner = ClaudeCodeRunner.from_settings({"claude_executable": str(fake_claude)})
+    runner = ClaudeCodeRunner(ClaudeSettings.from_table({"claude_executable": str(fake_claude)}))
     for output in (OutputSpec(format="json"), OutputSpec(format="markdown"), None):
         assert "--json-schema" not in plan_argv(runner, tmp_path, output=output)
 
@@ -190,7 +194,7 @@ def test_relative_executable_is_made_absolute_before_the_run(
     fake_claude: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    runner = ClaudeCodeRunner.from_settings({"claude_executable": "bin/claude"})
+    runner = ClaudeCodeRunner(ClaudeSettings.from_table({"claude_executable": "bin/claude"}))
     assert plan_argv(runner, tmp_path / "bin")[0] == str(fake_claude)
 
 
@@ -198,14 +202,14 @@ def test_bare_name_is_found_on_path(
     fake_claude: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", f"{fake_claude.parent}{os.pathsep}/usr/bin")
-    runner = ClaudeCodeRunner.from_settings({})
+    runner = ClaudeCodeRunner(ClaudeSettings.from_table({}))
     assert plan_argv(runner, tmp_path)[0] == str(fake_claude)
 
 
 def test_a_tool_outside_read_only_tools_is_refused_before_spawn(
     fake_claude: Path, tmp_path: Path
 ) -> None:
-    runner = ClaudeCodeRunner.from_settings({"claude_executable": str(fake_claude)})
+    runner = ClaudeCodeRunner(ClaudeSettings.from_table({"claude_executable": str(fake_claude)}))
     with pytest.raises(RunnerError) as caught:
         runner.run(run_request(tmp_path, tools=("Read", "Bash", "WebFetch"), timeout=5))
     assert caught.value.message == (
@@ -215,8 +219,10 @@ def test_a_tool_outside_read_only_tools_is_refused_before_spawn(
 
 
 def test_operator_widened_read_only_tools(fake_claude: Path, tmp_path: Path) -> None:
-    runner = ClaudeCodeRunner.from_settings(
-        {"claude_executable": str(fake_claude), "read_only_tools": ["Read", "LS"]}
+    runner = ClaudeCodeRunner(
+        ClaudeSettings.from_table(
+            {"claude_executable": str(fake_claude), "read_only_tools": ["Read", "LS"]}
+        )
     )
     argv = plan_argv(runner, tmp_path)
     assert argv[argv.index("--tools") + 1] == "Read,LS"
@@ -225,7 +231,7 @@ def test_operator_widened_read_only_tools(fake_claude: Path, tmp_path: Path) -> 
 
 
 def test_capabilities() -> None:
-    caps = ClaudeCodeRunner.capabilities
+    caps = ClaudeCodeRunner.capabilities(ClaudeSettings())
     assert (caps.timeout, caps.budget, caps.tools, caps.turns, caps.structured_output) == (
         "hard",
         "hard",
@@ -233,5 +239,6 @@ def test_capabilities() -> None:
         "unsupported",
         "hard",
     )
-    limited = ClaudeCodeRunner.from_settings({"max_turns": 3}).effective_capabilities()
+    assert ClaudeCodeRunner.capabilities(None) == caps
+    limited = ClaudeCodeRunner.capabilities(ClaudeSettings.from_table({"max_turns": 3}))
     assert limited.turns == "hard"

@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 
 from hz.runtime.runners.codex.runner import CodexRunner
+from hz.runtime.runners.codex.settings import CodexSettings
 from tests.run_request import run_request
 
 
 def test_doctor_without_codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    checks = CodexRunner.doctor({})
+    checks = CodexRunner.doctor(CodexSettings.from_table({}))
     assert [(c.name, c.status, c.detail) for c in checks] == [
         (
             "codex executable",
@@ -24,7 +25,7 @@ def test_doctor_without_codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_missing_executable_is_a_result(tmp_path: Path) -> None:
-    runner = CodexRunner.from_settings({"codex_executable": str(tmp_path / "no-codex")})
+    runner = CodexRunner(CodexSettings.from_table({"codex_executable": str(tmp_path / "no-codex")}))
     result = runner.run(run_request(tmp_path, timeout=5))
     assert (result.status, result.failure_kind, result.reason) == (
         "failed",

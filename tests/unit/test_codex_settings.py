@@ -14,17 +14,17 @@ from hz.runtime.process.bounded import ProcessOutcome
 from hz.runtime.protocol import Capabilities
 from hz.runtime.runners.codex.argv import build_argv
 from hz.runtime.runners.codex.runner import CodexRunner, stderr_tail
-from hz.runtime.runners.codex.settings import CodexSettings, read_settings
+from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.executables import parse_version
 from tests.run_request import run_request
 
 
 def test_defaults() -> None:
-    assert read_settings({}) == CodexSettings()
+    assert CodexSettings.from_table({}) == CodexSettings()
 
 
 def test_full_settings(tmp_path: Path) -> None:
-    settings = read_settings(
+    settings = CodexSettings.from_table(
         {
             "codex_executable": "/opt/codex/bin/codex",
             "codex_config": ['model_provider="local"', " model_reasoning_effort = 'low' "],
@@ -162,19 +162,19 @@ def test_full_settings(tmp_path: Path) -> None:
 )
 def test_invalid_settings(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        CodexRunner.from_settings(settings)
+        CodexRunner(CodexSettings.from_table(settings))
     assert caught.value.message == message
 
 
 def test_model_provider_keys_are_allowed() -> None:
     # "model_provider" and "model_providers" start like the refused "model" but are other keys.
     entries = ['model_provider="x"', 'model_providers.x={name="x",base_url="http://h/v1"}']
-    assert read_settings({"codex_config": entries}).config == tuple(entries)
+    assert CodexSettings.from_table({"codex_config": entries}).config == tuple(entries)
 
 
 def test_features_may_be_turned_off() -> None:
     entries = ["features.plugins=false", "features={fast_mode=false}"]
-    assert read_settings({"codex_config": entries}).config == tuple(entries)
+    assert CodexSettings.from_table({"codex_config": entries}).config == tuple(entries)
 
 
 def test_argv_order_and_fixed_flags() -> None:
@@ -250,8 +250,10 @@ def test_contract_path_is_a_toml_string(path: str) -> None:
 
 
 def test_plan_shows_what_would_run_without_running(tmp_path: Path) -> None:
-    runner = CodexRunner.from_settings(
-        {"codex_executable": "/nonexistent/codex", "codex_env": ["FAKE_KEY"], "max_turns": 3}
+    runner = CodexRunner(
+        CodexSettings.from_table(
+            {"codex_executable": "/nonexistent/codex", "codex_env": ["FAKE_KEY"], "max_turns": 3}
+        )
     )
     plan = runner.plan(
         run_request(
@@ -282,13 +284,15 @@ def test_plan_shows_what_would_run_without_running(tmp_path: Path) -> None:
 
 
 def test_empty_contract_keeps_the_cli_instructions(tmp_path: Path) -> None:
-    plan = CodexRunner.from_settings({}).plan(run_request(tmp_path, contract="  \n", timeout=5))
+    plan = CodexRunner(CodexSettings.from_table({})).plan(
+        run_request(tmp_path, contract="  \n", timeout=5)
+    )
     assert not any(arg.startswith("model_instructions_file") for arg in plan.argv)
     assert plan.limits_unenforced == ("budget",)
 
 
 def test_capabilities() -> None:
-    assert CodexRunner.capabilities == Capabilities(
+    assert CodexRunner.capabilities(CodexSettings()) == Capabilities(
         timeout="hard",
         budget="unsupported",
         tools="unsupported",
@@ -300,7 +304,7 @@ def test_capabilities() -> None:
         "codex_config",
         "codex_env",
         "codex_home",
-    } <= CodexRunner.settings_keys
+    } <= CodexRunner.settings_model.keys()
 
 
 def test_known_cli_noise_is_dropped_from_the_stderr_tail() -> None:

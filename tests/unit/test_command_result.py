@@ -18,10 +18,12 @@ from hz.runtime.runners.command.result import (
     read_output_file,
     result_from,
 )
-from hz.runtime.runners.command.settings import parse_settings
+from hz.runtime.runners.command.settings import CommandSettings
 
-TEXT = parse_settings({"command": ["a", "{contract_file}"], "command_inactivity_timeout": 30})
-JSON = parse_settings({"command": ["a", "{contract_file}"], "command_output": "json"})
+TEXT = CommandSettings.from_table(
+    {"command": ["a", "{contract_file}"], "command_inactivity_timeout": 30}
+)
+JSON = CommandSettings.from_table({"command": ["a", "{contract_file}"], "command_output": "json"})
 BASE = {"runner": "command", "model": "m", "limits_unenforced": ("turns",)}
 
 

@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from hz.runtime.doctor import runner_checks
 from hz.runtime.errors import RunnerError
 from hz.runtime.protocol import Capabilities, Check, RunPlan
 from hz.runtime.runners.command.runner import CommandRunner
+from hz.runtime.runners.command.settings import CommandSettings
 from tests.run_request import run_request
 
 C = "--contract={contract_file}"
@@ -22,8 +24,10 @@ REFUSAL = (
 
 
 def make(**settings: Any) -> CommandRunner:
-    return CommandRunner.from_settings(
-        {"command": ["/opt/agent/bin/agent", C], "command_enforces_read_only": True, **settings}
+    return CommandRunner(
+        CommandSettings.from_table(
+            {"command": ["/opt/agent/bin/agent", C], "command_enforces_read_only": True, **settings}
+        )
     )
 
 
@@ -127,7 +131,7 @@ def test_program_is_resolved_on_path_and_relative_paths_against_our_directory(
 
 def test_capabilities() -> None:
     assert CommandRunner.name == "command"
-    assert CommandRunner.capabilities == Capabilities(
+    assert CommandRunner.capabilities(None) == Capabilities(
         timeout="hard",
         budget="advisory",
         tools="advisory",
@@ -140,12 +144,14 @@ def test_doctor_degraded_until_read_only_is_declared(tmp_path: Path) -> None:
     tool = tmp_path / "agent"
     tool.write_text("#!/bin/sh\n")
     tool.chmod(stat.S_IRWXU)
-    assert CommandRunner.doctor({"command": [str(tool), C]}) == [
+    assert CommandRunner.doctor(CommandSettings.from_table({"command": [str(tool), C]})) == [
         Check("command runner settings", "ok", "valid"),
         Check("command executable", "ok", str(tool)),
         Check("command read-only", "degraded", REFUSAL),
     ]
-    checks = CommandRunner.doctor({"command": [str(tool), C], "command_enforces_read_only": True})
+    checks = CommandRunner.doctor(
+        CommandSettings.from_table({"command": [str(tool), C], "command_enforces_read_only": True})
+    )
     assert checks[2] == Check("command read-only", "ok", "declared by command_enforces_read_only")
 
 
@@ -153,22 +159,22 @@ def test_doctor_fails_on_a_missing_or_non_executable_program(tmp_path: Path) -> 
     plain = tmp_path / "plain"
     plain.write_text("")
     ok = {"command_enforces_read_only": True}
-    assert CommandRunner.doctor({"command": [str(plain), C], **ok})[1] == Check(
-        "command executable", "failed", f"{plain}: not executable"
-    )
-    assert CommandRunner.doctor({"command": [str(tmp_path / "nope"), C], **ok})[1] == Check(
-        "command executable", "failed", f"{tmp_path / 'nope'}: not found"
-    )
-    assert CommandRunner.doctor({"command": ["hz-no-such-agent", C], **ok})[1] == Check(
-        "command executable", "failed", "hz-no-such-agent: not found on PATH"
-    )
+    assert CommandRunner.doctor(CommandSettings.from_table({"command": [str(plain), C], **ok}))[
+        1
+    ] == Check("command executable", "failed", f"{plain}: not executable")
+    assert CommandRunner.doctor(
+        CommandSettings.from_table({"command": [str(tmp_path / "nope"), C], **ok})
+    )[1] == Check("command executable", "failed", f"{tmp_path / 'nope'}: not found")
+    assert CommandRunner.doctor(
+        CommandSettings.from_table({"command": ["hz-no-such-agent", C], **ok})
+    )[1] == Check("command executable", "failed", "hz-no-such-agent: not found on PATH")
 
 
-def test_doctor_reports_invalid_settings_as_a_failed_check() -> None:
-    assert CommandRunner.doctor({}) == [
-        Check(
-            "command runner settings",
-            "failed",
-            "[system.runner] command is not set: the command runner needs the agent's command line",
-        )
-    ]
+def test_doctor_reports_invalid_settings_as_a_failed_check(tmp_path: Path) -> None:
+    operator = tmp_path / "operator.toml"
+    operator.write_text('[capabilities]\nagent_runner = "command"\n')
+    assert runner_checks({"HZ_CONFIG": str(operator)}, tmp_path)[-1] == Check(
+        "command runner settings",
+        "failed",
+        "[system.runner] command is not set: the command runner needs the agent's command line",
+    )

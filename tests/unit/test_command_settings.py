@@ -8,19 +8,19 @@ import pytest
 
 from hz.runtime.errors import ConfigError
 from hz.runtime.runners.command.runner import CommandRunner
-from hz.runtime.runners.command.settings import SETTINGS_KEYS, parse_settings
+from hz.runtime.runners.command.settings import CommandSettings
 
 C = "{contract_file}"
 
 
 def refused(**settings: Any) -> ConfigError:
     with pytest.raises(ConfigError) as e:
-        CommandRunner.from_settings(settings)
+        CommandRunner(CommandSettings.from_table(settings))
     return e.value
 
 
 def test_defaults_and_keys() -> None:
-    s = parse_settings({"command": ["agent", C], "other_runner_key": 1})
+    s = CommandSettings.from_table({"command": ["agent", C], "other_runner_key": 1})
     assert (s.enforces_read_only, s.read_only_tools, s.env) == (False, (), ())
     assert (s.output, s.json_draft_key, s.model, s.inactivity_timeout) == (
         "text",
@@ -28,12 +28,18 @@ def test_defaults_and_keys() -> None:
         None,
         None,
     )
-    assert CommandRunner.settings_keys == SETTINGS_KEYS
-    assert {"command", "command_env", "model", "command_enforces_read_only"} <= SETTINGS_KEYS
+    assert CommandRunner.settings_model.keys() >= {
+        "command",
+        "command_env",
+        "model",
+        "command_enforces_read_only",
+    }
 
 
 def test_placeholders_render_inside_single_arguments() -> None:
-    s = parse_settings({"command": ["agent", "--in={prompt_file}:{tools}", "{{x}}{{", C]})
+    s = CommandSettings.from_table(
+        {"command": ["agent", "--in={prompt_file}:{tools}", "{{x}}{{", C]}
+    )
     values = {"prompt_file": "/p", "tools": "Read,Grep", "contract_file": "/c"}
     assert s.render(values) == ("agent", "--in=/p:Read,Grep", "{x}{", "/c")
     assert s.uses("tools")

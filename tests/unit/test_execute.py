@@ -13,7 +13,8 @@ from hz.runtime.execute import bind, execute
 from hz.runtime.models import Budget, Job, OutputSpec, Packet, SourceRef, ToolProfile
 from hz.runtime.protocol import Capabilities, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
-from hz.runtime.runners.echo import EchoRunner
+from hz.runtime.runners.echo import EchoRunner, EchoSettings
+from tests.run_request import runner_config
 
 
 def make_packet(prompt: str = "Say hi.", output: OutputSpec | None = None) -> Packet:
@@ -37,9 +38,13 @@ class SoftBudgetRunner(EchoRunner):
     """An echo runner that only advises on budgets; counts the runs that reached it."""
 
     name: ClassVar[str] = "soft"
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        timeout="hard", budget="advisory", tools="hard", turns="hard", structured_output="hard"
-    )
+
+    @classmethod
+    def capabilities(cls, settings: EchoSettings | None) -> Capabilities:
+        return Capabilities(
+            timeout="hard", budget="advisory", tools="hard", turns="hard", structured_output="hard"
+        )
+
     runs: ClassVar[int] = 0
 
     def run(self, request: RunRequest) -> AgentResult:
@@ -48,7 +53,7 @@ class SoftBudgetRunner(EchoRunner):
 
 
 def run(packet: Packet, runner_name: str, settings: dict[str, Any], workdir: Path) -> AgentResult:
-    runner = bind(runner_name, settings)
+    runner = bind(runner_config(runner_name, settings))
     return execute(runner, RunRequest.for_packet(packet, workdir=workdir))
 
 
@@ -136,7 +141,7 @@ def test_a_run_that_did_not_complete_is_not_reclassified(tmp_path: Path) -> None
 
 def test_plan_starts_nothing(tmp_path: Path) -> None:
     request = RunRequest.for_packet(make_packet(), workdir=tmp_path)
-    assert bind("echo", {}).plan(request) == RunPlan(
+    assert bind(runner_config("echo", {})).plan(request) == RunPlan(
         argv=(), cwd=str(tmp_path.resolve()), env_names=(), stdin="none"
     )
 

@@ -86,7 +86,7 @@ def test_plugin_that_is_not_a_runner(tmp_path: Path, monkeypatch: pytest.MonkeyP
         registry.resolve("shout")
     assert caught.value.message == (
         "runner plugin 'shout' from hz-fake-plugin is not a runner class: it has no "
-        "capabilities, settings_keys, from_settings, doctor"
+        "settings_model, capabilities, doctor"
     )
 
 
@@ -111,7 +111,14 @@ def test_broken_core_module_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -
 def test_plugin_settings_keys_are_known_to_configuration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = PLUGIN + "    settings_keys = frozenset({'shout_volume'})\n"
+    module = (
+        "from hz.runtime.runners.echo import EchoRunner, EchoSettings\n"
+        "class ShoutSettings(EchoSettings):\n"
+        "    shout_volume: int = 1\n"
+        "class Shout(EchoRunner):\n"
+        "    name = 'shout'\n"
+        "    settings_model = ShoutSettings\n"
+    )
     _install_plugin(tmp_path, monkeypatch, "shout = hz_fake_plugin:Shout", module)
     keys, _ = registry.all_settings_keys()
     assert {"shout_volume", "echo_status"} <= keys
@@ -126,13 +133,16 @@ class Shout(EchoRunner):
 """
 
 
+NOT_SETTINGS = "settings_model is not a hz.runtime.runners.settings.RunnerSettings subclass"
+
+
 @pytest.mark.parametrize(
     ("attribute", "value", "problem"),
     [
-        ("settings_keys", "None", "settings_keys is not a frozenset of str"),
-        ("settings_keys", "frozenset({1})", "settings_keys is not a frozenset of str"),
-        ("capabilities", "None", "capabilities is not a hz.runtime.protocol.Capabilities"),
-        ("doctor", "1", "from_settings and doctor must be callable"),
+        ("settings_model", "None", NOT_SETTINGS),
+        ("settings_model", "dict", NOT_SETTINGS),
+        ("capabilities", "None", "capabilities and doctor must be callable"),
+        ("doctor", "1", "capabilities and doctor must be callable"),
     ],
 )
 def test_plugin_with_malformed_declarations(

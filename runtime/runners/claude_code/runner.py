@@ -2,7 +2,7 @@
 
 The prompt goes on stdin, the contract into a private file given with
 ``--append-system-prompt-file``; the CLI streams ``stream-json`` lines which are parsed as they
-arrive (``claude_stream``) and classified at the end (``claude_classify``). The argv, the
+arrive (``stream``) and classified at the end (``classify``). The argv, the
 environment policy and the mapping table are in docs/runners/claude-code.md.
 """
 
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
@@ -22,12 +21,13 @@ from hz.runtime.protocol import (
     Progress,
     RunPlan,
     RunRequest,
+    applied_limits,
 )
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.claude_code.argv import build_argv, session_tools
 from hz.runtime.runners.claude_code.classify import RunEnd, classify
 from hz.runtime.runners.claude_code.doctor import checks as doctor_checks
-from hz.runtime.runners.claude_code.settings import KEYS, ClaudeSettings, parse_settings
+from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.claude_code.stream import StreamParser
 from hz.runtime.runners.executables import resolve_executable, why_unusable
 
@@ -37,28 +37,28 @@ MAX_OUTPUT = 8 * 1024 * 1024
 
 class ClaudeCodeRunner:
     name: ClassVar[str] = "claude-code"
-    #: ``turns`` is ``unsupported`` by default: the CLI never stops a model that keeps calling
-    #: tools; only the operator's ``max_turns`` makes it hard (see ``effective_capabilities``).
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        timeout="hard", budget="hard", tools="hard", turns="unsupported", structured_output="hard"
-    )
-    settings_keys: ClassVar[frozenset[str]] = KEYS
+    settings_model: ClassVar[type[ClaudeSettings]] = ClaudeSettings
 
     def __init__(self, settings: ClaudeSettings) -> None:
         self.settings = settings
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> ClaudeCodeRunner:
-        return cls(parse_settings(settings))
-
-    @classmethod
-    def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
-        return doctor_checks(parse_settings(settings))
-
-    def effective_capabilities(self) -> Capabilities:
-        turns: Enforcement = "hard" if self.settings.max_turns is not None else "unsupported"
+    def capabilities(cls, settings: ClaudeSettings | None) -> Capabilities:
+        # The CLI never stops a model that keeps calling tools: only the operator's
+        # ``max_turns`` makes turns a hard limit.
+        limited = settings is not None and settings.max_turns is not None
+        turns: Enforcement = "hard" if limited else "unsupported"
         return Capabilities(
             timeout="hard", budget="hard", tools="hard", turns=turns, structured_output="hard"
+        )
+
+    @classmethod
+    def doctor(cls, settings: ClaudeSettings) -> list[Check]:
+        return doctor_checks(settings)
+
+    def unenforced(self, request: RunRequest) -> tuple[str, ...]:
+        return self.capabilities(self.settings).unenforced(
+            *applied_limits(request, self.settings.max_turns)
         )
 
     def plan(self, request: RunRequest) -> RunPlan:
@@ -79,6 +79,7 @@ class ClaudeCodeRunner:
             env_names=tuple(sorted(env)),
             files=(("contract", contract_file),),
             stdin="the prompt, then closed",
+            limits_unenforced=self.unenforced(request),
         )
 
     def run(self, request: RunRequest) -> AgentResult:
@@ -89,7 +90,8 @@ class ClaudeCodeRunner:
         executable = resolve_executable(self.settings.executable, env)
         if executable is None:
             missing = f"{self.settings.executable}: {why_unusable(self.settings.executable)}"
-            return self._result(RunEnd(None, False, timeout, launch_error=missing), None, None)
+            end = RunEnd(None, False, timeout, launch_error=missing)
+            return self._result(request, end, None, None)
         parser = StreamParser(max_line_chars=MAX_OUTPUT)
         started = time.monotonic()
         seen = (0, 0)
@@ -128,10 +130,14 @@ class ClaudeCodeRunner:
             launch_error=outcome.launch_error,
             output_truncated=outcome.stdout_truncated,
         )
-        return self._result(end, parser, outcome)
+        return self._result(request, end, parser, outcome)
 
     def _result(
-        self, end: RunEnd, parser: StreamParser | None, outcome: ProcessOutcome | None
+        self,
+        request: RunRequest,
+        end: RunEnd,
+        parser: StreamParser | None,
+        outcome: ProcessOutcome | None,
     ) -> AgentResult:
         parser = parser or StreamParser()
         summary = parser.summary()
@@ -163,4 +169,5 @@ class ClaudeCodeRunner:
             reason=verdict.reason,
             retry_after_seconds=verdict.retry_after_seconds,
             output_truncated=end.output_truncated,
+            limits_unenforced=self.unenforced(request),
         )

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Self
+
+from pydantic import Field, field_validator, model_validator
 
 from hz.runtime.errors import ConfigError
-from hz.runtime.process.environment import check_passthrough, child_environment
+from hz.runtime.process.environment import child_environment
+from hz.runtime.runners.settings import Expect, MaxTurns, RunnerSettings, key_name, passed_names
 
 DEFAULT_READ_ONLY_TOOLS: tuple[str, ...] = ("Read", "Grep", "Glob")
 #: Tools that write or execute: never allowed into ``read_only_tools``.
@@ -31,30 +33,105 @@ OWN_NAMES = frozenset(
     {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "CLAUDE_CODE_MAX_RETRIES"}
 )
 
-KEYS = frozenset(
-    {
-        "model",
-        "max_turns",
-        "read_only_tools",
-        "claude_executable",
-        "claude_env",
-        "allow_api_key_billing",
-        "claude_max_retries",
-    }
-)
-
 _TOOL = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
-@dataclass(frozen=True, slots=True)
-class ClaudeSettings:
-    model: str | None = None
-    max_turns: int | None = None
-    read_only_tools: tuple[str, ...] = DEFAULT_READ_ONLY_TOOLS
-    executable: str = "claude"
-    claude_env: tuple[str, ...] = ()
-    allow_api_key_billing: bool = False
-    max_retries: int = 3
+class ClaudeSettings(RunnerSettings):
+    model: Annotated[
+        str | None,
+        Field(
+            strict=True, pattern=r"\S", description="passed as `--model`; unset: the CLI's default"
+        ),
+        Expect("must be a non-empty string, got {value!r}"),
+    ] = None
+    max_turns: Annotated[
+        MaxTurns,
+        Field(
+            description="the operator's circuit breaker: passed as `--max-turns` (accepted by "
+            "the CLI, not in its `--help`); a run that hits it ends `failed` / `max_turns`",
+        ),
+    ] = None
+    read_only_tools: Annotated[
+        tuple[Annotated[str, Field(strict=True)], ...],
+        Field(
+            description="the only tools a contract may name; also the session's tools when the "
+            "contract names none (`hz.agent.tools: []`). "
+            + ", ".join(f"`{t}`" for t in sorted(WRITING_TOOLS))
+            + " are refused here"
+        ),
+        Expect("must be a list of tool names"),
+    ] = DEFAULT_READ_ONLY_TOOLS
+    executable: Annotated[
+        str,
+        Field(
+            alias="claude_executable",
+            strict=True,
+            pattern=r"\S",
+            description="the `claude` program (on `PATH`), resolved to an absolute path before "
+            "the run changes directory; a relative path is taken from hz's working directory",
+        ),
+        Expect("must be a non-empty string"),
+    ] = "claude"
+    claude_env: Annotated[
+        tuple[str, ...],
+        passed_names("claude_env"),
+        Field(
+            description="extra environment variable names passed through (e.g. "
+            "`CLAUDE_CODE_USE_BEDROCK`, `AWS_REGION`, `ANTHROPIC_BASE_URL`)"
+        ),
+    ] = ()
+    allow_api_key_billing: Annotated[
+        bool,
+        Field(
+            strict=True,
+            description="pass `ANTHROPIC_API_KEY` / `ANTHROPIC_AUTH_TOKEN` to the CLI",
+        ),
+        Expect("must be true or false"),
+    ] = False
+    max_retries: Annotated[
+        int,
+        Field(
+            alias="claude_max_retries",
+            strict=True,
+            ge=0,
+            description="the CLI's API retries (`CLAUDE_CODE_MAX_RETRIES`); with an unreachable "
+            "API each retry waits longer, the run's timeout still bounds them",
+        ),
+        Expect("must be an integer >= 0, got {value!r}"),
+    ] = 3
+
+    @field_validator("read_only_tools")
+    @classmethod
+    def _read_only(cls, tools: tuple[str, ...]) -> tuple[str, ...]:
+        for tool in tools:
+            if not _TOOL.fullmatch(tool):
+                raise ConfigError(f"{key_name('read_only_tools')}: {tool!r} is not a tool name")
+            if tool in WRITING_TOOLS:
+                raise ConfigError(
+                    f"{key_name('read_only_tools')}: {tool} can write or execute and is never "
+                    "read-only"
+                )
+        return tools
+
+    @model_validator(mode="after")
+    def _env_names(self) -> Self:
+        env = key_name("claude_env")
+        for name in self.claude_env:
+            if name in PARENT_SESSION_NAMES:
+                raise ConfigError(
+                    f"{env}: {name} describes a parent Claude Code session and is never passed"
+                )
+            if name in OWN_NAMES:
+                raise ConfigError(
+                    f"{env}: {name} is set by the claude-code runner itself",
+                    hint="set [system.runner] claude_max_retries to choose the retries",
+                )
+            if name in API_KEY_NAMES and not self.allow_api_key_billing:
+                raise ConfigError(
+                    f"{env}: {name} bills the Anthropic API account and is passed only with "
+                    "allow_api_key_billing = true"
+                )
+        return self
 
     def environment(self, source: Mapping[str, str] | None = None) -> dict[str, str]:
         names = self.claude_env + (API_KEY_NAMES if self.allow_api_key_billing else ())
@@ -64,74 +141,3 @@ class ClaudeSettings:
             "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries),
         }
         return child_environment(passthrough=names, extra=extra, source=source)
-
-
-def _key(name: str) -> str:
-    return f"[system.runner] {name}"
-
-
-def _int(settings: Mapping[str, Any], name: str, minimum: int) -> int | None:
-    value = settings.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{_key(name)} must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def _tools(value: object) -> tuple[str, ...]:
-    if value is None:
-        return DEFAULT_READ_ONLY_TOOLS
-    if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
-        raise ConfigError(f"{_key('read_only_tools')} must be a list of tool names")
-    for tool in value:
-        if not _TOOL.fullmatch(tool):
-            raise ConfigError(f"{_key('read_only_tools')}: {tool!r} is not a tool name")
-        if tool in WRITING_TOOLS:
-            raise ConfigError(
-                f"{_key('read_only_tools')}: {tool} can write or execute and is never read-only"
-            )
-    return tuple(value)
-
-
-def _env_names(value: object, allow_api_key_billing: bool) -> tuple[str, ...]:
-    names = check_passthrough([] if value is None else value, _key("claude_env"))
-    for name in names:
-        if name in PARENT_SESSION_NAMES:
-            raise ConfigError(
-                f"{_key('claude_env')}: {name} describes a parent Claude Code session and is "
-                "never passed"
-            )
-        if name in OWN_NAMES:
-            raise ConfigError(
-                f"{_key('claude_env')}: {name} is set by the claude-code runner itself",
-                hint="set [system.runner] claude_max_retries to choose the retries",
-            )
-        if name in API_KEY_NAMES and not allow_api_key_billing:
-            raise ConfigError(
-                f"{_key('claude_env')}: {name} bills the Anthropic API account and is passed "
-                "only with allow_api_key_billing = true"
-            )
-    return names
-
-
-def parse_settings(settings: Mapping[str, Any]) -> ClaudeSettings:
-    model = settings.get("model")
-    if model is not None and (not isinstance(model, str) or not model.strip()):
-        raise ConfigError(f"{_key('model')} must be a non-empty string, got {model!r}")
-    executable = settings.get("claude_executable", "claude")
-    if not isinstance(executable, str) or not executable.strip():
-        raise ConfigError(f"{_key('claude_executable')} must be a non-empty string")
-    allow = settings.get("allow_api_key_billing", False)
-    if not isinstance(allow, bool):
-        raise ConfigError(f"{_key('allow_api_key_billing')} must be true or false")
-    retries = _int(settings, "claude_max_retries", 0)
-    return ClaudeSettings(
-        model=model,
-        max_turns=_int(settings, "max_turns", 1),
-        read_only_tools=_tools(settings.get("read_only_tools")),
-        executable=executable,
-        claude_env=_env_names(settings.get("claude_env"), allow),
-        allow_api_key_billing=allow,
-        max_retries=3 if retries is None else retries,
-    )

@@ -2,8 +2,8 @@
 
 It registers through the entry-point group ``hz.runners`` (``pyproject.toml``), exactly as a
 third-party runner would; docs/runners/plugins.md walks through it. The command line is in
-``codex_argv``, the event parser in ``codex_events``, the status table in ``codex_classify``
-and the settings in ``codex_settings``; docs/runners/codex.md is the user's view.
+``argv``, the event parser in ``events``, the status table in ``classify`` and the settings in
+``settings``; docs/runners/codex.md is the user's view.
 
 Codex has no spending cap, so every result names ``budget`` in ``limits_unenforced`` (and
 hz refuses the run beforehand when ``require_enforced_budget`` is set). It cannot restrict the
@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from hz.runtime.errors import RunnerError
 from hz.runtime.models import ToolProfile
@@ -25,7 +25,14 @@ from hz.runtime.output_check import check_output
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
-from hz.runtime.protocol import Capabilities, Check, Progress, RunPlan, RunRequest
+from hz.runtime.protocol import (
+    Capabilities,
+    Check,
+    Progress,
+    RunPlan,
+    RunRequest,
+    applied_limits,
+)
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.codex.argv import (
     CONTRACT_FILE,
@@ -36,7 +43,7 @@ from hz.runtime.runners.codex.argv import (
 from hz.runtime.runners.codex.classify import RunEnd, classify
 from hz.runtime.runners.codex.doctor import checks
 from hz.runtime.runners.codex.events import CodexStream
-from hz.runtime.runners.codex.settings import SETTINGS_KEYS, CodexSettings, read_settings
+from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.executables import resolve_executable
 
 _ROLES = {CONTRACT_FILE: "contract", SCHEMA_FILE: "output schema"}
@@ -50,38 +57,36 @@ def stderr_tail(outcome: ProcessOutcome, limit: int = 4096) -> str:
     return kept[-limit:]
 
 
+#: Codex has no spending cap, no allowlist of tool names and no turn limit.
+_CAPABILITIES = Capabilities(
+    timeout="hard",
+    budget="unsupported",
+    tools="unsupported",
+    turns="unsupported",
+    structured_output="hard",
+)
+
+
 class CodexRunner:
     name: ClassVar[str] = "codex"
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        timeout="hard",
-        budget="unsupported",
-        tools="unsupported",
-        turns="unsupported",
-        structured_output="hard",
-    )
-    settings_keys: ClassVar[frozenset[str]] = SETTINGS_KEYS
+    settings_model: ClassVar[type[CodexSettings]] = CodexSettings
 
     def __init__(self, settings: CodexSettings) -> None:
         self.settings = settings
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> CodexRunner:
-        return cls(read_settings(settings))
+    def capabilities(cls, settings: CodexSettings | None) -> Capabilities:
+        return _CAPABILITIES
 
     @classmethod
-    def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
-        return checks(read_settings(settings))
+    def doctor(cls, settings: CodexSettings) -> list[Check]:
+        return checks(settings)
 
     def environment(self, home: str) -> dict[str, str]:
         return child_environment(passthrough=self.settings.env, extra={"CODEX_HOME": home})
 
-    def unenforced(self, tools: ToolProfile) -> tuple[str, ...]:
-        names = ["budget"]
-        if tools.tools:
-            names.append("tools")
-        if self.settings.max_turns is not None:
-            names.append("turns")
-        return tuple(names)
+    def unenforced(self, request: RunRequest) -> tuple[str, ...]:
+        return _CAPABILITIES.unenforced(*applied_limits(request, self.settings.max_turns))
 
     def _files(self, request: RunRequest) -> dict[str, str]:
         files: dict[str, str] = {}
@@ -113,7 +118,7 @@ class CodexRunner:
             env_names=tuple(sorted(env)),
             files=(*((_ROLES[name], path) for name, path in shown.items()), ("codex home", home)),
             stdin="the prompt, then closed",
-            limits_unenforced=self.unenforced(request.tools),
+            limits_unenforced=self.unenforced(request),
         )
 
     def run(self, request: RunRequest) -> AgentResult:
@@ -191,7 +196,7 @@ class CodexRunner:
             exit_code=outcome.exit_code if outcome else None,
             stderr_tail=stderr_tail(outcome) if outcome else "",
             reason=verdict.reason,
-            limits_unenforced=self.unenforced(request.tools),
+            limits_unenforced=self.unenforced(request),
             output_truncated=bool(outcome and outcome.stdout_truncated),
         )
         # The CLI asks the API for schema-shaped output but never checks it: hz does.

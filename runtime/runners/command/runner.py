@@ -12,9 +12,9 @@ import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from hz.runtime.errors import ConfigError, RunnerError
+from hz.runtime.errors import RunnerError
 from hz.runtime.models import ToolProfile
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.environment import child_environment
@@ -22,7 +22,7 @@ from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory, 
 from hz.runtime.protocol import Capabilities, Check, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.command.result import Output, OutputProblem, read_output_file, result_from
-from hz.runtime.runners.command.settings import SETTINGS_KEYS, CommandSettings, parse_settings
+from hz.runtime.runners.command.settings import CommandSettings
 
 PROMPT_FILE = "prompt.md"
 CONTRACT_FILE = "contract.md"
@@ -31,30 +31,27 @@ OUTPUT_FILE = "output.txt"
 
 class CommandRunner:
     name: ClassVar[str] = "command"
-    capabilities: ClassVar[Capabilities] = Capabilities(
-        timeout="hard",
-        budget="advisory",
-        tools="advisory",
-        turns="unsupported",
-        structured_output="unsupported",
-    )
-    settings_keys: ClassVar[frozenset[str]] = SETTINGS_KEYS
+    settings_model: ClassVar[type[CommandSettings]] = CommandSettings
 
     def __init__(self, settings: CommandSettings) -> None:
         self.settings = settings
 
     @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> CommandRunner:
-        return cls(parse_settings(settings))
+    def capabilities(cls, settings: CommandSettings | None) -> Capabilities:
+        # Budget and tools are passed on as placeholders, which the command may ignore: a
+        # result names them unenforced when the command does not even take them.
+        return Capabilities(
+            timeout="hard",
+            budget="advisory",
+            tools="advisory",
+            turns="unsupported",
+            structured_output="unsupported",
+        )
 
     @classmethod
-    def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
-        try:
-            parsed = parse_settings(settings)
-        except ConfigError as e:
-            return [Check("command runner settings", "failed", e.message)]
+    def doctor(cls, settings: CommandSettings) -> list[Check]:
         checks = [Check("command runner settings", "ok", "valid")]
-        program = _program(parsed, child_environment(passthrough=parsed.env))
+        program = _program(settings, child_environment(passthrough=settings.env))
         if "/" not in program:
             detail = f"{program}: not found on PATH"
             checks.append(Check("command executable", "failed", detail))
@@ -64,7 +61,7 @@ class CommandRunner:
             checks.append(Check("command executable", "failed", f"{program}: not executable"))
         else:
             checks.append(Check("command executable", "ok", program))
-        if parsed.enforces_read_only:
+        if settings.enforces_read_only:
             checks.append(
                 Check("command read-only", "ok", "declared by command_enforces_read_only")
             )

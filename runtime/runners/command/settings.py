@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import math
 import string
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, field_validator, model_validator
 
 from hz.runtime.errors import ConfigError
-from hz.runtime.process.environment import check_passthrough
+from hz.runtime.runners.settings import Expect, RunnerSettings, key_name, passed_names
 
 PLACEHOLDERS: tuple[str, ...] = (
     "prompt_file",
@@ -21,34 +21,120 @@ PLACEHOLDERS: tuple[str, ...] = (
     "timeout_seconds",
     "max_usd",
 )
-SETTINGS_KEYS = frozenset(
-    {
-        "command",
-        "command_enforces_read_only",
-        "command_read_only_tools",
-        "command_env",
-        "command_output",
-        "command_json_draft_key",
-        "command_inactivity_timeout",
-        "model",
-    }
-)
-_KEY = "[system.runner] "
+_KEY = key_name("")
 #: One argument: literal text and placeholder names in order, e.g. ("--in=", None), ("", "x").
 Segment = tuple[str, str | None]
 Argument = tuple[Segment, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class CommandSettings:
-    command: tuple[Argument, ...]
-    enforces_read_only: bool = False
-    read_only_tools: tuple[str, ...] = ()
-    env: tuple[str, ...] = ()
-    output: Literal["text", "json"] = "text"
-    json_draft_key: str = "draft"
-    model: str | None = None
-    inactivity_timeout: float | None = None
+class CommandSettings(RunnerSettings):
+    command: Annotated[
+        tuple[Argument, ...],
+        Field(
+            description="the argv, a list of strings, run **without a shell**. Item 0 is the "
+            "program: found on the child's `PATH`, or a path (`~` expanded; relative to hz's "
+            "directory, resolved before the child changes into the working directory). Item 0 "
+            "may not contain placeholders.",
+        ),
+    ]
+    enforces_read_only: Annotated[
+        bool,
+        Field(
+            alias="command_enforces_read_only",
+            strict=True,
+            description="your declaration that the command restricts its agent to read-only "
+            "tools. Until it is `true`, `hz run` (and `--dry-run`) refuse with an error and "
+            "`hz doctor` reports *degraded*.",
+        ),
+        Expect("must be true or false, not {value!r}"),
+    ] = False
+    read_only_tools: Annotated[
+        tuple[Annotated[str, Field(strict=True, pattern=r"^[^,]+$")], ...],
+        Field(
+            alias="command_read_only_tools",
+            description="the only tool names a contract may ask for (`hz.agent.tools`); a "
+            "contract naming any other tool is refused before anything starts. Also what "
+            "`{tools}` becomes when the contract names none.",
+        ),
+        Expect("must be a list of tool names"),
+    ] = ()
+    env: Annotated[
+        tuple[str, ...],
+        passed_names("command_env"),
+        Field(
+            alias="command_env",
+            description="names of environment variables passed through to the command (e.g. "
+            "its own API token). `HZ_CREDENTIAL_*` names are refused.",
+        ),
+    ] = ()
+    output: Annotated[
+        Literal["text", "json"],
+        Field(
+            alias="command_output",
+            description='how the result is read: `"text"` (the draft is the output) or '
+            '`"json"` (see below).',
+        ),
+        Expect('must be "text" or "json", not {value!r}'),
+    ] = "text"
+    json_draft_key: Annotated[
+        str,
+        Field(
+            alias="command_json_draft_key",
+            strict=True,
+            min_length=1,
+            description='with `"json"`: the key holding the draft.',
+        ),
+        Expect("must be a non-empty string"),
+    ] = "draft"
+    model: Annotated[
+        str | None,
+        Field(
+            strict=True,
+            min_length=1,
+            description="shared with the other runners; fills `{model}`. A command using "
+            "`{model}` needs it set.",
+        ),
+        Expect("must be a non-empty string"),
+    ] = None
+    inactivity_timeout: Annotated[
+        float | None,
+        Field(
+            alias="command_inactivity_timeout",
+            strict=True,
+            gt=0,
+            allow_inf_nan=False,
+            description="seconds without a byte on stdout or stderr after which the command is "
+            "stopped (`failed` / `inactivity_timeout`).",
+        ),
+        Expect("must be a number of seconds > 0"),
+    ] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _required(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("command") is None:
+            raise ConfigError(
+                f"{_KEY}command is not set: the command runner needs the agent's command line",
+                hint='e.g. command = ["my-agent", "--prompt-file", "{prompt_file}"]',
+            )
+        return data
+
+    @field_validator("command", mode="before")
+    @classmethod
+    def _command(cls, value: object) -> tuple[Argument, ...]:
+        return _parse_command(value)
+
+    @model_validator(mode="after")
+    def _placeholders(self) -> Self:
+        if self.uses("model") and self.model is None:
+            raise ConfigError(f"{_KEY}command uses {{model}} but {_KEY}model is not set")
+        if not self.uses("contract_file"):
+            raise ConfigError(
+                f"{_KEY}command must pass {{contract_file}} to the agent: the contract holds the "
+                "job's binding rules and has no other way to reach it",
+                hint='e.g. add "--system-prompt-file={contract_file}" to the command',
+            )
+        return self
 
     def uses(self, placeholder: str) -> bool:
         return any(name == placeholder for arg in self.command for _, name in arg)
@@ -59,37 +145,7 @@ class CommandSettings:
         )
 
 
-def parse_settings(settings: Mapping[str, Any]) -> CommandSettings:
-    model = settings.get("model")
-    if model is not None and (not isinstance(model, str) or not model):
-        raise ConfigError(f"{_KEY}model must be a non-empty string")
-    parsed = CommandSettings(
-        command=_parse_command(settings.get("command")),
-        enforces_read_only=_bool(settings, "command_enforces_read_only"),
-        read_only_tools=_tools(settings.get("command_read_only_tools", [])),
-        env=check_passthrough(settings.get("command_env", []), f"{_KEY}command_env"),
-        output=_output(settings.get("command_output", "text")),
-        json_draft_key=_draft_key(settings.get("command_json_draft_key", "draft")),
-        model=model,
-        inactivity_timeout=_seconds(settings.get("command_inactivity_timeout")),
-    )
-    if parsed.uses("model") and model is None:
-        raise ConfigError(f"{_KEY}command uses {{model}} but {_KEY}model is not set")
-    if not parsed.uses("contract_file"):
-        raise ConfigError(
-            f"{_KEY}command must pass {{contract_file}} to the agent: the contract holds the "
-            "job's binding rules and has no other way to reach it",
-            hint='e.g. add "--system-prompt-file={contract_file}" to the command',
-        )
-    return parsed
-
-
 def _parse_command(value: object) -> tuple[Argument, ...]:
-    if value is None:
-        raise ConfigError(
-            f"{_KEY}command is not set: the command runner needs the agent's command line",
-            hint='e.g. command = ["my-agent", "--prompt-file", "{prompt_file}"]',
-        )
     if not isinstance(value, list | tuple) or not all(isinstance(a, str) for a in value):
         raise ConfigError(f"{_KEY}command must be a list of strings (run without a shell)")
     if not value or not value[0]:
@@ -140,43 +196,3 @@ def _field_problem(name: str, spec: str | None, conversion: str | None) -> str |
     if spec:
         return "format specs are not supported"
     return None
-
-
-def _bool(settings: Mapping[str, Any], key: str) -> bool:
-    value = settings.get(key, False)
-    if not isinstance(value, bool):
-        raise ConfigError(f"{_KEY}{key} must be true or false, not {value!r}")
-    return value
-
-
-def _tools(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list | tuple) or not all(
-        isinstance(t, str) and t and "," not in t for t in value
-    ):
-        raise ConfigError(f"{_KEY}command_read_only_tools must be a list of tool names")
-    return tuple(value)
-
-
-def _output(value: object) -> Literal["text", "json"]:
-    if value == "text" or value == "json":
-        return value
-    raise ConfigError(f'{_KEY}command_output must be "text" or "json", not {value!r}')
-
-
-def _draft_key(value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"{_KEY}command_json_draft_key must be a non-empty string")
-    return value
-
-
-def _seconds(value: object) -> float | None:
-    if value is None:
-        return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise ConfigError(f"{_KEY}command_inactivity_timeout must be a number of seconds > 0")
-    return float(value)

@@ -1,0 +1,56 @@
+"""Runner settings models: the keys each accepts, the docs tables generated from them, and
+pydantic's errors in hz's words."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hz.runtime.config.keys import RUNNER, SHARED_RUNNER_KEYS, value_problem
+from hz.runtime.errors import ConfigError
+from hz.runtime.runners.claude_code.settings import ClaudeSettings
+from hz.runtime.runners.codex.settings import CodexSettings
+from hz.runtime.runners.command.settings import CommandSettings
+from hz.runtime.runners.echo import EchoSettings
+from hz.runtime.runners.settings import RunnerSettings, SharedSettings
+
+DOCS = Path(__file__).parents[2] / "docs"
+
+
+@pytest.mark.parametrize(
+    ("doc", "model"),
+    [
+        ("runners/claude-code.md", ClaudeSettings),
+        ("runners/codex.md", CodexSettings),
+        ("runners/command.md", CommandSettings),
+        ("runners.md", EchoSettings),
+        ("configuration.md", SharedSettings),
+    ],
+)
+def test_docs_table_is_generated_from_the_model(doc: str, model: type[RunnerSettings]) -> None:
+    assert model.docs_table() in (DOCS / doc).read_text()
+
+
+def test_shared_keys_are_the_shared_model() -> None:
+    assert SharedSettings.keys() == SHARED_RUNNER_KEYS
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("model", ""), ("max_turns", 0), ("require_enforced_budget", 1), ("receipt_dir", 3)],
+)
+def test_shared_keys_are_worded_as_the_configuration_words_them(key: str, value: object) -> None:
+    with pytest.raises(ConfigError) as caught:
+        SharedSettings.from_table({key: value})
+    assert caught.value.message == value_problem(RUNNER, key, value)
+
+
+def test_other_keys_in_the_table_are_left_to_their_runners() -> None:
+    assert EchoSettings.from_table({"command": 1, "echo_status": "failed"}).status == "failed"
+
+
+def test_settings_are_frozen() -> None:
+    settings = EchoSettings()
+    with pytest.raises(ValueError, match="frozen"):
+        settings.status = "failed"  # type: ignore[misc]
