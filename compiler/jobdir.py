@@ -8,9 +8,6 @@ a diagnostic so CI shows it like any other problem.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +15,7 @@ from hz.compiler.compile import CompiledJob
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.runtime.canonical import canonical_json
 from hz.runtime.errors import HzError
+from hz.runtime.files import write_atomically
 
 SUFFIX = ".job.json"
 _REGENERATE = "run the same hz compile command without --check and commit the result"
@@ -61,26 +59,6 @@ def _read_or_why(path: Path) -> tuple[str | None, OSError | None]:
         return None, None
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a job file is not a secret
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def write_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> WriteSummary:
     expected = _expected(jobs, out_dir)
     written: list[Path] = []
@@ -93,7 +71,7 @@ def write_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> WriteSummary:
             if _read(path) == text:
                 unchanged.append(path)
                 continue
-            atomic_write(path, text)
+            write_atomically(path, text)
             written.append(path)
         for path in sorted(_existing(out_dir) - expected.keys()):
             path.unlink()

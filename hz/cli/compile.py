@@ -215,12 +215,12 @@ def render(
         return 1
     text = canonical_json(packet.to_json_data())
     if output is not None:
-        from hz.compiler.jobdir import atomic_write
         from hz.runtime.errors import HzError
+        from hz.runtime.files import write_atomically
 
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(output, text)
+            write_atomically(output, text)
         except OSError as e:
             raise HzError(f"cannot write {output}: {e.strerror or e}") from e
         click.echo(f"wrote {output}", err=True)

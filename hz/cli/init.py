@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from hz.compiler.jobdir import atomic_write
+from hz.runtime.files import write_atomically
 
 #: hz.name's pattern in the contract schema.
 NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
@@ -89,7 +89,7 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
     changed = not schema.is_file() or schema.read_text(encoding="utf-8") != text
     if changed:
         schema.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(schema, text)
+        write_atomically(schema, text)
     _report("wrote" if changed else "unchanged", schema)
 
     contract = directory / contracts / f"{name}.yaml"
@@ -99,7 +99,7 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
         up = "/".join([".."] * len(contracts.parts))
         modeline = f"{up}/{SCHEMA_PATH.as_posix()}" if up else SCHEMA_PATH.as_posix()
         contract.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(contract, STARTER.format(schema=modeline, name=name))
+        write_atomically(contract, STARTER.format(schema=modeline, name=name))
         _report("wrote", contract)
 
     gitignore = directory / ".gitignore"

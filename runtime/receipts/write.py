@@ -15,7 +15,6 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from typing import Any
 from hz import __version__
 from hz.runtime.canonical import canonical_json, digest_of, sha256_hex
 from hz.runtime.errors import HzError
+from hz.runtime.files import write_atomically
 from hz.runtime.models import Packet
 from hz.runtime.result import AgentResult
 
@@ -112,27 +112,10 @@ def write_receipt(directory: Path, body: dict[str, Any]) -> Path:
             document["digest"] = digest_of(document)
             slug = re.sub(r"[^a-z0-9-]+", "-", str(body["job_name"]).lower()).strip("-")
             target = directory / f"{sequence:06d}-{slug[:64] or 'job'}.json"
-            _write_atomically(target, canonical_json(document).encode("utf-8"))
+            # Linked, never renamed over an existing receipt (FileExistsError then).
+            write_atomically(
+                target, canonical_json(document), overwrite=False, durable=True, mode=0o644
+            )
             return target
     except OSError as e:
         raise HzError(f"cannot write a receipt in {directory}: {e}") from e
-
-
-def _write_atomically(target: Path, data: bytes) -> None:
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=".receipt-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, 0o644)
-        # link, not replace: an existing receipt is never overwritten, even by a writer that
-        # ignores the lock (FileExistsError then).
-        os.link(temporary, target)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
-    directory_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory_fd)
-    finally:
-        os.close(directory_fd)

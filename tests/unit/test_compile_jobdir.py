@@ -7,7 +7,8 @@ from pathlib import Path
 
 from hz.compiler.compile import CompiledJob
 from hz.compiler.diagnostics import Diagnostic
-from hz.compiler.jobdir import atomic_write, check_jobs, job_text, write_jobs
+from hz.compiler.jobdir import check_jobs, job_text, write_jobs
+from hz.runtime.files import write_atomically
 from hz.runtime.models import Budget, Job, SourceRef, ToolProfile
 
 HINT = "run the same hz compile command without --check and commit the result"
@@ -97,10 +98,10 @@ def test_unreadable_job_file_says_so(tmp_path: Path) -> None:
     )
 
 
-def test_atomic_write_leaves_no_temporary_file(tmp_path: Path) -> None:
+def test_write_atomically_leaves_no_temporary_file(tmp_path: Path) -> None:
     target = tmp_path / "x.job.json"
-    atomic_write(target, "one\n")
-    atomic_write(target, "two\n")
+    write_atomically(target, "one\n")
+    write_atomically(target, "two\n")
     assert [p.name for p in tmp_path.iterdir()] == ["x.job.json"]
     assert target.read_text(encoding="utf-8") == "two\n"
     mask = os.umask(0)
