@@ -15,14 +15,9 @@ from typing import Any
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.inputs.values import collect_inputs
-from hz.compiler.render.bound import (
-    MEMORY_HEADROOM,
-    TEMPLATE_NAME,
-    Outcome,
-    RenderTimeout,
-    deadline,
-    run_bounded,
-)
+from hz.compiler.render.bound import render_bounded
+from hz.compiler.render.generate import OUT_OF_MEMORY
+from hz.compiler.render.outcome import Crashed, Failed, OutOfMemory, Rendered, TimedOut
 from hz.compiler.render.sandbox import MAX_PROMPT_BYTES, environment
 from hz.compiler.source import SourceDoc
 from hz.runtime.canonical import digest_of
@@ -64,75 +59,24 @@ def _file_line(doc: SourceDoc, template_line: int) -> tuple[int, int]:
     return line, len(text) - len(text.lstrip(" ")) + 1
 
 
-def _template_line(error: BaseException) -> int | None:
-    line = getattr(error, "lineno", None)
-    tb = error.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == TEMPLATE_NAME:
-            line = tb.tb_lineno  # the innermost template frame is where it failed
-        tb = tb.tb_next
-    return line if isinstance(line, int) else None
-
-
-def _generate(template: str, values: dict[str, Any], seconds: float) -> Outcome:
-    """Compile and render in this process: ``("ok", prompt)`` or ``("fail", code, message,
-    line)``. Compiling belongs inside the bounds too: Jinja folds constant expressions at
-    compile time, running filters such as ``{{ 'a' | indent(9) }}`` there."""
-    from jinja2.exceptions import SecurityError, TemplateSyntaxError, UndefinedError
-
-    chunks: list[str] = []
-    size = 0
-    try:
-        with deadline(seconds):
-            compiled = environment().from_string(template)
-            for chunk in compiled.generate(inputs=values):
-                size += len(chunk.encode("utf-8", "surrogatepass"))
-                if size > MAX_PROMPT_BYTES:
-                    message = (
-                        f"the rendered prompt is larger than 1 MiB ({MAX_PROMPT_BYTES:,} bytes)"
-                    )
-                    return ("fail", "HZ709", message, None)
-                chunks.append(chunk)
-    except TemplateSyntaxError as e:
-        return ("fail", "HZ707", f"template syntax error: {e.message}", e.lineno)
-    except RenderTimeout as e:
-        message = f"rendering took longer than {seconds:g} s: the template loops too much"
-        return ("fail", "HZ707", message, _template_line(e))
-    except SecurityError as e:
-        return ("fail", "HZ708", f"refused by the template sandbox: {e}", _template_line(e))
-    except MemoryError as e:
-        return ("fail", "HZ708", _OUT_OF_MEMORY, _template_line(e))
-    except UndefinedError as e:
-        return ("fail", "HZ707", f"undefined: {e}", _template_line(e))
-    except Exception as e:  # the template is the user's code: any failure is theirs
-        message = f"template failed: {type(e).__name__}: {e}"
-        return ("fail", "HZ707", message, _template_line(e))
-    return ("ok", "".join(chunks))
-
-
-_OUT_OF_MEMORY = (
-    f"refused by the template sandbox: rendering needs more than "
-    f"{MEMORY_HEADROOM // (1024 * 1024)} MiB of memory"
-)
-
-
 def render_prompt(
     template: str, values: dict[str, Any], place: TemplatePlace
 ) -> tuple[str | None, list[Diagnostic]]:
     seconds = MAX_RENDER_SECONDS
-    outcome = run_bounded(lambda: _generate(template, values, seconds), seconds)
-    if outcome[0] == "ok":
-        return str(outcome[1]), []
-    if outcome[0] == "timeout":  # C-level work the tracer could not interrupt
-        message = f"rendering took longer than {seconds:g} s"
-        return None, [place.diagnostic("HZ707", message, None)]
-    if outcome[0] == "memory":
-        return None, [place.diagnostic("HZ708", _OUT_OF_MEMORY, None)]
-    if outcome[0] == "crashed":
-        message = f"rendering stopped unexpectedly (its process exited with status {outcome[1]})"
-        return None, [place.diagnostic("HZ707", message, None)]
-    _, code, message, line = outcome
-    return None, [place.diagnostic(str(code), str(message), line)]
+    match render_bounded(template, values, seconds):
+        case Rendered(prompt):
+            return prompt, []
+        case Failed(code, message, line):
+            return None, [place.diagnostic(code, message, line)]
+        case TimedOut():  # C-level work the tracer could not interrupt
+            message = f"rendering took longer than {seconds:g} s"
+        case OutOfMemory():
+            return None, [place.diagnostic("HZ708", OUT_OF_MEMORY, None)]
+        case Crashed(None, launch_error):
+            message = f"rendering could not start its process: {launch_error}"
+        case Crashed(status):
+            message = f"rendering stopped unexpectedly (its process exited with status {status})"
+    return None, [place.diagnostic("HZ707", message, None)]
 
 
 def make_packet(job: Job, values: dict[str, Any], prompt: str) -> Packet:

@@ -18,10 +18,12 @@ import functools
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from jinja2.sandbox import SandboxedEnvironment
+from jinja2 import Environment, StrictUndefined, pass_context, pass_environment
+from jinja2.exceptions import SecurityError
+from jinja2.runtime import Context, Macro
+from jinja2.sandbox import SandboxedEnvironment
 
 MAX_PROMPT_BYTES = 1024 * 1024
 #: The largest integer a call or a filter parameter may take (Jinja caps range() at this too).
@@ -33,6 +35,8 @@ NONDETERMINISTIC_GLOBALS = frozenset({"lipsum"})
 NONDETERMINISTIC_FILTERS = frozenset({"random", "shuffle"})
 #: Filters whose integer arguments are sizes (widths, counts), not data.
 _SIZE_FILTERS = frozenset({"center", "indent", "truncate", "wordwrap", "batch", "slice", "round"})
+#: Filters whose calls are checked before they run.
+_GUARDED_FILTERS = _SIZE_FILTERS | {"join", "replace", "format"}
 #: Values from JSON: for these, attribute access never reaches a Python method.
 _DATA = (str, int, float, list, tuple, type(None))
 #: Filters to suggest for a method call on a value, by the value's type.
@@ -51,8 +55,6 @@ _PRINTF = re.compile(r"%(?:\([^)]*\))?[#0 +\-]*(\*|\d+)?(?:\.(\*|\d+))?")
 
 
 def _refuse(message: str) -> Exception:
-    from jinja2.exceptions import SecurityError
-
     return SecurityError(message)
 
 
@@ -87,32 +89,38 @@ def _join(value: Any, d: str = "", attribute: Any = None) -> tuple[list[Any], in
     return items, size + len(str(d)) * max(len(items) - 1, 0)
 
 
-def _guarded_filter(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    from jinja2.utils import _PassArg
+def _check_filter(name: str, value: Any, rest: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Refuse a call of filter ``name`` whose result would be too large; the value to filter
+    (``join`` takes its items once, as a list, to count them)."""
+    if name in _SIZE_FILTERS:  # other filters' arguments are data: any number
+        for arg in [*rest, *kwargs.values()]:
+            _check_int(arg, f"the {name} filter's argument")
+    if name == "join":
+        items, size = _join(value, *rest, **kwargs)
+        _check_size(size, "the joined text")
+        return items
+    if name == "replace" and len(rest) >= 2 and isinstance(value, str):
+        old, new = str(rest[0]), str(rest[1])
+        hits = value.count(old) if old else len(value) + 1
+        _check_size(len(value) + hits * max(len(new) - len(old), 0), "the replaced text")
+    if name == "indent" and isinstance(value, str):
+        width = rest[0] if rest else kwargs.get("width", 4)
+        pad = len(width) if isinstance(width, str) else width if isinstance(width, int) else 0
+        _check_size(len(value) + (value.count("\n") + 1) * pad, "the indented text")
+    if name == "format" and isinstance(value, str):
+        _check_printf(value, rest)
+    return value
 
-    passed = 1 if _PassArg.from_obj(fn) is not None else 0
 
-    @functools.wraps(fn)  # keeps jinja_pass_arg, so Jinja still passes env/context
-    def guarded(*args: Any, **kwargs: Any) -> Any:
-        head, value, rest = args[:passed], args[passed], list(args[passed + 1 :])
-        if name in _SIZE_FILTERS:  # other filters' arguments are data: any number
-            for arg in [*rest, *kwargs.values()]:
-                _check_int(arg, f"the {name} filter's argument")
-        if name == "join":
-            items, size = _join(value, *rest, **kwargs)
-            _check_size(size, "the joined text")
-            return fn(*head, items, *rest, **kwargs)
-        if name == "replace" and len(rest) >= 2 and isinstance(value, str):
-            old, new = str(rest[0]), str(rest[1])
-            hits = value.count(old) if old else len(value) + 1
-            _check_size(len(value) + hits * max(len(new) - len(old), 0), "the replaced text")
-        if name == "indent" and isinstance(value, str):
-            width = rest[0] if rest else kwargs.get("width", 4)
-            pad = len(width) if isinstance(width, str) else width if isinstance(width, int) else 0
-            _check_size(len(value) + (value.count("\n") + 1) * pad, "the indented text")
-        if name == "format" and isinstance(value, str):
-            _check_printf(value, rest)
-        return fn(*args, **kwargs)
+def _guarded_filter(name: str, plain: Environment) -> Callable[..., Any]:
+    """Filter ``name`` with its sizes checked first. ``plain`` holds Jinja's own filter, and
+    calls it as the compiled template would (passing the context, the evaluation context or
+    the environment it asks for)."""
+
+    @pass_context
+    def guarded(context: Context, value: Any, *rest: Any, **kwargs: Any) -> Any:
+        value = _check_filter(name, value, rest, kwargs)
+        return plain.call_filter(name, value, rest, kwargs, context=context)
 
     return guarded
 
@@ -133,85 +141,87 @@ def _finalize(value: Any) -> Any:
     return value
 
 
+class Sandbox(SandboxedEnvironment):
+    """Jinja's sandbox where values are data (see the module docstring)."""
+
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+    def __init__(self) -> None:
+        super().__init__(
+            undefined=StrictUndefined,
+            autoescape=False,
+            keep_trailing_newline=True,
+            loader=None,
+            finalize=_finalize,
+        )
+        for name in NONDETERMINISTIC_GLOBALS:
+            self.globals.pop(name, None)
+        for name in NONDETERMINISTIC_FILTERS:
+            self.filters.pop(name, None)
+        #: Callables whose integer arguments are data, not sizes.
+        self.data_makers = tuple(self.globals[n] for n in ("dict", "namespace", "cycler", "joiner"))
+        self.filters["attr"] = pass_environment(_attr_filter)
+        # The guarded filters call Jinja's own through a copy of this environment that still
+        # has them (so they see this sandbox's settings and checks, but not the guards).
+        plain = self.overlay()
+        plain.filters = dict(self.filters)
+        for name in _GUARDED_FILTERS & self.filters.keys():
+            self.filters[name] = _guarded_filter(name, plain)
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if isinstance(obj, Mapping) and attribute in obj:
+            return obj[attribute]
+        if attribute.startswith("_") or not isinstance(obj, (Mapping, *_DATA)):
+            return super().getattr(obj, attribute)  # internals: refused by the sandbox
+        if hasattr(obj, attribute):  # a method: say what to write instead
+            kind = "dict" if isinstance(obj, Mapping) else type(obj).__name__
+            hint = (
+                f"'{kind} object' has no attribute {attribute!r} "
+                f"(values are data without methods: use a filter, {_FILTERS_FOR[kind]})"
+            )
+            return self.undefined(hint=hint, obj=obj, name=attribute)
+        return self.undefined(obj=obj, name=attribute)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        if isinstance(obj, (Mapping, *_DATA)):
+            try:
+                data: Any = obj  # any subscript may fail: caught below
+                return data[argument]
+            except (TypeError, LookupError):
+                if isinstance(argument, str):
+                    return self.getattr(obj, argument)
+                return self.undefined(obj=obj, name=argument)
+        return super().getitem(obj, argument)
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        # A macro is template code, timed by the deadline; dict() and namespace() take data.
+        if not isinstance(__obj, Macro) and __obj not in __self.data_makers:
+            name = getattr(__obj, "__name__", "a function").removeprefix("safe_")
+            for arg in [*args, *kwargs.values()]:
+                _check_int(arg, f"{name}() argument")
+        return super().call(__context, __obj, *args, **kwargs)
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        ints = all(isinstance(x, int) and not isinstance(x, bool) for x in (left, right))
+        if operator == "**" and ints:
+            if abs(right) > 1000:
+                raise _refuse("exponent larger than 1000 is not allowed")
+            if abs(left).bit_length() * right > MAX_INT_BITS:
+                raise _refuse(f"a power with more than {MAX_INT_BITS:,} bits is not allowed")
+        if operator == "*":
+            if ints and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+                raise _refuse(f"a product of more than {MAX_INT_BITS:,} bits is not allowed")
+            seq, times = (left, right) if isinstance(right, int) else (right, left)
+            sized = isinstance(seq, str | list | tuple) and isinstance(times, int)
+            if sized and len(seq) * times > MAX_PROMPT_BYTES:
+                raise _refuse("repetition larger than the prompt cap (1 MiB)")
+        if operator == "+" and all(isinstance(x, str | list | tuple) for x in (left, right)):
+            _check_size(len(left) + len(right), "the concatenation")
+        if operator == "%" and isinstance(left, str):
+            _check_printf(left, right)
+        return super().call_binop(context, operator, left, right)
+
+
 @functools.cache
-def environment() -> SandboxedEnvironment:
-    from jinja2 import StrictUndefined, pass_environment
-    from jinja2.sandbox import SandboxedEnvironment
-
-    class Sandbox(SandboxedEnvironment):
-        intercepted_binops = frozenset({"*", "**", "+", "%"})
-        _data_makers: tuple[Any, ...] = ()
-
-        def getattr(self, obj: Any, attribute: str) -> Any:
-            if isinstance(obj, Mapping) and attribute in obj:
-                return obj[attribute]
-            if attribute.startswith("_") or not isinstance(obj, (Mapping, *_DATA)):
-                return super().getattr(obj, attribute)  # internals: refused by the sandbox
-            if hasattr(obj, attribute):  # a method: say what to write instead
-                kind = "dict" if isinstance(obj, Mapping) else type(obj).__name__
-                hint = (
-                    f"'{kind} object' has no attribute {attribute!r} "
-                    f"(values are data without methods: use a filter, {_FILTERS_FOR[kind]})"
-                )
-                return self.undefined(hint=hint, obj=obj, name=attribute)
-            return self.undefined(obj=obj, name=attribute)
-
-        def getitem(self, obj: Any, argument: Any) -> Any:
-            if isinstance(obj, (Mapping, *_DATA)):
-                try:
-                    data: Any = obj  # any subscript may fail: caught below
-                    return data[argument]
-                except (TypeError, LookupError):
-                    if isinstance(argument, str):
-                        return self.getattr(obj, argument)
-                    return self.undefined(obj=obj, name=argument)
-            return super().getitem(obj, argument)
-
-        def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-            from jinja2.runtime import Macro
-
-            # A macro is template code, timed by the deadline; dict() and namespace() take data.
-            if not isinstance(__obj, Macro) and __obj not in __self._data_makers:
-                name = getattr(__obj, "__name__", "a function").removeprefix("safe_")
-                for arg in [*args, *kwargs.values()]:
-                    _check_int(arg, f"{name}() argument")
-            return super().call(__context, __obj, *args, **kwargs)
-
-        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-            ints = all(isinstance(x, int) and not isinstance(x, bool) for x in (left, right))
-            if operator == "**" and ints:
-                if abs(right) > 1000:
-                    raise _refuse("exponent larger than 1000 is not allowed")
-                if abs(left).bit_length() * right > MAX_INT_BITS:
-                    raise _refuse(f"a power with more than {MAX_INT_BITS:,} bits is not allowed")
-            if operator == "*":
-                if ints and left.bit_length() + right.bit_length() > MAX_INT_BITS:
-                    raise _refuse(f"a product of more than {MAX_INT_BITS:,} bits is not allowed")
-                seq, times = (left, right) if isinstance(right, int) else (right, left)
-                sized = isinstance(seq, str | list | tuple) and isinstance(times, int)
-                if sized and len(seq) * times > MAX_PROMPT_BYTES:
-                    raise _refuse("repetition larger than the prompt cap (1 MiB)")
-            if operator == "+" and all(isinstance(x, str | list | tuple) for x in (left, right)):
-                _check_size(len(left) + len(right), "the concatenation")
-            if operator == "%" and isinstance(left, str):
-                _check_printf(left, right)
-            return super().call_binop(context, operator, left, right)
-
-    env = Sandbox(
-        undefined=StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=True,
-        loader=None,
-        finalize=_finalize,
-    )
-    for name in NONDETERMINISTIC_GLOBALS:
-        env.globals.pop(name, None)
-    for name in NONDETERMINISTIC_FILTERS:
-        env.filters.pop(name, None)
-    env._data_makers = tuple(env.globals[n] for n in ("dict", "namespace", "cycler", "joiner"))
-    env.filters["attr"] = pass_environment(_attr_filter)
-    env.filters = {name: _guarded_filter(name, fn) for name, fn in env.filters.items()}
-    # Warm Jinja's lexer and compiler caches here, in the long-lived process: each render runs
-    # in a forked child whose caches die with it, and would otherwise pay for them every time.
-    env.from_string("{% for x in y %}{{ x | string }}{% endfor %}")
-    return env
+def environment() -> Sandbox:
+    return Sandbox()

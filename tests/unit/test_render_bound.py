@@ -1,70 +1,114 @@
-"""The outer bound on rendering: a forked child with memory, CPU and wall-clock limits."""
+"""The outer bound on rendering: a child process with memory, CPU and wall-clock limits."""
 
 from __future__ import annotations
 
-import os
+import signal
 import time
-from typing import Any
 
 import pytest
 
 import hz.compiler.render.bound
 import hz.compiler.render.packet
 from hz.compiler.diagnostics import Diagnostic
-from hz.compiler.render.bound import Outcome, run_bounded
-from hz.compiler.render.packet import TemplatePlace, environment, render_prompt
+from hz.compiler.render.bound import outcome_of, render_bounded
+from hz.compiler.render.generate import OUT_OF_MEMORY
+from hz.compiler.render.outcome import Crashed, Failed, OutOfMemory, Rendered, TimedOut
+from hz.compiler.render.packet import TemplatePlace, render_prompt
+from hz.runtime.process.limits import ProcessOutcome
 
 
-def _sleep() -> Outcome:
-    time.sleep(120)  # C-level and untraced: only the wall clock stops it
-    return ("ok", "")
+@pytest.fixture
+def misbehaving(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hz.compiler.render.bound, "CHILD_MODULE", "tests.fakes.render_child")
 
 
-def _spin() -> Outcome:
-    sum(range(10**12))  # a C loop the tracer never sees: RLIMIT_CPU stops it
-    return ("ok", "")
-
-
-def _hog() -> Outcome:
-    return ("ok", str(len(bytearray(64 * 1024**3))))
-
-
-def test_a_child_past_its_wall_clock_is_killed(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("misbehaving")
+def test_a_child_past_its_wall_clock_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hz.compiler.render.bound, "GRACE_SECONDS", 0.5)
     started = time.monotonic()
-    assert run_bounded(_sleep, 0.5) == ("timeout",)
+    assert render_bounded("{{ 1 | nap }}", {}, 0.5) == TimedOut()
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.usefixtures("misbehaving")
 def test_a_child_past_its_cpu_limit_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hz.compiler.render.bound, "GRACE_SECONDS", 60.0)
     started = time.monotonic()
-    assert run_bounded(_spin, 0.5) == ("timeout",)  # SIGXCPU after 2 s of CPU time
+    assert render_bounded("{{ 1 | spin }}", {}, 0.5) == TimedOut()  # SIGXCPU after ~2 s of CPU
     assert time.monotonic() - started < 45
 
 
+@pytest.mark.usefixtures("misbehaving")
 def test_a_child_past_its_memory_limit_fails_alone() -> None:
-    assert run_bounded(_hog, 10.0) == ("memory",)
+    assert render_bounded("x\n{{ 1 | hog }}", {}, 10.0) == Failed("HZ708", OUT_OF_MEMORY, 2)
 
 
+@pytest.mark.usefixtures("misbehaving")
 def test_a_child_that_fails_otherwise_is_reported_with_its_status() -> None:
-    def leave() -> Outcome:
-        raise SystemExit(7)
+    assert render_bounded("{{ 1 | leave }}", {}, 10.0) == Crashed(1)
+    assert render_prompt("{{ 1 | leave }}", {}, TemplatePlace("j")) == (
+        None,
+        [
+            Diagnostic(
+                "HZ707",
+                "prompt: rendering stopped unexpectedly (its process exited with status 1)",
+                "j",
+            )
+        ],
+    )
 
-    assert run_bounded(leave, 10.0) == ("crashed", 1)
+
+@pytest.mark.usefixtures("misbehaving")
+def test_a_child_that_writes_no_outcome_crashed() -> None:
+    assert render_bounded("{{ 1 | flood }}", {}, 10.0) == Crashed(0)
 
 
 def test_outcomes_round_trip_through_the_child() -> None:
-    assert run_bounded(lambda: ("ok", "é😀\n\x00"), 10.0) == ("ok", "é😀\n\x00")
-    assert run_bounded(lambda: ("fail", "HZ707", "m", 3), 10.0) == ("fail", "HZ707", "m", 3)
+    text = "é😀\n\x00\ud800"
+    assert render_bounded("{{ inputs.t }}", {"t": text}, 10.0) == Rendered(text)
+    assert render_bounded("\n{{ x }}", {}, 10.0) == Failed(
+        "HZ707", "undefined: 'x' is undefined", 2
+    )
 
 
+@pytest.mark.parametrize(
+    ("ended", "outcome"),
+    [
+        (ProcessOutcome(exit_code=None, signal=signal.SIGTERM, timed_out=True), TimedOut()),
+        (ProcessOutcome(exit_code=None, signal=signal.SIGXCPU), TimedOut()),
+        (ProcessOutcome(exit_code=None, signal=signal.SIGKILL), OutOfMemory()),
+        (ProcessOutcome(exit_code=3, stdout=b'{"prompt": "x"'), OutOfMemory()),
+        (ProcessOutcome(exit_code=None, signal=signal.SIGSEGV), Crashed(-signal.SIGSEGV)),
+        (
+            ProcessOutcome(exit_code=None, launch_error="x: program not found"),
+            Crashed(None, "x: program not found"),
+        ),
+        (ProcessOutcome(exit_code=0, stdout=b'{"prompt": "x"}', stdout_truncated=True), Crashed(0)),
+        (ProcessOutcome(exit_code=0, stdout=b'{"prompt": 1}'), Crashed(0)),
+        (ProcessOutcome(exit_code=0, stdout=b'{"prompt": "x"}'), Rendered("x")),
+    ],
+)
+def test_how_a_child_ended_is_its_outcome(ended: ProcessOutcome, outcome: object) -> None:
+    assert outcome_of(ended) == outcome
+
+
+def test_the_outcomes_of_a_child_are_worded(monkeypatch: pytest.MonkeyPatch) -> None:
+    place = TemplatePlace("j")
+    for outcome, message in [
+        (OutOfMemory(), OUT_OF_MEMORY),
+        (Crashed(-11), "rendering stopped unexpectedly (its process exited with status -11)"),
+        (
+            Crashed(None, "x: program not found"),
+            "rendering could not start its process: x: program not found",
+        ),
+    ]:
+        monkeypatch.setattr(hz.compiler.render.packet, "render_bounded", lambda *a, o=outcome: o)
+        code = "HZ708" if isinstance(outcome, OutOfMemory) else "HZ707"
+        assert render_prompt("", {}, place) == (None, [Diagnostic(code, f"prompt: {message}", "j")])
+
+
+@pytest.mark.usefixtures("misbehaving")
 def test_c_level_work_in_a_filter_cannot_hang_render(monkeypatch: pytest.MonkeyPatch) -> None:
-    def nap(value: Any) -> Any:
-        time.sleep(120)
-        return value
-
-    monkeypatch.setitem(environment().filters, "nap", nap)
     monkeypatch.setattr(hz.compiler.render.packet, "MAX_RENDER_SECONDS", 0.5)
     monkeypatch.setattr(hz.compiler.render.bound, "GRACE_SECONDS", 0.5)
     started = time.monotonic()
@@ -75,6 +119,7 @@ def test_c_level_work_in_a_filter_cannot_hang_render(monkeypatch: pytest.MonkeyP
     assert time.monotonic() - started < 30
 
 
-def test_without_fork_rendering_runs_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delattr(os, "fork")
+def test_without_child_processes_rendering_runs_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hz.compiler.render.bound, "ISOLATED", False)
+    monkeypatch.setattr(hz.compiler.render.bound, "run_bounded", None)  # never reached
     assert render_prompt("{{ inputs.x }}", {"x": None}, TemplatePlace("j")) == ("null", [])
