@@ -1,4 +1,4 @@
-"""JSON Schemas of the job, packet and result formats, generated from the runtime models.
+"""JSON Schemas of the artifact formats (job, packet, receipt, result), from the runtime models.
 
 The copies in ``schemas/`` are for editors and other tools; they are regenerated with
 ``python -m hz.runtime.schemas --write`` and a test fails when they differ from what this module
@@ -16,15 +16,22 @@ from pydantic import BaseModel
 
 from hz.runtime.canonical import canonical_json
 from hz.runtime.models import Job, Packet
+from hz.runtime.receipts.model import Receipt
 from hz.runtime.result import AgentResult
 
-Kind = Literal["job", "packet", "result"]
-KINDS: tuple[Kind, ...] = ("job", "packet", "result")
+Kind = Literal["job", "packet", "receipt", "result"]
+KINDS: tuple[Kind, ...] = ("job", "packet", "receipt", "result")
 
-_MODELS: dict[str, type[BaseModel]] = {"job": Job, "packet": Packet, "result": AgentResult}
+_MODELS: dict[str, type[BaseModel]] = {
+    "job": Job,
+    "packet": Packet,
+    "receipt": Receipt,
+    "result": AgentResult,
+}
 _TITLES = {
     "job": "hz job: one compiled workflow contract",
     "packet": "hz packet: a job rendered with its input values",
+    "receipt": "hz receipt: the record of one run, chained to the receipt before it",
     "result": "hz result: how one agent session ended",
 }
 #: Where the checked-in copies live in a source checkout.
@@ -35,8 +42,8 @@ def schema_data(kind: str) -> dict[str, Any]:
     model = _MODELS.get(kind)
     if model is None:
         raise ValueError(f"unknown schema kind {kind!r} (expected one of {', '.join(KINDS)})")
-    # Jobs and packets are read back by hz, so their schema is what hz accepts; a result is
-    # only written, so its schema is what hz writes (including computed fields).
+    # Jobs, packets and receipts are read back by hz, so their schema is what hz accepts; a
+    # result is only written, so its schema is what hz writes (including computed fields).
     mode: Literal["validation", "serialization"] = (
         "serialization" if kind == "result" else "validation"
     )
@@ -49,7 +56,7 @@ def schema_data(kind: str) -> dict[str, Any]:
 
 
 def schema_text(kind: str) -> str:
-    """The canonical JSON text of the schema of ``kind`` (job, packet or result)."""
+    """The canonical JSON text of the schema of ``kind`` (job, packet, receipt or result)."""
     return canonical_json(schema_data(kind))
 
 

@@ -6,9 +6,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from hz.runtime import strict_json
 from hz.runtime.canonical import digest_of, sha256_hex
 from hz.runtime.errors import HzError
+from hz.runtime.receipts.model import Receipt
 from hz.runtime.receipts.write import receipt_files
 
 
@@ -67,6 +70,8 @@ def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
     content = {k: v for k, v in document.items() if k != "digest"}
     if document.get("digest") != digest_of(content):
         problems.append(f"{path.name}: edited after it was written (its digest does not match)")
+    else:  # sealed by a writer, so it must be a receipt of the format hz writes
+        problems += _format_problems(path, document)
     if document.get("sequence") != sequence:
         problems.append(f"{path.name}: its sequence field is {document.get('sequence')!r}")
     recorded = document.get("previous_sha256")
@@ -78,6 +83,16 @@ def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
     if sequence == 1 and recorded is not None:
         problems.append(f"{path.name}: the first receipt names a predecessor that is missing")
     return problems
+
+
+def _format_problems(path: Path, document: dict[str, Any]) -> list[str]:
+    try:
+        Receipt.model_validate(document)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the receipt"
+        return [f"{path.name}: not in the receipt format ({where}: {first['msg']})"]
+    return []
 
 
 def receipt_rows(directory: Path) -> list[dict[str, Any]]:

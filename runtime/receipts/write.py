@@ -19,13 +19,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from hz import __version__
-from hz.runtime.canonical import canonical_json, digest_of, sha256_hex
+from hz.runtime.canonical import canonical_json, sha256_hex
 from hz.runtime.errors import HzError
 from hz.runtime.files import write_atomically
 from hz.runtime.models import Packet
+from hz.runtime.receipts.model import Receipt, ReceiptBody
 from hz.runtime.result import AgentResult
 
 RECEIPT_NAME = re.compile(r"^(\d{6,})-([a-z0-9][a-z0-9-]*)\.json$")
@@ -39,33 +39,31 @@ def utc_iso(moment: datetime) -> str:
 
 def receipt_body(
     packet: Packet, result: AgentResult, *, started_at: datetime, ended_at: datetime
-) -> dict[str, Any]:
+) -> ReceiptBody:
     """What one run's receipt says, before it is placed in a chain."""
-    return {
-        "kind": "receipt",
-        "format_version": 1,
-        "job_name": packet.job.name,
-        "job_digest": packet.job_digest,
-        "inputs_sha256": packet.inputs_sha256,
+    return ReceiptBody(
+        job_name=packet.job.name,
+        job_digest=packet.job_digest,
+        inputs_sha256=packet.inputs_sha256,
         # What the agent was actually given, so a receipt vouches for more than the job.
-        "prompt_sha256": sha256_hex(packet.prompt),
-        "runner": result.runner,
-        "model": result.model,
-        "status": result.status,
-        "failure_kind": result.failure_kind,
-        "reason": result.reason,
-        "tool_calls": result.tool_call_counts,
-        "tool_call_total": len(result.tool_calls),
-        "turns": result.turns,
-        "usage": result.usage.to_json_data(),
-        "cost_usd": result.cost_usd,
-        "duration_seconds": round(result.duration_seconds, 3),
-        "limits_unenforced": list(result.limits_unenforced),
-        "draft_sha256": None if result.draft is None else sha256_hex(result.draft),
-        "started_at": utc_iso(started_at),
-        "ended_at": utc_iso(ended_at),
-        "hz_version": __version__,
-    }
+        prompt_sha256=sha256_hex(packet.prompt),
+        runner=result.runner,
+        model=result.model,
+        status=result.status,
+        failure_kind=result.failure_kind,
+        reason=result.reason,
+        tool_calls=result.tool_call_counts,
+        tool_call_total=len(result.tool_calls),
+        turns=result.turns,
+        usage=result.usage,
+        cost_usd=result.cost_usd,
+        duration_seconds=round(result.duration_seconds, 3),
+        limits_unenforced=result.limits_unenforced,
+        draft_sha256=None if result.draft is None else sha256_hex(result.draft),
+        started_at=utc_iso(started_at),
+        ended_at=utc_iso(ended_at),
+        hz_version=__version__,
+    )
 
 
 def receipt_files(directory: Path) -> list[tuple[int, Path]]:
@@ -89,7 +87,7 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def write_receipt(directory: Path, body: dict[str, Any]) -> Path:
+def write_receipt(directory: Path, body: ReceiptBody) -> Path:
     """Add ``body`` as the next receipt of the chain in ``directory`` (created if needed)."""
     if directory.is_symlink():
         # The default directory lives in the working directory, which a repository controls.
@@ -103,18 +101,17 @@ def write_receipt(directory: Path, body: dict[str, Any]) -> Path:
             existing = receipt_files(directory)
             head = existing[-1] if existing else None
             sequence = head[0] + 1 if head else 1
-            document = {
-                **body,
-                "sequence": sequence,
-                "previous_receipt": head[1].name if head else None,
-                "previous_sha256": sha256_hex(head[1].read_bytes()) if head else None,
-            }
-            document["digest"] = digest_of(document)
-            slug = re.sub(r"[^a-z0-9-]+", "-", str(body["job_name"]).lower()).strip("-")
+            previous = (head[1].name, sha256_hex(head[1].read_bytes())) if head else None
+            receipt = Receipt.chained(body, sequence, previous)
+            slug = re.sub(r"[^a-z0-9-]+", "-", body.job_name.lower()).strip("-")
             target = directory / f"{sequence:06d}-{slug[:64] or 'job'}.json"
             # Linked, never renamed over an existing receipt (FileExistsError then).
             write_atomically(
-                target, canonical_json(document), overwrite=False, durable=True, mode=0o644
+                target,
+                canonical_json(receipt.to_json_data()),
+                overwrite=False,
+                durable=True,
+                mode=0o644,
             )
             return target
     except OSError as e:

@@ -189,10 +189,10 @@ def test_schema_of_a_runtime_kind(hz_argv: list[str]) -> None:
 
 
 def test_schema_unknown_kind_is_a_usage_error(hz_argv: list[str]) -> None:
-    result = hz(hz_argv, "schema", "receipt")
+    result = hz(hz_argv, "schema", "run")
     assert result.returncode == 2
     assert (
-        "Error: Invalid value for '[contract|job|packet|result]': 'receipt' is not one of"
+        "Error: Invalid value for '[contract|job|packet|receipt|result]': 'run' is not one of"
         in result.stderr
     )
 

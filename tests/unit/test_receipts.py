@@ -9,13 +9,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from hz import __version__
-from hz.runtime.canonical import sha256_hex
+from hz.runtime.canonical import canonical_json, digest_of, sha256_hex
 from hz.runtime.errors import HzError
+from hz.runtime.receipts.model import Receipt
 from hz.runtime.receipts.verify import receipt_rows, verify_chain
 from hz.runtime.receipts.write import receipt_body, write_receipt
 from hz.runtime.result import AgentResult, ToolCall, Usage
+from hz.runtime.schemas import schema_data
 from tests.unit.test_execute import make_packet
 
 START = datetime(2026, 11, 29, 12, 0, 0, 123456, tzinfo=UTC)
@@ -76,6 +79,26 @@ def test_first_receipt_content(tmp_path: Path) -> None:
         "previous_receipt": None,
         "previous_sha256": None,
     }
+
+
+def test_a_receipt_file_is_its_model_in_canonical_json(tmp_path: Path) -> None:
+    write_receipt(tmp_path, _body())
+    path = write_receipt(tmp_path, _body())
+    receipt = Receipt.model_validate_json(path.read_bytes())
+    assert (receipt.sequence, receipt.previous_receipt) == (2, "000001-greet.json")
+    assert canonical_json(receipt.to_json_data()).encode() == path.read_bytes()
+    validator = Draft202012Validator(schema_data("receipt"))
+    assert list(validator.iter_errors(json.loads(path.read_bytes()))) == []
+
+
+def test_a_sealed_document_that_is_no_receipt_is_a_problem(tmp_path: Path) -> None:
+    document: dict[str, object] = {"kind": "receipt", "sequence": 1, "previous_sha256": None}
+    document["digest"] = digest_of(document)
+    (tmp_path / "000001-greet.json").write_text(json.dumps(document))
+    assert verify_chain(tmp_path) == (
+        1,
+        ["000001-greet.json: not in the receipt format (job_name: Field required)"],
+    )
 
 
 def test_chain_links_by_sha256_of_the_previous_file(tmp_path: Path) -> None:

@@ -67,7 +67,10 @@ def test_artifacts_validate_against_their_schemas() -> None:
 def test_unknown_kind_is_refused() -> None:
     with pytest.raises(ValueError) as e:
         schema_text("contract")
-    assert str(e.value) == "unknown schema kind 'contract' (expected one of job, packet, result)"
+    assert (
+        str(e.value)
+        == "unknown schema kind 'contract' (expected one of job, packet, receipt, result)"
+    )
 
 
 def test_check_and_write_from_the_command_line(tmp_path: Path) -> None:

@@ -1,0 +1,64 @@
+"""The receipt format: what one run's receipt file says. ``schemas/receipt.schema.json`` is
+generated from ``Receipt``.
+
+A receipt vouches for what ran (the job's digest, the inputs', the prompt's) and how it ended,
+without the draft itself (only its sha256). ``sequence``, ``previous_receipt`` and
+``previous_sha256`` place it in its directory's chain; ``digest`` is the sha256 of the compact
+canonical JSON of everything else, so an edit shows (``hz receipts verify``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from hz.runtime.canonical import digest_of
+from hz.runtime.models import Frozen
+from hz.runtime.result import FailureKind, Status, Usage
+
+
+class ReceiptBody(Frozen):
+    """What one run's receipt says, before it is placed in a chain."""
+
+    kind: Literal["receipt"] = "receipt"
+    format_version: Literal[1] = 1
+    job_name: str
+    job_digest: str
+    inputs_sha256: str
+    prompt_sha256: str
+    runner: str
+    model: str | None
+    status: Status
+    failure_kind: FailureKind | None
+    reason: str | None
+    tool_calls: dict[str, int]
+    tool_call_total: int
+    turns: int | None
+    usage: Usage
+    cost_usd: float | None
+    duration_seconds: float
+    limits_unenforced: tuple[str, ...]
+    draft_sha256: str | None
+    started_at: str
+    ended_at: str
+    hz_version: str
+
+
+class Receipt(ReceiptBody):
+    """One receipt file: a run's receipt, placed in its directory's chain and sealed."""
+
+    sequence: int
+    previous_receipt: str | None
+    previous_sha256: str | None
+    digest: str
+
+    @classmethod
+    def chained(cls, body: ReceiptBody, sequence: int, previous: tuple[str, str] | None) -> Receipt:
+        """``body`` as receipt number ``sequence`` after ``previous`` (its file name and the
+        sha256 of its bytes), with the digest of all that."""
+        content: dict[str, Any] = {
+            **body.to_json_data(),
+            "sequence": sequence,
+            "previous_receipt": previous[0] if previous else None,
+            "previous_sha256": previous[1] if previous else None,
+        }
+        return cls.model_validate({**content, "digest": digest_of(content)})
