@@ -41,7 +41,7 @@ typecheck: $(VENV)/.test-deps
 	$(BIN)/mypy
 
 pytest: $(VENV)/.test-deps
-	HZ_AGENT_CLIS="$(AGENT_CLIS)" $(BIN)/pytest
+	HZ_AGENT_CLIS="$(AGENT_CLIS)" $(BIN)/pytest --cov
 
 test: $(VENV)/.test-deps agent-clis lint typecheck pytest
 

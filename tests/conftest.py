@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parent.parent
 #: Where `.ci/install-agent-clis` put the pinned claude/codex (captured before HOME is isolated).
@@ -33,3 +36,49 @@ def isolated_home(
 def hz_argv() -> list[str]:
     """argv prefix that runs the hz CLI as a real process from this checkout."""
     return [sys.executable, "-m", "hz"]
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """How one in-process ``hz`` invocation ended (named like ``subprocess.CompletedProcess``)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+#: ``cli(*args, stdin=None, cwd=None, env=None)``: run ``hz ARGS`` in this process.
+Cli = Callable[..., CliResult]
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """``hz`` in this process, through the real entry point (``hz.cli.main``: the one error
+    handler and its exit codes) with click's ``CliRunner`` isolation: the tier for what a
+    command says. Tests of what only a real process shows (signals, a terminal, the process
+    tree, the installed entry point) use ``hz_argv`` instead."""
+    from hz.cli import main
+
+    runner = CliRunner()
+
+    def run(
+        *args: str,
+        stdin: str | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> CliResult:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        with runner.isolation(input=stdin, env=env) as streams:
+            try:
+                main(list(args))
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
+            else:  # main() always exits
+                raise AssertionError("hz.cli.main returned instead of exiting")
+            sys.stdout.flush()  # text written with sys.stdout.write is still in its buffer
+            sys.stderr.flush()
+            out, err = streams[0], streams[1]
+            return CliResult(code, out.getvalue().decode(), err.getvalue().decode())
+
+    return run

@@ -19,22 +19,10 @@ from pathlib import Path
 import pytest
 
 from hz import __version__
+from tests.cli.test_run import CONTRACT
 
 REPO = Path(__file__).resolve().parents[2]
 
-CONTRACT = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: 30s
-  agent:
-    max_usd: 0.5
-  inputs:
-    who:
-      schema: {type: string}
-contract: Be brief.
-prompt: Say hi to {{ inputs.who }}.
-"""
 #: The other distribution's packages: importing either says whose it is.
 CLASH = {
     "runtime/__init__.py": "WHOSE = 'clash'\n",

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import Cli, CliResult
 
 REPO = Path(__file__).resolve().parents[2]
 OVER = (
@@ -23,42 +24,33 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _validate(hz_argv: list[str], cwd: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*hz_argv, "validate", "weekly-digest.yaml", *extra],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=None,
-        check=False,
-    )
+def _validate(cli: Cli, cwd: Path, *extra: str) -> CliResult:
+    return cli("validate", "weekly-digest.yaml", *extra, cwd=cwd)
 
 
-def test_project_hz_toml_sets_the_ceiling(hz_argv: list[str], project: Path) -> None:
+def test_project_hz_toml_sets_the_ceiling(cli: Cli, project: Path) -> None:
     (project / "hz.toml").write_text("[authoring]\nmax_usd_ceiling = 0.1\n")
-    result = _validate(hz_argv, project)
+    result = _validate(cli, project)
     assert (result.returncode, result.stdout) == (1, OVER.format("0.1"))
 
 
-def test_command_line_beats_the_project_file(hz_argv: list[str], project: Path) -> None:
+def test_command_line_beats_the_project_file(cli: Cli, project: Path) -> None:
     (project / "hz.toml").write_text("[authoring]\nmax_usd_ceiling = 0.1\n")
-    result = _validate(hz_argv, project, "--max-usd-ceiling", "5")
+    result = _validate(cli, project, "--max-usd-ceiling", "5")
     assert (result.returncode, result.stdout) == (0, "")
 
 
-def test_user_configuration_sets_the_ceiling(
-    hz_argv: list[str], project: Path, isolated_home: Path
-) -> None:
+def test_user_configuration_sets_the_ceiling(cli: Cli, project: Path, isolated_home: Path) -> None:
     config = isolated_home / ".config" / "hz" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text("[authoring]\nmax_usd_ceiling = 0.25\n")
-    result = _validate(hz_argv, project)
+    result = _validate(cli, project)
     assert (result.returncode, result.stdout) == (1, OVER.format("0.25"))
 
 
-def test_execution_key_in_project_file_is_a_diagnostic(hz_argv: list[str], project: Path) -> None:
+def test_execution_key_in_project_file_is_a_diagnostic(cli: Cli, project: Path) -> None:
     (project / "hz.toml").write_text('[capabilities]\nagent_runner = "command"\n')
-    result = _validate(hz_argv, project)
+    result = _validate(cli, project)
     assert result.returncode == 1
     assert result.stdout == (
         f"{project / 'hz.toml'}:2:1: error: 'capabilities.agent_runner' configures execution "
@@ -68,9 +60,7 @@ def test_execution_key_in_project_file_is_a_diagnostic(hz_argv: list[str], proje
     )
 
 
-def test_compile_render_and_run_take_the_ceiling_from_the_project(
-    hz_argv: list[str], project: Path
-) -> None:
+def test_compile_render_and_run_take_the_ceiling_from_the_project(cli: Cli, project: Path) -> None:
     (project / "hz.toml").write_text("[authoring]\nmax_usd_ceiling = 0.1\n")
     inputs = REPO / "contracts" / "inputs" / "weekly-digest.json"
     commands = {
@@ -79,24 +69,16 @@ def test_compile_render_and_run_take_the_ceiling_from_the_project(
         "run": ["run", "weekly-digest.yaml", "--inputs", str(inputs), "--dry-run"],
     }
     for name, args in commands.items():
-        result = subprocess.run(
-            [*hz_argv, *args], cwd=project, capture_output=True, text=True, check=False
-        )
+        result = cli(*args, cwd=project)
         report = result.stdout if name == "compile" else result.stderr.splitlines(True)[0:2]
         assert result.returncode == 1, name
         assert "".join(report) == OVER.format("0.1"), name
     assert not (project / "jobs").exists()
 
 
-def test_compile_refuses_with_a_broken_project_file(hz_argv: list[str], project: Path) -> None:
+def test_compile_refuses_with_a_broken_project_file(cli: Cli, project: Path) -> None:
     (project / "hz.toml").write_text("[authoring]\nmax_usd_ceilin = 1\n")
-    result = subprocess.run(
-        [*hz_argv, "compile", "weekly-digest.yaml", "--out", "jobs"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = cli("compile", "weekly-digest.yaml", "--out", "jobs", cwd=project)
     assert result.returncode == 1
     assert result.stdout.startswith(f"{project / 'hz.toml'}:2:1: error: ")
     assert not (project / "jobs").exists()

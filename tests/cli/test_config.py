@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
+
+from tests.conftest import Cli, CliResult
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def show(hz_argv: list[str], cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*hz_argv, "config", "show", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(REPO), **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def show(cli: Cli, cwd: Path, *args: str, **env: str) -> CliResult:
+    return cli("config", "show", *args, cwd=cwd, env=env)
 
 
 def _setup(tmp_path: Path) -> dict[str, str]:
@@ -30,8 +23,8 @@ def _setup(tmp_path: Path) -> dict[str, str]:
     return {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HZ_RUNNER": "echo"}
 
 
-def test_text(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
-    done = show(hz_argv, tmp_path, **_setup(tmp_path))
+def test_text(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
+    done = show(cli, tmp_path, **_setup(tmp_path))
     user = tmp_path / "xdg" / "hz" / "config.toml"
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == (
@@ -54,8 +47,8 @@ def test_text(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
     )
 
 
-def test_json(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
-    done = show(hz_argv, tmp_path, "--format", "json", **_setup(tmp_path))
+def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
+    done = show(cli, tmp_path, "--format", "json", **_setup(tmp_path))
     user = str(tmp_path / "xdg" / "hz" / "config.toml")
     assert json.loads(done.stdout) == {
         "settings": [
@@ -96,9 +89,9 @@ def test_json(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
     }
 
 
-def test_a_hostile_project_file_stops_with_hz801(hz_argv: list[str], tmp_path: Path) -> None:
+def test_a_hostile_project_file_stops_with_hz801(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / "hz.toml").write_text('[capabilities]\nagent_runner = "command"\n')
-    done = show(hz_argv, tmp_path)
+    done = show(cli, tmp_path)
     assert (done.returncode, done.stdout, done.stderr) == (
         2,
         "",

@@ -1,13 +1,14 @@
-"""`hz compile` as a real process: jobs on disk, determinism, --check, formats, exit codes."""
+"""`hz compile` in process: jobs on disk, determinism, --check, formats, exit codes."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import Cli, CliResult
 
 CONTRACT = """\
 hz:
@@ -28,10 +29,8 @@ prompt: |
 REGENERATE = "run the same hz compile command without --check and commit the result"
 
 
-def hz(argv: list[str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*argv, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60
-    )
+def hz(cli: Cli, cwd: Path, *args: str) -> CliResult:
+    return cli(*args, cwd=cwd)
 
 
 def project(root: Path, *names: str) -> Path:
@@ -51,9 +50,9 @@ def tree(directory: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
 
 
-def test_compile_then_check(hz_argv: list[str], tmp_path: Path) -> None:
+def test_compile_then_check(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path, "alpha", "beta")
-    done = hz(hz_argv, root, "compile", "contracts", "--out", "build/jobs")
+    done = hz(cli, root, "compile", "contracts", "--out", "build/jobs")
     assert (done.returncode, done.stdout) == (0, "")
     assert done.stderr == (
         "Success: no issues found in 2 files\n"
@@ -62,27 +61,25 @@ def test_compile_then_check(hz_argv: list[str], tmp_path: Path) -> None:
     assert sorted(tree(root / "build" / "jobs")) == ["alpha.job.json", "beta.job.json"]
     job = json.loads((root / "build/jobs/alpha.job.json").read_text(encoding="utf-8"))
     assert job["source"]["path"] == "contracts/alpha.yaml"
-    checked = hz(hz_argv, root, "compile", "contracts", "--out", "build/jobs", "--check")
+    checked = hz(cli, root, "compile", "contracts", "--out", "build/jobs", "--check")
     assert (checked.returncode, checked.stdout) == (0, "")
     assert checked.stderr == (
         "Success: no issues found in 2 files\n2 jobs in build/jobs up to date\n"
     )
-    again = hz(hz_argv, root, "compile", "contracts", "--out", "build/jobs")
+    again = hz(cli, root, "compile", "contracts", "--out", "build/jobs")
     assert again.stderr.endswith("2 jobs in build/jobs: 0 written, 2 unchanged, 0 removed\n")
 
 
-def test_jobs_are_identical_from_any_directory_and_checkout(
-    hz_argv: list[str], tmp_path: Path
-) -> None:
+def test_jobs_are_identical_from_any_directory_and_checkout(cli: Cli, tmp_path: Path) -> None:
     first = project(tmp_path / "one" / "repo", "alpha", "beta")
-    hz(hz_argv, first, "compile", "contracts", "--out", "build/jobs")
-    inner = hz(hz_argv, first / "contracts", "compile", ".", "--out", "../elsewhere")
+    hz(cli, first, "compile", "contracts", "--out", "build/jobs")
+    inner = hz(cli, first / "contracts", "compile", ".", "--out", "../elsewhere")
     assert inner.returncode == 0, inner.stderr
     second = tmp_path / "two" / "deeper" / "clone"
     shutil.copytree(first / "contracts", second / "contracts")
     (second / ".git").mkdir()
     files = [str(second / "contracts" / "beta.yaml"), str(second / "contracts" / "alpha.yaml")]
-    absolute = hz(hz_argv, tmp_path, "compile", *files, "--out", str(tmp_path / "third"))
+    absolute = hz(cli, tmp_path, "compile", *files, "--out", str(tmp_path / "third"))
     assert absolute.returncode == 0, absolute.stderr
     expected = tree(first / "build" / "jobs")
     assert tree(first / "elsewhere") == expected
@@ -90,14 +87,14 @@ def test_jobs_are_identical_from_any_directory_and_checkout(
     assert all(str(tmp_path).encode() not in text for text in expected.values())
 
 
-def test_check_lists_stale_missing_and_extra_jobs(hz_argv: list[str], tmp_path: Path) -> None:
+def test_check_lists_stale_missing_and_extra_jobs(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path, "alpha", "beta")
-    hz(hz_argv, root, "compile", "contracts", "--out", "jobs")
+    hz(cli, root, "compile", "contracts", "--out", "jobs")
     write(root, "alpha", rule="Be briefer.")
     write(root, "gamma")
     (root / "contracts" / "beta.yaml").unlink()
     before = tree(root / "jobs")
-    checked = hz(hz_argv, root, "compile", "contracts", "--out", "jobs", "--check")
+    checked = hz(cli, root, "compile", "contracts", "--out", "jobs", "--check")
     assert checked.returncode == 1
     assert checked.stdout == (
         "contracts/alpha.yaml:0:0: error: job jobs/alpha.job.json is stale: it differs from "
@@ -110,15 +107,15 @@ def test_check_lists_stale_missing_and_extra_jobs(hz_argv: list[str], tmp_path: 
     )
     assert checked.stderr == "Found 3 errors in 3 files (checked 2 files)\n"
     assert tree(root / "jobs") == before
-    fixed = hz(hz_argv, root, "compile", "contracts", "--out", "jobs")
+    fixed = hz(cli, root, "compile", "contracts", "--out", "jobs")
     assert fixed.stderr.endswith("2 jobs in jobs: 2 written, 0 unchanged, 1 removed\n")
-    assert hz(hz_argv, root, "compile", "contracts", "--out", "jobs", "--check").returncode == 0
+    assert hz(cli, root, "compile", "contracts", "--out", "jobs", "--check").returncode == 0
 
 
-def test_check_as_github_annotations(hz_argv: list[str], tmp_path: Path) -> None:
+def test_check_as_github_annotations(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path, "alpha")
     checked = hz(
-        hz_argv, root, "compile", "contracts", "--out", "jobs", "--check", "--format", "github"
+        cli, root, "compile", "contracts", "--out", "jobs", "--check", "--format", "github"
     )
     assert checked.returncode == 1
     assert checked.stdout == (
@@ -127,11 +124,9 @@ def test_check_as_github_annotations(hz_argv: list[str], tmp_path: Path) -> None
     )
 
 
-def test_check_as_json(hz_argv: list[str], tmp_path: Path) -> None:
+def test_check_as_json(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path, "alpha")
-    checked = hz(
-        hz_argv, root, "compile", "contracts", "--out", "jobs", "--check", "--format", "json"
-    )
+    checked = hz(cli, root, "compile", "contracts", "--out", "jobs", "--check", "--format", "json")
     report = json.loads(checked.stdout)
     assert [(d["code"], d["file"]) for d in report["diagnostics"]] == [
         ("HZ603", "contracts/alpha.yaml")
@@ -139,19 +134,19 @@ def test_check_as_json(hz_argv: list[str], tmp_path: Path) -> None:
     assert checked.returncode == 1
 
 
-def test_invalid_contract_writes_nothing(hz_argv: list[str], tmp_path: Path) -> None:
+def test_invalid_contract_writes_nothing(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path, "alpha")
     (root / "contracts" / "broken.yaml").write_text("hz: [\n", encoding="utf-8")
-    done = hz(hz_argv, root, "compile", "contracts", "--out", "jobs")
+    done = hz(cli, root, "compile", "contracts", "--out", "jobs")
     assert done.returncode == 1
     assert done.stdout.startswith("contracts/broken.yaml:2:1: error: YAML syntax error")
     assert not (root / "jobs").exists()
 
 
-def test_two_contracts_with_one_name(hz_argv: list[str], tmp_path: Path) -> None:
+def test_two_contracts_with_one_name(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path, "alpha")
     shutil.copy(root / "contracts" / "alpha.yaml", root / "contracts" / "copy.yaml")
-    done = hz(hz_argv, root, "compile", "contracts", "--out", "jobs")
+    done = hz(cli, root, "compile", "contracts", "--out", "jobs")
     assert (done.returncode, done.stderr) == (1, "Found 1 error in 1 file (checked 2 files)\n")
     assert done.stdout == (
         "contracts/copy.yaml:3:9: error: two contracts are named 'alpha': "
@@ -161,16 +156,16 @@ def test_two_contracts_with_one_name(hz_argv: list[str], tmp_path: Path) -> None
     assert not (root / "jobs").exists()
 
 
-def test_root_option(hz_argv: list[str], tmp_path: Path) -> None:
+def test_root_option(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path, "alpha")
-    done = hz(hz_argv, root, "compile", "contracts", "--out", "jobs", "--root", "contracts")
+    done = hz(cli, root, "compile", "contracts", "--out", "jobs", "--root", "contracts")
     assert done.returncode == 0, done.stderr
     job = json.loads((root / "jobs" / "alpha.job.json").read_text(encoding="utf-8"))
     assert job["source"]["path"] == "alpha.yaml"
-    outside = hz(hz_argv, root, "compile", "contracts", "--out", "jobs", "--root", "build")
+    outside = hz(cli, root, "compile", "contracts", "--out", "jobs", "--root", "build")
     assert outside.returncode == 2
     (root / "build").mkdir()
-    outside = hz(hz_argv, root, "compile", "contracts", "--out", "jobs", "--root", "build")
+    outside = hz(cli, root, "compile", "contracts", "--out", "jobs", "--root", "build")
     assert (outside.returncode, outside.stdout) == (2, "")
     assert outside.stderr == (
         "hz: error: contracts/alpha.yaml is outside the compile root "
@@ -191,19 +186,17 @@ def test_root_option(hz_argv: list[str], tmp_path: Path) -> None:
         (["contracts", "--out", "j", "--format", "xml"], "Invalid value for '--format'"),
     ],
 )
-def test_usage_errors_exit_2(
-    hz_argv: list[str], tmp_path: Path, args: list[str], message: str
-) -> None:
+def test_usage_errors_exit_2(cli: Cli, tmp_path: Path, args: list[str], message: str) -> None:
     root = project(tmp_path, "alpha")
-    done = hz(hz_argv, root, "compile", *args)
+    done = hz(cli, root, "compile", *args)
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
 
 
-def test_a_contract_named_twice_compiles_once(hz_argv: list[str], tmp_path: Path) -> None:
+def test_a_contract_named_twice_compiles_once(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path, "digest")
-    done = hz(hz_argv, root, "compile", "contracts", "./contracts/digest.yaml", "--out", "dd")
+    done = hz(cli, root, "compile", "contracts", "./contracts/digest.yaml", "--out", "dd")
     assert (done.returncode, done.stdout) == (0, "")
     assert done.stderr == (
         "Success: no issues found in 1 file\n1 job in dd: 1 written, 0 unchanged, 0 removed\n"
@@ -251,11 +244,11 @@ USAGE = {
     ],
 )
 def test_empty_paths_and_non_finite_ceilings_are_usage_errors(
-    hz_argv: list[str], tmp_path: Path, args: tuple[str, ...], message: str
+    cli: Cli, tmp_path: Path, args: tuple[str, ...], message: str
 ) -> None:
     root = project(tmp_path, "a")
     (root / "old.job.json").write_text("{}")
-    done = hz(hz_argv, root, *args)
+    done = hz(cli, root, *args)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == USAGE[args[0]] + message
     # Nothing written to or removed from the current directory.
@@ -263,9 +256,7 @@ def test_empty_paths_and_non_finite_ceilings_are_usage_errors(
 
 
 @pytest.mark.parametrize("ending", ["\r\n", "\r"])
-def test_crlf_checkout_compiles_to_the_same_bytes(
-    hz_argv: list[str], tmp_path: Path, ending: str
-) -> None:
+def test_crlf_checkout_compiles_to_the_same_bytes(cli: Cli, tmp_path: Path, ending: str) -> None:
     text = (Path(__file__).resolve().parents[2] / "contracts" / "weekly-digest.yaml").read_text(
         encoding="utf-8"
     )
@@ -277,11 +268,11 @@ def test_crlf_checkout_compiles_to_the_same_bytes(
         (root / "hz.toml").touch()
         data = text.replace("\n", endings).encode("utf-8")
         (root / "contracts" / "weekly-digest.yaml").write_bytes(data)
-        done = hz(hz_argv, root, "compile", "contracts", "--out", "jobs")
+        done = hz(cli, root, "compile", "contracts", "--out", "jobs")
         assert (done.returncode, done.stdout) == (0, "")
         jobs[name] = (root / "jobs" / "weekly-digest.job.json").read_bytes()
     assert jobs["lf"] == jobs["other"]
     # Jobs compiled on an LF checkout pass --check on the other one.
     other = tmp_path / "other"
-    checked = hz(hz_argv, other, "compile", "contracts", "--out", "../lf/jobs", "--check")
+    checked = hz(cli, other, "compile", "contracts", "--out", "../lf/jobs", "--check")
     assert (checked.returncode, checked.stdout) == (0, "")

@@ -1,12 +1,13 @@
-"""`hz render` as a real process: packets on stdout or to a file, previews, located errors."""
+"""`hz render` in process: packets on stdout or to a file, previews, located errors."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import Cli, CliResult
 
 CONTRACT = """\
 hz:
@@ -29,10 +30,8 @@ prompt: |
 """
 
 
-def hz(argv: list[str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*argv, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60
-    )
+def hz(cli: Cli, cwd: Path, *args: str) -> CliResult:
+    return cli(*args, cwd=cwd)
 
 
 @pytest.fixture
@@ -42,14 +41,14 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_packet_on_stdout_and_to_a_file_are_the_same(hz_argv: list[str], project: Path) -> None:
-    shown = hz(hz_argv, project, "render", "greet.yaml", "--input", "who=Ada", "--input", "times=2")
+def test_packet_on_stdout_and_to_a_file_are_the_same(cli: Cli, project: Path) -> None:
+    shown = hz(cli, project, "render", "greet.yaml", "--input", "who=Ada", "--input", "times=2")
     assert (shown.returncode, shown.stderr) == (0, "")
     packet = json.loads(shown.stdout)
     assert packet["prompt"] == "Hello Ada!\nHello Ada!\n\n"
     assert packet["inputs"] == {"times": 2, "who": "Ada"}
     written = hz(
-        hz_argv, project, "render", "greet.yaml", "--input", "who=Ada", "--input", "times=2",
+        cli, project, "render", "greet.yaml", "--input", "who=Ada", "--input", "times=2",
         "-o", "out/greet.packet.json",
     )  # fmt: skip
     assert (written.returncode, written.stdout) == (0, "")
@@ -57,25 +56,23 @@ def test_packet_on_stdout_and_to_a_file_are_the_same(hz_argv: list[str], project
     assert (project / "out" / "greet.packet.json").read_text(encoding="utf-8") == shown.stdout
 
 
-def test_render_from_a_compiled_job_matches_the_contract(hz_argv: list[str], project: Path) -> None:
-    hz(hz_argv, project, "compile", "greet.yaml", "--out", "jobs")
+def test_render_from_a_compiled_job_matches_the_contract(cli: Cli, project: Path) -> None:
+    hz(cli, project, "compile", "greet.yaml", "--out", "jobs")
     (project / "in.yaml").write_text("who: Bo\n", encoding="utf-8")
-    from_job = hz(hz_argv, project, "render", "jobs/greet.job.json", "--inputs", "in.yaml")
-    from_contract = hz(hz_argv, project, "render", "greet.yaml", "--inputs", "in.yaml")
+    from_job = hz(cli, project, "render", "jobs/greet.job.json", "--inputs", "in.yaml")
+    from_contract = hz(cli, project, "render", "greet.yaml", "--inputs", "in.yaml")
     assert from_job.returncode == 0, from_job.stderr
     assert from_job.stdout == from_contract.stdout
 
 
-def test_text_format_previews_the_prompt(hz_argv: list[str], project: Path) -> None:
-    done = hz(
-        hz_argv, project, "render", "greet.yaml", "--input", "who={{ 7*7 }}", "--format", "text"
-    )
+def test_text_format_previews_the_prompt(cli: Cli, project: Path) -> None:
+    done = hz(cli, project, "render", "greet.yaml", "--input", "who={{ 7*7 }}", "--format", "text")
     assert (done.returncode, done.stdout, done.stderr) == (0, "Hello {{ 7*7 }}!\n\n", "")
 
 
-def test_input_errors_are_located_on_stderr(hz_argv: list[str], project: Path) -> None:
+def test_input_errors_are_located_on_stderr(cli: Cli, project: Path) -> None:
     (project / "in.yaml").write_text("who: Ada\ntimes: 0\nwhom: x\n", encoding="utf-8")
-    done = hz(hz_argv, project, "render", "greet.yaml", "--inputs", "in.yaml")
+    done = hz(cli, project, "render", "greet.yaml", "--inputs", "in.yaml")
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
         "in.yaml:2:8: error: input 'times': must be at least 1, got 0 [HZ702]\n"
@@ -85,10 +82,10 @@ def test_input_errors_are_located_on_stderr(hz_argv: list[str], project: Path) -
     )
 
 
-def test_sandbox_escape_is_a_located_error(hz_argv: list[str], project: Path) -> None:
+def test_sandbox_escape_is_a_located_error(cli: Cli, project: Path) -> None:
     text = CONTRACT.replace("Hello {{ inputs.who }}!", "{{ inputs.who.__class__.__mro__ }}")
     (project / "greet.yaml").write_text(text, encoding="utf-8")
-    done = hz(hz_argv, project, "render", "greet.yaml", "--input", "who=x")
+    done = hz(cli, project, "render", "greet.yaml", "--input", "who=x")
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
         "greet.yaml:16:3: error: prompt: refused by the template sandbox: access to attribute "
@@ -97,22 +94,22 @@ def test_sandbox_escape_is_a_located_error(hz_argv: list[str], project: Path) ->
     )
 
 
-def test_invalid_contract_gets_validate_diagnostics(hz_argv: list[str], project: Path) -> None:
+def test_invalid_contract_gets_validate_diagnostics(cli: Cli, project: Path) -> None:
     (project / "greet.yaml").write_text(
         CONTRACT.replace("timeout: 60", "timeout: 0"), encoding="utf-8"
     )
-    done = hz(hz_argv, project, "render", "greet.yaml", "--input", "who=x")
-    validated = hz(hz_argv, project, "validate", "greet.yaml")
+    done = hz(cli, project, "render", "greet.yaml", "--input", "who=x")
+    validated = hz(cli, project, "validate", "greet.yaml")
     assert done.returncode == validated.returncode == 1
     assert done.stderr == validated.stdout + validated.stderr
 
 
-def test_unknown_job_version_is_a_clear_error(hz_argv: list[str], project: Path) -> None:
-    hz(hz_argv, project, "compile", "greet.yaml", "--out", "jobs")
+def test_unknown_job_version_is_a_clear_error(cli: Cli, project: Path) -> None:
+    hz(cli, project, "compile", "greet.yaml", "--out", "jobs")
     path = project / "jobs" / "greet.job.json"
     data = json.loads(path.read_text(encoding="utf-8")) | {"format_version": 2}
     path.write_text(json.dumps(data), encoding="utf-8")
-    done = hz(hz_argv, project, "render", "jobs/greet.job.json", "--input", "who=x")
+    done = hz(cli, project, "render", "jobs/greet.job.json", "--input", "who=x")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
         "hz: error: jobs/greet.job.json: job format version 2 needs a newer hz "
@@ -121,18 +118,16 @@ def test_unknown_job_version_is_a_clear_error(hz_argv: list[str], project: Path)
     )
 
 
-def test_missing_target_is_a_usage_error(hz_argv: list[str], project: Path) -> None:
-    done = hz(hz_argv, project, "render", "absent.job.json")
+def test_missing_target_is_a_usage_error(cli: Cli, project: Path) -> None:
+    done = hz(cli, project, "render", "absent.job.json")
     assert done.returncode == 2
     assert "'absent.job.json' does not exist" in done.stderr
 
 
-def test_contract_warnings_go_to_stderr_and_the_packet_renders(
-    hz_argv: list[str], project: Path
-) -> None:
+def test_contract_warnings_go_to_stderr_and_the_packet_renders(cli: Cli, project: Path) -> None:
     text = CONTRACT.replace("  {% for i in range(inputs.times) %}", "  {% for i in range(2) %}")
     (project / "greet.yaml").write_text(text, encoding="utf-8")
-    done = hz(hz_argv, project, "render", "greet.yaml", "--input", "who=Al", "--format", "text")
+    done = hz(cli, project, "render", "greet.yaml", "--input", "who=Al", "--format", "text")
     assert (done.returncode, done.stdout) == (0, "Hello Al!\nHello Al!\n\n")
     assert done.stderr == (
         "greet.yaml:10:5: warning: hz.inputs.times is declared but the prompt never uses it "
@@ -163,21 +158,19 @@ prompt: |
 """
 
 
-def test_inputs_named_after_methods_are_data_printed_as_json(
-    hz_argv: list[str], project: Path
-) -> None:
+def test_inputs_named_after_methods_are_data_printed_as_json(cli: Cli, project: Path) -> None:
     (project / "data.yaml").write_text(DATA_CONTRACT, encoding="utf-8")
     args = ("render", "data.yaml", "--input", "items=VAL", "--format", "text")
-    first, second = hz(hz_argv, project, *args), hz(hz_argv, project, *args)
+    first, second = hz(cli, project, *args), hz(cli, project, *args)
     assert (first.returncode, first.stderr) == (0, "")
     assert first.stdout == "[VAL]\n1 null\ntrue [false]\n\n"
     assert second.stdout == first.stdout
 
 
-def test_unbounded_work_is_refused_at_its_line(hz_argv: list[str], project: Path) -> None:
+def test_unbounded_work_is_refused_at_its_line(cli: Cli, project: Path) -> None:
     text = DATA_CONTRACT.replace("[{{ inputs.items }}]", "{{ inputs.items | indent(1000000000) }}")
     (project / "data.yaml").write_text(text, encoding="utf-8")
-    done = hz(hz_argv, project, "render", "data.yaml", "--input", "items=x")
+    done = hz(cli, project, "render", "data.yaml", "--input", "items=x")
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
         "data.yaml:16:3: error: prompt: refused by the template sandbox: the indent filter's "

@@ -1,26 +1,23 @@
-"""``hz doctor`` as a real process: one line per check, exact; exit 1 when any check failed."""
+"""``hz doctor`` in process: one line per check, exact; exit 1 when any check failed."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 from hz.runtime import registry
+from tests.conftest import Cli
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
 
 
-def doctor(hz_argv: list[str], cwd: Path, config: str | None) -> tuple[int, str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def doctor(cli: Cli, cwd: Path, config: str | None) -> tuple[int, str]:
+    env = {}
     if config is not None:
         (cwd / "operator.toml").write_text(config)
         env["HZ_CONFIG"] = str(cwd / "operator.toml")
-    done = subprocess.run(
-        [*hz_argv, "doctor"], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
+    done = cli("doctor", cwd=cwd, env=env)
     assert done.stderr == ""
     return done.returncode, done.stdout
 
@@ -35,8 +32,8 @@ def _head(home: Path, cwd: Path, project: str = "config project: none found") ->
     ]
 
 
-def test_echo_runner(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
-    code, out = doctor(hz_argv, tmp_path, '[capabilities]\nagent_runner = "echo"\n')
+def test_echo_runner(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
+    code, out = doctor(cli, tmp_path, '[capabilities]\nagent_runner = "echo"\n')
     assert (code, out.splitlines()) == (
         0,
         [
@@ -66,9 +63,9 @@ COMMAND_HEAD = [
 
 
 def test_command_runner_is_degraded_while_it_refuses_to_run(
-    hz_argv: list[str], tmp_path: Path, isolated_home: Path
+    cli: Cli, tmp_path: Path, isolated_home: Path
 ) -> None:
-    code, out = doctor(hz_argv, tmp_path, COMMAND)
+    code, out = doctor(cli, tmp_path, COMMAND)
     assert (code, out.splitlines()) == (
         0,
         [
@@ -82,10 +79,10 @@ def test_command_runner_is_degraded_while_it_refuses_to_run(
 
 
 def test_required_budget_the_runner_cannot_enforce_fails(
-    hz_argv: list[str], tmp_path: Path, isolated_home: Path
+    cli: Cli, tmp_path: Path, isolated_home: Path
 ) -> None:
     config = COMMAND + "command_enforces_read_only = true\nrequire_enforced_budget = true\n"
-    code, out = doctor(hz_argv, tmp_path, config)
+    code, out = doctor(cli, tmp_path, config)
     assert (code, out.splitlines()) == (
         1,
         [
@@ -100,10 +97,10 @@ def test_required_budget_the_runner_cannot_enforce_fails(
 
 
 def test_hostile_project_file_and_broken_operator_file(
-    hz_argv: list[str], tmp_path: Path, isolated_home: Path
+    cli: Cli, tmp_path: Path, isolated_home: Path
 ) -> None:
     (tmp_path / "hz.toml").write_text('[system.runner]\nclaude_executable = "/tmp/x"\n')
-    code, out = doctor(hz_argv, tmp_path, "[capabilities]\nagent_runner = \n")
+    code, out = doctor(cli, tmp_path, "[capabilities]\nagent_runner = \n")
     project = tmp_path / "hz.toml"
     assert (code, out.splitlines()) == (
         1,
@@ -118,8 +115,8 @@ def test_hostile_project_file_and_broken_operator_file(
     )
 
 
-def test_unknown_runner_fails(hz_argv: list[str], tmp_path: Path, isolated_home: Path) -> None:
-    code, out = doctor(hz_argv, tmp_path, '[capabilities]\nagent_runner = "nope"\n')
+def test_unknown_runner_fails(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
+    code, out = doctor(cli, tmp_path, '[capabilities]\nagent_runner = "nope"\n')
     known = ", ".join(name for name, _ in registry.available())
     assert (code, out.splitlines()[-1]) == (
         1,

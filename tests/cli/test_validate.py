@@ -1,0 +1,247 @@
+"""`hz validate`, `hz schema`, `hz explain` in process: output, streams, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli, CliResult
+
+REPO = Path(__file__).resolve().parents[2]
+CASES = REPO / "tests" / "cases"
+
+GOOD = """\
+hz:
+  contract: 1
+  name: tiny
+  timeout: 45
+  agent: {max_usd: 5}
+contract: Rules.
+prompt: Hello {{ inputs.who }}.
+"""
+BAD_LINE = (
+    "{file}:7:18: error: prompt: inputs.who is not a declared input [HZ502]\n"
+    "  hint: declare it under hz.inputs\n"
+)
+
+
+def hz(cli: Cli, *args: str, stdin: str | None = None, cwd: Path = REPO) -> CliResult:
+    return cli(*args, stdin=stdin, cwd=cwd)
+
+
+def test_valid_contracts_exit_0(cli: Cli) -> None:
+    result = hz(cli, "validate", "contracts/")
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == "Success: no issues found in 3 files\n"
+
+
+def test_invalid_file_exit_1_with_exact_text(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(GOOD)
+    result = hz(cli, "validate", "c.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == BAD_LINE.format(file="c.yaml")
+    assert result.stderr == "Found 1 error in 1 file (checked 1 file)\n"
+
+
+def test_golden_case_through_the_cli(cli: Cli) -> None:
+    result = hz(cli, "validate", "invalid/many-problems.yaml", cwd=CASES)
+    assert result.returncode == 1
+    assert result.stdout == (CASES / "invalid" / "many-problems.expected").read_text()
+
+
+def test_stdin_is_named_stdin(cli: Cli) -> None:
+    result = hz(cli, "validate", "-", stdin=GOOD)
+    assert result.returncode == 1
+    assert result.stdout == BAD_LINE.format(file="<stdin>")
+    ok = hz(cli, "validate", "-", stdin=GOOD.replace("{{ inputs.who }}", "you"))
+    assert (ok.returncode, ok.stdout) == (0, "")
+
+
+def test_directories_recurse_and_mix_with_files(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.yml").write_text(GOOD)
+    (tmp_path / "a.yaml").write_text(GOOD.replace("{{ inputs.who }}", "you"))
+    (tmp_path / "notes.txt").write_text("not a contract")
+    result = hz(cli, "validate", ".", "a.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == BAD_LINE.format(file="./sub/b.yml")
+    # a.yaml is ./a.yaml, found in "." already: checked once.
+    assert result.stderr == "Found 1 error in 1 file (checked 2 files)\n"
+
+
+def test_missing_path_exit_1(cli: Cli, tmp_path: Path) -> None:
+    result = hz(cli, "validate", "nope.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == (
+        "nope.yaml:0:0: error: cannot read file: No such file or directory [HZ001]\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "Error: give at least one PATH: a contract file, a directory, or -"),
+        (("--format", "xml", "x.yaml"), "Error: Invalid value for '--format': 'xml' is not one of"),
+        (("--max-usd-ceiling", "0", "x.yaml"), "Error: Invalid value for '--max-usd-ceiling'"),
+    ],
+)
+def test_usage_errors_exit_2(cli: Cli, args: tuple[str, ...], message: str) -> None:
+    result = hz(cli, "validate", *args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_ceiling_option(cli: Cli) -> None:
+    text = GOOD.replace("{{ inputs.who }}", "you")
+    assert hz(cli, "validate", "--max-usd-ceiling", "5", "-", stdin=text).returncode == 0
+    low = hz(cli, "validate", "--max-usd-ceiling", "4.5", "-", stdin=text)
+    assert low.returncode == 1
+    assert low.stdout == (
+        "<stdin>:5:20: error: hz.agent.max_usd: 5 is over the ceiling of 4.5 US dollars "
+        "[HZ304]\n  hint: lower the budget, or raise the ceiling: "
+        "[authoring] max_usd_ceiling in the hz configuration, or --max-usd-ceiling\n"
+    )
+
+
+def test_json_format(cli: Cli) -> None:
+    result = hz(cli, "validate", "--format", "json", "-", stdin=GOOD)
+    assert result.returncode == 1
+    assert json.loads(result.stdout) == {
+        "version": 1,
+        "files_checked": 1,
+        "errors": 1,
+        "warnings": 0,
+        "diagnostics": [
+            {
+                "file": "<stdin>",
+                "line": 7,
+                "column": 18,
+                "severity": "error",
+                "code": "HZ502",
+                "message": "prompt: inputs.who is not a declared input",
+                "hint": "declare it under hz.inputs",
+            }
+        ],
+    }
+
+
+def test_github_format(cli: Cli) -> None:
+    result = hz(cli, "validate", "--format", "github", "-", stdin=GOOD)
+    assert result.returncode == 1
+    assert result.stdout == (
+        "::error file=<stdin>,line=7,col=18,title=HZ502::prompt: inputs.who is not a declared "
+        "input%0Ahint: declare it under hz.inputs\n"
+    )
+
+
+def test_sarif_format(cli: Cli) -> None:
+    result = hz(cli, "validate", "--format", "sarif", "-", stdin=GOOD)
+    assert result.returncode == 1
+    log = json.loads(result.stdout)
+    assert log["version"] == "2.1.0"
+    (sarif_result,) = log["runs"][0]["results"]
+    assert sarif_result["ruleId"] == "HZ502"
+    region = sarif_result["locations"][0]["physicalLocation"]["region"]
+    assert (region["startLine"], region["startColumn"]) == (7, 18)
+
+
+def test_schema_prints_the_contract_schema(cli: Cli) -> None:
+    result = hz(cli, "schema")
+    assert result.returncode == 0
+    assert result.stdout == (REPO / "schemas" / "workflow-contract.schema.json").read_text()
+    assert hz(cli, "schema", "contract").stdout == result.stdout
+
+
+def test_schema_of_a_runtime_kind(cli: Cli) -> None:
+    result = hz(cli, "schema", "packet")
+    assert result.returncode == 0
+    from hz.runtime.schemas import schema_text
+
+    assert json.loads(result.stdout) == json.loads(schema_text("packet"))
+
+
+def test_schema_unknown_kind_is_a_usage_error(cli: Cli) -> None:
+    result = hz(cli, "schema", "run")
+    assert result.returncode == 2
+    assert (
+        "Error: Invalid value for '[contract|job|packet|receipt|result]': 'run' is not one of"
+        in result.stderr
+    )
+
+
+def test_explain(cli: Cli) -> None:
+    result = hz(cli, "explain", "hz202")
+    assert result.returncode == 0
+    assert result.stdout == (REPO / "compiler" / "data" / "rules" / "HZ202.md").read_text()
+
+
+def test_explain_unknown_code(cli: Cli) -> None:
+    result = hz(cli, "explain", "HZ299")
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        "hz: error: unknown rule code 'HZ299'\n"
+        "  hint: close codes: HZ201, HZ202, HZ203, HZ204; docs/rules.md lists every code\n"
+    )
+
+
+def test_a_file_named_twice_is_checked_once(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "f.yaml").write_text(GOOD)
+    result = hz(cli, "validate", "f.yaml", "./f.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == BAD_LINE.format(file="f.yaml")
+    assert result.stderr == "Found 1 error in 1 file (checked 1 file)\n"
+
+
+def test_a_directory_without_contracts_gets_a_warning(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = hz(cli, "validate", "empty", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == (
+        "hz: warning: empty holds no *.yaml or *.yml file\nSuccess: no issues found in 0 files\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("",), "Error: a PATH must not be empty\n"),
+        (
+            ("--max-usd-ceiling", "nan", "x.yaml"),
+            "Error: Invalid value for '--max-usd-ceiling': nan is not a finite number "
+            "greater than 0\n",
+        ),
+        (
+            ("--max-usd-ceiling", "inf", "x.yaml"),
+            "Error: Invalid value for '--max-usd-ceiling': inf is not a finite number "
+            "greater than 0\n",
+        ),
+        (
+            ("--max-usd-ceiling", "ten", "x.yaml"),
+            "Error: Invalid value for '--max-usd-ceiling': 'ten' is not a number of US dollars\n",
+        ),
+    ],
+)
+def test_more_usage_errors_exit_2(cli: Cli, args: tuple[str, ...], message: str) -> None:
+    result = hz(cli, "validate", *args)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "Usage: hz validate [OPTIONS] PATH...\nTry 'hz validate --help' for help.\n\n" + message
+    )
+
+
+def test_a_project_hz_toml_with_an_error_counts_as_checked(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "hz.toml").write_text("[authoring]\nmax_usd_ceiling = 0\n")
+    (tmp_path / "c.yaml").write_text(GOOD)
+    result = hz(cli, "validate", "c.yaml", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == (
+        f"{tmp_path / 'hz.toml'}:2:1: error: [authoring] max_usd_ceiling must be a number "
+        "greater than 0, got 0 [HZ804]\n" + BAD_LINE.format(file="c.yaml")
+    )
+    assert result.stderr == "Found 2 errors in 2 files (checked 2 files)\n"
