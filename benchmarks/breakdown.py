@@ -35,6 +35,7 @@ IMPORTS = [
     "hz.compiler.validate",
     "hz.compiler.load.loader",
     "hz.compiler.checks.structure",
+    "fastjsonschema",
     "jsonschema.validators",
     "hz.compiler.checks.io_schemas",
     "jinja2",

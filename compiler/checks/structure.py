@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from hz.compiler.checks.common import at, dotted
 from hz.compiler.checks.messages import describe
-from hz.compiler.checks.schema_fast import certainly_valid
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.source import JsonPath, SourceDoc
 from hz.runtime.suggest import did_you_mean
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
@@ -75,10 +76,37 @@ def contract_validator() -> Validator:
     return Draft202012Validator(contract_schema())
 
 
+@functools.cache
+def _fast_validator() -> Callable[[Any], object]:
+    """The contract schema compiled to Python code by fastjsonschema: a quick yes for a valid
+    document. It says only valid or not; jsonschema locates and explains the errors."""
+    import fastjsonschema
+
+    # A schema of its own: fastjsonschema rewrites the $refs of the one it is given.
+    # use_default=False: the validator must not write defaults into the document.
+    validate: Callable[[Any], object] = fastjsonschema.compile(
+        json.loads(schema_text()), use_default=False, use_formats=False, detailed_exceptions=False
+    )
+    return validate
+
+
+def certainly_valid(data: Any) -> bool:
+    """True when ``data`` is valid against the contract schema. A test holds this to
+    jsonschema's verdict; where the two could differ (fastjsonschema reads ``$`` in a pattern
+    as the end of the text, jsonschema also before a final newline), False only sends the
+    document on to jsonschema, which decides."""
+    from fastjsonschema import JsonSchemaException
+
+    try:
+        _fast_validator()(data)
+    except JsonSchemaException:
+        return False
+    return True
+
+
 def check_structure(doc: SourceDoc) -> list[Diagnostic]:
     """Every schema problem of the document, one diagnostic each."""
-    schema = contract_schema()
-    if certainly_valid(doc.data, schema, schema):
+    if certainly_valid(doc.data):
         return []  # the common case, without building (or importing) jsonschema
     errors = [
         e
