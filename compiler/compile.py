@@ -15,6 +15,7 @@ from pathlib import Path
 from hz import __version__
 from hz.compiler.contract import Contract
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
+from hz.compiler.rules.registry import HZ601
 from hz.runtime.canonical import sha256_hex
 from hz.runtime.errors import HzError
 from hz.runtime.models import Budget, InputSpec, Job, OutputSpec, SourceRef, ToolProfile
@@ -123,7 +124,7 @@ def compile_contracts(contracts: Sequence[Contract], *, root: Path) -> CompileRu
         pos = contract.source.pos(("hz", "name"))
         diagnostics.append(
             Diagnostic(
-                "HZ601",
+                HZ601,
                 f"two contracts are named {contract.name!r}: {earlier.source.path} and "
                 f"{contract.source.path}",
                 contract.source.path,

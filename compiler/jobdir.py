@@ -13,6 +13,7 @@ from pathlib import Path
 
 from hz.compiler.compile import CompiledJob
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
+from hz.compiler.rules.registry import HZ602, HZ603, HZ604
 from hz.runtime.canonical import canonical_json
 from hz.runtime.errors import HzError
 from hz.runtime.files import write_atomically
@@ -93,18 +94,18 @@ def check_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> tuple[Diagnostic
             continue
         if error is not None:
             message = f"job {path} cannot be read: {error.strerror or error}"
-            code, hint = "HZ602", "make it a readable file, or " + _REGENERATE
+            code, hint = HZ602, "make it a readable file, or " + _REGENERATE
         elif current is None and not path.exists():
             message = f"job {path} is missing"
-            code, hint = "HZ603", _REGENERATE
+            code, hint = HZ603, _REGENERATE
         else:
             message = f"job {path} is stale: it differs from what this contract compiles to"
-            code, hint = "HZ602", _REGENERATE
+            code, hint = HZ602, _REGENERATE
         problems.append(Diagnostic(code, message, compiled.contract_path, hint=hint))
     for path in _existing(out_dir) - expected.keys():
         problems.append(
             Diagnostic(
-                "HZ604",
+                HZ604,
                 "no contract compiles to this job any more",
                 str(path),
                 hint="delete it, or " + _REGENERATE + " (compile removes it)",

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO, Literal, cast
 from hz.compiler.checks.limits import check_max_usd, check_timeout, check_version
 from hz.compiler.contract import Contract, InputDecl
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
+from hz.compiler.rules.registry import HZ001
 from hz.compiler.source import SourceDoc
 
 DEFAULT_MAX_USD_CEILING = 100.0
@@ -113,7 +114,7 @@ def _walk(top: str, diags: list[Diagnostic]) -> list[str]:
     def unreadable(e: OSError) -> None:
         where = e.filename if isinstance(e.filename, str) else top
         message = f"cannot read directory: {e.strerror or e}"
-        diags.append(Diagnostic("HZ001", message, where))
+        diags.append(Diagnostic(HZ001, message, where))
 
     found = []
     for root, dirs, files in os.walk(top, onerror=unreadable):
@@ -165,7 +166,7 @@ def validate_paths(
             doc, found = load_stream(stdin if stdin is not None else _stdin(), "<stdin>")
         elif not _regular(name) and not os.path.isdir(name):
             message = "not a regular file: a contract is read from a file (or - for stdin)"
-            doc, found = None, [Diagnostic("HZ001", message, name)]
+            doc, found = None, [Diagnostic(HZ001, message, name)]
         else:
             doc, found = load_path(Path(name), display=name)
         diags += found

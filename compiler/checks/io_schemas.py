@@ -10,6 +10,7 @@ from hz.compiler.checks.common import at, dotted, get
 from hz.compiler.checks.messages import describe
 from hz.compiler.checks.refs import ref_problems
 from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.rules.registry import HZ401, HZ402, HZ403, HZ404
 from hz.compiler.source import JsonPath, SourceDoc
 
 if TYPE_CHECKING:
@@ -76,12 +77,12 @@ def default_problems(doc: SourceDoc, name: str, spec: dict[str, Any]) -> list[Di
     except Unresolvable as problem:
         where = ("hz", "inputs", name, "schema")
         msg = f"not a valid JSON Schema: {dotted(where)}: cannot resolve the reference {problem}"
-        return [at(doc, where, "HZ401", msg, hint="only references within the schema work")]
+        return [at(doc, where, HZ401, msg, hint="only references within the schema work")]
     for e in errors:
         where = (*path, *e.absolute_path)
         _, message, hint = describe(e, dotted(where))
         out.append(
-            at(doc, where, "HZ402", f"the default does not match its schema: {message}", hint=hint)
+            at(doc, where, HZ402, f"the default does not match its schema: {message}", hint=hint)
         )
     return out
 
@@ -94,7 +95,7 @@ def check_inputs(doc: SourceDoc) -> list[Diagnostic]:
     for name, spec in inputs.items():
         if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
             continue
-        bad = schema_problems(doc, ("hz", "inputs", name, "schema"), "HZ401")
+        bad = schema_problems(doc, ("hz", "inputs", name, "schema"), HZ401)
         out.extend(bad)
         if not bad and "default" in spec:
             out.extend(default_problems(doc, name, spec))
@@ -112,12 +113,12 @@ def check_output(doc: SourceDoc) -> list[Diagnostic]:
             at(
                 doc,
                 ("hz", "output", "schema"),
-                "HZ404",
+                HZ404,
                 f"hz.output.schema needs format json, but the format is {fmt!r}",
                 key=True,
                 hint="set `format: json`, or remove the schema (a schema only applies to a "
                 "JSON draft)",
             )
         )
-    out.extend(schema_problems(doc, ("hz", "output", "schema"), "HZ403"))
+    out.extend(schema_problems(doc, ("hz", "output", "schema"), HZ403))
     return out

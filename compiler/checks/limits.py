@@ -9,6 +9,7 @@ from typing import Any
 from hz.compiler.checks.common import at, get
 from hz.compiler.checks.messages import got
 from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.rules.registry import HZ100, HZ103, HZ301, HZ302, HZ303, HZ304
 from hz.compiler.source import SourceDoc
 
 SUPPORTED_VERSION = 1
@@ -48,13 +49,13 @@ def check_version(doc: SourceDoc) -> Diagnostic | None:
             else f"the format version is a number: contract: {SUPPORTED_VERSION}"
         )
         msg = f"hz.contract: expected an integer, got {got(version)}"
-        return at(doc, path, "HZ103", msg, hint=hint)
+        return at(doc, path, HZ103, msg, hint=hint)
     if not version > SUPPORTED_VERSION:  # nan, 0 and 0.5 are the schema's to report
         return None
     return at(
         doc,
         path,
-        "HZ100",
+        HZ100,
         f"this contract is written in format version {shown} and needs a newer hz "
         f"(this hz reads version {SUPPORTED_VERSION})",
         hint="upgrade hz, or write the contract in format version 1",
@@ -121,18 +122,18 @@ def check_timeout(doc: SourceDoc) -> tuple[int | None, list[Diagnostic]]:
                 hint = f'write {n} without quotes for seconds, or "{n}s"'
             elif raw.strip().isdigit():
                 hint = _RANGE_HINT
-            return None, [at(doc, path, "HZ301", msg, hint=hint)]
+            return None, [at(doc, path, HZ301, msg, hint=hint)]
     elif isinstance(raw, int) and not isinstance(raw, bool):
         seconds = raw
     else:
         msg = f'hz.timeout: expected integer seconds or a duration such as "10m", got {got(raw)}'
-        return None, [at(doc, path, "HZ103", msg, hint=_DURATION_HINT)]
+        return None, [at(doc, path, HZ103, msg, hint=_DURATION_HINT)]
     if seconds is None or not 1 <= seconds <= MAX_TIMEOUT:
         shown = clip(raw if isinstance(raw, str) and not raw.isdigit() else f"{raw}")
         shown += "" if isinstance(raw, str) and not raw.isdigit() else " seconds"
         msg = f"hz.timeout: {shown} is outside 1 second … 24 hours"
         hint = _RANGE_HINT
-        return None, [at(doc, path, "HZ302", msg, hint=hint)]
+        return None, [at(doc, path, HZ302, msg, hint=hint)]
     return seconds, []
 
 
@@ -150,17 +151,17 @@ def check_max_usd(doc: SourceDoc, ceiling: float) -> tuple[float | None, list[Di
     path = ("hz", "agent", "max_usd")
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         msg = f"hz.agent.max_usd: expected a number of US dollars, got {got(raw)}"
-        return None, [at(doc, path, "HZ103", msg)]
+        return None, [at(doc, path, HZ103, msg)]
     usd = float(raw)
     if math.isnan(usd) or usd <= 0:
         msg = f"hz.agent.max_usd: the budget must be greater than 0, got {raw}"
         hint = "every session needs a positive budget, e.g. max_usd: 0.50"
-        return None, [at(doc, path, "HZ303", msg, hint=hint)]
+        return None, [at(doc, path, HZ303, msg, hint=hint)]
     if usd > ceiling:
         msg = f"hz.agent.max_usd: {raw} is over the ceiling of {ceiling:g} US dollars"
         hint = (
             "lower the budget, or raise the ceiling: "
             "[authoring] max_usd_ceiling in the hz configuration, or --max-usd-ceiling"
         )
-        return None, [at(doc, path, "HZ304", msg, hint=hint)]
+        return None, [at(doc, path, HZ304, msg, hint=hint)]
     return usd, []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hz.compiler.checks.common import extend, json_short, short, type_name
+from hz.compiler.rules.registry import HZ103, HZ104
 from hz.runtime.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def describe(e: ValidationError, where: str, show: Show = short) -> tuple[str, s
     value: Any = e.validator_value
     inst: Any = e.instance
     if kind == "type":
-        return "HZ103", f"{where}: expected {expected_types(value)}, got {got(inst, show)}", None
+        return HZ103, f"{where}: expected {expected_types(value)}, got {got(inst, show)}", None
     if kind in ("oneOf", "anyOf") and e.context:
         from jsonschema.exceptions import best_match
 
@@ -71,21 +72,21 @@ def describe(e: ValidationError, where: str, show: Show = short) -> tuple[str, s
             if isinstance(inst, str)
             else None
         )
-        return "HZ104", f"{where}: expected one of {choices}, got {show(inst)}", hint
+        return HZ104, f"{where}: expected one of {choices}, got {show(inst)}", hint
     if kind == "const":
-        return "HZ104", f"{where}: expected {show(value)}, got {show(inst)}", None
+        return HZ104, f"{where}: expected {show(value)}, got {show(inst)}", None
     if kind == "pattern":
         about = e.schema.get("description") if isinstance(e.schema, dict) else None
         if about:  # hz's own schema explains its patterns in words
-            return "HZ104", f"{where}: {show(inst)} is not in the expected form", about
+            return HZ104, f"{where}: {show(inst)} is not in the expected form", about
         pattern = repr(value) if show is short else json_short(value, 200)
-        return "HZ104", f"{where}: {show(inst)} does not match the pattern {pattern}", None
+        return HZ104, f"{where}: {show(inst)} does not match the pattern {pattern}", None
     if kind == "required" and e.message.endswith(_REQUIRED):
         import ast
 
         # One error per missing key, named only in the message, as a Python repr.
         name = ast.literal_eval(e.message.removesuffix(_REQUIRED))
-        return "HZ104", f"{where}: missing required key {show(name)}", None
+        return HZ104, f"{where}: missing required key {show(name)}", None
     schema: Any = e.schema
     if (
         kind == "additionalProperties"
@@ -96,10 +97,10 @@ def describe(e: ValidationError, where: str, show: Show = short) -> tuple[str, s
     ):
         allowed = schema.get("properties", {})
         unexpected = ", ".join(show(name) for name in inst if name not in allowed)
-        return "HZ104", f"{where}: unexpected key {unexpected}", None
+        return HZ104, f"{where}: unexpected key {unexpected}", None
     if kind == "format":
-        return "HZ104", f"{where}: {show(inst)} is not a valid {value}", None
-    return "HZ104", f"{where}: {_bound(kind, value, inst, show) or e.message}", None
+        return HZ104, f"{where}: {show(inst)} is not a valid {value}", None
+    return HZ104, f"{where}: {_bound(kind, value, inst, show) or e.message}", None
 
 
 def _bound(kind: str, value: Any, inst: Any, show: Show) -> str | None:

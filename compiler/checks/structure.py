@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hz.compiler.checks.common import at, dotted
 from hz.compiler.checks.messages import describe
 from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.rules.registry import HZ101, HZ102, HZ104, HZ201, HZ202, HZ203, HZ204
 from hz.compiler.source import JsonPath, SourceDoc
 from hz.runtime.suggest import did_you_mean
 
@@ -28,10 +29,10 @@ SCHEMA_FILE = "workflow-contract.schema.json"
 
 #: Agent hints the contract refuses, each with its own code (the schema marks them ``not: {}``).
 REFUSED: dict[str, str] = {
-    "runner": "HZ201",
-    "model": "HZ202",
-    "effort": "HZ203",
-    "max_turns": "HZ204",
+    "runner": HZ201,
+    "model": HZ202,
+    "effort": HZ203,
+    "max_turns": HZ204,
 }
 
 _WHY = {
@@ -139,7 +140,7 @@ def map_error(doc: SourceDoc, e: ValidationError) -> Iterable[Diagnostic]:
         yield at(
             doc,
             (*path, name),
-            "HZ104",
+            HZ104,
             f"{dotted(path)}: {name!r} is not a valid input name",
             key=True,
             hint="an input name is an identifier (a letter or underscore, then letters, "
@@ -169,7 +170,7 @@ def _unknown_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterabl
         suggestion = did_you_mean(str(name), allowed)
         listing = "allowed keys: " + ", ".join(allowed)
         hint = f"{suggestion} ({listing})" if suggestion else listing
-        yield at(doc, (*path, name), "HZ101", f"unknown key {name!r} {where}", key=True, hint=hint)
+        yield at(doc, (*path, name), HZ101, f"unknown key {name!r} {where}", key=True, hint=hint)
 
 
 def _missing_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterable[Diagnostic]:
@@ -183,7 +184,7 @@ def _missing_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterabl
         about = props.get(name, {}).get("description", "")
         hint = about.split(". ")[0].rstrip(".") + "." if about else None
         yield at(
-            doc, path, "HZ102", f"missing required key {name!r} {where}", key=bool(path), hint=hint
+            doc, path, HZ102, f"missing required key {name!r} {where}", key=bool(path), hint=hint
         )
 
 

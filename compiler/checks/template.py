@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from hz.compiler.checks.common import get
 from hz.compiler.checks.template_walk import UNUSED, analyse
 from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.rules.registry import HZ501, RULES
 from hz.compiler.source import SourceDoc
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def findings(source: str, declared: tuple[str, ...]) -> tuple[Finding, ...]:
             "{% statement %} … {% endstatement %}, {# comment #}"
         )
         msg = f"prompt: template syntax error: {e.message}"
-        return (Finding("HZ501", e.lineno or 1, None, msg, hint),)
+        return (Finding(HZ501, e.lineno or 1, None, msg, hint),)
     return tuple(Finding(*f) for f in analyse(tree, environment(), declared))
 
 
@@ -77,7 +78,9 @@ def check_template(doc: SourceDoc) -> list[Diagnostic]:
             pos = doc.pos(("hz", "inputs", f.needle), key=True)
             hint = f"use it in the prompt as {{{{ inputs.{f.needle} }}}}, or remove it"
             out.append(
-                Diagnostic(f.code, f.message, doc.path, pos.line, pos.column, "warning", hint)
+                Diagnostic(
+                    f.code, f.message, doc.path, pos.line, pos.column, RULES[f.code].severity, hint
+                )
             )
             continue
         line, col = locate(doc, f.line, f.needle)

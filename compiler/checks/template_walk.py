@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from hz.compiler.rules.registry import HZ502, HZ503, HZ504, HZ505, HZ506
 from hz.runtime.suggest import closest, did_you_mean
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 Raw = tuple[str, int, str | None, str, str | None]
 
 #: The code of the one warning the template check gives: a declared input the prompt never uses.
-UNUSED = "HZ506"
+UNUSED = HZ506
 #: Mapping methods people reach for; values have none, so name the filters instead.
 MAPPING_METHODS = frozenset({"items", "keys", "values", "get"})
 #: Helpers Jinja has that hz removes: a packet must be the same on every render.
@@ -54,13 +55,13 @@ def analyse(tree: nodes.Template, env: Environment, declared: tuple[str, ...]) -
         elif isinstance(node, nodes.Filter) and node.name in NONDETERMINISTIC_FILTERS:
             hint = CHANCE_HINT.format(what="the filter", name=node.name)
             msg = f"prompt: unknown filter {node.name!r}"
-            out.append(("HZ504", node.lineno, node.name, msg, hint))
+            out.append((HZ504, node.lineno, node.name, msg, hint))
         elif isinstance(node, (nodes.Filter, nodes.Test)):
             out += _helper(node, env)
         elif isinstance(node, (nodes.Include, nodes.Import, nodes.FromImport, nodes.Extends)):
             word = {"FromImport": "from"}.get(type(node).__name__, type(node).__name__.lower())
             msg = f"prompt: {word} is not available: a prompt is one self-contained template"
-            out.append(("HZ505", node.lineno, word, msg, "put the text into the prompt itself"))
+            out.append((HZ505, node.lineno, word, msg, "put the text into the prompt itself"))
     out += _free_names(everything, env, declared)
     used |= {n.name for n in everything if isinstance(n, nodes.Name) and n.name in declared}
     uses = sum(1 for n in everything if isinstance(n, nodes.Name) and n.name == "inputs")
@@ -103,12 +104,12 @@ def _input_ref(
             "`inputs | dictsort`, and inputs[name] for a computed name"
         )
         return [
-            ("HZ502", node.lineno, needle, f"prompt: inputs.{name} is not a declared input", hint)
+            (HZ502, node.lineno, needle, f"prompt: inputs.{name} is not a declared input", hint)
         ]
     hint = did_you_mean(name, declared) or (
         "declared inputs: " + ", ".join(declared) if declared else "declare it under hz.inputs"
     )
-    return [("HZ502", node.lineno, needle, f"prompt: inputs.{name} is not a declared input", hint)]
+    return [(HZ502, node.lineno, needle, f"prompt: inputs.{name} is not a declared input", hint)]
 
 
 def _helper(node: nodes.Filter | nodes.Test, env: Environment) -> list[Raw]:
@@ -118,7 +119,7 @@ def _helper(node: nodes.Filter | nodes.Test, env: Environment) -> list[Raw]:
     if node.name in known:
         return []
     hint = did_you_mean(node.name, known) or f"Jinja2's built-in {what}s are available"
-    return [("HZ504", node.lineno, node.name, f"prompt: unknown {what} {node.name!r}", hint)]
+    return [(HZ504, node.lineno, node.name, f"prompt: unknown {what} {node.name!r}", hint)]
 
 
 def _free_names(
@@ -151,5 +152,5 @@ def _free_names(
                 else "the template sees only `inputs` (the declared input values)"
             )
         msg = f"prompt: {node.name!r} is not defined in the template"
-        out.append(("HZ503", node.lineno, node.name, msg, hint))
+        out.append((HZ503, node.lineno, node.name, msg, hint))
     return out

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.inputs.json_file import load_json
+from hz.compiler.rules.registry import HZ009, HZ010, HZ011, HZ012, HZ013, HZ701, HZ705, HZ706
 from hz.compiler.source import JsonPath, Pos
 from hz.runtime.models import InputSpec
 
@@ -58,14 +59,14 @@ class Allowance:
             with path.open("rb") as f:
                 data = f.read(self.left + 1)
         except OSError as e:
-            return None, Diagnostic("HZ701", f"cannot read file: {e.strerror or e}", display)
+            return None, Diagnostic(HZ701, f"cannot read file: {e.strerror or e}", display)
         return self.take(data, display)
 
     def take(self, data: bytes, display: str) -> tuple[bytes | None, Diagnostic | None]:
         if len(data) > self.left:
             message = f"inputs are larger than 8 MiB ({MAX_INPUT_BYTES:,} bytes) in total"
             hint = "pass a smaller extract of the data; the prompt is capped at 1 MiB anyway"
-            return None, Diagnostic("HZ705", message, display, hint=hint)
+            return None, Diagnostic(HZ705, message, display, hint=hint)
         self.left -= len(data)
         return data, None
 
@@ -86,17 +87,17 @@ def read_inputs_file(
         return {}, [problem] if problem else []
     doc: Origin
     if path.suffix.lower() == ".json":
-        jdoc, diagnostics = load_json(data, display, code="HZ701")
+        jdoc, diagnostics = load_json(data, display, code=HZ701)
         if jdoc is None:
             return {}, diagnostics
         if not isinstance(jdoc.data, dict):
             message = "an inputs file holds one JSON object: input names to values"
-            return {}, [Diagnostic("HZ701", message, display, 1, 1)]
+            return {}, [Diagnostic(HZ701, message, display, 1, 1)]
         doc, values = jdoc, jdoc.data
     else:
         if len(data) > MAX_YAML_BYTES:
             message = "a YAML inputs file is limited to 256 KiB; write larger inputs as JSON"
-            return {}, [Diagnostic("HZ701", message, display, hint="JSON inputs may be 8 MiB")]
+            return {}, [Diagnostic(HZ701, message, display, hint="JSON inputs may be 8 MiB")]
         from hz.compiler.load.loader import load_bytes
 
         ydoc, diagnostics = load_bytes(data, display)
@@ -108,11 +109,11 @@ def read_inputs_file(
 
 #: Loader diagnostics whose wording is about contracts, reworded for an inputs file.
 _INPUTS_WORDING = {
-    "HZ009": ("an inputs file holds one mapping: input names to values", None),
-    "HZ010": ("the inputs file is empty; it holds one mapping: input names to values", None),
-    "HZ011": ("more than one YAML document in the inputs file", None),
-    "HZ012": ("nesting is deeper than 32 levels", "write deeply nested inputs as JSON"),
-    "HZ013": ("more than 10,000 YAML nodes in the file", "write large inputs as JSON"),
+    HZ009: ("an inputs file holds one mapping: input names to values", None),
+    HZ010: ("the inputs file is empty; it holds one mapping: input names to values", None),
+    HZ011: ("more than one YAML document in the inputs file", None),
+    HZ012: ("nesting is deeper than 32 levels", "write deeply nested inputs as JSON"),
+    HZ013: ("more than 10,000 YAML nodes in the file", "write large inputs as JSON"),
 }
 
 
@@ -120,7 +121,7 @@ def _as_inputs_problem(d: Diagnostic) -> Diagnostic:
     if d.code not in _INPUTS_WORDING:
         return d
     message, hint = _INPUTS_WORDING[d.code]
-    return Diagnostic("HZ701", message, d.file, d.line, d.column, hint=hint)
+    return Diagnostic(HZ701, message, d.file, d.line, d.column, hint=hint)
 
 
 def _wants_json(spec: InputSpec | None) -> bool:
@@ -139,7 +140,7 @@ def parse_input_arg(
     name, eq, raw = arg.partition("=")
     if not eq or not name:
         message = f"--input {arg!r} is not NAME=VALUE or NAME=@FILE"
-        return None, None, [Diagnostic("HZ706", message, COMMAND_LINE)]
+        return None, None, [Diagnostic(HZ706, message, COMMAND_LINE)]
     origin: Origin = _Unlocated(COMMAND_LINE)
     if raw.startswith("@") and not raw.startswith("@@"):
         file = Path(raw[1:])
@@ -158,13 +159,13 @@ def parse_input_arg(
             return name, Supplied(data.decode("utf-8"), origin), []
         except UnicodeDecodeError:
             message = f"--input {name}: the file is not UTF-8 text"
-            return name, None, [Diagnostic("HZ706", message, origin.path)]
-    doc, diagnostics = load_json(data, origin.path, code="HZ706")
+            return name, None, [Diagnostic(HZ706, message, origin.path)]
+    doc, diagnostics = load_json(data, origin.path, code=HZ706)
     if doc is None:
         hint = f"input {name!r} has a schema type other than string, so its value is JSON"
         if origin.path == COMMAND_LINE:
             message = f"--input {name}={shorten(raw)}: {diagnostics[0].message}"
-            return name, None, [Diagnostic("HZ706", message, COMMAND_LINE, hint=hint)]
+            return name, None, [Diagnostic(HZ706, message, COMMAND_LINE, hint=hint)]
         return name, None, [_with_prefix(d, f"--input {name}: ", hint) for d in diagnostics]
     located: Origin = doc if origin.path != COMMAND_LINE else origin
     return name, Supplied(doc.data, located), []

@@ -23,6 +23,7 @@ from hz.compiler.inputs.sources import (
     read_inputs_file,
     shorten,
 )
+from hz.compiler.rules.registry import HZ702, HZ703, HZ704
 from hz.compiler.source import JsonPath
 from hz.runtime.models import InputSpec
 
@@ -55,7 +56,7 @@ def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagn
     if bad is not None:
         pos = supplied.origin.pos((*supplied.at, *bad))
         message = f"input '{_dotted(name, bad)}': NaN and infinity are not JSON values"
-        return [Diagnostic("HZ702", message, supplied.origin.path, pos.line, pos.column)]
+        return [Diagnostic(HZ702, message, supplied.origin.path, pos.line, pos.column)]
     from jsonschema import Draft202012Validator
 
     from hz.compiler.checks.common import json_short
@@ -76,11 +77,11 @@ def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagn
         # The contract's wording, with values written as JSON: the inputs are JSON data.
         where = f"input '{_dotted(name, error.absolute_path)}'"
         message = shorten(describe(error, where, json_short)[1])
-        found.append(Diagnostic("HZ702", message, supplied.origin.path, pos.line, pos.column))
+        found.append(Diagnostic(HZ702, message, supplied.origin.path, pos.line, pos.column))
     if len(errors) > MAX_ERRORS_PER_INPUT:
         pos = supplied.origin.pos(supplied.at)
         more = f"input '{name}': {len(errors) - MAX_ERRORS_PER_INPUT} more errors not shown"
-        found.append(Diagnostic("HZ702", more, supplied.origin.path, pos.line, pos.column))
+        found.append(Diagnostic(HZ702, more, supplied.origin.path, pos.line, pos.column))
     return found
 
 
@@ -105,7 +106,7 @@ def apply_inputs(
         elif unknown is not None and name not in unknown:
             diagnostics.append(
                 Diagnostic(
-                    "HZ703",
+                    HZ703,
                     f"required input {name!r} has no value",
                     missing_at,
                     hint=f"set it in the inputs file or pass --input {name}=…",
@@ -119,7 +120,7 @@ def apply_inputs(
         hint = f"did you mean {close[0]!r}?" if close else f"declared inputs: {declared}"
         message = f"input {name!r} is not declared by the job"
         diagnostics.append(
-            Diagnostic("HZ704", message, item.origin.path, pos.line, pos.column, hint=hint)
+            Diagnostic(HZ704, message, item.origin.path, pos.line, pos.column, hint=hint)
         )
     return (None if diagnostics else applied), diagnostics
 

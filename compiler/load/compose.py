@@ -24,6 +24,7 @@ from yaml.events import (
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.load.scalars import kind_of, resolve_plain
+from hz.compiler.rules.registry import HZ005, HZ006, HZ007, HZ008, HZ009, HZ010, HZ011, HZ012, HZ013
 from hz.compiler.source import JsonPath, Pos, ScalarInfo
 
 MAX_DEPTH = 32
@@ -96,7 +97,7 @@ class Composer:
 
     def _empty(self) -> Stop:
         return self.fatal(
-            "HZ010",
+            HZ010,
             "the file is empty; a contract is a mapping with 'hz:', 'contract:' and 'prompt:'",
             Pos(0, 0),
         )
@@ -112,7 +113,7 @@ class Composer:
                 self._end()
             elif kind is AliasEvent:
                 raise self.fatal(
-                    "HZ005",
+                    HZ005,
                     f"alias '*{event.anchor}' is not allowed in a contract",
                     _pos(event.start_mark),
                     hint="write the value out in full; hz refuses anchors and aliases",
@@ -120,7 +121,7 @@ class Composer:
             elif kind is DocumentStartEvent:
                 if self._documents:
                     raise self.fatal(
-                        "HZ011",
+                        HZ011,
                         "more than one YAML document in the file; a contract is exactly one",
                         _pos(event.start_mark),
                         hint="remove this '---' and what follows, or put it in its own file",
@@ -140,7 +141,7 @@ class Composer:
         self._nodes += 1
         if self._nodes > MAX_NODES:
             raise self.fatal(
-                "HZ013",
+                HZ013,
                 f"more than {MAX_NODES:,} YAML nodes in the file",
                 pos,
                 hint="a contract is small; move bulk data into an input fetched at render time",
@@ -175,7 +176,7 @@ class Composer:
             return
         if len(stack) >= MAX_DEPTH:
             raise self.fatal(
-                "HZ012",
+                HZ012,
                 f"nesting is deeper than {MAX_DEPTH} levels",
                 pos,
                 hint="a contract is a shallow document; flatten this structure",
@@ -189,13 +190,13 @@ class Composer:
     def _anchor_or_tag(self, event: NodeEvent, pos: Pos) -> None:
         if event.anchor is not None:
             raise self.fatal(
-                "HZ005",
+                HZ005,
                 f"anchor '&{event.anchor}' is not allowed in a contract",
                 pos,
                 hint="write the value out in full; hz refuses anchors and aliases",
             )
         self.error(
-            "HZ006",
+            HZ006,
             f"tag '{event.tag}' is not allowed in a contract",  # type: ignore[attr-defined]
             pos,
             hint="remove the tag; quote the value if you mean a string",
@@ -213,7 +214,7 @@ class Composer:
         else:
             found = "a sequence"
         raise self.fatal(
-            "HZ009",
+            HZ009,
             f"the top level of a contract must be a mapping, not {found}",
             pos,
             hint="a contract starts with the keys 'hz:', 'contract:' and 'prompt:'",
@@ -223,7 +224,7 @@ class Composer:
         if type(value) is not str:
             what = "an empty key" if raw == "" else f"key '{raw}'"
             self.error(
-                "HZ008",
+                HZ008,
                 f"{what} is {kind_of(value)}, not a string",
                 pos,
                 hint=f'quote the key ("{raw}") if you mean it as text',
@@ -233,7 +234,7 @@ class Composer:
         first = frame.first_keys.get(value)
         if first is not None:
             self.error(
-                "HZ007",
+                HZ007,
                 f"duplicate key '{value}' (first defined at line {first.line}, "
                 f"column {first.column})",
                 pos,
@@ -254,7 +255,7 @@ class Composer:
         parent = self._stack[-1]
         if type(parent.container) is dict and parent.key is _NO_KEY:
             self.error(
-                "HZ008",
+                HZ008,
                 f"key is {kind_of(frame.container)}, not a string",
                 frame.pos,
                 hint="mapping keys in a contract are plain strings",

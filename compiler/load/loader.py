@@ -14,6 +14,7 @@ import yaml
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.load.compose import Composer, EventSource, Stop
+from hz.compiler.rules.registry import HZ001, HZ002, HZ003, HZ004
 from hz.compiler.source import SourceDoc
 
 MAX_BYTES = 256 * 1024
@@ -40,7 +41,7 @@ def load_path(path: Path, display: str | None = None) -> tuple[SourceDoc | None,
         with path.open("rb") as stream:
             return load_stream(stream, name)
     except OSError as e:
-        return None, [Diagnostic("HZ001", f"cannot read file: {e.strerror or e}", name)]
+        return None, [Diagnostic(HZ001, f"cannot read file: {e.strerror or e}", name)]
 
 
 def load_stream(stream: BinaryIO, display: str) -> tuple[SourceDoc | None, list[Diagnostic]]:
@@ -53,7 +54,7 @@ def load_bytes(data: bytes, path: str) -> tuple[SourceDoc | None, list[Diagnosti
     if len(data) > MAX_BYTES:
         return None, [
             Diagnostic(
-                "HZ003",
+                HZ003,
                 f"file is larger than 256 KiB ({MAX_BYTES:,} bytes), the limit for a contract",
                 path,
                 hint="keep bulk data out of the contract: declare an input and pass it at "
@@ -84,7 +85,7 @@ def _compose(text: str, path: str, *, fast: bool, retry: bool = True) -> Compose
             return _too_deep(text, path, e.problem_mark)
         composer.diagnostics.append(_syntax_error(e, text, path))
     except yaml.YAMLError as e:  # pragma: no cover - every parser error we know is marked
-        composer.diagnostics.append(Diagnostic("HZ004", f"YAML syntax error: {e}", path))
+        composer.diagnostics.append(Diagnostic(HZ004, f"YAML syntax error: {e}", path))
     return composer
 
 
@@ -123,7 +124,7 @@ def _decode(data: bytes, path: str) -> tuple[str, Diagnostic | None]:
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):
             hint = "the file looks like UTF-16; " + _UTF8_HINT
         message = f"file is not valid UTF-8: byte 0x{data[e.start]:02x} cannot be decoded"
-        return "", Diagnostic("HZ002", message, path, line, column, hint=hint)
+        return "", Diagnostic(HZ002, message, path, line, column, hint=hint)
     if text.startswith("\ufeff"):  # a UTF-8 byte order mark is harmless; editors hide it
         text = text[1:]
     bad = _NOT_YAML_TEXT.search(text)
@@ -135,7 +136,7 @@ def _decode(data: bytes, path: str) -> tuple[str, Diagnostic | None]:
         message = "file is binary, not UTF-8 text: it contains a NUL byte"
     else:
         message = f"file is not UTF-8 text: control character U+{ord(char):04X} is not allowed"
-    return "", Diagnostic("HZ002", message, path, line, column, hint=_UTF8_HINT)
+    return "", Diagnostic(HZ002, message, path, line, column, hint=_UTF8_HINT)
 
 
 def _line_col(before: str) -> tuple[int, int]:
@@ -154,7 +155,7 @@ def _syntax_error(e: yaml.MarkedYAMLError, text: str, path: str) -> Diagnostic:
     hint = None
     if mark is not None and mark.index < len(text) and _char_at(text, mark) == "\t":
         hint = "indent with spaces: YAML does not allow tabs for indentation"
-    return Diagnostic("HZ004", message, path, line, column, hint=hint)
+    return Diagnostic(HZ004, message, path, line, column, hint=hint)
 
 
 def _char_at(text: str, mark: yaml.Mark) -> str:

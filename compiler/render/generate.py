@@ -18,6 +18,7 @@ from jinja2.exceptions import SecurityError, TemplateSyntaxError, UndefinedError
 
 from hz.compiler.render.outcome import Failed, Finished, Rendered
 from hz.compiler.render.sandbox import MAX_PROMPT_BYTES, environment
+from hz.compiler.rules.registry import HZ707, HZ708, HZ709
 
 #: Extra address space the render may take on top of what its process holds before it starts.
 MEMORY_HEADROOM = 512 * 1024 * 1024
@@ -86,20 +87,20 @@ def generate(template: str, values: dict[str, Any], seconds: float) -> Finished:
                     message = (
                         f"the rendered prompt is larger than 1 MiB ({MAX_PROMPT_BYTES:,} bytes)"
                     )
-                    return Failed("HZ709", message)
+                    return Failed(HZ709, message)
                 chunks.append(chunk)
     except TemplateSyntaxError as e:
-        return Failed("HZ707", f"template syntax error: {e.message}", e.lineno)
+        return Failed(HZ707, f"template syntax error: {e.message}", e.lineno)
     except RenderTimeout as e:
         message = f"rendering took longer than {seconds:g} s: the template loops too much"
-        return Failed("HZ707", message, template_line(e))
+        return Failed(HZ707, message, template_line(e))
     except SecurityError as e:
-        return Failed("HZ708", f"refused by the template sandbox: {e}", template_line(e))
+        return Failed(HZ708, f"refused by the template sandbox: {e}", template_line(e))
     except MemoryError as e:
-        return Failed("HZ708", OUT_OF_MEMORY, template_line(e))
+        return Failed(HZ708, OUT_OF_MEMORY, template_line(e))
     except UndefinedError as e:
-        return Failed("HZ707", f"undefined: {e}", template_line(e))
+        return Failed(HZ707, f"undefined: {e}", template_line(e))
     except Exception as e:  # the template is the user's code: any failure is theirs
         message = f"template failed: {type(e).__name__}: {e}"
-        return Failed("HZ707", message, template_line(e))
+        return Failed(HZ707, message, template_line(e))
     return Rendered("".join(chunks))

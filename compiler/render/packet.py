@@ -19,6 +19,7 @@ from hz.compiler.render.bound import render_bounded
 from hz.compiler.render.generate import OUT_OF_MEMORY
 from hz.compiler.render.outcome import Crashed, Failed, OutOfMemory, Rendered, TimedOut
 from hz.compiler.render.sandbox import MAX_PROMPT_BYTES, environment
+from hz.compiler.rules.registry import HZ707, HZ708, HZ710
 from hz.compiler.source import SourceDoc
 from hz.runtime.canonical import digest_of
 from hz.runtime.errors import FormatError
@@ -71,12 +72,12 @@ def render_prompt(
         case TimedOut():  # C-level work the tracer could not interrupt
             message = f"rendering took longer than {seconds:g} s"
         case OutOfMemory():
-            return None, [place.diagnostic("HZ708", OUT_OF_MEMORY, None)]
+            return None, [place.diagnostic(HZ708, OUT_OF_MEMORY, None)]
         case Crashed(None, launch_error):
             message = f"rendering could not start its process: {launch_error}"
         case Crashed(status):
             message = f"rendering stopped unexpectedly (its process exited with status {status})"
-    return None, [place.diagnostic("HZ707", message, None)]
+    return None, [place.diagnostic(HZ707, message, None)]
 
 
 def make_packet(job: Job, values: dict[str, Any], prompt: str) -> Packet:
@@ -167,7 +168,7 @@ def packet_from_path(
         if inputs_file is not None or input_args:
             message = "a packet already holds its input values; inputs cannot be given"
             hint = "render the job again with these inputs to get a new packet"
-            return None, [Diagnostic("HZ710", message, str(path), hint=hint)]
+            return None, [Diagnostic(HZ710, message, str(path), hint=hint)]
         check_prompt(artifact, str(path))
         return artifact, []
     return render_job(

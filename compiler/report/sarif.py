@@ -3,26 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import resources
 from typing import Any
 from urllib.parse import quote
 
 from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.rules.registry import RULES
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def rule_title(code: str) -> str | None:
-    """The title from the first line of ``compiler/data/rules/CODE.md`` (``# CODE: title``)."""
-    try:
-        doc = resources.files("hz.compiler").joinpath("data", "rules", f"{code}.md")
-        first = doc.read_text(encoding="utf-8").split("\n", 1)[0]
-    except (OSError, ValueError):
-        return None
-    prefix = f"# {code}:"
-    if not first.startswith(prefix):
-        return None
-    return first[len(prefix) :].strip() or None
+    """The rule's title from the registry (None for a code it does not have)."""
+    rule = RULES.get(code)
+    return None if rule is None else rule.label
 
 
 def sarif_log(diagnostics: Sequence[Diagnostic], tool_version: str) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Rule documentation: one file per code, docs/rules.md generated from them, examples true."""
+"""The rule registry and its documentation: one entry per code, one explanation per entry,
+docs/rules.md generated from them, examples true, no code written outside the registry."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from hz.compiler.load.loader import load_bytes
+from hz.compiler.rules import registry
 from hz.compiler.rules.docs import codes, rule_doc, rules_markdown, title
+from hz.compiler.rules.registry import RULES, explanation_file
 from hz.compiler.validate import validate_source
 from hz.runtime.errors import HzError
 
@@ -32,6 +35,36 @@ def test_every_code_used_in_the_source_is_documented() -> None:
     assert sorted(used - set(codes())) == []
 
 
+def test_every_registered_code_has_its_constant_and_its_explanation() -> None:
+    constants = {
+        name: value for name, value in vars(registry).items() if re.fullmatch(r"HZ\d{3}", name)
+    }
+    assert all(name == value for name, value in constants.items())
+    assert sorted(constants) == sorted(RULES)
+    explained = sorted(p.stem for p in (REPO / "compiler" / "data" / "rules").glob("*.md"))
+    assert explained == sorted(RULES)
+
+
+@pytest.mark.parametrize("code", codes())
+def test_the_explanation_file_is_headed_by_the_registry_entry(code: str) -> None:
+    text = explanation_file(code)
+    assert text.startswith(f"# {RULES[code].heading}\n\n## Why\n")
+    assert rule_doc(code) == text
+
+
+def test_the_compiler_writes_codes_only_through_the_registry() -> None:
+    # A code is a constant of the registry (``HZ101``), never a string, so an unregistered
+    # code cannot be written. The runtime cannot import the compiler: its project-file codes
+    # are literals, checked above to be registered.
+    literal = re.compile(r"[\"']HZ\d{3}[\"']")
+    written = [
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "compiler").rglob("*.py"))
+        if path.name != "registry.py" and literal.search(path.read_text())
+    ]
+    assert written == []
+
+
 @pytest.mark.parametrize("code", codes())
 def test_doc_has_title_why_bad_fixed(code: str) -> None:
     doc = rule_doc(code)
@@ -48,7 +81,9 @@ def test_bad_example_reports_the_code_and_fixed_example_validates(code: str) -> 
     fixed, _ = load_bytes(examples["Fixed"].encode(), "fixed.yaml")
     assert bad is not None
     assert fixed is not None
-    assert code in {d.code for d in validate_source(bad)[1]}
+    found = validate_source(bad)[1]
+    assert code in {d.code for d in found}
+    assert all(d.severity == RULES[d.code].severity for d in found)
     assert validate_source(fixed)[1] == []
 
 

@@ -1,0 +1,127 @@
+"""The rule registry: every code hz reports, with its title and severity, in one table.
+
+Code refers to a rule by its constant (``HZ101``), so a code that is not registered cannot be
+written; ``hz explain CODE``, docs/rules.md and the SARIF rule titles are generated from this
+table and the explanation of each rule in ``compiler/data/rules/CODE.md`` (a test holds its
+heading to the table).
+The runtime, which cannot import the compiler, reports the project-file rules (HZ8xx) with
+its own literals; a test checks that those are registered too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from hz.compiler.diagnostics import Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    code: str
+    title: str
+    severity: Severity = "error"
+
+    @property
+    def label(self) -> str:
+        """The title as listed: "Declared input never used by the prompt (warning)"."""
+        return self.title + (" (warning)" if self.severity == "warning" else "")
+
+    @property
+    def heading(self) -> str:
+        return f"{self.code}: {self.label}"
+
+    @property
+    def docs(self) -> str:
+        """The explanation: why, a bad example, the fixed one (Markdown, from ``CODE.md``)."""
+        return explanation_file(self.code).partition("\n\n")[2]
+
+
+def explanation_file(code: str) -> str:
+    """``compiler/data/rules/CODE.md``: the heading ``# CODE: title``, then the explanation.
+    A test holds its heading to the table."""
+    from importlib import resources
+
+    path = resources.files("hz.compiler") / "data" / "rules" / f"{code}.md"
+    return path.read_text(encoding="utf-8")
+
+
+RULES: dict[str, Rule] = {}
+
+
+def _rule(code: str, title: str, severity: Severity = "error") -> str:
+    RULES[code] = Rule(code, title, severity)
+    return code
+
+
+# Loading a file
+HZ001: Final = _rule("HZ001", "Cannot read file")
+HZ002: Final = _rule("HZ002", "File is not UTF-8 text")
+HZ003: Final = _rule("HZ003", "File is larger than 256 KiB")
+HZ004: Final = _rule("HZ004", "YAML syntax error")
+HZ005: Final = _rule("HZ005", "Anchors and aliases are not allowed")
+HZ006: Final = _rule("HZ006", "Tags are not allowed")
+HZ007: Final = _rule("HZ007", "Duplicate key")
+HZ008: Final = _rule("HZ008", "Key is not a string")
+HZ009: Final = _rule("HZ009", "Top level is not a mapping")
+HZ010: Final = _rule("HZ010", "Empty document")
+HZ011: Final = _rule("HZ011", "More than one document")
+HZ012: Final = _rule("HZ012", "Nesting deeper than 32 levels")
+HZ013: Final = _rule("HZ013", "More than 10,000 nodes")
+
+# The contract schema
+HZ100: Final = _rule("HZ100", "Contract format version newer than this hz")
+HZ101: Final = _rule("HZ101", "Unknown key")
+HZ102: Final = _rule("HZ102", "Missing required key")
+HZ103: Final = _rule("HZ103", "Wrong type")
+HZ104: Final = _rule("HZ104", "Invalid value")
+
+# Refused agent choices
+HZ201: Final = _rule("HZ201", "Refused: `hz.agent.runner`")
+HZ202: Final = _rule("HZ202", "Refused: `hz.agent.model`")
+HZ203: Final = _rule("HZ203", "Refused: `hz.agent.effort`")
+HZ204: Final = _rule("HZ204", "Refused: `hz.agent.max_turns`")
+
+# Limits
+HZ301: Final = _rule("HZ301", "Timeout is not a duration")
+HZ302: Final = _rule("HZ302", "Timeout outside 1 second … 24 hours")
+HZ303: Final = _rule("HZ303", "Budget not greater than 0")
+HZ304: Final = _rule("HZ304", "Budget over the ceiling")
+
+# Input and output schemas
+HZ401: Final = _rule("HZ401", "Input schema is not valid JSON Schema")
+HZ402: Final = _rule("HZ402", "Input default fails its schema")
+HZ403: Final = _rule("HZ403", "Output schema is not valid JSON Schema")
+HZ404: Final = _rule("HZ404", "Output schema without format json")
+
+# The prompt template
+HZ501: Final = _rule("HZ501", "Template syntax error")
+HZ502: Final = _rule("HZ502", "Reference to an undeclared input")
+HZ503: Final = _rule("HZ503", "Undefined name in the template")
+HZ504: Final = _rule("HZ504", "Unknown filter or test in the template")
+HZ505: Final = _rule("HZ505", "Include, import or extends in the template")
+HZ506: Final = _rule("HZ506", "Declared input never used by the prompt", "warning")
+
+# Compiling
+HZ601: Final = _rule("HZ601", "Two contracts with the same name")
+HZ602: Final = _rule("HZ602", "Compiled job is stale")
+HZ603: Final = _rule("HZ603", "Compiled job is missing")
+HZ604: Final = _rule("HZ604", "Job without a contract")
+
+# Rendering
+HZ701: Final = _rule("HZ701", "Inputs file cannot be used")
+HZ702: Final = _rule("HZ702", "Input value fails its schema")
+HZ703: Final = _rule("HZ703", "Required input has no value")
+HZ704: Final = _rule("HZ704", "Undeclared input")
+HZ705: Final = _rule("HZ705", "Inputs larger than 8 MiB")
+HZ706: Final = _rule("HZ706", "Bad --input argument")
+HZ707: Final = _rule("HZ707", "Template error while rendering")
+HZ708: Final = _rule("HZ708", "Refused by the template sandbox")
+HZ709: Final = _rule("HZ709", "Rendered prompt larger than 1 MiB")
+HZ710: Final = _rule("HZ710", "Inputs given for a packet")
+
+# A project hz.toml
+HZ801: Final = _rule("HZ801", "Execution key in a project hz.toml")
+HZ802: Final = _rule("HZ802", "Unknown key in a project hz.toml")
+HZ803: Final = _rule("HZ803", "Project hz.toml cannot be read or is not valid TOML")
+HZ804: Final = _rule("HZ804", "Invalid value in a project hz.toml")
