@@ -21,13 +21,11 @@ if TYPE_CHECKING:
 
 @functools.cache
 def _metaschema_validator() -> Validator:
-    from jsonschema.validators import Draft202012Validator
+    from hz.compiler.checks.validator import Draft202012
 
     # The format checker makes "format": "regex" count, so a broken pattern is caught here
     # and not as a crash when a value is validated later.
-    return Draft202012Validator(
-        Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
-    )
+    return Draft202012(Draft202012.META_SCHEMA, format_checker=Draft202012.FORMAT_CHECKER)
 
 
 @functools.lru_cache(maxsize=256)
@@ -60,9 +58,10 @@ def value_format_checker() -> FormatChecker:
 
 def default_problems(doc: SourceDoc, name: str, spec: dict[str, Any]) -> list[Diagnostic]:
     """Where an input's default fails the input's own schema."""
-    from jsonschema.validators import Draft202012Validator
     from referencing import Registry
     from referencing.exceptions import Unresolvable
+
+    from hz.compiler.checks.validator import Draft202012
 
     path = ("hz", "inputs", name, "default")
     out = []
@@ -70,7 +69,7 @@ def default_problems(doc: SourceDoc, name: str, spec: dict[str, Any]) -> list[Di
         # An explicit empty registry: a remote $ref is an error, never a download.
         # The format checker render uses for values given at render time (HZ702): a default
         # is a value too, and "format: email" must hold for it as much as for those.
-        validator = Draft202012Validator(
+        validator = Draft202012(
             spec["schema"], registry=Registry(), format_checker=value_format_checker()
         )
         errors = list(validator.iter_errors(spec["default"]))

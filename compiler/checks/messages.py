@@ -26,9 +26,6 @@ _TYPE_NAMES = {
 }
 
 
-_REQUIRED = " is a required property"
-
-
 def expected_types(value: Any) -> str:
     names = [value] if isinstance(value, str) else list(value)
     return " or ".join(_TYPE_NAMES.get(n, n) for n in names)
@@ -81,12 +78,11 @@ def describe(e: ValidationError, where: str, show: Show = short) -> tuple[str, s
             return HZ104, f"{where}: {show(inst)} is not in the expected form", about
         pattern = repr(value) if show is short else json_short(value, 200)
         return HZ104, f"{where}: {show(inst)} does not match the pattern {pattern}", None
-    if kind == "required" and e.message.endswith(_REQUIRED):
-        import ast
+    if kind == "required":
+        from hz.compiler.checks.validator import MissingKey
 
-        # One error per missing key, named only in the message, as a Python repr.
-        name = ast.literal_eval(e.message.removesuffix(_REQUIRED))
-        return HZ104, f"{where}: missing required key {show(name)}", None
+        if isinstance(e, MissingKey):
+            return HZ104, f"{where}: missing required key {show(e.key)}", None
     schema: Any = e.schema
     if (
         kind == "additionalProperties"

@@ -72,9 +72,9 @@ def contract_schema() -> dict[str, Any]:
 @functools.cache
 def contract_validator() -> Validator:
     """Compiled once per process and reused for every file."""
-    from jsonschema.validators import Draft202012Validator
+    from hz.compiler.checks.validator import Draft202012
 
-    return Draft202012Validator(contract_schema())
+    return Draft202012(contract_schema())
 
 
 @functools.cache

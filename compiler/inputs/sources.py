@@ -8,14 +8,16 @@ escapes a literal leading ``@``. All sources together may hold at most 8 MiB.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.inputs.json_file import load_json
-from hz.compiler.rules.registry import HZ009, HZ010, HZ011, HZ012, HZ013, HZ701, HZ705, HZ706
+from hz.compiler.load.problems import Kind, LoadProblem
+from hz.compiler.load.wording import for_contract
+from hz.compiler.rules.registry import HZ701, HZ705, HZ706
 from hz.compiler.source import JsonPath, Pos
 from hz.runtime.models import InputSpec
 
@@ -98,30 +100,41 @@ def read_inputs_file(
         if len(data) > MAX_YAML_BYTES:
             message = "a YAML inputs file is limited to 256 KiB; write larger inputs as JSON"
             return {}, [Diagnostic(HZ701, message, display, hint="JSON inputs may be 8 MiB")]
-        from hz.compiler.load.loader import load_bytes
+        from hz.compiler.load.loader import read_bytes
 
-        ydoc, diagnostics = load_bytes(data, display)
+        ydoc, problems = read_bytes(data, display)
         if ydoc is None:
-            return {}, [_as_inputs_problem(d) for d in diagnostics]
+            return {}, [_for_inputs(p) for p in problems]
         doc, values = ydoc, ydoc.data
     return {name: Supplied(value, doc, (name,)) for name, value in values.items()}, []
 
 
-#: Loader diagnostics whose wording is about contracts, reworded for an inputs file.
-_INPUTS_WORDING = {
-    HZ009: ("an inputs file holds one mapping: input names to values", None),
-    HZ010: ("the inputs file is empty; it holds one mapping: input names to values", None),
-    HZ011: ("more than one YAML document in the inputs file", None),
-    HZ012: ("nesting is deeper than 32 levels", "write deeply nested inputs as JSON"),
-    HZ013: ("more than 10,000 YAML nodes in the file", "write large inputs as JSON"),
+#: Loader problems about the shape of the file, in an inputs file's words (HZ701); the rest
+#: (syntax, encoding, keys, anchors, tags) read as they do for a contract.
+_INPUTS_WORDING: dict[Kind, Callable[[Any], tuple[str, str | None]]] = {
+    "not_a_mapping": lambda d: ("an inputs file holds one mapping: input names to values", None),
+    "empty": lambda d: (
+        "the inputs file is empty; it holds one mapping: input names to values",
+        None,
+    ),
+    "documents": lambda d: ("more than one YAML document in the inputs file", None),
+    "too_deep": lambda d: (
+        f"nesting is deeper than {d['limit']} levels",
+        "write deeply nested inputs as JSON",
+    ),
+    "too_many_nodes": lambda d: (
+        f"more than {d['limit']:,} YAML nodes in the file",
+        "write large inputs as JSON",
+    ),
 }
 
 
-def _as_inputs_problem(d: Diagnostic) -> Diagnostic:
-    if d.code not in _INPUTS_WORDING:
-        return d
-    message, hint = _INPUTS_WORDING[d.code]
-    return Diagnostic(HZ701, message, d.file, d.line, d.column, hint=hint)
+def _for_inputs(problem: LoadProblem) -> Diagnostic:
+    words = _INPUTS_WORDING.get(problem.kind)
+    if words is None:
+        return for_contract(problem)
+    message, hint = words(problem.data)
+    return Diagnostic(HZ701, message, problem.file, problem.line, problem.column, hint=hint)
 
 
 def _wants_json(spec: InputSpec | None) -> bool:

@@ -57,13 +57,12 @@ def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagn
         pos = supplied.origin.pos((*supplied.at, *bad))
         message = f"input '{_dotted(name, bad)}': NaN and infinity are not JSON values"
         return [Diagnostic(HZ702, message, supplied.origin.path, pos.line, pos.column)]
-    from jsonschema import Draft202012Validator
-
     from hz.compiler.checks.common import json_short
     from hz.compiler.checks.io_schemas import value_format_checker
     from hz.compiler.checks.messages import describe
+    from hz.compiler.checks.validator import Draft202012
 
-    validator = Draft202012Validator(spec.schema_, format_checker=value_format_checker())
+    validator = Draft202012(spec.schema_, format_checker=value_format_checker())
     errors = sorted(
         validator.iter_errors(supplied.value),
         key=lambda e: (

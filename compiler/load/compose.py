@@ -22,9 +22,8 @@ from yaml.events import (
     StreamEndEvent,
 )
 
-from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.load.problems import Kind, LoadProblem
 from hz.compiler.load.scalars import kind_of, resolve_plain
-from hz.compiler.rules.registry import HZ005, HZ006, HZ007, HZ008, HZ009, HZ010, HZ011, HZ012, HZ013
 from hz.compiler.source import JsonPath, Pos, ScalarInfo
 
 MAX_DEPTH = 32
@@ -74,7 +73,7 @@ def _pos(mark: Any) -> Pos:
 class Composer:
     def __init__(self, file: str) -> None:
         self.file = file
-        self.diagnostics: list[Diagnostic] = []
+        self.problems: list[LoadProblem] = []
         self.values: dict[JsonPath, Pos] = {}
         self.keys: dict[JsonPath, Pos] = {}
         self.scalars: dict[JsonPath, ScalarInfo] = {}
@@ -85,22 +84,13 @@ class Composer:
         #: True when a problem stopped the reading (the rest of the stream was not seen).
         self.stopped = False
 
-    def error(self, code: str, message: str, pos: Pos, hint: str | None = None) -> None:
-        self.diagnostics.append(
-            Diagnostic(code, message, self.file, pos.line, pos.column, hint=hint)
-        )
+    def error(self, kind: Kind, pos: Pos, **data: object) -> None:
+        self.problems.append(LoadProblem(kind, self.file, pos.line, pos.column, data))
 
-    def fatal(self, code: str, message: str, pos: Pos, hint: str | None = None) -> Stop:
-        self.error(code, message, pos, hint)
+    def fatal(self, kind: Kind, pos: Pos, **data: object) -> Stop:
+        self.error(kind, pos, **data)
         self.stopped = True
         return Stop()
-
-    def _empty(self) -> Stop:
-        return self.fatal(
-            HZ010,
-            "the file is empty; a contract is a mapping with 'hz:', 'contract:' and 'prompt:'",
-            Pos(0, 0),
-        )
 
     def run(self, source: EventSource) -> None:
         """Consume events up to the end of the stream; raises Stop (or a YAMLError) early."""
@@ -112,24 +102,14 @@ class Composer:
             elif kind is MappingEndEvent or kind is SequenceEndEvent:
                 self._end()
             elif kind is AliasEvent:
-                raise self.fatal(
-                    HZ005,
-                    f"alias '*{event.anchor}' is not allowed in a contract",
-                    _pos(event.start_mark),
-                    hint="write the value out in full; hz refuses anchors and aliases",
-                )
+                raise self.fatal("alias", _pos(event.start_mark), anchor=event.anchor)
             elif kind is DocumentStartEvent:
                 if self._documents:
-                    raise self.fatal(
-                        HZ011,
-                        "more than one YAML document in the file; a contract is exactly one",
-                        _pos(event.start_mark),
-                        hint="remove this '---' and what follows, or put it in its own file",
-                    )
+                    raise self.fatal("documents", _pos(event.start_mark))
                 self._documents += 1
             elif kind is StreamEndEvent:
                 if not self._documents:
-                    raise self._empty()
+                    raise self.fatal("empty", Pos(0, 0))
                 return
 
     def _node(self, event: ScalarEvent | MappingStartEvent | SequenceStartEvent) -> None:
@@ -140,12 +120,7 @@ class Composer:
             self._anchor_or_tag(event, pos)
         self._nodes += 1
         if self._nodes > MAX_NODES:
-            raise self.fatal(
-                HZ013,
-                f"more than {MAX_NODES:,} YAML nodes in the file",
-                pos,
-                hint="a contract is small; move bulk data into an input fetched at render time",
-            )
+            raise self.fatal("too_many_nodes", pos, limit=MAX_NODES)
         stack = self._stack
         if not stack:
             self._top(event, pos)
@@ -175,12 +150,7 @@ class Composer:
             self._attach(parent, value)
             return
         if len(stack) >= MAX_DEPTH:
-            raise self.fatal(
-                HZ012,
-                f"nesting is deeper than {MAX_DEPTH} levels",
-                pos,
-                hint="a contract is a shallow document; flatten this structure",
-            )
+            raise self.fatal("too_deep", pos, limit=MAX_DEPTH)
         if record:
             self.values[path] = pos
         container: Any = {} if type(event) is MappingStartEvent else []
@@ -189,18 +159,8 @@ class Composer:
 
     def _anchor_or_tag(self, event: NodeEvent, pos: Pos) -> None:
         if event.anchor is not None:
-            raise self.fatal(
-                HZ005,
-                f"anchor '&{event.anchor}' is not allowed in a contract",
-                pos,
-                hint="write the value out in full; hz refuses anchors and aliases",
-            )
-        self.error(
-            HZ006,
-            f"tag '{event.tag}' is not allowed in a contract",  # type: ignore[attr-defined]
-            pos,
-            hint="remove the tag; quote the value if you mean a string",
-        )
+            raise self.fatal("anchor", pos, anchor=event.anchor)
+        self.error("tag", pos, tag=event.tag)  # type: ignore[attr-defined]
 
     def _top(self, event: ScalarEvent | MappingStartEvent | SequenceStartEvent, pos: Pos) -> None:
         if type(event) is MappingStartEvent:
@@ -208,37 +168,22 @@ class Composer:
             self._stack.append(_Frame({}, (), pos, True))
             return
         if type(event) is ScalarEvent and not event.style and event.value == "" and not event.tag:
-            raise self._empty()
+            raise self.fatal("empty", Pos(0, 0))
         if type(event) is ScalarEvent:
             found = kind_of(event.value if event.style else resolve_plain(event.value))
         else:
             found = "a sequence"
-        raise self.fatal(
-            HZ009,
-            f"the top level of a contract must be a mapping, not {found}",
-            pos,
-            hint="a contract starts with the keys 'hz:', 'contract:' and 'prompt:'",
-        )
+        raise self.fatal("not_a_mapping", pos, found=found)
 
     def _key(self, frame: _Frame, value: Any, raw: str, pos: Pos) -> None:
         if type(value) is not str:
-            what = "an empty key" if raw == "" else f"key '{raw}'"
-            self.error(
-                HZ008,
-                f"{what} is {kind_of(value)}, not a string",
-                pos,
-                hint=f'quote the key ("{raw}") if you mean it as text',
-            )
+            self.error("key_not_string", pos, raw=raw, found=kind_of(value))
             frame.key = _BAD_KEY
             return
         first = frame.first_keys.get(value)
         if first is not None:
             self.error(
-                HZ007,
-                f"duplicate key '{value}' (first defined at line {first.line}, "
-                f"column {first.column})",
-                pos,
-                hint="YAML would silently keep only one of them; remove or rename one",
+                "duplicate_key", pos, key=value, first_line=first.line, first_column=first.column
             )
             frame.key = _BAD_KEY
             return
@@ -254,12 +199,7 @@ class Composer:
             return
         parent = self._stack[-1]
         if type(parent.container) is dict and parent.key is _NO_KEY:
-            self.error(
-                HZ008,
-                f"key is {kind_of(frame.container)}, not a string",
-                frame.pos,
-                hint="mapping keys in a contract are plain strings",
-            )
+            self.error("key_not_string", frame.pos, raw=None, found=kind_of(frame.container))
             parent.key = _BAD_KEY
             return
         self._attach(parent, frame.container)

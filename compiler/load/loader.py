@@ -1,7 +1,9 @@
 """Load one contract file: bytes → checked text → YAML events → ``SourceDoc``.
 
-Only ``yaml`` is imported here: ``hz validate`` on one file must start fast. Every problem is
-a located ``Diagnostic`` (codes HZ001–HZ013); the document is returned only when there is none.
+Only ``yaml`` is imported here: ``hz validate`` on one file must start fast. ``read_bytes``
+finds every problem as a ``LoadProblem`` (data, worded by its caller) and returns the document
+only when there is none; ``load_path``, ``load_stream`` and ``load_bytes`` load a contract,
+with the problems worded for contracts (codes HZ001–HZ013).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import yaml
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.load.compose import Composer, EventSource, Stop
-from hz.compiler.rules.registry import HZ001, HZ002, HZ003, HZ004
+from hz.compiler.load.problems import LoadProblem
+from hz.compiler.load.wording import for_contract
 from hz.compiler.source import SourceDoc
 
 MAX_BYTES = 256 * 1024
@@ -25,7 +28,6 @@ try:  # libyaml's parser: fast, and safe because we compose the tree ourselves.
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     _CParser = None
 
-_UTF8_HINT = "hz reads contracts as UTF-8; save the file with that encoding"
 # Characters YAML 1.2 forbids in a stream (§5.1), checked up front to locate them by
 # character: libyaml reports them at a byte offset. The pattern is the one PyYAML's reader
 # compiles, so `re`'s cache hands back that object instead of compiling it again (~5 ms).
@@ -34,39 +36,42 @@ _NOT_YAML_TEXT = re.compile(
 )
 
 
-def load_path(path: Path, display: str | None = None) -> tuple[SourceDoc | None, list[Diagnostic]]:
-    """Load the file at ``path``; ``display`` is the path as the user wrote it."""
+Loaded = tuple[SourceDoc | None, list[Diagnostic]]
+
+
+def load_path(path: Path, display: str | None = None) -> Loaded:
+    """Load the contract at ``path``; ``display`` is the path as the user wrote it."""
     name = str(path) if display is None else display
     try:
         with path.open("rb") as stream:
             return load_stream(stream, name)
     except OSError as e:
-        return None, [Diagnostic(HZ001, f"cannot read file: {e.strerror or e}", name)]
+        problem = LoadProblem("unreadable", name, data={"reason": e.strerror or e})
+        return None, [for_contract(problem)]
 
 
-def load_stream(stream: BinaryIO, display: str) -> tuple[SourceDoc | None, list[Diagnostic]]:
-    """Load from an open binary stream (a file or stdin), reading at most the limit + 1 byte."""
+def load_stream(stream: BinaryIO, display: str) -> Loaded:
+    """Load a contract from an open binary stream (a file or stdin), reading at most the limit
+    + 1 byte."""
     return load_bytes(stream.read(MAX_BYTES + 1), display)
 
 
-def load_bytes(data: bytes, path: str) -> tuple[SourceDoc | None, list[Diagnostic]]:
+def load_bytes(data: bytes, path: str) -> Loaded:
     """Load a contract from its bytes; ``path`` names it in diagnostics."""
+    doc, problems = read_bytes(data, path)
+    return doc, [for_contract(p) for p in problems]
+
+
+def read_bytes(data: bytes, path: str) -> tuple[SourceDoc | None, list[LoadProblem]]:
+    """The document in ``data``, or None and every problem found; ``path`` names the file."""
     if len(data) > MAX_BYTES:
-        return None, [
-            Diagnostic(
-                HZ003,
-                f"file is larger than 256 KiB ({MAX_BYTES:,} bytes), the limit for a contract",
-                path,
-                hint="keep bulk data out of the contract: declare an input and pass it at "
-                "render time",
-            )
-        ]
+        return None, [LoadProblem("too_large", path, data={"limit": MAX_BYTES})]
     text, problem = _decode(data, path)
     if problem is not None:
         return None, [problem]
     composer = _compose(text, path, fast=_CParser is not None)
-    if composer.diagnostics or composer.data is None:
-        return None, composer.diagnostics
+    if composer.problems or composer.data is None:
+        return None, composer.problems
     return (
         SourceDoc(path, text, composer.data, composer.values, composer.keys, composer.scalars),
         [],
@@ -83,9 +88,11 @@ def _compose(text: str, path: str, *, fast: bool, retry: bool = True) -> Compose
     except yaml.MarkedYAMLError as e:
         if fast and retry and e.problem == "exceeded maximum nesting depth":
             return _too_deep(text, path, e.problem_mark)
-        composer.diagnostics.append(_syntax_error(e, text, path))
+        composer.problems.append(_syntax_error(e, text, path))
     except yaml.YAMLError as e:  # pragma: no cover - every parser error we know is marked
-        composer.diagnostics.append(Diagnostic(HZ004, f"YAML syntax error: {e}", path))
+        composer.problems.append(
+            LoadProblem("syntax", path, data=_syntax(str(e), None, None, tab=False))
+        )
     return composer
 
 
@@ -115,16 +122,14 @@ def _offset(text: str, mark: Any) -> int:
     return int(start + mark.column)
 
 
-def _decode(data: bytes, path: str) -> tuple[str, Diagnostic | None]:
+def _decode(data: bytes, path: str) -> tuple[str, LoadProblem | None]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         line, column = _line_col(data[: e.start].decode("utf-8"))
-        hint = _UTF8_HINT
-        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-            hint = "the file looks like UTF-16; " + _UTF8_HINT
-        message = f"file is not valid UTF-8: byte 0x{data[e.start]:02x} cannot be decoded"
-        return "", Diagnostic(HZ002, message, path, line, column, hint=hint)
+        utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+        facts = {"byte": data[e.start], "utf16": utf16}
+        return "", LoadProblem("not_utf8", path, line, column, facts)
     if text.startswith("\ufeff"):  # a UTF-8 byte order mark is harmless; editors hide it
         text = text[1:]
     bad = _NOT_YAML_TEXT.search(text)
@@ -133,10 +138,8 @@ def _decode(data: bytes, path: str) -> tuple[str, Diagnostic | None]:
     line, column = _line_col(text[: bad.start()])
     char = bad.group()
     if char == "\x00":
-        message = "file is binary, not UTF-8 text: it contains a NUL byte"
-    else:
-        message = f"file is not UTF-8 text: control character U+{ord(char):04X} is not allowed"
-    return "", Diagnostic(HZ002, message, path, line, column, hint=_UTF8_HINT)
+        return "", LoadProblem("binary", path, line, column)
+    return "", LoadProblem("control_character", path, line, column, {"char": char})
 
 
 def _line_col(before: str) -> tuple[int, int]:
@@ -145,17 +148,23 @@ def _line_col(before: str) -> tuple[int, int]:
     return before.count("\n") + 1, len(before) - line_start + 1
 
 
-def _syntax_error(e: yaml.MarkedYAMLError, text: str, path: str) -> Diagnostic:
+def _syntax_error(e: yaml.MarkedYAMLError, text: str, path: str) -> LoadProblem:
     mark = e.problem_mark or e.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
-    message = f"YAML syntax error: {e.problem or e.context or 'invalid YAML'}"
-    if e.context and e.problem and e.context_mark is not None:
-        where = e.context_mark
-        message += f" ({e.context} at line {where.line + 1}, column {where.column + 1})"
-    hint = None
-    if mark is not None and mark.index < len(text) and _char_at(text, mark) == "\t":
-        hint = "indent with spaces: YAML does not allow tabs for indentation"
-    return Diagnostic(HZ004, message, path, line, column, hint=hint)
+    tab = mark is not None and mark.index < len(text) and _char_at(text, mark) == "\t"
+    return LoadProblem(
+        "syntax", path, line, column, _syntax(e.problem, e.context, e.context_mark, tab=tab)
+    )
+
+
+def _syntax(problem: str | None, context: str | None, at: Any, *, tab: bool) -> dict[str, Any]:
+    return {
+        "problem": problem,
+        "context": context,
+        "context_line": at.line + 1 if at is not None else 0,
+        "context_column": at.column + 1 if at is not None else 0,
+        "tab": tab,
+    }
 
 
 def _char_at(text: str, mark: yaml.Mark) -> str:

@@ -9,7 +9,8 @@ import pytest
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.load import loader
-from hz.compiler.load.loader import MAX_BYTES, load_bytes, load_path
+from hz.compiler.load.loader import MAX_BYTES, load_bytes, load_path, read_bytes
+from hz.compiler.load.problems import LoadProblem
 from hz.compiler.source import Pos, ScalarInfo
 
 ANCHOR_HINT = "write the value out in full; hz refuses anchors and aliases"
@@ -430,3 +431,15 @@ def test_deeper_than_libyaml_allows(
     # still reports the 33rd level (or whatever stops it first) at its position.
     diagnostic = one(text)
     assert (diagnostic.code, diagnostic.line, diagnostic.column) == (code, line, column)
+
+
+def test_the_loader_reports_problems_as_data_for_its_caller_to_word() -> None:
+    assert read_bytes(b"- a\n", "f.yaml") == (
+        None,
+        [LoadProblem("not_a_mapping", "f.yaml", 1, 1, {"found": "a sequence"})],
+    )
+    assert read_bytes(b"a: 1\na: 2\n", "f.yaml")[1] == [
+        LoadProblem(
+            "duplicate_key", "f.yaml", 2, 1, {"key": "a", "first_line": 1, "first_column": 1}
+        )
+    ]

@@ -58,6 +58,18 @@ def test_default_checked_only_against_a_valid_schema() -> None:
     )
 
 
+def test_each_missing_required_key_is_named() -> None:
+    text = """\
+    hz:
+      inputs:
+        b: {schema: {type: object, required: [x, "it's", y]}, default: {y: 1}}
+    """
+    assert [message for _, _, _, message in found(text)] == [
+        "the default does not match its schema: hz.inputs.b.default: missing required key 'x'",
+        'the default does not match its schema: hz.inputs.b.default: missing required key "it\'s"',
+    ]
+
+
 def test_references_must_resolve_inside_the_schema() -> None:
     text = """\
     hz:
