@@ -1,27 +1,17 @@
-"""Diagnostics are data: every problem hz finds in a user's files is one of these."""
+"""Diagnostics are data: every problem hz finds in a user's files is one of these.
+
+A diagnostic is the runtime's located ``Problem`` (the project-file checks report the same
+value), so the compiler and the runtime share one type without the runtime importing the
+compiler.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from hz.runtime.problem import Problem, Severity
 
-Severity = Literal["error", "warning"]
+Diagnostic = Problem
 
-
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
-    """One located problem. ``line`` and ``column`` are 1-based; 0 means "the whole file"."""
-
-    code: str
-    message: str
-    file: str
-    line: int = 0
-    column: int = 0
-    severity: Severity = "error"
-    hint: str | None = None
-
-    def sort_key(self) -> tuple[str, int, int, str, str]:
-        return (self.file, self.line, self.column, self.code, self.message)
+__all__ = ["Diagnostic", "Severity", "sort_diagnostics"]
 
 
 def sort_diagnostics(diagnostics: list[Diagnostic]) -> tuple[Diagnostic, ...]:

@@ -18,8 +18,8 @@ import importlib
 from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, cast
 
-from hz.runtime.config.keys import did_you_mean
 from hz.runtime.errors import ConfigError
+from hz.runtime.suggest import did_you_mean_suffix
 
 if TYPE_CHECKING:
     # Only for annotations: the protocol module pulls in pydantic, and the authoring commands
@@ -74,7 +74,7 @@ def resolve(name: str) -> RunnerClass:
         if point is None:
             known = ", ".join(n for n, _ in available())
             raise ConfigError(
-                f"unknown runner '{name}'{did_you_mean(name, [n for n, _ in available()])}",
+                f"unknown runner '{name}'{did_you_mean_suffix(name, [n for n, _ in available()])}",
                 hint=f"known runners: {known}",
             )
         origin = f"runner plugin '{name}' from {_distribution(point)}"

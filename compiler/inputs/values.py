@@ -7,7 +7,6 @@ a located diagnostic (HZ701–HZ706).
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from hz.compiler.inputs.sources import (
 from hz.compiler.rules.registry import HZ702, HZ703, HZ704
 from hz.compiler.source import JsonPath
 from hz.runtime.models import InputSpec
+from hz.runtime.suggest import did_you_mean
 
 __all__ = ["COMMAND_LINE", "MAX_INPUT_BYTES", "apply_inputs", "collect_inputs"]
 
@@ -114,9 +114,8 @@ def apply_inputs(
     for name in sorted(supplied.keys() - specs.keys()):
         item = supplied[name]
         pos = item.origin.pos(item.at, key=True)
-        close = difflib.get_close_matches(name, list(specs), n=1)
         declared = ", ".join(sorted(specs)) or "none"
-        hint = f"did you mean {close[0]!r}?" if close else f"declared inputs: {declared}"
+        hint = did_you_mean(name, specs) or f"declared inputs: {declared}"
         message = f"input {name!r} is not declared by the job"
         diagnostics.append(
             Diagnostic(HZ704, message, item.origin.path, pos.line, pos.column, hint=hint)

@@ -10,6 +10,7 @@ import sys
 
 from hz.compiler.rules.registry import RULES
 from hz.runtime.errors import HzError
+from hz.runtime.suggest import close_matches
 
 CODE = re.compile(r"HZ\d{3}")
 
@@ -24,12 +25,10 @@ def rule_doc(code: str) -> str:
     wanted = code.strip().upper()
     rule = RULES.get(wanted)
     if rule is None:
-        import difflib
-
         known = codes()
         # The same family (the same hundred) says more than string similarity does.
         family = [c for c in known if CODE.fullmatch(wanted) and c[:3] == wanted[:3]]
-        close = family or difflib.get_close_matches(wanted, known, n=5, cutoff=0.6)
+        close = family or close_matches(wanted, known, n=5)
         hint = f"close codes: {', '.join(close)}" if close else None
         hint = (hint + "; " if hint else "") + "docs/rules.md lists every code"
         raise HzError(f"unknown rule code {code!r}", hint=hint)

@@ -27,9 +27,7 @@ def authoring(max_usd_ceiling: float | None, *, cwd: Path | None = None) -> Auth
     start = Path.cwd() if cwd is None else cwd
     project = find_project_file(start)
     problems = read_project_file(project).problems if project is not None else ()
-    diagnostics = tuple(
-        Diagnostic(p.code, p.message, p.file, p.line, p.column, hint=p.hint) for p in problems
-    )
+    diagnostics: tuple[Diagnostic, ...] = problems
     if max_usd_ceiling is not None:
         return Authoring(max_usd_ceiling, diagnostics)
     # A project file with problems is reported, not applied: the operator layers still count.

@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from hz.runtime.config.file import Located, check_setting
-from hz.runtime.config.keys import CAPABILITIES, TABLES, did_you_mean
+from hz.runtime.config.keys import CAPABILITIES, TABLES
 from hz.runtime.errors import ConfigError
+from hz.runtime.suggest import did_you_mean_suffix
 
 ALIASES: dict[str, tuple[str, str]] = {"HZ_RUNNER": (CAPABILITIES, "agent_runner")}
 _PREFIXES = {f"HZ_{t.upper().replace('.', '_')}": t for t in TABLES}
@@ -44,8 +45,9 @@ def read_environment(environ: Mapping[str, str], *, runner_keys: bool = True) ->
         elif name.startswith("HZ_") and "__" in name:
             prefix, _, upper_key = name.partition("__")
             if prefix not in _PREFIXES:
+                close = did_you_mean_suffix(prefix, _PREFIXES)
                 raise ConfigError(
-                    f"environment variable {name}: unknown table{did_you_mean(prefix, _PREFIXES)}",
+                    f"environment variable {name}: unknown table{close}",
                     hint=f"configuration variables start with {', '.join(sorted(_PREFIXES))}__",
                 )
             table, key = _PREFIXES[prefix], upper_key.lower()

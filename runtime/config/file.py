@@ -17,12 +17,13 @@ from hz.runtime.config.keys import (
     RUNNER,
     SHARED_RUNNER_KEYS,
     TABLES,
-    did_you_mean,
     value_problem,
 )
 from hz.runtime.config.toml_file import flatten, read_toml
 from hz.runtime.errors import ConfigError
+from hz.runtime.suggest import did_you_mean_suffix
 
+#: Settings by (table, key): the value and where it was set (``path:line:col`` or a variable).
 Located = dict[tuple[str, str], tuple[Any, str]]
 
 
@@ -52,7 +53,7 @@ def check_setting(
             hint = f"'{key}' belongs in [{home}]" if home else None
             raise ConfigError(f"{where}: unknown top-level key '{key}'", hint=hint)
         raise ConfigError(
-            f"{where}: unknown table [{table}]{did_you_mean(table, TABLES)}",
+            f"{where}: unknown table [{table}]{did_you_mean_suffix(table, TABLES)}",
             hint=f"tables: {', '.join(f'[{t}]' for t in TABLES)}",
         )
     keys, broken = known_keys(table) if runner_keys or table != RUNNER else (frozenset([key]), ())
@@ -61,7 +62,7 @@ def check_setting(
         if broken:
             hint += f"; not known because they fail to load: the keys of {', '.join(broken)}"
         raise ConfigError(
-            f"{where}: unknown key '{key}' in [{table}]{did_you_mean(key, keys)}", hint=hint
+            f"{where}: unknown key '{key}' in [{table}]{did_you_mean_suffix(key, keys)}", hint=hint
         )
     problem = value_problem(table, key, value)
     if problem is not None:

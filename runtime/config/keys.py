@@ -8,8 +8,7 @@ its ``settings_model``) and ``[authoring]`` (options of the authoring commands).
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 CAPABILITIES = "capabilities"
@@ -26,12 +25,6 @@ DEFAULTS: dict[tuple[str, str], Any] = {
     (CAPABILITIES, "agent_runner"): "claude-code",
     (AUTHORING, "max_usd_ceiling"): 100,
 }
-
-
-def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest candidate, or an empty string."""
-    close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
-    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _string(value: Any) -> str | None:

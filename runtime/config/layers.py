@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from hz.runtime.config.env import read_environment
-from hz.runtime.config.file import read_operator_file
+from hz.runtime.config.file import Located, read_operator_file
 from hz.runtime.config.keys import AUTHORING, CAPABILITIES, DEFAULTS, RUNNER
 from hz.runtime.config.project import (
     find_project_file,
@@ -154,9 +154,6 @@ def load_config(
             merged[table, key] = Setting(table, key, value, Origin(source.layer, where))
     ordered = tuple(sorted(merged.values(), key=lambda s: (s.table, s.key)))
     return Config(ordered, tuple(states))
-
-
-Located = dict[tuple[str, str], tuple[Any, str]]
 
 
 def read_source(

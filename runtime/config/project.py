@@ -13,36 +13,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.config.keys import AUTHORING, AUTHORING_KEYS, did_you_mean, is_execution_key
+from hz.runtime.config.keys import AUTHORING, AUTHORING_KEYS, is_execution_key
 from hz.runtime.config.keys import value_problem as _value_problem
 from hz.runtime.config.toml_file import TomlEntry, flatten, read_toml
 from hz.runtime.errors import ConfigError
+from hz.runtime.problem import Problem
+from hz.runtime.suggest import did_you_mean_suffix
 
 PROJECT_FILE = "hz.toml"
 _OPERATOR_FILES = "the site or user configuration file, HZ_CONFIG or HZ_* variables"
 
 
 @dataclass(frozen=True, slots=True)
-class ProjectProblem:
-    """One problem in a project file; the fields of ``hz.compiler.diagnostics.Diagnostic``."""
-
-    code: str
-    message: str
-    file: str
-    line: int = 0
-    column: int = 0
-    hint: str | None = None
-
-    def __str__(self) -> str:
-        where = self.file if not self.line else f"{self.file}:{self.line}:{self.column}"
-        return f"{where}: {self.code} {self.message}"
-
-
-@dataclass(frozen=True, slots=True)
 class ProjectFile:
     path: Path
     entries: tuple[TomlEntry, ...]
-    problems: tuple[ProjectProblem, ...]
+    problems: tuple[Problem, ...]
 
 
 def find_project_file(start: Path) -> Path | None:
@@ -68,12 +54,12 @@ def read_project_file(path: Path) -> ProjectFile:
     try:
         data, text = read_toml(path)
     except FileNotFoundError:
-        missing = ProjectProblem("HZ803", "cannot read: no such file", str(path))
+        missing = Problem("HZ803", "cannot read: no such file", str(path))
         return ProjectFile(path, (), (missing,))
     except ConfigError as e:
         return ProjectFile(path, (), (_toml_problem(path, e.message),))
     entries: list[TomlEntry] = []
-    problems: list[ProjectProblem] = []
+    problems: list[Problem] = []
     for entry in flatten(data, text):
         problem = _problem(path, entry)
         if problem is None:
@@ -83,19 +69,19 @@ def read_project_file(path: Path) -> ProjectFile:
     return ProjectFile(path, tuple(entries), tuple(problems))
 
 
-def _toml_problem(path: Path, message: str) -> ProjectProblem:
+def _toml_problem(path: Path, message: str) -> Problem:
     # read_toml's message is "<file>[:line:col]: <detail>"; keep the position as data.
     location, _, detail = message.partition(": ")
     parts = location[len(str(path)) :].lstrip(":").split(":")
     line, column = (int(parts[0]), int(parts[1])) if len(parts) == 2 else (0, 0)
-    return ProjectProblem("HZ803", detail, str(path), line, column)
+    return Problem("HZ803", detail, str(path), line, column)
 
 
-def _problem(path: Path, entry: TomlEntry) -> ProjectProblem | None:
+def _problem(path: Path, entry: TomlEntry) -> Problem | None:
     dotted = f"{entry.table}.{entry.key}" if entry.table else entry.key
 
-    def problem(code: str, message: str, hint: str | None = None) -> ProjectProblem:
-        return ProjectProblem(code, message, str(path), entry.line, entry.column, hint)
+    def problem(code: str, message: str, hint: str | None = None) -> Problem:
+        return Problem(code, message, str(path), entry.line, entry.column, hint=hint)
 
     if is_execution_key(entry.table, entry.key):
         return problem(
@@ -107,14 +93,14 @@ def _problem(path: Path, entry: TomlEntry) -> ProjectProblem | None:
         known = [f"{AUTHORING}.{k}" for k in sorted(AUTHORING_KEYS)]
         return problem(
             "HZ802",
-            f"unknown key '{dotted}' in a project hz.toml{did_you_mean(dotted, known)}",
+            f"unknown key '{dotted}' in a project hz.toml{did_you_mean_suffix(dotted, known)}",
             f"a project hz.toml may set: {', '.join(known)}",
         )
     wrong = _value_problem(entry.table, entry.key, entry.value)
     return None if wrong is None else problem("HZ804", wrong)
 
 
-def raise_problems(problems: tuple[ProjectProblem, ...]) -> None:
+def raise_problems(problems: tuple[Problem, ...]) -> None:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ConfigError(f"{problems[0]}{more}", hint=problems[0].hint)

@@ -7,12 +7,9 @@ from pathlib import Path
 import pytest
 
 from hz.runtime.config.layers import load_config
-from hz.runtime.config.project import (
-    ProjectProblem,
-    find_project_file,
-    read_project_file,
-)
+from hz.runtime.config.project import find_project_file, read_project_file
 from hz.runtime.errors import ConfigError
+from hz.runtime.problem import Problem
 
 HOSTILE = """\
 [authoring]
@@ -28,7 +25,7 @@ claude_executable = "/tmp/evil"
 """
 
 
-def _problems(tmp_path: Path, text: str) -> list[ProjectProblem]:
+def _problems(tmp_path: Path, text: str) -> list[Problem]:
     (tmp_path / "hz.toml").write_text(text)
     return list(read_project_file(tmp_path / "hz.toml").problems)
 
@@ -40,9 +37,9 @@ def test_every_execution_key_is_refused_with_its_position(tmp_path: Path) -> Non
         "HZ_CONFIG or HZ_* variables"
     )
 
-    def refused(key: str, line: int) -> ProjectProblem:
+    def refused(key: str, line: int) -> Problem:
         message = f"'{key}' configures execution and is not allowed in a project hz.toml"
-        return ProjectProblem("HZ801", message, file, line, 1, hint)
+        return Problem("HZ801", message, file, line, 1, hint=hint)
 
     assert _problems(tmp_path, HOSTILE) == [
         refused("capabilities.agent_runner", 5),

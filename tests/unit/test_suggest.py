@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hz.runtime.suggest import closest, did_you_mean
+from hz.runtime.suggest import close_matches, closest, did_you_mean, did_you_mean_suffix
 
 
 def test_close_typo() -> None:
@@ -17,3 +17,13 @@ def test_case_slip_wins() -> None:
 def test_nothing_close() -> None:
     assert closest("zzz", ["contract", "name"]) is None
     assert did_you_mean("zzz", []) is None
+
+
+def test_the_forms_a_message_takes() -> None:
+    assert did_you_mean_suffix("modle", ["model", "effort"]) == " (did you mean 'model'?)"
+    assert did_you_mean_suffix("zzz", ["model"]) == ""
+    assert close_matches("HZ10", ["HZ100", "HZ101", "HZ201", "HZ999"], n=5) == [
+        "HZ101",
+        "HZ100",
+        "HZ201",
+    ]
