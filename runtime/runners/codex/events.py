@@ -16,7 +16,6 @@ warning (e.g. unknown model metadata). Only ``turn.failed``, or the lack of
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,13 +94,10 @@ class CodexStream:
     final_message: str | None = None
     #: ``error`` lines that were not retry notices, in order.
     errors: list[str] = field(default_factory=list)
-    retry_notices: int = 0
     #: The CLI's warnings (``item.completed`` of type ``error``).
     warnings: list[str] = field(default_factory=list)
     #: Ids of tool items the CLI itself declined (its typed refusal: ``status: "declined"``).
     declined: set[str] = field(default_factory=set)
-    unknown: Counter[str] = field(default_factory=Counter)
-    skipped_lines: int = 0
     _tools: dict[str, ToolCall] = field(default_factory=dict)
     _anonymous: int = 0
 
@@ -116,14 +112,12 @@ class CodexStream:
         try:
             event = strict_json.loads(text, lone_surrogates="replace")
         except json.JSONDecodeError:
-            self.skipped_lines += 1
             return False
         if not isinstance(event, dict):
-            self.skipped_lines += 1
             return False
         kind = _str(event.get("type")) or "(no type)"
         if kind not in _KNOWN_EVENTS:
-            self.unknown[kind] += 1
+            pass  # an event of a newer CLI: nothing hz reads
         elif kind == "thread.started":
             self.thread_id = _str(event.get("thread_id")) or self.thread_id
         elif kind == "turn.started":
@@ -137,9 +131,7 @@ class CodexStream:
             self.turn_failed = _str(_dict(event.get("error")).get("message")) or "turn failed"
         else:
             message = _str(event.get("message")) or ""
-            if message.startswith(RETRY_NOTICE_PREFIX):
-                self.retry_notices += 1
-            else:
+            if not message.startswith(RETRY_NOTICE_PREFIX):
                 self.errors.append(message)
         return self.turn_completed
 
@@ -153,9 +145,7 @@ class CodexStream:
             if item.get("status") == "declined":
                 self.declined.add(key)
             self._tools[key] = _tool_call({**item, "type": kind})
-        elif kind not in _OTHER_ITEMS:
-            self.unknown[f"item {kind}"] += 1
-        elif event != "item.completed":
+        elif kind not in _OTHER_ITEMS or event != "item.completed":
             return
         elif kind == "agent_message":
             self.final_message = _str(item.get("text"))
