@@ -21,8 +21,15 @@ pipes with ``F_SETPIPE_SZ``). Every runner starts its agent through ``run_bounde
 - A missing or non-executable program, or a missing ``cwd``, is ``launch_error`` in the
   returned value, never an exception.
 
+- The group dies with hz: a watchdog (``/bin/sh``, in a session of its own so a terminal's
+  Ctrl-C does not reach it) holds the read end of a pipe only hz writes to. When hz ends
+  without dismissing it — SIGKILL, a crash, the OOM killer — the pipe reads end-of-file and the
+  watchdog SIGKILLs the group. hz dismisses it before it reaps the leader (while the group id
+  is still held by the leader's zombie), so it never signals a reused group id.
+
 Not contained: a descendant that leaves the group (``setsid``) — hz stops reading from it
-after the drain, but cannot find it to kill it.
+after the drain, but cannot find it to kill it. After a SIGKILL of hz, the run's private
+files stay behind (only hz knows them).
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ __all__ = ["DRAIN_SECONDS", "Limits", "LineCallback", "ProcessOutcome", "run_bou
 
 #: How long output is still read after the leader exited and its group was killed.
 DRAIN_SECONDS = 1.0
+#: The watchdog's program: kill group $1 unless hz says "done" before the pipe closes.
+_WATCHDOG = 'read -r word; [ "$word" = done ] || kill -s KILL -- "-$1" 2>/dev/null'
 _TICK = 0.05
 _CHUNK = 1024 * 1024
 
@@ -100,6 +109,34 @@ def _launch_message(program: str, cwd: str, e: OSError | ValueError) -> str:
     return f"{program}: {e.strerror or e}"
 
 
+def _start_watchdog(pgid: int) -> subprocess.Popen[bytes] | None:
+    try:
+        return subprocess.Popen(
+            ["/bin/sh", "-c", _WATCHDOG, "hz-watchdog", str(pgid)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={"PATH": "/usr/bin:/bin"},
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:  # no /bin/sh: the run goes on, contained only while hz lives
+        return None
+
+
+def _dismiss(watchdog: subprocess.Popen[bytes]) -> None:
+    assert watchdog.stdin is not None
+    with contextlib.suppress(OSError):
+        watchdog.stdin.write(b"done\n")
+    with contextlib.suppress(OSError):
+        watchdog.stdin.close()
+    try:
+        watchdog.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        watchdog.kill()
+        watchdog.wait()
+
+
 def _leader_exited(pid: int) -> bool:
     # WNOWAIT leaves the leader a zombie: its pid, and so its group id, can't be reused
     # while we kill what is left of the group.
@@ -129,10 +166,12 @@ class _Supervisor:
         self.pending_stdin = memoryview(b"")
         self.flags: dict[str, bool] = {}
         self.pgid: int | None = None
+        self.watchdog: subprocess.Popen[bytes] | None = None
 
     def run(self, stdin: bytes | None) -> ProcessOutcome:
         try:
             self.pgid = check_own_group(self.proc.pid)
+            self.watchdog = _start_watchdog(self.pgid)
             self._register(stdin)
             self._supervise()
             self._finish()
@@ -151,7 +190,13 @@ class _Supervisor:
                 signal_group(self.pgid, signal.SIGKILL)
             else:
                 self.proc.kill()
+        self._dismiss_watchdog()
         self.proc.wait()
+
+    def _dismiss_watchdog(self) -> None:
+        watchdog, self.watchdog = self.watchdog, None
+        if watchdog is not None:
+            _dismiss(watchdog)
 
     def _register(self, stdin: bytes | None) -> None:
         for pipe, capture in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
@@ -203,6 +248,7 @@ class _Supervisor:
         # The leader is an unreaped zombie, so the group id is still ours to signal.
         signal_group(self.pgid, signal.SIGKILL)
         self.flags["leftover_killed"] = bool(leftovers)
+        self._dismiss_watchdog()
         self.proc.wait()
         drain_until = time.monotonic() + DRAIN_SECONDS
         while self._reading() and time.monotonic() < drain_until:

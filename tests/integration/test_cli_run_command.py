@@ -200,7 +200,8 @@ def running_hz(
         if hz_process.poll() is None:  # a failed test: never leave hz or the agent behind
             hz_process.kill()
             hz_process.communicate()
-            for process in recorded_pids(pids) if pids.exists() else []:
+        for process in recorded_pids(pids) if pids.exists() else []:
+            if not is_gone(int(process["pid"])):
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(int(process["pgid"]), signal.SIGKILL)
 
@@ -280,3 +281,16 @@ def test_a_second_signal_does_not_stop_the_cleanup(
     assert list(private_parent.iterdir()) == []
     receipt = json.loads((tmp_path / ".hz-receipts" / "000001-greet.json").read_text())
     assert receipt["status"] == "cancelled"
+
+
+def test_the_agent_dies_with_hz(hz_argv: list[str], tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    with running_hz(hz_argv, tmp_path, "ignore-term", pids) as hz_process:
+        hz_process.kill()  # no handler, no cleanup: only the watchdog can act
+        hz_process.communicate()
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and not all(
+            is_gone(int(p["pid"])) for p in recorded_pids(pids)
+        ):
+            time.sleep(0.05)
+        assert [p for p in recorded_pids(pids) if not is_gone(int(p["pid"]))] == []
