@@ -17,8 +17,11 @@ from hz.compiler.rules.registry import HZ602, HZ603, HZ604
 from hz.runtime.canonical import canonical_json
 from hz.runtime.errors import HzError
 from hz.runtime.files import write_atomically
+from hz.runtime.regular_file import check_links, read_regular
 
 SUFFIX = ".job.json"
+#: A larger file in --out is no job hz wrote (it differs), and is not read further.
+MAX_JOB_BYTES = 16 * 1024 * 1024
 _REGENERATE = "run the same hz compile command without --check and commit the result"
 
 
@@ -51,13 +54,26 @@ def _read_or_why(path: Path) -> tuple[str | None, OSError | None]:
     """The file's text, or None and the error (None when absent or not UTF-8: then it is
     missing or differs)."""
     try:
-        return path.read_text(encoding="utf-8"), None
+        data = read_regular(path, limit=MAX_JOB_BYTES)
+        return (data.decode("utf-8") if len(data) <= MAX_JOB_BYTES else None), None
     except FileNotFoundError:
         return None, None
     except OSError as e:
         return None, e
     except UnicodeDecodeError:
         return None, None
+
+
+def refuse_linked_out_dir(out_dir: Path, root: Path) -> None:
+    """``--out`` may not lead through a symbolic link out of the compile root: compiling
+    writes there and deletes stale ``*.job.json`` files, and a repository can plant the link."""
+    try:
+        check_links(out_dir, root)
+    except OSError as e:
+        raise HzError(
+            f"--out {out_dir} is {e.strerror}",
+            hint="give the real directory as --out, or compile with --root above it",
+        ) from e
 
 
 def write_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> WriteSummary:

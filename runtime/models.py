@@ -15,7 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from hz.runtime import strict_json
 from hz.runtime.canonical import digest_of
 from hz.runtime.errors import FormatError
+from hz.runtime.regular_file import read_regular_text
 
+#: Larger files are refused unread: a packet holds at most 8 MiB of inputs and a 1 MiB prompt.
+MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 JOB_FORMAT_VERSION: Literal[1] = 1
 PACKET_FORMAT_VERSION: Literal[1] = 1
 
@@ -170,9 +173,9 @@ def parse_artifact(text: str, origin: str) -> Job | Packet:
 
 
 def read_artifact(path: str | Path) -> Job | Packet:
-    p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_regular_text(path, limit=MAX_ARTIFACT_BYTES)
     except (OSError, UnicodeDecodeError) as e:
-        raise FormatError(f"{path}: cannot read: {e}") from e
+        why = e.strerror if isinstance(e, OSError) else e
+        raise FormatError(f"{path}: cannot read: {why}") from e
     return parse_artifact(text, str(path))

@@ -20,6 +20,7 @@ from hz.compiler.load.wording import for_contract
 from hz.compiler.rules.registry import HZ701, HZ705, HZ706
 from hz.compiler.source import JsonPath, Pos
 from hz.runtime.models import InputSpec
+from hz.runtime.regular_file import read_regular
 
 MAX_INPUT_BYTES = 8 * 1024 * 1024
 MAX_YAML_BYTES = 256 * 1024
@@ -58,8 +59,7 @@ class Allowance:
 
     def read(self, path: Path, display: str) -> tuple[bytes | None, Diagnostic | None]:
         try:
-            with path.open("rb") as f:
-                data = f.read(self.left + 1)
+            data = read_regular(path, limit=self.left, confined_to=Path.cwd())
         except OSError as e:
             return None, Diagnostic(HZ701, f"cannot read file: {e.strerror or e}", display)
         return self.take(data, display)

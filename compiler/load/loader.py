@@ -19,6 +19,7 @@ from hz.compiler.load.compose import Composer, EventSource, Stop
 from hz.compiler.load.problems import LoadProblem
 from hz.compiler.load.wording import for_contract
 from hz.compiler.source import SourceDoc
+from hz.runtime.regular_file import read_regular
 
 MAX_BYTES = 256 * 1024
 
@@ -43,11 +44,11 @@ def load_path(path: Path, display: str | None = None) -> Loaded:
     """Load the contract at ``path``; ``display`` is the path as the user wrote it."""
     name = str(path) if display is None else display
     try:
-        with path.open("rb") as stream:
-            return load_stream(stream, name)
+        data = read_regular(path, limit=MAX_BYTES)
     except OSError as e:
         problem = LoadProblem("unreadable", name, data={"reason": e.strerror or e})
         return None, [for_contract(problem)]
+    return load_bytes(data, name)
 
 
 def load_stream(stream: BinaryIO, display: str) -> Loaded:

@@ -86,11 +86,12 @@ def compile_(
     from hz import __version__
     from hz.cli.authoring import authoring
     from hz.compiler.compile import compile_paths
-    from hz.compiler.jobdir import check_jobs, write_jobs
+    from hz.compiler.jobdir import check_jobs, refuse_linked_out_dir, write_jobs
     from hz.compiler.report.formats import write_report
 
     options = authoring(max_usd_ceiling)
     run = compile_paths(paths, root=root, max_usd_ceiling=options.max_usd_ceiling)
+    refuse_linked_out_dir(out_dir, run.root)
     diagnostics = [*options.diagnostics, *run.diagnostics]
     # A broken project hz.toml fails the compile like a broken contract: nothing is written.
     ok = not run.failed and not options.diagnostics

@@ -14,7 +14,10 @@ from typing import Any
 
 from hz.runtime.config.keys import TABLES
 from hz.runtime.errors import ConfigError
+from hz.runtime.regular_file import read_regular_text
 
+#: A configuration file is a few lines; ``HZ_CONFIG=/dev/zero`` must not fill the memory.
+MAX_CONFIG_BYTES = 1024 * 1024
 _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
@@ -32,11 +35,12 @@ class TomlEntry:
 def read_toml(path: Path) -> tuple[dict[str, Any], str]:
     """The parsed document and its text; ``FileNotFoundError`` passes through."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular_text(path, limit=MAX_CONFIG_BYTES)
     except FileNotFoundError:
         raise
     except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read: {e}") from e
+        why = e.strerror if isinstance(e, OSError) else e
+        raise ConfigError(f"{path}: cannot read: {why}") from e
     try:
         return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as e:

@@ -1,0 +1,83 @@
+"""Reading a file hz was pointed at: a regular file only, never more than a cap.
+
+A path from outside (a contract, an inputs file, ``--input NAME=@FILE``, a job in ``--out``,
+``HZ_CONFIG``) can name a FIFO (opening it would wait for a writer forever), a device
+(``/dev/zero`` never ends), a directory or a socket. ``read_regular`` opens without blocking,
+checks what it opened, and reads at most ``limit + 1`` bytes, so the caller can tell "over the
+limit" from "at the limit". Problems are ``OSError`` with a ``strerror`` fit for a message.
+
+``confined_to``: a path that goes through a symbolic link must end up inside that directory
+(a repository can plant ``issues.json -> ~/.ssh/id_ed25519``; the operator's own absolute paths
+without links are theirs to choose).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["check_links", "read_regular", "read_regular_text"]
+
+_KINDS = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a plain file")
+
+
+def read_regular(
+    path: str | os.PathLike[str], *, limit: int, confined_to: str | os.PathLike[str] | None = None
+) -> bytes:
+    """At most ``limit + 1`` bytes of the regular file at ``path``; see the module docstring."""
+    if confined_to is not None:
+        check_links(path, confined_to)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)})", str(path))
+        os.set_blocking(fd, True)
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1024 * 1024))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_regular_text(path: str | os.PathLike[str], *, limit: int) -> str:
+    """The UTF-8 text of the regular file at ``path``; a file over ``limit`` bytes is an
+    ``OSError`` too (``EFBIG``), a file that is no UTF-8 a ``UnicodeDecodeError``."""
+    data = read_regular(path, limit=limit)
+    if len(data) > limit:
+        message = f"larger than {limit // (1024 * 1024)} MiB, the limit for this file"
+        raise OSError(errno.EFBIG, message, str(path))
+    return data.decode("utf-8")
+
+
+def check_links(path: str | os.PathLike[str], tree: str | os.PathLike[str]) -> None:
+    """``OSError`` when ``path`` goes through a symbolic link and ends up outside ``tree``."""
+    real = os.path.realpath(path)
+    if real == os.path.abspath(path):
+        return  # no symbolic link on the way
+    top = os.path.realpath(tree)
+    if real != top and not real.startswith(top.rstrip(os.sep) + os.sep):
+        raise OSError(
+            errno.EACCES,
+            f"a symbolic link that leads out of {Path(tree)} (to {real})",
+            str(path),
+        )

@@ -1,0 +1,108 @@
+"""Where hz reads or writes a path it was given, a FIFO, a device or a link out of the tree is
+refused at once: no hang, no endless read, no write or delete outside the repository."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_compile import hz, project
+from tests.cli.test_render import CONTRACT as INPUT_CONTRACT
+from tests.conftest import Cli
+
+
+def _compiled(cli: Cli, tmp_path: Path) -> Path:
+    root = project(tmp_path, "alpha")
+    assert hz(cli, root, "compile", "contracts", "--out", "jobs").returncode == 0
+    return root
+
+
+@pytest.mark.parametrize(
+    ("make", "kind"),
+    [
+        (lambda p: p.symlink_to("/dev/zero"), "a device"),
+        (os.mkfifo, "a named pipe"),
+    ],
+)
+def test_a_job_that_is_no_regular_file_is_reported_by_check(
+    cli: Cli, tmp_path: Path, make: object, kind: str
+) -> None:
+    root = _compiled(cli, tmp_path)
+    job = root / "jobs" / "alpha.job.json"
+    job.unlink()
+    make(job)  # type: ignore[operator]
+    done = hz(cli, root, "compile", "contracts", "--out", "jobs", "--check")
+    assert (done.returncode, done.stdout) == (
+        1,
+        f"contracts/alpha.yaml:0:0: error: job jobs/alpha.job.json cannot be read: not a "
+        f"regular file ({kind}) [HZ602]\n"
+        f"  hint: make it a readable file, or run the same hz compile command without --check "
+        f"and commit the result\n",
+    )
+
+
+def test_an_out_directory_linked_out_of_the_repository_is_refused(cli: Cli, tmp_path: Path) -> None:
+    root = project(tmp_path / "repo", "alpha")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.job.json").write_text("{}")
+    (root / "jobs").symlink_to(outside)
+    for extra in ((), ("--check",)):
+        done = hz(cli, root, "compile", "contracts", "--out", "jobs", *extra)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (
+            f"hz: error: --out jobs is a symbolic link that leads out of {root} (to {outside})\n"
+            "  hint: give the real directory as --out, or compile with --root above it\n"
+        )
+    assert [p.name for p in outside.iterdir()] == ["precious.job.json"]
+
+
+def test_an_out_directory_linked_inside_the_repository_is_used(cli: Cli, tmp_path: Path) -> None:
+    root = project(tmp_path, "alpha")
+    (root / "build").mkdir()
+    (root / "jobs").symlink_to(root / "build")
+    done = hz(cli, root, "compile", "contracts", "--out", "jobs")
+    assert done.returncode == 0, done.stderr
+    assert [p.name for p in (root / "build").iterdir()] == ["alpha.job.json"]
+
+
+def test_a_device_as_the_configuration_file_is_refused(cli: Cli, tmp_path: Path) -> None:
+    done = cli("config", "show", cwd=tmp_path, env={"HZ_CONFIG": "/dev/zero"})
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(
+        "hz: error: /dev/zero: cannot read: not a regular file (a device)\n"
+    )
+
+
+def _fifo(tmp_path: Path) -> str:
+    os.mkfifo(tmp_path / "value")
+    return "value"
+
+
+def _link_out(tmp_path: Path) -> str:
+    (tmp_path / "value").symlink_to("/etc/hostname")
+    return "value"
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (_fifo, "cannot read file: not a regular file (a named pipe)"),
+        (lambda _: "/dev/zero", "cannot read file: not a regular file (a device)"),
+        (_link_out, "cannot read file: a symbolic link that leads out of {cwd} (to /etc/hostname)"),
+    ],
+)
+def test_an_input_file_must_be_a_regular_file_in_the_tree(
+    cli: Cli, tmp_path: Path, make: Callable[[Path], str], message: str
+) -> None:
+    (tmp_path / "greet.yaml").write_text(INPUT_CONTRACT)
+    name = make(tmp_path)
+    for option in (f"--input=who=@{name}", f"--inputs={name}"):
+        done = hz(cli, tmp_path, "render", "greet.yaml", option)
+        assert (done.returncode, done.stdout) == (1, "")
+        assert done.stderr.splitlines()[0] == (
+            f"{name}:0:0: error: {message.format(cwd=tmp_path)} [HZ701]"
+        )
