@@ -9,7 +9,7 @@ from pydantic import Field, JsonValue, computed_field, model_validator
 
 from hz.runtime.models import Frozen
 
-Status = Literal["completed", "timeout", "budget", "failed", "cancelled"]
+Status = Literal["completed", "timeout", "budget", "failed", "cancelled", "uncertain"]
 
 FailureKind = Literal[
     "rate_limited",
@@ -24,6 +24,7 @@ FailureKind = Literal[
     "output_limit",
     "runtime_error",
     "aborted",
+    "protocol_error",
 ]
 
 
@@ -48,7 +49,10 @@ class AgentResult(Frozen):
     """What one agent session ended in. A timeout or a crash is a result, never an exception.
 
     ``reason`` says why a run did not complete; ``limits_unenforced`` names the limits (e.g.
-    ``budget``, ``tools``) the runner could not enforce for this run.
+    ``budget``, ``tools``) the runner could not enforce for this run. ``uncertain``: the run
+    was cancelled or lost at a point where the agent may have acted and hz could not observe
+    what it did (never to be retried blindly). ``protocol_notes`` counts what a runner
+    declined or ignored in its agent's protocol (approval requests, unknown notifications).
     """
 
     kind: Literal["result"] = "result"
@@ -70,6 +74,7 @@ class AgentResult(Frozen):
     retry_after_seconds: float | None = None
     limits_unenforced: tuple[str, ...] = ()
     output_truncated: bool = False
+    protocol_notes: dict[str, int] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod

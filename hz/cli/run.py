@@ -34,6 +34,7 @@ EXIT_CODES: dict[str, int] = {
     "timeout": 5,
     "budget": 6,
     "cancelled": 7,
+    "uncertain": 9,
 }
 #: The session ran, but its receipt could not be written.
 RECEIPT_NOT_WRITTEN = 8
@@ -103,6 +104,7 @@ def run(
       3  unexpected error (a bug in hz)
       4  failed      5  timeout      6  budget      7  cancelled
       8  the run ended (its result printed) but the receipt could not be written
+      9  uncertain: cancelled or lost where the agent may have acted unobserved
     """
     from hz import __version__
     from hz.compiler.report.formats import write_report

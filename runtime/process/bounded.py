@@ -71,12 +71,28 @@ def run_bounded(
 ) -> ProcessOutcome:
     """Run ``argv`` (no shell) in ``cwd`` with exactly ``env``; see the module docstring."""
     started = time.monotonic()
+    proc = spawn(argv, stdin_pipe=stdin is not None, cwd=cwd, env=env)
+    if isinstance(proc, str):
+        return ProcessOutcome(
+            exit_code=None,
+            launch_error=proc,
+            duration_seconds=time.monotonic() - started,
+        )
+    supervisor = _Supervisor(proc, limits, started, on_stdout_line, on_stderr_line)
+    return supervisor.run(stdin)
+
+
+def spawn(
+    argv: Sequence[str], *, stdin_pipe: bool, cwd: str, env: Mapping[str, str]
+) -> subprocess.Popen[bytes] | str:
+    """``argv`` started (no shell) in its own session, stdout and stderr piped, stdin piped
+    or ``/dev/null``; or why it could not start. Also used by ``interactive``."""
     if not argv:
-        return ProcessOutcome(exit_code=None, launch_error="empty command")
+        return "empty command"
     try:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             list(argv),
-            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
@@ -85,13 +101,7 @@ def run_bounded(
             close_fds=True,
         )
     except (OSError, ValueError) as e:
-        return ProcessOutcome(
-            exit_code=None,
-            launch_error=_launch_message(argv[0], cwd, e),
-            duration_seconds=time.monotonic() - started,
-        )
-    supervisor = _Supervisor(proc, limits, started, on_stdout_line, on_stderr_line)
-    return supervisor.run(stdin)
+        return _launch_message(argv[0], cwd, e)
 
 
 def _launch_message(program: str, cwd: str, e: OSError | ValueError) -> str:

@@ -23,6 +23,9 @@ from pydantic import JsonValue
 
 from hz.runtime import strict_json
 from hz.runtime.result import ToolCall, Usage
+from hz.runtime.runners.codex.fields import as_dict as _dict
+from hz.runtime.runners.codex.fields import as_int as _int
+from hz.runtime.runners.codex.fields import as_str as _str
 
 _KNOWN_EVENTS = frozenset(
     {
@@ -42,18 +45,6 @@ _OTHER_ITEMS = frozenset({"agent_message", "reasoning", "todo_list", "error"})
 #: Statuses the CLI gives a tool item that did not do what was asked.
 _ERROR_STATUSES = frozenset({"failed", "declined"})
 RETRY_NOTICE_PREFIX = "Reconnecting..."
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _tool_call(item: dict[str, Any]) -> ToolCall:

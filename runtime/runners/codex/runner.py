@@ -106,7 +106,7 @@ class CodexRunner:
         )
 
     def plan(self, request: RunRequest) -> RunPlan:
-        working_dir = _working_dir(request.tools)
+        working_dir = working_dir_of(request.tools)
         names = self._files(request)
         shown = {name: f"{PLACEHOLDER_DIR}/{name}" for name in names}
         home = str(self.settings.home) if self.settings.home else f"{PLACEHOLDER_DIR}/codex-home"
@@ -122,7 +122,7 @@ class CodexRunner:
         )
 
     def run(self, request: RunRequest) -> AgentResult:
-        working_dir = _working_dir(request.tools)
+        working_dir = working_dir_of(request.tools)
         timeout, progress = request.timeout, request.progress
         stream = CodexStream()
         started = time.monotonic()
@@ -203,7 +203,7 @@ class CodexRunner:
         return check_output(result, request.output)
 
 
-def _working_dir(tools: ToolProfile) -> str:
+def working_dir_of(tools: ToolProfile) -> str:
     if tools.working_dir is None:
         raise RunnerError("the tool profile has no working directory bound")
     return tools.working_dir

@@ -1,0 +1,102 @@
+"""Maps how a conversation with ``codex app-server`` ended onto hz's statuses.
+
+Decided from what hz observed and from the server's typed fields, never from text:
+
+- ``turn/completed`` with ``status: "completed"`` and an answer: ``completed``.
+- ``status: "failed"``: ``permission_denied`` only with ``codexErrorInfo: "sandboxError"``;
+  ``rate_limited`` / ``auth_misconfigured`` from the typed ``rateLimitExceeded`` /
+  ``usageLimitExceeded`` / ``unauthorized`` (or an HTTP status in ``httpConnectionFailed`` and
+  its kin); anything else ``runtime_error``. The reason is the server's message, verbatim.
+- A cancellation: ``cancelled`` before ``turn/start`` was written and once the turn id was
+  known (the turn is interrupted); ``uncertain`` in between.
+- hz's timeout: ``timeout`` (the turn interrupted when its id was known).
+- A malformed line, or the server's end before ``turn/completed``: ``failed`` /
+  ``protocol_error`` while starting, ``uncertain`` / ``protocol_error`` once the turn may run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hz.runtime.result import FailureKind, Status
+from hz.runtime.runners.codex_app_server.session import Conversation
+
+_RATE = frozenset({"rateLimitExceeded", "usageLimitExceeded"})
+_AUTH = frozenset({"unauthorized"})
+_HTTP_KEYS = (
+    "httpConnectionFailed",
+    "responseStreamConnectionFailed",
+    "responseStreamDisconnected",
+    "responseTooManyFailedAttempts",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    status: Status
+    failure_kind: FailureKind | None = None
+    reason: str | None = None
+
+
+def _typed_kind(info: Any) -> FailureKind:
+    if isinstance(info, str):
+        if info == "sandboxError":
+            return "permission_denied"
+        if info in _RATE:
+            return "rate_limited"
+        return "auth_misconfigured" if info in _AUTH else "runtime_error"
+    for key in _HTTP_KEYS:
+        details = info.get(key) if isinstance(info, dict) else None
+        status = details.get("httpStatusCode") if isinstance(details, dict) else None
+        if status == 429:
+            return "rate_limited"
+        if status in (401, 403):
+            return "auth_misconfigured"
+    return "runtime_error"
+
+
+def _failed_turn(talk: Conversation) -> Verdict:
+    info = talk.turn.error.get("codexErrorInfo")
+    message = talk.turn.error_message() or (talk.turn.errors[-1] if talk.turn.errors else None)
+    return Verdict("failed", _typed_kind(info), message or "the turn failed without a message")
+
+
+def _cancelled(talk: Conversation, what: str) -> Verdict:
+    if talk.phase == "requested":
+        return Verdict(
+            "uncertain",
+            "aborted",
+            f"{what} while turn/start was outstanding: the turn may have started, and there "
+            "was no turn id to interrupt",
+        )
+    if talk.phase == "starting":
+        return Verdict("cancelled", "aborted", f"{what} before the turn started")
+    settled = "interrupted" if talk.interrupt_settled else "interrupt not confirmed, killed"
+    return Verdict("cancelled", "aborted", f"{what} during the turn ({settled})")
+
+
+def classify(talk: Conversation, *, timeout_seconds: float) -> Verdict:
+    turn = talk.turn
+    if talk.ending == "cancelled":
+        return _cancelled(talk, f"cancelled ({talk.cancel_signal or 'interrupt'})")
+    if talk.ending == "timeout":
+        verdict = _cancelled(talk, f"timed out after {timeout_seconds:g} s")
+        if verdict.status == "uncertain":
+            return verdict
+        return Verdict("timeout", None, verdict.reason)
+    if talk.ending == "completed":
+        if turn.status == "failed":
+            return _failed_turn(talk)
+        if turn.status != "completed":
+            return Verdict("failed", "runtime_error", f"the turn ended {turn.status}")
+        if not turn.final_message:
+            return Verdict("failed", "runtime_error", "the turn completed without an answer")
+        return Verdict("completed")
+    detail = talk.detail or "codex app-server stopped answering"
+    if talk.ending == "rpc_error":
+        return Verdict("failed", "runtime_error", detail)
+    if talk.phase == "starting":
+        kind: FailureKind = "protocol_error" if talk.ending == "protocol_error" else "runtime_error"
+        return Verdict("failed", kind, detail)
+    return Verdict("uncertain", "protocol_error", detail)

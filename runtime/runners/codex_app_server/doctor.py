@@ -1,0 +1,48 @@
+"""``hz doctor`` for the app-server runner: the ``codex`` checks (found, at least the pinned
+version), and whether the binary's protocol is the pinned one (``generate-json-schema``)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hz.runtime.process.bounded import Limits, run_bounded
+from hz.runtime.process.environment import child_environment
+from hz.runtime.protocol import Check
+from hz.runtime.runners.codex.argv import private_codex_home
+from hz.runtime.runners.codex.doctor import checks as codex_checks
+from hz.runtime.runners.codex.settings import CodexSettings
+from hz.runtime.runners.codex_app_server.protocol import MANIFEST, VERSION, manifest_of, pinned_text
+
+_LIMITS = Limits(timeout=30.0, max_stdout=64 * 1024, max_stderr=64 * 1024)
+NAME = "codex app-server protocol"
+
+
+def protocol_check(executable: str, settings: CodexSettings) -> Check:
+    with private_codex_home() as home, tempfile.TemporaryDirectory(prefix="hz-proto-") as out:
+        env = child_environment(passthrough=settings.env, extra={"CODEX_HOME": str(home)})
+        outcome = run_bounded(
+            [executable, "app-server", "generate-json-schema", "--out", out],
+            stdin=None,
+            cwd=str(home),
+            env=env,
+            limits=_LIMITS,
+        )
+        if not outcome.ok:
+            why = "did not answer within 30 s" if outcome.timed_out else outcome.describe_exit()
+            return Check(NAME, "failed", f"generate-json-schema {why}")
+        drifted = manifest_of(Path(out)) != pinned_text(MANIFEST)
+    if drifted:
+        return Check(
+            NAME,
+            "failed",
+            f"differs from the protocol of {VERSION} hz was written for; install codex {VERSION}",
+        )
+    return Check(NAME, "ok", f"as pinned ({VERSION})")
+
+
+def checks(settings: CodexSettings) -> list[Check]:
+    found = codex_checks(settings)
+    if found[0].status != "ok":
+        return found
+    return [*found, protocol_check(found[0].detail, settings)]

@@ -1,0 +1,149 @@
+"""The ``codex-app-server`` runner: one turn through ``codex app-server`` (JSON-RPC on stdio).
+
+A plugin like ``codex`` (entry point group ``hz.runners``), with the same ``[system.runner]``
+keys, closed tool surface, key-free shell environment and read-only sandbox. What it adds over
+``codex exec``: it can interrupt the exact turn it started (on cancel and at hz's timeout,
+before the group is killed), reads refusals and failures from the server's typed fields, and
+classifies a cancellation by the phase hz observed (``session``). The protocol is pinned from
+the binary (``protocol``); docs/runners/codex-app-server.md is the user's view.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from hz.runtime.errors import ConfigError
+from hz.runtime.output_check import check_output
+from hz.runtime.process.interactive import Interactive, Stopped
+from hz.runtime.process.privatefiles import PLACEHOLDER_DIR
+from hz.runtime.protocol import Check, Progress, RunPlan, RunRequest
+from hz.runtime.result import AgentResult
+from hz.runtime.runners.codex.argv import private_codex_home
+from hz.runtime.runners.codex.runner import CodexRunner, working_dir_of
+from hz.runtime.runners.codex.settings import CodexSettings, read_settings
+from hz.runtime.runners.codex_app_server.argv import build_argv, thread_params, turn_params
+from hz.runtime.runners.codex_app_server.classify import Verdict, classify
+from hz.runtime.runners.codex_app_server.doctor import checks
+from hz.runtime.runners.codex_app_server.session import Conversation, Session
+from hz.runtime.runners.executables import resolve_executable
+
+#: What the pinned server prints on stderr on every run that says nothing about this one.
+_NOISE = ("WARNING: proceeding, even though we could not create",)
+
+
+def _settings(settings: Mapping[str, Any]) -> CodexSettings:
+    if settings.get("codex_home") is not None:
+        raise ConfigError(
+            "[system.runner] codex_home is not supported by the codex-app-server runner: every "
+            "run gets a fresh private CODEX_HOME (app-server cannot ignore a user config.toml)",
+            hint="pass the API key through codex_env, or use the codex runner",
+        )
+    return read_settings(settings)
+
+
+def stderr_tail(stopped: Stopped, limit: int = 4096) -> str:
+    lines = stopped.stderr.decode("utf-8", errors="replace").splitlines(keepends=True)
+    return "".join(line for line in lines if not line.startswith(_NOISE))[-limit:]
+
+
+def _notes(talk: Conversation) -> dict[str, int]:
+    notes = {f"declined {method}": n for method, n in talk.declined.items()}
+    notes |= {f"unknown notification {method}": n for method, n in talk.turn.unknown.items()}
+    if talk.malformed:
+        notes["malformed lines"] = talk.malformed
+    return dict(sorted(notes.items()))
+
+
+class CodexAppServerRunner(CodexRunner):
+    """Shares the ``codex`` runner's settings, environment and unenforced limits."""
+
+    name: ClassVar[str] = "codex-app-server"
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> CodexAppServerRunner:
+        return cls(_settings(settings))
+
+    @classmethod
+    def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
+        return checks(_settings(settings))
+
+    def plan(self, request: RunRequest) -> RunPlan:
+        working_dir = working_dir_of(request.tools)
+        home = f"{PLACEHOLDER_DIR}/codex-home"
+        env = self.environment(home)
+        executable = resolve_executable(self.settings.executable, env) or self.settings.executable
+        return RunPlan(
+            argv=build_argv(executable, self.settings),
+            cwd=working_dir,
+            env_names=tuple(sorted(env)),
+            files=(("codex home", home),),
+            stdin="JSON-RPC: initialize, thread/start (the contract), turn/start (the prompt)",
+            limits_unenforced=self.unenforced(request.tools),
+        )
+
+    def run(self, request: RunRequest) -> AgentResult:
+        working_dir = working_dir_of(request.tools)
+        started = time.monotonic()
+        deadline = started + request.timeout
+        progress = request.progress
+
+        def changed(talk: Conversation) -> None:
+            if progress is not None:
+                calls = talk.turn.tool_calls
+                last = calls[-1].name if calls else None
+                turns = 1 if talk.turn.turn_id else 0
+                progress(Progress(time.monotonic() - started, turns, len(calls), last))
+
+        with private_codex_home() as home:
+            env = self.environment(str(home))
+            executable = resolve_executable(self.settings.executable, env)
+            if executable is None:
+                where = "" if "/" in self.settings.executable else " on PATH"
+                missing = f"{self.settings.executable}: program not found{where}"
+                return self._launch_failed(missing, request, started)
+            proc = Interactive.start(
+                build_argv(executable, self.settings), cwd=working_dir, env=env
+            )
+            if isinstance(proc, str):
+                return self._launch_failed(proc, request, started)
+            talk = Conversation()
+            try:
+                talk = Session(proc, deadline, changed).run(
+                    thread_params(
+                        self.settings, working_dir=working_dir, contract=request.contract
+                    ),
+                    turn_params(request.prompt, request.output),
+                )
+            finally:
+                stopped = proc.stop(graceful=talk.turn.completed)
+        verdict = classify(talk, timeout_seconds=request.timeout)
+        result = self._ended(verdict, request, time.monotonic() - started).model_copy(
+            update={
+                "draft": talk.turn.final_message,
+                "tool_calls": talk.turn.tool_calls,
+                "turns": 1 if talk.turn.turn_id else 0,
+                "usage": talk.turn.usage,
+                "exit_code": stopped.exit_code,
+                "stderr_tail": stderr_tail(stopped),
+                "protocol_notes": _notes(talk),
+            }
+        )
+        # The server asks the API for schema-shaped output but never checks it: hz does.
+        return check_output(result, request.output)
+
+    def _launch_failed(self, why: str, request: RunRequest, started: float) -> AgentResult:
+        verdict = Verdict("failed", "launch_failed", f"codex did not start: {why}")
+        return self._ended(verdict, request, time.monotonic() - started)
+
+    def _ended(self, verdict: Verdict, request: RunRequest, duration: float) -> AgentResult:
+        return AgentResult(
+            runner=self.name,
+            model=self.settings.model,
+            status=verdict.status,
+            failure_kind=verdict.failure_kind,
+            reason=verdict.reason,
+            duration_seconds=duration,
+            limits_unenforced=self.unenforced(request.tools),
+        )

@@ -1,0 +1,139 @@
+"""What the server said about hz's one thread and turn, notification by notification.
+
+Read (pinned 0.171.0, camelCase): ``turn/started`` and ``turn/completed`` (``turn.id``,
+``turn.status``: completed / interrupted / failed, ``turn.error``: ``message`` and the typed
+``codexErrorInfo``), ``item/started`` / ``item/completed`` (``agentMessage``,
+``commandExecution``, ``fileChange``, ``mcpToolCall``, ``webSearch``, ...),
+``thread/tokenUsage/updated`` (the thread's running ``total``), ``error`` (``willRetry``) and
+``warning``. Every field is optional: a missing or mistyped one reads as absent. Other
+notifications of the pinned protocol are ignored; notifications it does not know are counted
+as unknown and ignored. The model's text is kept as the draft, never used to decide anything.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
+
+from hz.runtime.result import ToolCall, Usage
+from hz.runtime.runners.codex.fields import as_dict as _dict
+from hz.runtime.runners.codex.fields import as_int as _int
+from hz.runtime.runners.codex.fields import as_str as _str
+from hz.runtime.runners.codex_app_server.protocol import notification_methods
+from hz.runtime.runners.codex_app_server.rpc import Notification
+
+_TOOL_ITEMS = frozenset(
+    {"commandExecution", "fileChange", "mcpToolCall", "dynamicToolCall", "webSearch"}
+)
+#: Statuses the server gives a tool item that did not do what was asked.
+_ERROR_STATUSES = frozenset({"failed", "declined"})
+
+
+def tool_call(item: dict[str, Any]) -> ToolCall:
+    kind = item["type"]
+    status = _str(item.get("status"))
+    failed: bool | None = None if status in (None, "inProgress") else status in _ERROR_STATUSES
+    input_: JsonValue
+    if kind == "commandExecution":
+        code = item.get("exitCode")
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            failed = True
+        return ToolCall(
+            name="command_execution", input={"command": _str(item.get("command"))}, is_error=failed
+        )
+    if kind == "mcpToolCall":
+        server, tool = _str(item.get("server")) or "?", _str(item.get("tool")) or "?"
+        arguments = item.get("arguments")
+        input_ = arguments if isinstance(arguments, dict | list | str) else None
+        return ToolCall(name=f"mcp__{server}__{tool}", input=input_, is_error=failed)
+    if kind == "webSearch":
+        return ToolCall(name="web_search", input={"query": _str(item.get("query"))})
+    if kind == "dynamicToolCall":
+        return ToolCall(name=_str(item.get("tool")) or "dynamic_tool", is_error=failed)
+    changes = item.get("changes")
+    paths = [_str(_dict(c).get("path")) for c in changes] if isinstance(changes, list) else []
+    return ToolCall(name="file_change", input={"paths": paths}, is_error=failed)
+
+
+@dataclass
+class Turn:
+    """One thread's one turn, as far as the notifications told."""
+
+    thread_id: str | None = None
+    turn_id: str | None = None
+    #: ``turn.status`` of ``turn/completed`` (completed, interrupted, failed); None until then.
+    status: str | None = None
+    error: dict[str, Any] = field(default_factory=dict)
+    final_message: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    #: ``error`` notifications the server will not retry, verbatim, in order.
+    errors: list[str] = field(default_factory=list)
+    retries: int = 0
+    warnings: list[str] = field(default_factory=list)
+    unknown: Counter[str] = field(default_factory=Counter)
+    _tools: dict[str, ToolCall] = field(default_factory=dict)
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        return tuple(self._tools.values())
+
+    @property
+    def completed(self) -> bool:
+        return self.status is not None
+
+    def feed(self, note: Notification) -> None:
+        params = note.params
+        thread = _str(params.get("threadId"))
+        if thread is not None and self.thread_id is not None and thread != self.thread_id:
+            return  # another thread's (hz starts one): not this session's
+        method = note.method
+        if method == "turn/started":
+            self.turn_id = self.turn_id or _str(_dict(params.get("turn")).get("id"))
+        elif method == "turn/completed":
+            turn = _dict(params.get("turn"))
+            self.turn_id = self.turn_id or _str(turn.get("id"))
+            self.status = _str(turn.get("status")) or "(no status)"
+            self.error = _dict(turn.get("error"))
+        elif method in ("item/started", "item/completed"):
+            self._item(method, _dict(params.get("item")))
+        elif method == "thread/tokenUsage/updated":
+            self._usage(_dict(_dict(params.get("tokenUsage")).get("total")))
+        elif method == "error":
+            message = _str(_dict(params.get("error")).get("message")) or ""
+            if params.get("willRetry") is True:
+                self.retries += 1
+            else:
+                self.errors.append(message)
+        elif method == "warning":
+            self.warnings.append(_str(params.get("message")) or "")
+        elif method not in notification_methods():
+            self.unknown[method] += 1
+
+    def _item(self, method: str, item: dict[str, Any]) -> None:
+        kind = _str(item.get("type"))
+        if kind in _TOOL_ITEMS:
+            key = _str(item.get("id")) or f"(anonymous {len(self._tools) + 1})"
+            self._tools[key] = tool_call(item)
+        elif kind == "agentMessage" and method == "item/completed":
+            self.final_message = _str(item.get("text"))
+
+    def _usage(self, total: dict[str, Any]) -> None:
+        # The server counts cached input inside inputTokens; hz's Usage keeps them apart.
+        total_in = _int(total.get("inputTokens"))
+        cached = min(_int(total.get("cachedInputTokens")), total_in)
+        self.usage = Usage(
+            input_tokens=total_in - cached,
+            output_tokens=_int(total.get("outputTokens")),
+            cache_read_input_tokens=cached,
+            cache_creation_input_tokens=_int(total.get("cacheWriteInputTokens")),
+        )
+
+    def error_info(self) -> str | None:
+        """``turn.error.codexErrorInfo`` when it is one of the plain names (``sandboxError``)."""
+        return _str(self.error.get("codexErrorInfo"))
+
+    def error_message(self) -> str | None:
+        return _str(self.error.get("message"))

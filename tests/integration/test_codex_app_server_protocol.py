@@ -1,0 +1,304 @@
+"""The codex-app-server runner against a scripted fake server (tests/fakes/fake_appserver.py):
+the protocol's edges that the real CLI does not show on demand — typed failures, approval
+requests, unknown notifications, malformed lines, a server that dies mid-turn."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hz.runtime.errors import ConfigError
+from hz.runtime.result import AgentResult, Usage
+from hz.runtime.runners.codex_app_server.runner import CodexAppServerRunner
+from tests.run_request import run_request
+
+FAKE = Path(__file__).resolve().parent.parent / "fakes" / "fake_appserver.py"
+THREAD = "thr_1"
+TURN = "turn_1"
+
+INITIALIZE = [{"id": "$id", "result": {"userAgent": "fake"}}]
+THREAD_START = [{"id": "$id", "result": {"thread": {"id": THREAD}}}]
+
+
+def turn(status: str, error: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "method": "turn/completed",
+        "params": {"threadId": THREAD, "turn": {"id": TURN, "status": status, "error": error}},
+    }
+
+
+def answer(text: str) -> dict[str, Any]:
+    item = {"type": "agentMessage", "id": "msg_1", "text": text}
+    return {"method": "item/completed", "params": {"threadId": THREAD, "item": item}}
+
+
+USAGE = {
+    "method": "thread/tokenUsage/updated",
+    "params": {
+        "threadId": THREAD,
+        "turnId": TURN,
+        "tokenUsage": {
+            "total": {
+                "inputTokens": 100,
+                "cachedInputTokens": 30,
+                "outputTokens": 7,
+                "reasoningOutputTokens": 2,
+                "totalTokens": 107,
+            },
+            "last": {},
+        },
+    },
+}
+TURN_STARTED = [{"id": "$id", "result": {"turn": {"id": TURN, "status": "inProgress"}}}]
+
+
+def fake(tmp_path: Path, turn_start: list[Any], **more: list[Any]) -> tuple[Path, Path]:
+    """An executable fake server with this script for ``turn/start``, and its record."""
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            {
+                "initialize": INITIALIZE,
+                "thread/start": THREAD_START,
+                "turn/start": turn_start,
+                **{k.replace("_", "/"): v for k, v in more.items()},
+            }
+        )
+    )
+    record = tmp_path / "record.jsonl"
+    program = tmp_path / "codex"
+    program.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "{script}" "{record}"\n')
+    program.chmod(0o755)
+    return program, record
+
+
+def run(program: Path, tmp_path: Path, **extra: Any) -> AgentResult:
+    runner = CodexAppServerRunner.from_settings({"codex_executable": str(program), **extra})
+    return runner.run(run_request(tmp_path, prompt="the prompt", contract="the contract"))
+
+
+def sent(record: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in record.read_text().splitlines()]
+
+
+def test_a_completed_turn(tmp_path: Path) -> None:
+    program, record = fake(tmp_path, [*TURN_STARTED, USAGE, answer("42"), turn("completed")])
+    result = run(program, tmp_path, model="m1")
+    assert (result.status, result.draft, result.turns) == ("completed", "42", 1)
+    assert result.usage == Usage(input_tokens=70, output_tokens=7, cache_read_input_tokens=30)
+    assert result.exit_code == 0
+    methods = [m.get("method") for m in sent(record)]
+    assert methods == ["initialize", "initialized", "thread/start", "turn/start"]
+    thread_start, turn_start = sent(record)[2]["params"], sent(record)[3]["params"]
+    assert thread_start == {
+        "cwd": str(tmp_path),
+        "ephemeral": True,
+        "sandbox": "read-only",
+        "approvalPolicy": "never",
+        "baseInstructions": "the contract",
+        "model": "m1",
+    }
+    assert turn_start == {
+        "threadId": THREAD,
+        "input": [{"type": "text", "text": "the prompt", "text_elements": []}],
+    }
+
+
+def test_a_sandbox_refusal_is_read_from_the_typed_fields(tmp_path: Path) -> None:
+    error = {"message": "sandbox denied the write", "codexErrorInfo": "sandboxError"}
+    program, _ = fake(tmp_path, [*TURN_STARTED, turn("failed", error)])
+    result = run(program, tmp_path)
+    assert (result.status, result.failure_kind, result.reason) == (
+        "failed",
+        "permission_denied",
+        "sandbox denied the write",
+    )
+
+
+def test_words_about_permissions_do_not_make_a_refusal(tmp_path: Path) -> None:
+    error = {"message": "Permission denied: the sandbox refused", "codexErrorInfo": "other"}
+    program, _ = fake(tmp_path, [*TURN_STARTED, turn("failed", error)])
+    result = run(program, tmp_path)
+    assert (result.status, result.failure_kind, result.reason) == (
+        "failed",
+        "runtime_error",
+        "Permission denied: the sandbox refused",
+    )
+
+
+@pytest.mark.parametrize(
+    ("info", "kind"),
+    [
+        ("rateLimitExceeded", "rate_limited"),
+        ("usageLimitExceeded", "rate_limited"),
+        ("unauthorized", "auth_misconfigured"),
+        ({"httpConnectionFailed": {"httpStatusCode": 429}}, "rate_limited"),
+        ({"responseStreamConnectionFailed": {"httpStatusCode": 401}}, "auth_misconfigured"),
+        ({"httpConnectionFailed": {"httpStatusCode": 500}}, "runtime_error"),
+    ],
+)
+def test_typed_failures(tmp_path: Path, info: Any, kind: str) -> None:
+    program, _ = fake(
+        tmp_path, [*TURN_STARTED, turn("failed", {"message": "m", "codexErrorInfo": info})]
+    )
+    result = run(program, tmp_path)
+    assert (result.status, result.failure_kind, result.reason) == ("failed", kind, "m")
+
+
+def test_approval_requests_are_declined_and_counted(tmp_path: Path) -> None:
+    approval = {
+        "id": 77,
+        "method": "item/commandExecution/requestApproval",
+        "params": {"threadId": THREAD, "turnId": TURN, "itemId": "c1"},
+    }
+    other = {"id": "x", "method": "item/tool/call", "params": {}}
+    steps = [*TURN_STARTED, approval, other, "@sleep 0.5", answer("ok"), turn("completed")]
+    program, record = fake(tmp_path, steps, reply=[])
+    result = run(program, tmp_path)
+    assert (result.status, result.draft) == ("completed", "ok")
+    assert result.protocol_notes == {
+        "declined item/commandExecution/requestApproval": 1,
+        "declined item/tool/call": 1,
+    }
+    replies = [m for m in sent(record) if "method" not in m]
+    assert replies == [
+        {"jsonrpc": "2.0", "id": 77, "result": {"decision": "decline"}},
+        {
+            "jsonrpc": "2.0",
+            "id": "x",
+            "error": {"code": -32601, "message": "hz does not serve item/tool/call"},
+        },
+    ]
+
+
+def test_unknown_notifications_are_counted_and_ignored(tmp_path: Path) -> None:
+    unknown = {"method": "thread/futureThing", "params": {"threadId": THREAD}}
+    program, _ = fake(tmp_path, [*TURN_STARTED, unknown, unknown, answer("ok"), turn("completed")])
+    result = run(program, tmp_path)
+    assert (result.status, result.draft) == ("completed", "ok")
+    assert result.protocol_notes == {"unknown notification thread/futureThing": 2}
+
+
+def test_a_malformed_line_before_the_turn_is_a_failed_protocol_error(tmp_path: Path) -> None:
+    program, _ = fake(tmp_path, [], thread_start=["@raw {not json"])
+    result = run(program, tmp_path)
+    assert (result.status, result.failure_kind, result.reason) == (
+        "failed",
+        "protocol_error",
+        "a malformed line from codex app-server: not JSON: Expecting property name enclosed "
+        "in double quotes",
+    )
+    assert result.protocol_notes == {"malformed lines": 1}
+
+
+def test_a_malformed_line_once_the_turn_may_run_is_uncertain(tmp_path: Path) -> None:
+    program, _ = fake(tmp_path, [*TURN_STARTED, "@raw [1, 2]"])
+    result = run(program, tmp_path)
+    assert (result.status, result.failure_kind, result.reason) == (
+        "uncertain",
+        "protocol_error",
+        "a malformed line from codex app-server: not a JSON object: list",
+    )
+
+
+def test_the_server_ending_mid_turn_is_uncertain(tmp_path: Path) -> None:
+    program, _ = fake(tmp_path, [*TURN_STARTED, "@exit 3"])
+    result = run(program, tmp_path)
+    assert (result.status, result.failure_kind, result.reason) == (
+        "uncertain",
+        "protocol_error",
+        "codex app-server ended its output before turn/completed",
+    )
+    assert result.exit_code == 3
+
+
+def test_an_error_answer_keeps_the_servers_words(tmp_path: Path) -> None:
+    refused = [{"id": "$id", "error": {"code": -32600, "message": "unknown model `m2`"}}]
+    program, _ = fake(tmp_path, [], thread_start=refused)
+    result = run(program, tmp_path)
+    assert (result.status, result.failure_kind, result.reason) == (
+        "failed",
+        "runtime_error",
+        "thread/start: unknown model `m2` (code -32600)",
+    )
+
+
+def test_a_missing_program_is_launch_failed(tmp_path: Path) -> None:
+    result = run(tmp_path / "no-such-codex", tmp_path)
+    assert (result.status, result.failure_kind) == ("failed", "launch_failed")
+    assert result.reason == f"codex did not start: {tmp_path / 'no-such-codex'}: program not found"
+
+
+def test_codex_home_is_refused() -> None:
+    with pytest.raises(ConfigError) as caught:
+        CodexAppServerRunner.from_settings({"codex_home": "/tmp"})
+    assert caught.value.message == (
+        "[system.runner] codex_home is not supported by the codex-app-server runner: every run "
+        "gets a fresh private CODEX_HOME (app-server cannot ignore a user config.toml)"
+    )
+
+
+def test_notify_is_refused() -> None:
+    with pytest.raises(ConfigError) as caught:
+        CodexAppServerRunner.from_settings({"codex_config": ['notify=["sh","-c","id"]']})
+    assert caught.value.message == (
+        "[system.runner] codex_config: notify cannot be overridden: codex runs the notify "
+        "program outside its sandbox after the turn"
+    )
+
+
+def test_plan(tmp_path: Path) -> None:
+    runner = CodexAppServerRunner.from_settings(
+        {
+            "codex_executable": "/opt/codex",
+            "codex_env": ["K"],
+            "codex_config": ['model_provider="p"'],
+        }
+    )
+    plan = runner.plan(run_request(tmp_path))
+    assert plan.argv == (
+        "/opt/codex",
+        "app-server",
+        "--listen",
+        "stdio://",
+        "-c",
+        'approval_policy="never"',
+        "-c",
+        'sandbox_mode="read-only"',
+        "--disable",
+        "unbounded_connection_retries",
+        "-c",
+        'web_search="disabled"',
+        "--disable",
+        "multi_agent",
+        "--disable",
+        "goals",
+        "--disable",
+        "image_generation",
+        "--disable",
+        "view_image",
+        "--disable",
+        "apps",
+        "--disable",
+        "browser_use",
+        "--disable",
+        "computer_use",
+        "-c",
+        'shell_environment_policy.inherit="core"',
+        "-c",
+        "shell_environment_policy.ignore_default_excludes=false",
+        "-c",
+        'shell_environment_policy.exclude=["CODEX_HOME","K"]',
+        "-c",
+        "project_doc_max_bytes=0",
+        "-c",
+        'model_provider="p"',
+    )
+    assert plan.files == (("codex home", "<private>/codex-home"),)
+    assert plan.stdin == (
+        "JSON-RPC: initialize, thread/start (the contract), turn/start (the prompt)"
+    )
