@@ -27,6 +27,7 @@ import pytest
 from hz.runtime.result import AgentResult, Usage
 from hz.runtime.runners.codex_app_server.protocol import BUNDLE, MANIFEST, manifest_of, pinned_text
 from hz.runtime.runners.codex_app_server.runner import CodexAppServerRunner
+from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
 from tests.fakes.claude_cli import processes_with_env
 from tests.fakes.responses_server import (
     FakeResponses,
@@ -67,6 +68,10 @@ def work(tmp_path: Path) -> Path:
     return path
 
 
+def make_runner(table: dict[str, Any]) -> CodexAppServerRunner:
+    return CodexAppServerRunner(CodexAppServerSettings.from_table(table))
+
+
 def settings(api: FakeResponses, codex: Path | str, **extra: Any) -> dict[str, Any]:
     return {
         "codex_executable": str(codex),
@@ -86,7 +91,7 @@ def run(
     progress: Callable[..., None] | None = None,
     **extra: Any,
 ) -> AgentResult:
-    runner = CodexAppServerRunner.from_settings(settings(api, codex, **extra))
+    runner = make_runner(settings(api, codex, **extra))
     try:
         return runner.run(
             run_request(
@@ -340,7 +345,9 @@ def test_the_pinned_protocol_matches_the_installed_cli(codex: Path, tmp_path: Pa
 
 
 def test_doctor_with_the_pinned_binary(codex: Path) -> None:
-    checks = CodexAppServerRunner.doctor({"codex_executable": str(codex)})
+    checks = CodexAppServerRunner.doctor(
+        CodexAppServerSettings.from_table({"codex_executable": str(codex)})
+    )
     assert [(c.name, c.status, c.detail) for c in checks] == [
         ("codex executable", "ok", str(codex)),
         ("codex version", "ok", "0.171.0 (minimum 0.171.0)"),

@@ -13,7 +13,9 @@ import pytest
 
 from hz.runtime.errors import ConfigError
 from hz.runtime.result import AgentResult, Usage
+from hz.runtime.runners.codex.surface import closed_surface, shell_environment
 from hz.runtime.runners.codex_app_server.runner import CodexAppServerRunner
+from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
 from tests.run_request import run_request
 
 FAKE = Path(__file__).resolve().parent.parent / "fakes" / "fake_appserver.py"
@@ -22,6 +24,10 @@ TURN = "turn_1"
 
 INITIALIZE = [{"id": "$id", "result": {"userAgent": "fake"}}]
 THREAD_START = [{"id": "$id", "result": {"thread": {"id": THREAD}}}]
+
+
+def make_runner(table: dict[str, Any]) -> CodexAppServerRunner:
+    return CodexAppServerRunner(CodexAppServerSettings.from_table(table))
 
 
 def turn(status: str, error: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -77,7 +83,7 @@ def fake(tmp_path: Path, turn_start: list[Any], **more: list[Any]) -> tuple[Path
 
 
 def run(program: Path, tmp_path: Path, **extra: Any) -> AgentResult:
-    runner = CodexAppServerRunner.from_settings({"codex_executable": str(program), **extra})
+    runner = make_runner({"codex_executable": str(program), **extra})
     return runner.run(run_request(tmp_path, prompt="the prompt", contract="the contract"))
 
 
@@ -235,7 +241,7 @@ def test_a_missing_program_is_launch_failed(tmp_path: Path) -> None:
 
 def test_codex_home_is_refused() -> None:
     with pytest.raises(ConfigError) as caught:
-        CodexAppServerRunner.from_settings({"codex_home": "/tmp"})
+        make_runner({"codex_home": "/tmp"})
     assert caught.value.message == (
         "[system.runner] codex_home is not supported by the codex-app-server runner: every run "
         "gets a fresh private CODEX_HOME (app-server cannot ignore a user config.toml)"
@@ -244,7 +250,7 @@ def test_codex_home_is_refused() -> None:
 
 def test_notify_is_refused() -> None:
     with pytest.raises(ConfigError) as caught:
-        CodexAppServerRunner.from_settings({"codex_config": ['notify=["sh","-c","id"]']})
+        make_runner({"codex_config": ['notify=["sh","-c","id"]']})
     assert caught.value.message == (
         "[system.runner] codex_config: notify cannot be overridden: codex runs the notify "
         "program outside its sandbox after the turn"
@@ -252,7 +258,7 @@ def test_notify_is_refused() -> None:
 
 
 def test_plan(tmp_path: Path) -> None:
-    runner = CodexAppServerRunner.from_settings(
+    runner = make_runner(
         {
             "codex_executable": "/opt/codex",
             "codex_env": ["K"],
@@ -271,28 +277,9 @@ def test_plan(tmp_path: Path) -> None:
         'sandbox_mode="read-only"',
         "--disable",
         "unbounded_connection_retries",
-        "-c",
-        'web_search="disabled"',
-        "--disable",
-        "multi_agent",
-        "--disable",
-        "goals",
-        "--disable",
-        "image_generation",
-        "--disable",
-        "view_image",
-        "--disable",
-        "apps",
-        "--disable",
-        "browser_use",
-        "--disable",
-        "computer_use",
-        "-c",
-        'shell_environment_policy.inherit="core"',
-        "-c",
-        "shell_environment_policy.ignore_default_excludes=false",
-        "-c",
-        'shell_environment_policy.exclude=["CODEX_HOME","K"]',
+        # Shared with the codex runner, spelled out in tests/unit/test_codex_settings.py.
+        *closed_surface(),
+        *shell_environment(["K"]),
         "-c",
         "project_doc_max_bytes=0",
         "-c",

@@ -11,6 +11,7 @@ from hz.runtime.config.keys import RUNNER, SHARED_RUNNER_KEYS, value_problem
 from hz.runtime.errors import ConfigError
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.codex.settings import CodexSettings
+from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
 from hz.runtime.runners.command.settings import CommandSettings
 from hz.runtime.runners.echo import EchoSettings
 from hz.runtime.runners.settings import RunnerSettings, SharedSettings
@@ -23,6 +24,7 @@ DOCS = Path(__file__).parents[2] / "docs"
     [
         ("runners/claude-code.md", ClaudeSettings),
         ("runners/codex.md", CodexSettings),
+        ("runners/codex-app-server.md", CodexAppServerSettings),
         ("runners/command.md", CommandSettings),
         ("runners.md", EchoSettings),
         ("configuration.md", SharedSettings),

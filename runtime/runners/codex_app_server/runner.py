@@ -11,10 +11,8 @@ the binary (``protocol``); docs/runners/codex-app-server.md is the user's view.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from hz.runtime.errors import ConfigError
 from hz.runtime.output_check import check_output
 from hz.runtime.process.interactive import Interactive, Stopped
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR
@@ -22,25 +20,16 @@ from hz.runtime.protocol import Check, Progress, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.codex.argv import private_codex_home
 from hz.runtime.runners.codex.runner import CodexRunner, working_dir_of
-from hz.runtime.runners.codex.settings import CodexSettings, read_settings
+from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.codex_app_server.argv import build_argv, thread_params, turn_params
 from hz.runtime.runners.codex_app_server.classify import Verdict, classify
 from hz.runtime.runners.codex_app_server.doctor import checks
 from hz.runtime.runners.codex_app_server.session import Conversation, Session
+from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
 from hz.runtime.runners.executables import resolve_executable
 
 #: What the pinned server prints on stderr on every run that says nothing about this one.
 _NOISE = ("WARNING: proceeding, even though we could not create",)
-
-
-def _settings(settings: Mapping[str, Any]) -> CodexSettings:
-    if settings.get("codex_home") is not None:
-        raise ConfigError(
-            "[system.runner] codex_home is not supported by the codex-app-server runner: every "
-            "run gets a fresh private CODEX_HOME (app-server cannot ignore a user config.toml)",
-            hint="pass the API key through codex_env, or use the codex runner",
-        )
-    return read_settings(settings)
 
 
 def stderr_tail(stopped: Stopped, limit: int = 4096) -> str:
@@ -61,13 +50,14 @@ class CodexAppServerRunner(CodexRunner):
 
     name: ClassVar[str] = "codex-app-server"
 
-    @classmethod
-    def from_settings(cls, settings: Mapping[str, Any]) -> CodexAppServerRunner:
-        return cls(_settings(settings))
+    settings_model: ClassVar[type[CodexAppServerSettings]] = CodexAppServerSettings
+
+    def __init__(self, settings: CodexAppServerSettings) -> None:
+        super().__init__(settings)
 
     @classmethod
-    def doctor(cls, settings: Mapping[str, Any]) -> list[Check]:
-        return checks(_settings(settings))
+    def doctor(cls, settings: CodexSettings) -> list[Check]:
+        return checks(settings)
 
     def plan(self, request: RunRequest) -> RunPlan:
         working_dir = working_dir_of(request.tools)
@@ -80,7 +70,7 @@ class CodexAppServerRunner(CodexRunner):
             env_names=tuple(sorted(env)),
             files=(("codex home", home),),
             stdin="JSON-RPC: initialize, thread/start (the contract), turn/start (the prompt)",
-            limits_unenforced=self.unenforced(request.tools),
+            limits_unenforced=self.unenforced(request),
         )
 
     def run(self, request: RunRequest) -> AgentResult:
@@ -145,5 +135,5 @@ class CodexAppServerRunner(CodexRunner):
             failure_kind=verdict.failure_kind,
             reason=verdict.reason,
             duration_seconds=duration,
-            limits_unenforced=self.unenforced(request.tools),
+            limits_unenforced=self.unenforced(request),
         )
