@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import _thread
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -353,3 +354,77 @@ def test_doctor_with_the_pinned_binary(codex: Path) -> None:
         ("codex version", "ok", "0.171.0 (minimum 0.171.0)"),
         ("codex app-server protocol", "ok", "as pinned (0.171.0)"),
     ]
+
+
+CONTRACT = """\
+hz:
+  contract: 1
+  name: notes-reader
+  timeout: 60
+  agent:
+    max_usd: 0.5
+contract: |
+  Never write files.
+prompt: |
+  What is in notes.txt?
+"""
+
+
+def hz_run(
+    hz_argv: list[str], api: FakeResponses, codex: Path, work: Path, tmp_path: Path, key: str
+) -> subprocess.Popen[str]:
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(CONTRACT)
+    config = tmp_path / "operator.toml"
+    overrides = ", ".join(json.dumps(entry) for entry in api.provider_config("FAKE_KEY"))
+    config.write_text(
+        '[capabilities]\nagent_runner = "codex-app-server"\n\n[system.runner]\n'
+        f"codex_executable = {json.dumps(str(codex))}\ncodex_config = [{overrides}]\n"
+        f'codex_env = ["FAKE_KEY"]\nmodel = "{MODEL}"\n'
+    )
+    env = {**os.environ, "HZ_CONFIG": str(config), "FAKE_KEY": key}
+    argv = [*hz_argv, "run", str(contract), "--workdir", str(work), "--format", "json"]
+    argv += ["--receipt-dir", str(tmp_path / "receipts")]
+    return subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+
+def wait_for(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, "the run never reached the phase under test"
+        time.sleep(0.05)
+
+
+def test_hz_run_sigterm_mid_turn_interrupts_and_exits_cancelled(
+    hz_argv: list[str], codex: Path, work: Path, key: str, tmp_path: Path
+) -> None:
+    with FakeResponses([hang()]) as api:
+        proc = hz_run(hz_argv, api, codex, work, tmp_path, key)
+        wait_for(lambda: len(api.requests) == 1)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=SETTLED + 10)
+    assert proc.returncode == 7, err
+    result = json.loads(out)
+    assert (result["status"], result["failure_kind"], result["reason"]) == (
+        "cancelled",
+        "aborted",
+        "cancelled (SIGTERM) during the turn (interrupted)",
+    )
+    [receipt] = (tmp_path / "receipts").glob("*.json")
+    assert json.loads(receipt.read_text())["status"] == "cancelled"
+
+
+def test_hz_run_sigint_while_turn_start_is_unanswered_exits_uncertain(
+    hz_argv: list[str], codex: Path, work: Path, key: str, tmp_path: Path
+) -> None:
+    wrapper, _ = proxy(tmp_path, codex, "turn/start")
+    with FakeResponses([hang()]) as api:
+        proc = hz_run(hz_argv, api, wrapper, work, tmp_path, key)
+        wait_for(lambda: len(api.requests) == 1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=SETTLED + 10)
+    assert proc.returncode == 9, err
+    assert json.loads(out)["status"] == "uncertain"
