@@ -152,6 +152,7 @@ def test_an_answer_with_usage(codex: Path, work: Path, key: str) -> None:
     assert result.usage == Usage(input_tokens=32, output_tokens=9, cache_read_input_tokens=8)
     assert result.limits_unenforced == ("budget",)
     assert result.protocol_notes == {}
+    assert "\x1b" not in result.stderr_tail  # NO_COLOR: the server's log lines are plain
     # The contract is the thread's base instructions; the prompt the last user message.
     first = body["input"][0]
     assert (first["role"], first["content"][0]["text"]) == (

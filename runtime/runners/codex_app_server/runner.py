@@ -14,6 +14,7 @@ import time
 from typing import ClassVar
 
 from hz.runtime.output_check import check_output
+from hz.runtime.process.environment import child_environment
 from hz.runtime.process.interactive import Interactive, Stopped
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR
 from hz.runtime.protocol import Check, Progress, RunPlan, RunRequest
@@ -58,6 +59,12 @@ class CodexAppServerRunner(CodexRunner):
     @classmethod
     def doctor(cls, settings: CodexSettings) -> list[Check]:
         return checks(settings)
+
+    def environment(self, home: str) -> dict[str, str]:
+        # The server logs to stderr with colours otherwise; the result keeps plain text.
+        return child_environment(
+            passthrough=self.settings.env, extra={"CODEX_HOME": home, "NO_COLOR": "1"}
+        )
 
     def plan(self, request: RunRequest) -> RunPlan:
         working_dir = working_dir_of(request.tools)
