@@ -8,8 +8,10 @@ a diagnostic so CI shows it like any other problem.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hz.compiler.compile import CompiledJob
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
@@ -99,6 +101,44 @@ def write_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> WriteSummary:
     return WriteSummary(tuple(written), tuple(unchanged), tuple(removed))
 
 
+def stale_because(current: str, expected: str) -> str:
+    """What differs between a job file's text and the job the contract compiles to: the
+    fields by their dotted names (``budget.max_usd``, ``inputs.week``), or only the source hash
+    (a comment or formatting edit). ``digest`` follows the rest and is never named."""
+    try:
+        old = json.loads(current)
+    except ValueError:
+        old = None
+    if not isinstance(old, dict):
+        return "it is not the JSON this contract compiles to"
+    fields = [f for f in _differing(old, json.loads(expected)) if f not in _DERIVED]
+    if fields:
+        these = "this field differs" if len(fields) == 1 else "these fields differ"
+        return f"{these} from what the contract compiles to: {', '.join(fields)}"
+    if old.get("source", {}).get("sha256") != json.loads(expected)["source"]["sha256"]:
+        return (
+            "only the source hash differs: the contract file changed (a comment or layout) "
+            "but not what it compiles to"
+        )
+    return "its layout differs from the canonical JSON this contract compiles to"
+
+
+#: Fields that change whenever another does, or with any edit of the contract file.
+_DERIVED = frozenset({"digest", "source.sha256"})
+
+
+def _differing(old: Any, new: Any, prefix: str = "", depth: int = 2) -> list[str]:
+    if old == new:
+        return []
+    if depth == 0 or not isinstance(old, dict) or not isinstance(new, dict):
+        return [prefix or "the whole job"]
+    names: list[str] = []
+    for key in sorted(old.keys() | new.keys()):
+        name = f"{prefix}.{key}" if prefix else key
+        names += _differing(old.get(key), new.get(key), name, depth - 1)
+    return names
+
+
 def check_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> tuple[Diagnostic, ...]:
     """One diagnostic per job that is stale (HZ602), missing (HZ603) or has no contract
     (HZ604). Stale and missing jobs are reported at their contract, where the change is."""
@@ -115,7 +155,7 @@ def check_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> tuple[Diagnostic
             message = f"job {path} is missing"
             code, hint = HZ603, _REGENERATE
         else:
-            message = f"job {path} is stale: it differs from what this contract compiles to"
+            message = f"job {path} is stale: {stale_because(current or '', job_text(compiled))}"
             code, hint = HZ602, _REGENERATE
         problems.append(Diagnostic(code, message, compiled.contract_path, hint=hint))
     for path in _existing(out_dir) - expected.keys():

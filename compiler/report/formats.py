@@ -40,7 +40,8 @@ def summary(diagnostics: Sequence[Diagnostic], files_checked: int) -> str:
     warnings = len(diagnostics) - errors
     checked = _plural(files_checked, "file")
     if errors:
-        files = len({d.file for d in diagnostics if d.severity == "error"})
+        # The files of every problem counted: "1 error and 1 warning" in two files is two.
+        files = len({d.file for d in diagnostics})
         found = _plural(errors, "error")
         if warnings:
             found += " and " + _plural(warnings, "warning")

@@ -61,6 +61,9 @@ def _input_args(values: tuple[str, ...]) -> tuple[str, ...]:
     default=None,
     help=MAX_USD_HELP,
 )
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Print only the problems: no summary lines on stderr."
+)
 def compile_(
     paths: tuple[str, ...],
     out_dir: Path,
@@ -68,6 +71,7 @@ def compile_(
     fmt: str,
     root: Path | None,
     max_usd_ceiling: float | None,
+    quiet: bool,
 ) -> int:
     """Validate contracts (files or directories) and compile each into OUT/<name>.job.json.
 
@@ -96,8 +100,11 @@ def compile_(
     # A broken project hz.toml fails the compile like a broken contract: nothing is written.
     ok = not run.failed and not options.diagnostics
     done = ""
+    files_checked = run.files_checked + project_files(options.diagnostics)
     if ok and check:
         diagnostics += check_jobs(run.jobs, out_dir)
+        # --check reads the job files too, and may report one (HZ604).
+        files_checked += len(list(Path(out_dir).glob("*.job.json")))
         if not any(d.severity == "error" for d in diagnostics):
             done = f"{_jobs(len(run.jobs))} in {out_dir} up to date"
     elif ok:
@@ -109,15 +116,29 @@ def compile_(
     write_report(
         diagnostics,
         fmt=fmt,
-        files_checked=run.files_checked + project_files(options.diagnostics),
+        files_checked=files_checked,
         out=sys.stdout,
-        err=sys.stderr,
+        err=io.StringIO() if quiet else sys.stderr,
         tool_version=__version__,
     )
     if done:
-        click.echo(done, err=True)
+        if not quiet:
+            click.echo(done, err=True)
         return 0
     return 1
+
+
+def files_read(target: Path, inputs_file: Path | None, input_args: tuple[str, ...]) -> int:
+    """How many files a render checked: the contract (a job or packet was checked when it was
+    compiled), the inputs file and every ``--input NAME=@FILE``; at least one."""
+    files = {str(target)} if target.suffix.lower() in (".yaml", ".yml") else set()
+    if inputs_file is not None:
+        files.add(str(inputs_file))
+    for arg in input_args:
+        value = arg.partition("=")[2]
+        if value.startswith("@") and not value.startswith("@@"):
+            files.add(value[1:])
+    return max(len(files), 1)
 
 
 def _jobs(n: int) -> str:
@@ -207,7 +228,7 @@ def render(
         write_report(
             diagnostics,
             fmt="text",
-            files_checked=1 + (inputs_file is not None) + project,
+            files_checked=files_read(target, inputs_file, input_args) + project,
             out=sys.stderr,
             err=sys.stderr if packet is None else io.StringIO(),
             tool_version=__version__,

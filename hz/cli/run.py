@@ -107,6 +107,7 @@ def run(
       9  uncertain: cancelled or lost where the agent may have acted unobserved
     """
     from hz import __version__
+    from hz.cli.compile import files_read
     from hz.compiler.report.formats import write_report
     from hz.runtime.config.layers import load_config
     from hz.runtime.execute import bind
@@ -117,7 +118,7 @@ def run(
         write_report(
             diagnostics,
             fmt="text",
-            files_checked=1 + (inputs_file is not None),
+            files_checked=files_read(target, inputs_file, input_args),
             out=sys.stderr,
             err=sys.stderr if packet is None else io.StringIO(),
             tool_version=__version__,

@@ -8,6 +8,9 @@ from typing import Any
 from hz.runtime.config.keys import TABLES
 from hz.runtime.config.layers import UNSET, Config
 
+#: Assignments up to this long align their comments; longer ones do not set the column.
+_ALIGN_UP_TO = 48
+
 
 def toml_value(value: Any) -> str:
     if isinstance(value, bool):
@@ -33,7 +36,10 @@ def show_text(config: Config) -> str:
         if not settings:
             continue
         lines += ["", f"[{table}]"]
-        width = max(len(f"{s.key} = {toml_value(s.value)}") for s in settings)
+        lengths = [len(f"{s.key} = {toml_value(s.value)}") for s in settings]
+        # Comments line up after the short assignments; a long one (a command line) keeps
+        # its comment two spaces after it instead of pushing every other comment out.
+        width = max([n for n in lengths if n <= _ALIGN_UP_TO] or [0])
         for s in settings:
             assignment = f"{s.key} = {toml_value(s.value)}"
             lines.append(f"{assignment:<{width}}  # {s.origin}")

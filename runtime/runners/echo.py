@@ -3,15 +3,18 @@
 
 ``[system.runner] echo_status`` (default ``completed``) and ``echo_failure_kind`` make it end
 as any other runner could, so scripts can try their handling of every status without an
-agent installed.
+agent installed. ``echo_draft = "example"`` makes it answer a ``json`` job with a document made
+from the output schema (:func:`example_of`) instead of the prompt, to try a JSON contract.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import time
-from typing import Annotated, ClassVar, get_args
+from typing import Annotated, Any, ClassVar, Literal, cast, get_args
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from hz.runtime.protocol import Capabilities, Check, Progress, RunPlan, RunRequest
 from hz.runtime.result import AgentResult, FailureKind, Status
@@ -40,6 +43,15 @@ class EchoSettings(RunnerSettings):
         Field(strict=True, min_length=1, description="the model the result names"),
         Expect("must be a non-empty string, got {value!r}"),
     ] = "echo"
+    draft: Annotated[
+        Literal["prompt", "example"],
+        Field(
+            alias="echo_draft",
+            description="`prompt`: the draft is the prompt; `example`: a `json` job gets a "
+            "document made from its output schema",
+        ),
+        Expect("must be one of prompt, example, got {value!r}"),
+    ] = "prompt"
 
 
 class EchoRunner:
@@ -70,14 +82,79 @@ class EchoRunner:
                 Progress(elapsed_seconds=time.monotonic() - started, turns=1, tool_calls=0)
             )
         status = self.settings.status
+        draft = request.prompt
+        if self.settings.draft == "example" and request.output.format == "json":
+            draft = json.dumps(example_of(request.output.schema_), ensure_ascii=False)
         return AgentResult(
             runner=self.name,
             model=self.settings.model,
             status=status,
             failure_kind=self.settings.failure_kind,
-            draft=request.prompt,
+            draft=draft,
             turns=1,
             cost_usd=0.0,
             duration_seconds=time.monotonic() - started,
             reason=None if status == "completed" else f"echo_status is {status}",
         )
+
+
+def example_of(schema: Any) -> JsonValue:
+    """A document for a JSON Schema, best effort: the schema's first ``examples`` entry, else its
+    ``const``, ``default`` or first ``enum`` value, else one built from ``type`` (an object
+    with its required properties, an array of ``minItems`` items, the least number allowed,
+    a string of ``minLength`` "x"s, false, null), following the first ``oneOf``/``anyOf``
+    alternative and every ``allOf`` part. Patterns and formats are not imitated: give such a
+    schema ``examples`` for an answer that fits."""
+    if not isinstance(schema, dict):
+        return {} if schema is True or schema is None else None
+    for key in ("examples", "enum"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return cast(JsonValue, schema[key][0])
+    for key in ("const", "default"):
+        if key in schema:
+            return cast(JsonValue, schema[key])
+    for key in ("oneOf", "anyOf"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return example_of(schema[key][0])
+    if isinstance(schema.get("allOf"), list):
+        merged = {k: v for k, v in schema.items() if k != "allOf"}
+        for part in schema["allOf"]:
+            if isinstance(part, dict):
+                merged = {
+                    **merged,
+                    **part,
+                    "required": [*merged.get("required", []), *part.get("required", [])],
+                }
+        return example_of(merged)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None:
+        kind = "object" if "properties" in schema or "required" in schema else None
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {
+            str(name): example_of(properties.get(name, {})) for name in schema.get("required") or ()
+        }
+    if kind == "array":
+        items = schema.get("items", {})
+        return [example_of(items) for _ in range(int(schema.get("minItems") or 0))]
+    if kind == "string":
+        return "x" * int(schema.get("minLength") or 0)
+    if kind in ("integer", "number"):
+        return _least_number(schema, integer=kind == "integer")
+    if kind == "boolean":
+        return False
+    return None
+
+
+def _least_number(schema: dict[str, Any], *, integer: bool) -> int | float:
+    """The least number the bounds allow (0 when they allow it)."""
+    low, above, high = (schema.get(k) for k in ("minimum", "exclusiveMinimum", "maximum"))
+    if isinstance(low, int | float):
+        return math.ceil(low) if integer else float(low)
+    if isinstance(above, int | float):
+        return math.floor(above) + 1 if integer else float(above) + 1
+    if isinstance(high, int | float) and high < 0:
+        return math.floor(high) if integer else float(high)
+    return 0

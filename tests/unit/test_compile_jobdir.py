@@ -66,7 +66,8 @@ def test_check_reports_stale_missing_and_extra(tmp_path: Path) -> None:
         ),
         Diagnostic(
             "HZ602",
-            f"job {out}/a.job.json is stale: it differs from what this contract compiles to",
+            f"job {out}/a.job.json is stale: this field differs from what the contract compiles "
+            "to: template",
             "contracts/a.yaml",
             hint=HINT,
         ),

@@ -56,7 +56,7 @@ def test_text() -> None:
         "contracts/big file.yaml:0:0: error: file is larger than 256 KiB (262,144 bytes), "
         "the limit for a contract [HZ003]\n"
     )
-    assert err == "Found 3 errors and 1 warning in 2 files (checked 4 files)\n"
+    assert err == "Found 3 errors and 1 warning in 3 files (checked 4 files)\n"
 
 
 def test_github() -> None:
@@ -94,7 +94,7 @@ def test_json(snapshot: SnapshotAssertion) -> None:
         "hint": "see: docs",
     }
     assert out == snapshot
-    assert err == "Found 3 errors and 1 warning in 2 files (checked 4 files)\n"
+    assert err == "Found 3 errors and 1 warning in 3 files (checked 4 files)\n"
 
 
 def test_sarif(snapshot: SnapshotAssertion) -> None:
