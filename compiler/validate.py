@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Literal, cast
 
 from hz.compiler.checks.limits import check_max_usd, check_timeout, check_version
+from hz.compiler.checks.tools import PolicySource, check_tools
 from hz.compiler.contract import Contract, InputDecl
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ001
@@ -36,10 +37,13 @@ class ValidationRun:
 
 
 def validate_source(
-    doc: SourceDoc, *, max_usd_ceiling: float = DEFAULT_MAX_USD_CEILING
+    doc: SourceDoc,
+    *,
+    max_usd_ceiling: float = DEFAULT_MAX_USD_CEILING,
+    tools: PolicySource | None = None,
 ) -> tuple[Contract | None, list[Diagnostic]]:
     """Every problem of one document, sorted by position; the Contract only when none is an
-    error (warnings do not stop it)."""
+    error (warnings do not stop it). With ``tools``, tools no runner accepts are warned about."""
     from hz.compiler.checks.io_schemas import check_inputs, check_output
     from hz.compiler.checks.structure import check_structure
     from hz.compiler.checks.template import check_template
@@ -55,6 +59,7 @@ def validate_source(
     diags += check_inputs(doc)
     diags += check_output(doc)
     diags += check_template(doc)
+    diags += check_tools(doc, tools)
     diags = list(sort_diagnostics(diags))
     if any(d.severity == "error" for d in diags) or timeout is None or max_usd is None:
         return None, diags
@@ -152,6 +157,7 @@ def validate_paths(
     *,
     max_usd_ceiling: float = DEFAULT_MAX_USD_CEILING,
     stdin: BinaryIO | None = None,
+    tools: PolicySource | None = None,
 ) -> ValidationRun:
     """Load and validate files, directories (recursively) and ``-`` (stdin)."""
     from hz.compiler.load.loader import load_path, load_stream
@@ -172,7 +178,7 @@ def validate_paths(
         diags += found
         if doc is None:
             continue
-        contract, found = validate_source(doc, max_usd_ceiling=max_usd_ceiling)
+        contract, found = validate_source(doc, max_usd_ceiling=max_usd_ceiling, tools=tools)
         diags += found
         if contract is not None:
             contracts.append(contract)

@@ -151,7 +151,9 @@ def check_max_usd(doc: SourceDoc, ceiling: float) -> tuple[float | None, list[Di
     path = ("hz", "agent", "max_usd")
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         msg = f"hz.agent.max_usd: expected a number of US dollars, got {got(raw)}"
-        return None, [at(doc, path, HZ103, msg)]
+        text = raw.strip() if isinstance(raw, str) else ""
+        hint = f"remove the quotes: max_usd: {clip(text)}" if _NUMERIC.fullmatch(text) else None
+        return None, [at(doc, path, HZ103, msg, hint=hint)]
     usd = float(raw)
     if math.isnan(usd) or usd <= 0:
         msg = f"hz.agent.max_usd: the budget must be greater than 0, got {raw}"

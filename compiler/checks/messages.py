@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from hz.compiler.checks.common import extend, json_short, short, type_name
@@ -75,7 +76,9 @@ def describe(e: ValidationError, where: str, show: Show = short) -> tuple[str, s
     if kind == "pattern":
         about = e.schema.get("description") if isinstance(e.schema, dict) else None
         if about:  # hz's own schema explains its patterns in words
-            return HZ104, f"{where}: {show(inst)} is not in the expected form", about
+            slug = _slug(inst) if where == "hz.name" else None
+            hint = f"did you mean {show(slug)}? {about}" if slug else about
+            return HZ104, f"{where}: {show(inst)} is not in the expected form", hint
         pattern = repr(value) if show is short else json_short(value, 200)
         return HZ104, f"{where}: {show(inst)} does not match the pattern {pattern}", None
     if kind == "required":
@@ -97,6 +100,18 @@ def describe(e: ValidationError, where: str, show: Show = short) -> tuple[str, s
     if kind == "format":
         return HZ104, f"{where}: {show(inst)} is not a valid {value}", None
     return HZ104, f"{where}: {_bound(kind, value, inst, show) or e.message}", None
+
+
+def _slug(name: Any) -> str | None:
+    """``Todo Summary`` and ``Todo_Summary`` -> ``todo-summary``, when that is a job name."""
+    if not isinstance(name, str):
+        return None
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return slug if slug != name and _SLUG.fullmatch(slug) and len(slug) <= 64 else None
+
+
+#: hz.name's pattern in the contract schema.
+_SLUG = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 
 def _bound(kind: str, value: Any, inst: Any, show: Show) -> str | None:

@@ -35,15 +35,18 @@ REFUSED: dict[str, str] = {
     "max_turns": HZ204,
 }
 
+#: Why, in the author's terms: what hz does with the line (nothing) and who decides instead.
 _WHY = {
-    "runner": "the runner protocol has no runner parameter, and a contract must not choose "
-    "what runs on the machine that runs it",
-    "model": "the runner protocol has no model parameter, so a model named here would be "
-    "a hint nobody reads, and it would mislead",
-    "effort": "the runner protocol has no effort parameter, so it would be a hint nobody "
-    "reads, and it would mislead",
-    "max_turns": "the runner protocol has no turn limit (timeout and max_usd bound the "
-    "session), so it would be a hint nobody reads, and it would mislead",
+    "runner": "which agent runs a job is chosen by whoever runs it; a contract must not "
+    "choose what runs on their machine",
+    "model": "which model runs a job is chosen by whoever runs it; hz never passes a "
+    "contract's model to the agent, so this line would be ignored while looking like it works",
+    "effort": "how much effort the agent spends is chosen by whoever runs the job; hz never "
+    "passes a contract's effort to the agent, so this line would be ignored while looking "
+    "like it works",
+    "max_turns": "a session is bounded by hz.timeout and hz.agent.max_usd, which every "
+    "runner enforces; hz never passes a contract's turn limit to the agent, so this line "
+    "would be ignored while looking like it works",
 }
 
 #: Where each refused choice lives instead.

@@ -125,3 +125,6 @@ HZ801: Final = _rule("HZ801", "Execution key in a project hz.toml")
 HZ802: Final = _rule("HZ802", "Unknown key in a project hz.toml")
 HZ803: Final = _rule("HZ803", "Project hz.toml cannot be read or is not valid TOML")
 HZ804: Final = _rule("HZ804", "Invalid value in a project hz.toml")
+
+# Checks against the runners of this machine
+HZ901: Final = _rule("HZ901", "Tool no runner accepts", "warning")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -11,6 +13,7 @@ import click
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from hz.compiler.checks.tools import ToolPolicy
     from hz.compiler.diagnostics import Diagnostic
 
 from hz.compiler.report.formats import FORMATS
@@ -67,7 +70,15 @@ def refuse_empty(paths: tuple[str, ...], what: str = "PATH") -> None:
     help="The largest hz.agent.max_usd a contract may ask for "
     "[default: [authoring] max_usd_ceiling from the configuration, else 100].",
 )
-def validate(paths: tuple[str, ...], fmt: str, max_usd_ceiling: float | None) -> int:
+@click.option(
+    "--runner",
+    metavar="NAME",
+    help="Warn about tools this runner does not accept [default: tools no registered runner "
+    "accepts].",
+)
+def validate(
+    paths: tuple[str, ...], fmt: str, max_usd_ceiling: float | None, runner: str | None
+) -> int:
     """Validate contracts: files, directories (every *.yaml and *.yml inside) or - for stdin.
 
     A directory that holds no *.yaml or *.yml file is named in a warning on stderr; it does
@@ -85,7 +96,16 @@ def validate(paths: tuple[str, ...], fmt: str, max_usd_ceiling: float | None) ->
     from hz.compiler.validate import validate_paths
 
     options = authoring(max_usd_ceiling)
-    run = validate_paths(paths, max_usd_ceiling=options.max_usd_ceiling)
+    # With --runner the name is checked now; otherwise the runners are asked (and imported)
+    # only when a contract names a tool.
+    policy = tool_policy(runner) if runner else None
+    run = validate_paths(
+        paths,
+        max_usd_ceiling=options.max_usd_ceiling,
+        tools=(lambda: policy)
+        if policy is not None
+        else functools.cache(lambda: tool_policy(None)),
+    )
     for directory in run.empty_dirs:
         click.echo(f"hz: warning: {directory} holds no *.yaml or *.yml file", err=True)
     write_report(
@@ -97,6 +117,41 @@ def validate(paths: tuple[str, ...], fmt: str, max_usd_ceiling: float | None) ->
         tool_version=__version__,
     )
     return 0 if run.ok and not options.diagnostics else 1
+
+
+def tool_policy(runner: str | None) -> ToolPolicy:
+    """The tool names each registered runner that checks names (``accepted_tools``) accepts
+    under this machine's configuration; with ``runner``, only that runner's (an unknown name
+    is a usage error). Resolving the runners imports them: only done when a contract names a
+    tool, or ``--runner`` is given."""
+    from hz.compiler.checks.tools import ToolPolicy
+    from hz.runtime import registry
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.errors import HzError
+
+    try:
+        config = load_config(cwd=Path.cwd())
+    except HzError:
+        config = None  # a broken configuration is hz doctor's to report, not validate's
+    names = [runner] if runner else [name for name, _ in registry.available()]
+    accepted: dict[str, tuple[str, ...]] = {}
+    for name in names:
+        try:
+            runner_class = registry.resolve(name)
+        except HzError as e:
+            if runner:
+                raise click.BadParameter(e.message, param_hint="'--runner'") from e
+            continue
+        accepted_tools = getattr(runner_class, "accepted_tools", None)
+        if accepted_tools is None:
+            continue  # this runner does not check tool names
+        model = runner_class.settings_model
+        try:
+            settings = model.from_config(config) if config is not None else None
+        except (HzError, ValueError):
+            settings = None  # its configuration is incomplete: judge by its defaults
+        accepted[name] = tuple(accepted_tools(settings or model.model_construct()))
+    return ToolPolicy(accepted, runner)
 
 
 def project_files(problems: Sequence[Diagnostic]) -> int:
@@ -123,10 +178,15 @@ def schema(kind: str) -> int:
 
 
 @click.command(short_help="Show the documentation of a rule code.")
-@click.argument("code")
-def explain(code: str) -> int:
-    """Print the documentation of a rule code such as HZ101."""
+@click.argument("code", required=False)
+def explain(code: str | None) -> int:
+    """Print the documentation of a rule code such as HZ101; without CODE, list every code
+    with its title."""
     from hz.compiler.rules.docs import rule_doc
+    from hz.compiler.rules.registry import RULES
 
+    if code is None:
+        sys.stdout.writelines(f"{rule.code}  {rule.label}\n" for _, rule in sorted(RULES.items()))
+        return 0
     sys.stdout.write(rule_doc(code))
     return 0

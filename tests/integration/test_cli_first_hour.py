@@ -126,3 +126,83 @@ def test_config_show_aligns_comments_after_short_values_only(tmp_path: Path) -> 
         f"command_enforces_read_only = true   # {where}:5:1",
         f'command_read_only_tools = ["read"]  # {where}:6:1',
     ]
+
+
+def test_explain_without_a_code_lists_the_codes(tmp_path: Path) -> None:
+    from hz.compiler.rules.docs import codes
+
+    done = hz(tmp_path, "explain")
+    lines = done.stdout.splitlines()
+    assert (done.returncode, len(lines)) == (0, len(codes()))
+    assert lines[:2] == ["HZ001  Cannot read file", "HZ002  File is not UTF-8 text"]
+    assert "HZ901  Tool no runner accepts (warning)" in lines
+
+
+def test_refused_agent_keys_are_explained_in_the_authors_terms(tmp_path: Path) -> None:
+    doc = hz(tmp_path, "explain", "HZ202").stdout
+    assert "protocol" not in doc
+    assert "AgentRunner" not in doc
+    assert "hz never hands a\ncontract's model to the agent" in doc
+
+
+def test_a_name_that_is_not_a_slug_gets_the_slug(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = root / "contracts" / "greet.yaml"
+    path.write_text(path.read_text().replace("name: greet", "name: Todo-Summary"))
+    done = hz(root, "validate", "contracts")
+    assert done.stdout.splitlines()[:2] == [
+        "contracts/greet.yaml:4:9: error: hz.name: 'Todo-Summary' is not in the expected form "
+        "[HZ104]",
+        "  hint: did you mean 'todo-summary'? A lowercase slug naming the job: letters, digits "
+        "and single hyphens, starting with a letter, at most 64 characters. Unique within one "
+        "compile.",
+    ]
+
+
+def test_a_quoted_budget_says_remove_the_quotes(tmp_path: Path) -> None:
+    root = project(tmp_path, max_usd='"0.25"')
+    done = hz(root, "validate", "contracts")
+    assert done.stdout == (
+        "contracts/greet.yaml:7:14: error: hz.agent.max_usd: expected a number of US dollars, "
+        "got a string ('0.25') [HZ103]\n"
+        "  hint: remove the quotes: max_usd: 0.25\n"
+    )
+
+
+def test_validate_warns_about_tools_no_runner_accepts(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    path = root / "contracts" / "greet.yaml"
+    path.write_text(
+        path.read_text().replace("    max_usd:", "    tools: [Read, Bash]\n    max_usd:")
+    )
+    done = hz(root, "validate", "contracts")
+    hint = (
+        "  hint: a runner refuses the job when it runs; name a tool the runner accepts, or ask "
+        "whoever runs the job to allow this one (hz config show, hz runners)\n"
+    )
+    assert (done.returncode, done.stderr) == (0, "Success: no errors found in 1 file (1 warning)\n")
+    assert done.stdout == (
+        "contracts/greet.yaml:7:19: warning: hz.agent.tools: no runner here accepts 'Bash' "
+        "(claude-code accepts Read, Grep, Glob; command accepts none) [HZ901]\n" + hint
+    )
+    claude = hz(root, "validate", "contracts", "--runner", "claude-code")
+    assert claude.stdout == (
+        "contracts/greet.yaml:7:19: warning: hz.agent.tools: the claude-code runner does not "
+        "accept 'Bash' (it accepts Read, Grep, Glob) [HZ901]\n" + hint
+    )
+    # Runners that cannot restrict tools by name are not asked.
+    codex = hz(root, "validate", "contracts", "--runner", "codex")
+    assert (codex.returncode, codex.stdout) == (0, "")
+    # What the operator configured counts.
+    allowed = hz(
+        root,
+        *("validate", "contracts"),
+        HZ_SYSTEM_RUNNER__COMMAND='["agent", "--rules={contract_file}"]',
+        HZ_SYSTEM_RUNNER__COMMAND_READ_ONLY_TOOLS='["Read", "Bash"]',
+    )
+    assert (allowed.returncode, allowed.stdout) == (0, "")
+    unknown = hz(root, "validate", "contracts", "--runner", "clod")
+    assert (unknown.returncode, unknown.stderr.splitlines()[-1]) == (
+        2,
+        "Error: Invalid value for '--runner': unknown runner 'clod' (did you mean 'codex'?)",
+    )

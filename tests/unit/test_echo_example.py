@@ -8,7 +8,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from hz.runtime.errors import ConfigError
-from hz.runtime.runners.echo import EchoRunner, example_of
+from hz.runtime.runners.echo import EchoSettings, example_of
 
 TRIAGE: dict[str, Any] = {
     "type": "object",
@@ -56,7 +56,7 @@ def test_the_triage_example_fits_its_schema() -> None:
 
 def test_echo_draft_is_checked() -> None:
     with pytest.raises(ConfigError) as e:
-        EchoRunner.from_settings({"echo_draft": "schema"})
+        EchoSettings.from_table({"echo_draft": "schema"})
     assert e.value.message == (
         "[system.runner] echo_draft must be one of prompt, example, got 'schema'"
     )

@@ -56,6 +56,11 @@ class ClaudeCodeRunner:
     def doctor(cls, settings: ClaudeSettings) -> list[Check]:
         return doctor_checks(settings)
 
+    @classmethod
+    def accepted_tools(cls, settings: ClaudeSettings) -> tuple[str, ...]:
+        """The tool names a contract may ask for (``hz validate`` warns about others)."""
+        return settings.read_only_tools
+
     def unenforced(self, request: RunRequest) -> tuple[str, ...]:
         return self.capabilities(self.settings).unenforced(
             *applied_limits(request, self.settings.max_turns)

@@ -49,6 +49,11 @@ class CommandRunner:
         )
 
     @classmethod
+    def accepted_tools(cls, settings: CommandSettings) -> tuple[str, ...]:
+        """The tool names a contract may ask for (``hz validate`` warns about others)."""
+        return settings.read_only_tools
+
+    @classmethod
     def doctor(cls, settings: CommandSettings) -> list[Check]:
         checks = [Check("command runner settings", "ok", "valid")]
         program = _program(settings, child_environment(passthrough=settings.env))
