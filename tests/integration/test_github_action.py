@@ -275,3 +275,28 @@ def test_markdown_text_renders_as_the_characters() -> None:
     assert markdown_text("a|b <i>x</i> $1 & @me `c` [l](u)\n2. next") == (
         r"a\|b \<i\>x\<\/i\> \$1 \& \@me \`c\` \[l\]\(u\) 2\. next"
     )
+
+
+def test_the_script_in_process(
+    tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same script called as a function (its children are still real hz processes)."""
+    from hz.ci.github import main
+
+    for name, value in github_env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(repo)
+    code = main(
+        ["--run", "all", "--inputs-dir", "inputs", "--compile", "write", "--drafts-dir", "d"]
+    )
+    assert code == 1
+    outputs = parse_github_output((tmp_path / "outputs").read_text())
+    assert [outputs[f"{n}-status"] for n in ("broken", "digest", "triage")] == [
+        "failed",
+        "completed",
+        "completed",
+    ]
+    assert "status" not in outputs
+    assert capsys.readouterr().out.splitlines()[-1].startswith("::error title=hz run broken::")
+    assert main(["--contracts", " ", "--run", "digest"]) == 2
+    assert main(["--run", "nope"]) == 2

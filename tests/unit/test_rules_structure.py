@@ -70,8 +70,9 @@ def test_refused_hint_is_one_diagnostic_at_its_key() -> None:
             "HZ203",
             7,
             5,
-            "hz.agent.effort is refused: the runner protocol has no effort parameter, so it "
-            "would be a hint nobody reads, and it would mislead",
+            "hz.agent.effort is refused: how much effort the agent spends is chosen by whoever "
+            "runs the job; hz never passes a contract's effort to the agent, so this line would "
+            "be ignored while looking like it works",
             "remove it; an effort, where a runner supports one, is a [system.runner] setting "
             "in the hz configuration (see `hz config show`)",
         )
@@ -172,5 +173,5 @@ def test_refused_hint_one_level_up_gets_its_own_code_too() -> None:
     prompt: p
     """
     assert [(c, line, col, msg[:28]) for c, line, col, msg, _ in found(text)] == [
-        ("HZ202", 4, 3, "hz.model is refused: the run")
+        ("HZ202", 4, 3, "hz.model is refused: which m")
     ]

@@ -1,28 +1,22 @@
-"""``hz init`` as a real process in a fresh directory: what it writes, that the result validates
+"""``hz init`` in process, in a fresh directory: what it writes, that the result validates
 and runs with the echo runner, and that running it again keeps the user's files."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 from hz.compiler.checks.structure import schema_text
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def hz(hz_argv: list[str], cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {**os.environ, "PYTHONPATH": str(REPO), **env}
-    return subprocess.run(
-        [*hz_argv, *args], cwd=cwd, env=environ, capture_output=True, text=True, check=False
-    )
+from tests.conftest import Cli, CliResult
 
 
-def test_init_writes_schema_starter_and_gitignore(hz_argv: list[str], tmp_path: Path) -> None:
+def hz(cli: Cli, cwd: Path, *args: str, **env: str) -> CliResult:
+    return cli(*args, cwd=cwd, env=env)
+
+
+def test_init_writes_schema_starter_and_gitignore(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / ".gitignore").write_text("node_modules/", encoding="utf-8")
-    done = hz(hz_argv, tmp_path, "init")
+    done = hz(cli, tmp_path, "init")
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == (
         "wrote:     .hz/contract.schema.json\n"
@@ -45,26 +39,24 @@ def test_init_writes_schema_starter_and_gitignore(hz_argv: list[str], tmp_path: 
         ".hz-receipts/\n"
     )
 
-    checked = hz(hz_argv, tmp_path, "validate", "contracts")
+    checked = hz(cli, tmp_path, "validate", "contracts")
     assert (checked.returncode, checked.stderr) == (0, "Success: no issues found in 1 file\n")
-    ran = hz(hz_argv, tmp_path, "run", "contracts/todo-summary.yaml", "-q", HZ_RUNNER="echo")
+    ran = hz(cli, tmp_path, "run", "contracts/todo-summary.yaml", "-q", HZ_RUNNER="echo")
     assert (ran.returncode, ran.stdout) == (
         0,
         "Write a short summary of the to-do items in this repository.\n",
     )
 
 
-def test_init_again_keeps_the_contract_and_refreshes_the_schema(
-    hz_argv: list[str], tmp_path: Path
-) -> None:
-    assert hz(hz_argv, tmp_path, "init", "--contracts", "ci/hz", "--name", "triage").returncode == 0
+def test_init_again_keeps_the_contract_and_refreshes_the_schema(cli: Cli, tmp_path: Path) -> None:
+    assert hz(cli, tmp_path, "init", "--contracts", "ci/hz", "--name", "triage").returncode == 0
     contract = tmp_path / "ci/hz/triage.yaml"
     assert contract.read_text(encoding="utf-8").splitlines()[0] == (
         "# yaml-language-server: $schema=../../.hz/contract.schema.json"
     )
     contract.write_text("edited\n", encoding="utf-8")
     (tmp_path / ".hz/contract.schema.json").write_text("{}", encoding="utf-8")
-    again = hz(hz_argv, tmp_path, "init", "--contracts", "ci/hz", "--name", "triage")
+    again = hz(cli, tmp_path, "init", "--contracts", "ci/hz", "--name", "triage")
     assert again.stdout.splitlines()[:3] == [
         "wrote:     .hz/contract.schema.json",
         "kept:      ci/hz/triage.yaml",
@@ -74,8 +66,8 @@ def test_init_again_keeps_the_contract_and_refreshes_the_schema(
     assert json.loads((tmp_path / ".hz/contract.schema.json").read_text(encoding="utf-8")) != {}
 
 
-def test_init_refuses_a_name_that_is_not_a_slug(hz_argv: list[str], tmp_path: Path) -> None:
-    done = hz(hz_argv, tmp_path, "init", "--name", "Todo-Summary")
+def test_init_refuses_a_name_that_is_not_a_slug(cli: Cli, tmp_path: Path) -> None:
+    done = hz(cli, tmp_path, "init", "--name", "Todo-Summary")
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == (
         "Error: Invalid value for '--name': 'Todo-Summary' is not a lowercase slug"

@@ -1,12 +1,11 @@
-"""Stumbles of a user's first hour, each as the user meets it: real hz processes."""
+"""Stumbles of a user's first hour, each as the user meets it: hz in process."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.conftest import Cli, CliResult
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,16 +25,8 @@ prompt: Say hi to {{{{ inputs.who }}}}.
 """
 
 
-def hz(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "hz", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(REPO), **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+def hz(cli: Cli, cwd: Path, *args: str, **env: str) -> CliResult:
+    return cli(*args, cwd=cwd, env=env)
 
 
 def project(tmp_path: Path, comment: str = "v1", max_usd: str = "0.5") -> Path:
@@ -46,8 +37,9 @@ def project(tmp_path: Path, comment: str = "v1", max_usd: str = "0.5") -> Path:
     return tmp_path
 
 
-def test_echo_answers_a_json_job_with_an_example_of_its_schema(tmp_path: Path) -> None:
+def test_echo_answers_a_json_job_with_an_example_of_its_schema(cli: Cli, tmp_path: Path) -> None:
     done = hz(
+        cli,
         REPO,
         *("run", "contracts/issue-triage.yaml", "--inputs", "contracts/inputs/issue-triage.json"),
         *("--no-receipt", "--format", "json"),
@@ -62,30 +54,30 @@ def test_echo_answers_a_json_job_with_an_example_of_its_schema(tmp_path: Path) -
     )
 
 
-def test_compile_quiet_prints_only_problems(tmp_path: Path) -> None:
+def test_compile_quiet_prints_only_problems(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path)
-    done = hz(root, "compile", "contracts", "--out", "jobs", "-q")
+    done = hz(cli, root, "compile", "contracts", "--out", "jobs", "-q")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    checked = hz(root, "compile", "contracts", "--out", "jobs", "--check", "--quiet")
+    checked = hz(cli, root, "compile", "contracts", "--out", "jobs", "--check", "--quiet")
     assert (checked.returncode, checked.stdout, checked.stderr) == (0, "", "")
     project(root, max_usd='"0.5"')
-    broken = hz(root, "compile", "contracts", "--out", "jobs", "-q")
+    broken = hz(cli, root, "compile", "contracts", "--out", "jobs", "-q")
     assert (broken.returncode, broken.stderr) == (1, "")
     assert broken.stdout.startswith("contracts/greet.yaml:7:14: error: ")
 
 
-def test_check_names_what_differs(tmp_path: Path) -> None:
+def test_check_names_what_differs(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path)
-    assert hz(root, "compile", "contracts", "--out", "jobs").returncode == 0
+    assert hz(cli, root, "compile", "contracts", "--out", "jobs").returncode == 0
     project(root, comment="v2: only a comment changed")
-    done = hz(root, "compile", "contracts", "--out", "jobs", "--check")
+    done = hz(cli, root, "compile", "contracts", "--out", "jobs", "--check")
     assert done.stdout.splitlines()[0] == (
         "contracts/greet.yaml:0:0: error: job jobs/greet.job.json is stale: only the source hash "
         "differs: the contract file changed (a comment or layout) but not what it compiles to "
         "[HZ602]"
     )
     project(root, max_usd="0.75")
-    done = hz(root, "compile", "contracts", "--out", "jobs", "--check")
+    done = hz(cli, root, "compile", "contracts", "--out", "jobs", "--check")
     assert done.stdout.splitlines()[0] == (
         "contracts/greet.yaml:0:0: error: job jobs/greet.job.json is stale: this field differs "
         "from what the contract compiles to: budget.max_usd [HZ602]"
@@ -93,11 +85,11 @@ def test_check_names_what_differs(tmp_path: Path) -> None:
     assert done.stderr == "Found 1 error in 1 file (checked 2 files)\n"
 
 
-def test_render_counts_the_files_it_checked(tmp_path: Path) -> None:
+def test_render_counts_the_files_it_checked(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path)
-    assert hz(root, "compile", "contracts", "--out", "jobs").returncode == 0
+    assert hz(cli, root, "compile", "contracts", "--out", "jobs").returncode == 0
     (root / "in.json").write_text('{"who": 5}')
-    done = hz(root, "render", "jobs/greet.job.json", "--inputs", "in.json")
+    done = hz(cli, root, "render", "jobs/greet.job.json", "--inputs", "in.json")
     assert done.stderr == (
         "in.json:1:9: error: input 'who': expected a string, got an integer (5) [HZ702]\n"
         "Found 1 error in 1 file (checked 1 file)\n"
@@ -105,12 +97,19 @@ def test_render_counts_the_files_it_checked(tmp_path: Path) -> None:
     (root / "who.txt").write_text("Ann")
     (root / "more.json").write_text('{"who": "Bo", "whom": 1}')
     both = hz(
-        root, "render", "contracts/greet.yaml", "--inputs", "more.json", "--input", "who=@who.txt"
+        cli,
+        root,
+        "render",
+        "contracts/greet.yaml",
+        "--inputs",
+        "more.json",
+        "--input",
+        "who=@who.txt",
     )
     assert both.stderr.splitlines()[-1] == "Found 1 error in 1 file (checked 3 files)"
 
 
-def test_config_show_aligns_comments_after_short_values_only(tmp_path: Path) -> None:
+def test_config_show_aligns_comments_after_short_values_only(cli: Cli, tmp_path: Path) -> None:
     long_command = ["/opt/acme/bin/acme-agent", "run", "--system-file={contract_file}"]
     long_command += ["--prompt-file={prompt_file}", "--out={output_file}"]
     (tmp_path / "op.toml").write_text(
@@ -118,7 +117,7 @@ def test_config_show_aligns_comments_after_short_values_only(tmp_path: Path) -> 
         f"command = {json.dumps(long_command)}\n"
         'command_enforces_read_only = true\ncommand_read_only_tools = ["read"]\n'
     )
-    done = hz(tmp_path, "config", "show", HZ_CONFIG=str(tmp_path / "op.toml"))
+    done = hz(cli, tmp_path, "config", "show", HZ_CONFIG=str(tmp_path / "op.toml"))
     where = f"HZ_CONFIG {tmp_path}/op.toml"
     lines = done.stdout.split("[system.runner]\n")[1].split("\n\n")[0].splitlines()
     assert lines == [
@@ -128,28 +127,28 @@ def test_config_show_aligns_comments_after_short_values_only(tmp_path: Path) -> 
     ]
 
 
-def test_explain_without_a_code_lists_the_codes(tmp_path: Path) -> None:
+def test_explain_without_a_code_lists_the_codes(cli: Cli, tmp_path: Path) -> None:
     from hz.compiler.rules.docs import codes
 
-    done = hz(tmp_path, "explain")
+    done = hz(cli, tmp_path, "explain")
     lines = done.stdout.splitlines()
     assert (done.returncode, len(lines)) == (0, len(codes()))
     assert lines[:2] == ["HZ001  Cannot read file", "HZ002  File is not UTF-8 text"]
     assert "HZ901  Tool no runner accepts (warning)" in lines
 
 
-def test_refused_agent_keys_are_explained_in_the_authors_terms(tmp_path: Path) -> None:
-    doc = hz(tmp_path, "explain", "HZ202").stdout
+def test_refused_agent_keys_are_explained_in_the_authors_terms(cli: Cli, tmp_path: Path) -> None:
+    doc = hz(cli, tmp_path, "explain", "HZ202").stdout
     assert "protocol" not in doc
     assert "AgentRunner" not in doc
     assert "hz never hands a\ncontract's model to the agent" in doc
 
 
-def test_a_name_that_is_not_a_slug_gets_the_slug(tmp_path: Path) -> None:
+def test_a_name_that_is_not_a_slug_gets_the_slug(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path)
     path = root / "contracts" / "greet.yaml"
     path.write_text(path.read_text().replace("name: greet", "name: Todo-Summary"))
-    done = hz(root, "validate", "contracts")
+    done = hz(cli, root, "validate", "contracts")
     assert done.stdout.splitlines()[:2] == [
         "contracts/greet.yaml:4:9: error: hz.name: 'Todo-Summary' is not in the expected form "
         "[HZ104]",
@@ -159,9 +158,9 @@ def test_a_name_that_is_not_a_slug_gets_the_slug(tmp_path: Path) -> None:
     ]
 
 
-def test_a_quoted_budget_says_remove_the_quotes(tmp_path: Path) -> None:
+def test_a_quoted_budget_says_remove_the_quotes(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path, max_usd='"0.25"')
-    done = hz(root, "validate", "contracts")
+    done = hz(cli, root, "validate", "contracts")
     assert done.stdout == (
         "contracts/greet.yaml:7:14: error: hz.agent.max_usd: expected a number of US dollars, "
         "got a string ('0.25') [HZ103]\n"
@@ -169,13 +168,13 @@ def test_a_quoted_budget_says_remove_the_quotes(tmp_path: Path) -> None:
     )
 
 
-def test_validate_warns_about_tools_no_runner_accepts(tmp_path: Path) -> None:
+def test_validate_warns_about_tools_no_runner_accepts(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path)
     path = root / "contracts" / "greet.yaml"
     path.write_text(
         path.read_text().replace("    max_usd:", "    tools: [Read, Bash]\n    max_usd:")
     )
-    done = hz(root, "validate", "contracts")
+    done = hz(cli, root, "validate", "contracts")
     hint = (
         "  hint: a runner refuses the job when it runs; name a tool the runner accepts, or ask "
         "whoever runs the job to allow this one (hz config show, hz runners)\n"
@@ -185,23 +184,24 @@ def test_validate_warns_about_tools_no_runner_accepts(tmp_path: Path) -> None:
         "contracts/greet.yaml:7:19: warning: hz.agent.tools: no runner here accepts 'Bash' "
         "(claude-code accepts Read, Grep, Glob; command accepts none) [HZ901]\n" + hint
     )
-    claude = hz(root, "validate", "contracts", "--runner", "claude-code")
+    claude = hz(cli, root, "validate", "contracts", "--runner", "claude-code")
     assert claude.stdout == (
         "contracts/greet.yaml:7:19: warning: hz.agent.tools: the claude-code runner does not "
         "accept 'Bash' (it accepts Read, Grep, Glob) [HZ901]\n" + hint
     )
     # Runners that cannot restrict tools by name are not asked.
-    codex = hz(root, "validate", "contracts", "--runner", "codex")
+    codex = hz(cli, root, "validate", "contracts", "--runner", "codex")
     assert (codex.returncode, codex.stdout) == (0, "")
     # What the operator configured counts.
     allowed = hz(
+        cli,
         root,
         *("validate", "contracts"),
         HZ_SYSTEM_RUNNER__COMMAND='["agent", "--rules={contract_file}"]',
         HZ_SYSTEM_RUNNER__COMMAND_READ_ONLY_TOOLS='["Read", "Bash"]',
     )
     assert (allowed.returncode, allowed.stdout) == (0, "")
-    unknown = hz(root, "validate", "contracts", "--runner", "clod")
+    unknown = hz(cli, root, "validate", "contracts", "--runner", "clod")
     assert (unknown.returncode, unknown.stderr.splitlines()[-1]) == (
         2,
         "Error: Invalid value for '--runner': unknown runner 'clod' (did you mean 'codex'?)",
