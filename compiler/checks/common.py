@@ -10,7 +10,7 @@ from hz.compiler.load.scalars import kind_of
 from hz.compiler.source import JsonPath, SourceDoc
 
 # "$" too: schema keywords such as $ref and $defs read better as hz...schema.$defs.
-_IDENT = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+_IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
 
 
 def dotted(path: JsonPath) -> str:
@@ -21,7 +21,7 @@ def dotted(path: JsonPath) -> str:
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif _IDENT.match(part):
+        elif _IDENT.fullmatch(part):
             out += f".{part}" if out else part
         else:
             out += f"[{part!r}]"

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
+from hz.runtime.printable import printable
 
 FORMATS = ("text", "json", "github", "sarif")
 
@@ -57,9 +58,10 @@ def _plural(n: int, word: str) -> str:
 
 def _text(diagnostics: Sequence[Diagnostic], _files: int, _version: str, out: TextIO) -> None:
     for d in diagnostics:
-        out.write(f"{d.file}:{d.line}:{d.column}: {d.severity}: {d.message} [{d.code}]\n")
+        where = f"{printable(d.file)}:{d.line}:{d.column}"
+        out.write(f"{where}: {d.severity}: {printable(d.message)} [{d.code}]\n")
         if d.hint:
-            out.write(f"  hint: {d.hint}\n")
+            out.write(f"  hint: {printable(d.hint)}\n")
 
 
 def _as_dict(d: Diagnostic) -> dict[str, Any]:
@@ -97,7 +99,7 @@ def _escape_property(text: str) -> str:
 
 def _github(diagnostics: Sequence[Diagnostic], _files: int, _version: str, out: TextIO) -> None:
     for d in diagnostics:
-        props = [f"file={_escape_property(d.file)}"]
+        props = [f"file={_escape_property(printable(d.file))}"]
         if d.line:
             props.append(f"line={d.line}")
             if d.column:
@@ -107,7 +109,8 @@ def _github(diagnostics: Sequence[Diagnostic], _files: int, _version: str, out: 
 
 
 def _full_message(d: Diagnostic) -> str:
-    return f"{d.message}\nhint: {d.hint}" if d.hint else d.message
+    message = printable(d.message)
+    return f"{message}\nhint: {printable(d.hint)}" if d.hint else message
 
 
 def _sarif(diagnostics: Sequence[Diagnostic], _files: int, version: str, out: TextIO) -> None:

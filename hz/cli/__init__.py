@@ -87,9 +87,11 @@ def main(argv: list[str] | None = None) -> None:
         from hz.runtime.errors import HzError
 
         if isinstance(e, HzError):
-            click.echo(f"hz: error: {e.message}", err=True)
+            from hz.runtime.printable import printable
+
+            click.echo(f"hz: error: {printable(e.message)}", err=True)
             if e.hint:
-                click.echo(f"  hint: {e.hint}", err=True)
+                click.echo(f"  hint: {printable(e.hint)}", err=True)
             sys.exit(e.exit_code)
         if debug:
             import traceback

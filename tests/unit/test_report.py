@@ -48,7 +48,7 @@ def run(fmt: str, diagnostics: list[Diagnostic] = DIAGNOSTICS, files: int = 4) -
 def test_text() -> None:
     out, err = run("text")
     assert out == (
-        "a.yaml:1:1: warning: odd: 50% done, a,b\r\nnext line [HZ999]\n"
+        "a.yaml:1:1: warning: odd: 50% done, a,b\\r\\nnext line [HZ999]\n"
         "  hint: see: docs\n"
         "b.yaml:3:3: error: unknown key 'timout', did you mean 'timeout'? [HZ998]\n"
         "b.yaml:5:3: error: duplicate key 'name' (first defined at line 2, column 3) [HZ007]\n"
@@ -62,7 +62,7 @@ def test_text() -> None:
 def test_github() -> None:
     out, _ = run("github")
     assert out.splitlines() == [
-        "::warning file=a.yaml,line=1,col=1,title=HZ999::odd: 50%25 done, a,b%0D%0Anext line"
+        "::warning file=a.yaml,line=1,col=1,title=HZ999::odd: 50%25 done, a,b\\r\\nnext line"
         "%0Ahint: see: docs",
         "::error file=b.yaml,line=3,col=3,title=HZ998::unknown key 'timout', did you mean "
         "'timeout'?",
@@ -175,3 +175,26 @@ def test_unknown_format() -> None:
 def test_rule_title() -> None:
     assert rule_title("HZ007") == "Duplicate key"
     assert rule_title("HZ999") is None
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_control_characters_from_a_contract_are_escaped(fmt: str) -> None:
+    hostile = Diagnostic(
+        "HZ502",
+        "prompt: inputs.x\n::error::pwned\x1b[2J is not a declared input",
+        "a\nb.yaml",
+        1,
+        1,
+        hint="declared inputs: y\u202e",
+    )
+    out, _ = run(fmt, [hostile], 1)
+    assert (
+        out
+        == {
+            "text": "a\\nb.yaml:1:1: error: prompt: inputs.x\\n::error::pwned\\x1b[2J is not a "
+            "declared input [HZ502]\n  hint: declared inputs: y\\u202e\n",
+            "github": "::error file=a\\nb.yaml,line=1,col=1,title=HZ502::prompt: inputs.x\\n"
+            "::error::pwned\\x1b[2J is not a declared input%0Ahint: declared inputs: y\\u202e\n",
+        }[fmt]
+    )
+    assert len(out.splitlines()) == (2 if fmt == "text" else 1)
