@@ -1,8 +1,8 @@
 """The environment a child process gets: an allowlist, never hz's credentials.
 
-- ``child_environment``: PATH, HOME, LANG, LC_*, TMPDIR, plus the ``passthrough`` names the
-  operator configured, plus ``extra`` values the runner sets itself. ``HZ_CREDENTIAL_*`` never
-  passes, even when listed.
+- ``child_environment``: PATH, HOME, TMPDIR, the locale variables (``LOCALE_NAMES``), plus
+  the ``passthrough`` names the operator configured, plus ``extra`` values the runner sets
+  itself. ``HZ_CREDENTIAL_*`` never passes, even when listed.
 - ``check_passthrough``: validates a configured list of names at configuration time
   (``ConfigError`` naming the setting and the offending entry).
 - ``is_credential_name``: a generic test for names that look like secrets (API keys, tokens,
@@ -17,10 +17,27 @@ from collections.abc import Iterable, Mapping
 
 from hz.runtime.errors import ConfigError
 
+#: The locale variables: POSIX's LANG, LC_ALL and categories, glibc's extra categories and
+#: GNU's LANGUAGE. Only these: any other ``LC_*`` name (``LC_SECRET``) is no locale setting.
+LOCALE_NAMES: tuple[str, ...] = (
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_COLLATE",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "LC_MONETARY",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "LC_ADDRESS",
+    "LC_IDENTIFICATION",
+    "LC_MEASUREMENT",
+    "LC_NAME",
+    "LC_PAPER",
+    "LC_TELEPHONE",
+)
 #: Always passed when set in the source environment.
-BASE_NAMES: tuple[str, ...] = ("PATH", "HOME", "LANG", "TMPDIR")
-#: Passed when set: locale categories.
-BASE_PREFIXES: tuple[str, ...] = ("LC_",)
+BASE_NAMES: frozenset[str] = frozenset({"PATH", "HOME", "TMPDIR", *LOCALE_NAMES})
 #: hz's own secrets: never handed to a child.
 CREDENTIAL_PREFIX = "HZ_CREDENTIAL_"
 
@@ -49,7 +66,7 @@ def _is_hz_credential(name: str) -> bool:
 
 
 def _allowed_by_default(name: str) -> bool:
-    return name in BASE_NAMES or name.startswith(BASE_PREFIXES)
+    return name in BASE_NAMES
 
 
 def child_environment(

@@ -20,6 +20,8 @@ SOURCE = {
     "hz_credential_lower": "also-secret",
     "AGENT_TOKEN": "agent",
     "XLC_ALL": "not a locale variable",
+    "LC_SECRET": "named like a locale category, but none",
+    "LC_": "no category at all",
 }
 
 
