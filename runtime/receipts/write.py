@@ -28,7 +28,7 @@ from hz.runtime.models import Packet
 from hz.runtime.receipts.model import Receipt, ReceiptBody
 from hz.runtime.result import AgentResult
 
-RECEIPT_NAME = re.compile(r"^(\d{6,})-([a-z0-9][a-z0-9-]*)\.json$")
+RECEIPT_NAME = re.compile(r"(\d{6,})-([a-z0-9][a-z0-9-]*)\.json")
 LOCK_FILE = ".lock"
 DEFAULT_DIR = ".hz-receipts"
 
@@ -70,10 +70,21 @@ def receipt_files(directory: Path) -> list[tuple[int, Path]]:
     """``(sequence, path)`` of every file named like a receipt, in sequence order."""
     found = []
     for path in directory.iterdir():
-        match = RECEIPT_NAME.match(path.name)
+        match = RECEIPT_NAME.fullmatch(path.name)
         if match and path.is_file() and not path.is_symlink():
             found.append((int(match[1]), path))
     return sorted(found)
+
+
+def _free_name(directory: Path, stem: str) -> Path:
+    """``stem.json``, or ``stem-2.json``, ... when something that is no receipt (a dangling
+    link, a directory) holds the name: a planted entry must not stop every run's receipt."""
+    target = directory / f"{stem}.json"
+    number = 1
+    while os.path.lexists(target):
+        number += 1
+        target = directory / f"{stem}-{number}.json"
+    return target
 
 
 @contextmanager
@@ -104,7 +115,7 @@ def write_receipt(directory: Path, body: ReceiptBody) -> Path:
             previous = (head[1].name, sha256_hex(head[1].read_bytes())) if head else None
             receipt = Receipt.chained(body, sequence, previous)
             slug = re.sub(r"[^a-z0-9-]+", "-", body.job_name.lower()).strip("-")
-            target = directory / f"{sequence:06d}-{slug[:64] or 'job'}.json"
+            target = _free_name(directory, f"{sequence:06d}-{slug[:64] or 'job'}")
             # Linked, never renamed over an existing receipt (FileExistsError then).
             write_atomically(
                 target,

@@ -268,3 +268,19 @@ def test_a_planted_lock_link_creates_nothing(tmp_path: Path) -> None:
     with pytest.raises(HzError):
         write_receipt(tmp_path / "r", _body())
     assert not (tmp_path / "created-by-a-link").exists()
+
+
+def test_a_dangling_link_named_like_the_next_receipt_does_not_stop_the_chain(
+    tmp_path: Path,
+) -> None:
+    _chain(tmp_path, 1)
+    (tmp_path / "000002-greet.json").symlink_to(tmp_path / "nowhere")
+    written = write_receipt(tmp_path, _body())
+    assert written.name == "000002-greet-2.json"
+    assert verify_chain(tmp_path) == (2, [])
+
+
+def test_a_name_with_a_trailing_newline_is_no_receipt(tmp_path: Path) -> None:
+    _chain(tmp_path, 1)
+    (tmp_path / "000002-greet.json\n").write_text("{}")
+    assert verify_chain(tmp_path) == (1, [])
