@@ -9,6 +9,9 @@ authoring commands to report as diagnostics; ``load_config`` raises them as a ``
 
 from __future__ import annotations
 
+import itertools
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,10 +38,13 @@ def find_project_file(start: Path) -> Path | None:
     """``hz.toml`` in ``start`` or a parent up to the repository root (a directory with ``.git``).
 
     Outside a repository only ``start`` itself is looked at, so a stray ``hz.toml`` in a
-    shared parent such as ``/tmp`` never applies.
+    shared parent such as ``/tmp`` never applies. Nor is any directory that others may have
+    planted a ``.git`` and ``hz.toml`` in: the search stops below the first directory that is
+    writable by all users (``/tmp``, a shared scratch space) or owned by another user than
+    the one running hz (or root).
     """
     start = start.resolve()
-    chain = [start, *start.parents]
+    chain = list(itertools.takewhile(_ours, [start, *start.parents]))
     root = next((d for d in chain if (d / ".git").exists()), None)
     for directory in chain if root else [start]:
         candidate = directory / PROJECT_FILE
@@ -47,6 +53,14 @@ def find_project_file(start: Path) -> Path | None:
         if directory == root:
             break
     return None
+
+
+def _ours(directory: Path) -> bool:
+    try:
+        info = directory.stat()
+    except OSError:
+        return False
+    return info.st_uid in (os.getuid(), 0) and not info.st_mode & stat.S_IWOTH
 
 
 def read_project_file(path: Path) -> ProjectFile:

@@ -121,3 +121,14 @@ def test_outside_a_repository_only_the_start_directory_counts(tmp_path: Path) ->
     (tmp_path / "hz.toml").write_text("[authoring]\nmax_usd_ceiling = 1\n")
     assert find_project_file(tmp_path / "sub") is None
     assert find_project_file(tmp_path) == tmp_path / "hz.toml"
+
+
+def test_a_shared_parent_never_holds_the_project(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    mine = shared / "mine"
+    mine.mkdir(parents=True)
+    (shared / ".git").mkdir()
+    (shared / "hz.toml").write_text("[authoring]\nmax_usd_ceiling = 1\n")
+    assert find_project_file(mine) == shared / "hz.toml"
+    shared.chmod(0o1777)  # writable by everyone, like /tmp: anyone could have planted both
+    assert find_project_file(mine) is None
