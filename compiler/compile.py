@@ -15,7 +15,7 @@ from pathlib import Path
 from hz import __version__
 from hz.compiler.contract import Contract
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
-from hz.compiler.rules.registry import HZ601
+from hz.compiler.rules.registry import HZ001, HZ601
 from hz.runtime.canonical import sha256_hex
 from hz.runtime.errors import HzError
 from hz.runtime.models import Budget, InputSpec, Job, OutputSpec, SourceRef, ToolProfile
@@ -133,6 +133,19 @@ def compile_contracts(contracts: Sequence[Contract], *, root: Path) -> CompileRu
                 hint="hz.name names the job file; give each contract its own name",
             )
         )
+    for contract in ordered:
+        try:
+            contract.source.path.encode("utf-8")
+        except UnicodeEncodeError:
+            diagnostics.append(
+                Diagnostic(
+                    HZ001,
+                    "cannot compile a file whose name is not UTF-8 text: its job records the "
+                    "path as text",
+                    contract.source.path,
+                    hint="rename the file",
+                )
+            )
     if diagnostics:
         return CompileRun((), sort_diagnostics(diagnostics), len(contracts), root)
     jobs = tuple(CompiledJob(compile_contract(c, root=root), c.source.path) for c in ordered)

@@ -20,6 +20,7 @@ from hz.compiler.load.wording import for_contract
 from hz.compiler.rules.registry import HZ701, HZ705, HZ706
 from hz.compiler.source import JsonPath, Pos
 from hz.runtime.models import InputSpec
+from hz.runtime.printable import printable
 from hz.runtime.regular_file import read_regular
 
 MAX_INPUT_BYTES = 8 * 1024 * 1024
@@ -150,6 +151,12 @@ def parse_input_arg(
     arg: str, specs: Mapping[str, InputSpec], allowance: Allowance
 ) -> tuple[str | None, Supplied | None, list[Diagnostic]]:
     """One ``NAME=VALUE`` or ``NAME=@FILE`` argument."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError as e:  # a byte the locale could not decode (surrogateescape)
+        byte = ord(arg[e.start]) - 0xDC00
+        message = f"--input {printable(arg)}: byte 0x{byte:02x} is not UTF-8 text"
+        return None, None, [Diagnostic(HZ706, message, COMMAND_LINE)]
     name, eq, raw = arg.partition("=")
     if not eq or not name:
         message = f"--input {arg!r} is not NAME=VALUE or NAME=@FILE"

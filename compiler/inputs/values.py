@@ -63,13 +63,18 @@ def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagn
     from hz.compiler.checks.validator import Draft202012
 
     validator = Draft202012(spec.schema_, format_checker=value_format_checker())
-    errors = sorted(
-        validator.iter_errors(supplied.value),
-        key=lambda e: (
-            tuple((str(p), 0) if isinstance(p, str) else ("", p) for p in e.absolute_path),
-            e.message,
-        ),
-    )
+    try:
+        errors = sorted(
+            validator.iter_errors(supplied.value),
+            key=lambda e: (
+                tuple((str(p), 0) if isinstance(p, str) else ("", p) for p in e.absolute_path),
+                e.message,
+            ),
+        )
+    except RecursionError:  # e.g. "format: regex" given 5,000 nested groups to compile
+        pos = supplied.origin.pos(supplied.at)
+        message = f"input '{name}': cannot be checked: it is nested too deeply"
+        return [Diagnostic(HZ702, message, supplied.origin.path, pos.line, pos.column)]
     found = []
     for error in errors[:MAX_ERRORS_PER_INPUT]:
         pos = supplied.origin.pos((*supplied.at, *error.absolute_path))

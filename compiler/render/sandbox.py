@@ -129,13 +129,22 @@ def _attr_filter(env: SandboxedEnvironment, obj: Any, name: str) -> Any:
     return env.getattr(obj, name)  # Jinja's own attr filter would reach dict methods
 
 
+def _not_json(value: Any) -> Any:
+    from jinja2 import Undefined
+
+    if isinstance(value, Undefined):
+        # [inputs.x.typo] is as undefined as inputs.x.typo: the render error, not "[Undefined]".
+        value._fail_with_undefined_error()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
 def _finalize(value: Any) -> Any:
     """Print values the JSON way: null, true, false, and containers as JSON."""
     if value is None or isinstance(value, bool):
         return json.dumps(value)
     if isinstance(value, (dict, list, tuple)):
         try:
-            return json.dumps(value, ensure_ascii=False)
+            return json.dumps(value, ensure_ascii=False, default=_not_json)
         except (TypeError, ValueError):
             return value  # holds a non-JSON value (a macro's result, a cycler): as Python
     return value

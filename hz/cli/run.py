@@ -160,12 +160,20 @@ def run(
             receipt = write_receipt(directory, body)
         except HzError as e:
             receipt_error = e  # the result is printed first: the run happened
-    if fmt == "json":
-        click.echo(json.dumps(result.to_json_data(), ensure_ascii=False))
-    elif result.draft:
-        click.echo(result.draft, nl=not result.draft.endswith("\n"))
+    try:
+        if fmt == "json":
+            click.echo(json.dumps(result.to_json_data(), ensure_ascii=False))
+        elif result.draft:
+            click.echo(result.draft, nl=not result.draft.endswith("\n"))
+    except BrokenPipeError:
+        # The reader went away (`hz run ... | head -1`). The run happened and its receipt is
+        # written: its status is the exit status, not click's "1" for a broken pipe.
+        _drop_stdout()
     if not quiet:
-        click.echo(summary(result, receipt), err=True)
+        from hz.runtime.printable import printable
+
+        lines = summary(result, receipt).split("\n")  # the stderr tail comes from the agent
+        click.echo("\n".join(printable(line) for line in lines), err=True)
     if receipt_error is not None:
         # The session ran (and may have cost money): not a "nothing started" exit 2.
         click.echo(f"hz: error: {receipt_error.message}", err=True)
@@ -175,6 +183,13 @@ def run(
         )
         return RECEIPT_NOT_WRITTEN
     return EXIT_CODES[result.status]
+
+
+def _drop_stdout() -> None:
+    """Send what is left of stdout to /dev/null, so flushing it at exit fails no more."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:

@@ -90,3 +90,30 @@ def test_progress_is_drawn_only_on_a_terminal(hz_argv: list[str], work: Path) ->
         "0.0s\r\n"
     )
     assert _stderr_on_a_terminal(hz_argv, work, "--quiet") == ""
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_reader_that_went_away_does_not_turn_a_run_into_nothing_ran(
+    hz_argv: list[str], work: Path, fmt: str
+) -> None:
+    (work / "operator.toml").write_text(ECHO)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": str(work / "operator.toml")}
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `hz run ... | head -0`: nobody reads stdout
+    try:
+        done = subprocess.run(
+            [*hz_argv, "run", "greet.yaml", "--input", "who=A", "--format", fmt],
+            cwd=work,
+            env=env,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0
+    assert done.stderr.startswith("hz: completed · runner echo")
+    assert json.loads((work / ".hz-receipts" / "000001-greet.json").read_text())["status"] == (
+        "completed"
+    )

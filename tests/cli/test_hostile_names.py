@@ -1,0 +1,85 @@
+"""User-controlled names and values in messages, and odd names that used to crash hz (exit 3):
+each is a diagnostic, printed so that no terminal or CI log can take it for anything else."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.cli.test_render import CONTRACT
+from tests.conftest import Cli
+
+
+def _contract(tmp_path: Path, prompt: str, *, name: str = "greet") -> str:
+    text = CONTRACT.replace("name: greet", f"name: {name}")
+    head, _, _ = text.partition("prompt: |\n")
+    (tmp_path / "c.yaml").write_text(head + "prompt: |\n  " + prompt + "\n", encoding="utf-8")
+    return "c.yaml"
+
+
+def test_an_undefined_value_inside_a_list_is_a_render_error(cli: Cli, tmp_path: Path) -> None:
+    path = _contract(tmp_path, "{{ [inputs.who.typo] }} {{ inputs.times }}")
+    done = cli("render", path, "--input", "who=Ann", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.splitlines()[0] == (
+        "c.yaml:16:3: error: prompt: undefined: 'str object' has no attribute 'typo' [HZ707]"
+    )
+
+
+def test_a_name_with_a_trailing_newline_is_refused(cli: Cli, tmp_path: Path) -> None:
+    path = _contract(tmp_path, "{{ inputs.who }} {{ inputs.times }}", name='"evil\\n"')
+    done = cli("validate", path, cwd=tmp_path)
+    assert (done.returncode, done.stdout.splitlines()[0]) == (
+        1,
+        "c.yaml:3:9: error: hz.name: 'evil\\n' is not in the expected form [HZ104]",
+    )
+
+
+def test_an_undeclared_input_name_cannot_write_a_workflow_command(cli: Cli, tmp_path: Path) -> None:
+    path = _contract(
+        tmp_path, "{{ inputs['x\\n::error::pwned'] }} {{ inputs.who }} {{ inputs.times }}"
+    )
+    done = cli("validate", path, "--format", "github", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "::error file=c.yaml,line=16,col=6,title=HZ502::prompt: inputs.x\\n::error::pwned is not "
+        "a declared input%0Ahint: declared inputs: who, times"
+    ]
+
+
+def test_a_non_utf8_byte_in_an_input_is_a_diagnostic(cli: Cli, tmp_path: Path) -> None:
+    path = _contract(tmp_path, "{{ inputs.who }} {{ inputs.times }}")
+    done = cli("render", path, "--input", "who=\udcff", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.splitlines()[0] == (
+        "<command line>:0:0: error: --input who=\\udcff: byte 0xff is not UTF-8 text [HZ706]"
+    )
+
+
+def test_a_contract_whose_name_is_not_utf8_is_a_diagnostic(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "hz.toml").touch()
+    (tmp_path / "c").mkdir()
+    _contract(tmp_path, "{{ inputs.who }} {{ inputs.times }}")
+    os.rename(tmp_path / "c.yaml", os.fsencode(tmp_path / "c") + b"/gr\xffeet.yaml")
+    done = cli("compile", "c", "--out", "jobs", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (
+        1,
+        "c/gr\\udcffeet.yaml:0:0: error: cannot compile a file whose name is not UTF-8 text: its "
+        "job records the path as text [HZ001]\n  hint: rename the file\n",
+    )
+    assert not (tmp_path / "jobs").exists()
+
+
+def test_a_regex_input_nested_too_deeply_is_a_diagnostic(cli: Cli, tmp_path: Path) -> None:
+    path = _contract(tmp_path, "{{ inputs.who }} {{ inputs.times }}")
+    text = (
+        (tmp_path / path)
+        .read_text()
+        .replace("schema: {type: string}", "schema: {type: string, format: regex}")
+    )
+    (tmp_path / path).write_text(text)
+    done = cli("render", path, "--input", "who=" + "(" * 5000 + ")" * 5000, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.splitlines()[0] == (
+        "<command line>:0:0: error: input 'who': cannot be checked: it is nested too deeply [HZ702]"
+    )
