@@ -220,3 +220,14 @@ def test_a_huge_integer_is_a_format_error() -> None:
     assert e.value.message == (
         "big.json: not valid JSON: an integer of 5000 digits (at most 4300 are read)"
     )
+
+
+def test_a_packet_with_a_repeated_input_key_is_refused() -> None:
+    text = _text(_packet().to_json_data()).replace(
+        '"inputs": {\n    "who": "Ada"\n  }',
+        '"inputs": {\n    "who": "Mallory",\n    "who": "Ada"\n  }',
+    )
+    assert '"Mallory"' in text
+    with pytest.raises(FormatError) as e:
+        parse_artifact(text, "p.json")
+    assert e.value.message == "p.json: not valid JSON: duplicate key 'who' in a JSON object"
