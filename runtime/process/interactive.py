@@ -149,8 +149,9 @@ class Interactive:
             self._pump(min(left, _TICK))
 
     def _pump(self, timeout: float) -> None:
-        if not self._sel.get_map():
+        if not self._sel.get_map():  # both pipes ended: only waiting is left
             self.eof = True
+            time.sleep(timeout)
             return
         for key, _ in self._sel.select(timeout):
             capture: StreamCapture = key.data
