@@ -289,3 +289,27 @@ def test_plan(tmp_path: Path) -> None:
     assert plan.stdin == (
         "JSON-RPC: initialize, thread/start (the contract), turn/start (the prompt)"
     )
+
+
+@pytest.mark.parametrize(
+    ("method", "declined"),
+    [
+        ("item/fileChange/requestApproval", {"decision": "decline"}),
+        ("item/permissions/requestApproval", {"permissions": {}, "scope": "turn"}),
+        ("execCommandApproval", {"decision": "denied"}),
+        ("applyPatchApproval", {"decision": "denied"}),
+        ("mcpServer/elicitation/request", {"action": "decline"}),
+        ("item/tool/requestUserInput", {"answers": {}}),
+    ],
+)
+def test_every_kind_of_request_is_declined(
+    tmp_path: Path, method: str, declined: dict[str, Any]
+) -> None:
+    request = {"id": 5, "method": method, "params": {"threadId": THREAD}}
+    steps = [*TURN_STARTED, request, "@sleep 0.3", answer("ok"), turn("completed")]
+    program, record = fake(tmp_path, steps, reply=[])
+    result = run(program, tmp_path)
+    assert (result.status, result.protocol_notes) == ("completed", {f"declined {method}": 1})
+    assert [m for m in sent(record) if "method" not in m] == [
+        {"jsonrpc": "2.0", "id": 5, "result": declined}
+    ]
