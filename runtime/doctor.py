@@ -21,12 +21,6 @@ from hz.runtime.execute import check_capabilities
 from hz.runtime.protocol import Capabilities, Check
 from hz.runtime.runners.settings import SharedSettings
 
-_LIMITS = ("timeout", "budget", "tools", "turns", "structured_output")
-
-
-def describe_capabilities(capabilities: Capabilities) -> str:
-    return ", ".join(f"{limit} {getattr(capabilities, limit)}" for limit in _LIMITS)
-
 
 def _layer_check(state: LayerState) -> Check:
     name = f"config {state.layer}"
@@ -88,7 +82,7 @@ def _binding_checks(
 ) -> list[Check]:
     checks = [
         Check("runner", "ok", f"{name} ({source})"),
-        Check("capabilities", "ok", describe_capabilities(capabilities)),
+        Check("capabilities", "ok", capabilities.describe()),
     ]
     if shared.require_enforced_budget:
         try:

@@ -24,7 +24,7 @@ Rules every runner follows:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
@@ -132,10 +132,18 @@ class Capabilities:
     turns: Enforcement
     structured_output: Enforcement
 
+    def describe(self) -> str:
+        """``timeout hard, budget advisory, …`` (one line of ``hz doctor``)."""
+        return ", ".join(f"{limit} {getattr(self, limit)}" for limit in LIMITS)
+
     def unenforced(self, *applied: str) -> tuple[str, ...]:
         """Of the limits that applied to a run, those not enforced at all: what a result names
         in ``limits_unenforced``."""
         return tuple(limit for limit in applied if getattr(self, limit) == "unsupported")
+
+
+#: The limits a runner reports on, in order: the one list ``hz runners`` and ``hz doctor`` show.
+LIMITS: tuple[str, ...] = tuple(f.name for f in fields(Capabilities))
 
 
 @dataclass(frozen=True, slots=True)

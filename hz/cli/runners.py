@@ -9,7 +9,7 @@ the exit status 1, so a broken plugin shows up here before a run needs it.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import click
@@ -17,9 +17,8 @@ import click
 from hz.runtime import registry
 from hz.runtime.config.layers import Config, load_config
 from hz.runtime.errors import ConfigError
-from hz.runtime.protocol import Capabilities
+from hz.runtime.protocol import LIMITS, Capabilities
 
-LIMITS: tuple[str, ...] = tuple(f.name for f in fields(Capabilities))
 LEGEND = (
     "hard         the session is stopped at the limit",
     "advisory     passed on to the agent, not guaranteed",

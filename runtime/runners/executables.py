@@ -7,9 +7,24 @@ import re
 import shutil
 from collections.abc import Mapping
 
+from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.protocol import Check
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+#: A doctor's probe (``--version``, a login status): quick and small, or it is broken.
+PROBE_SECONDS = 30.0
+_PROBE_LIMITS = Limits(timeout=PROBE_SECONDS, max_stdout=64 * 1024, max_stderr=64 * 1024)
+
+
+def probe(executable: str, args: list[str], env: Mapping[str, str]) -> ProcessOutcome:
+    """Run ``executable args`` for a doctor check, bounded, from the home directory."""
+    return run_bounded(
+        [executable, *args],
+        stdin=None,
+        cwd=os.path.expanduser("~"),
+        env=dict(env),
+        limits=_PROBE_LIMITS,
+    )
 
 
 def resolve_executable(name: str, env: Mapping[str, str]) -> str | None:

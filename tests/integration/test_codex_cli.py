@@ -88,7 +88,8 @@ def run(
     **extra: Any,
 ) -> AgentResult:
     runner = CodexRunner(CodexSettings.from_table(settings(api, codex, **extra)))
-    return runner.run(
+    return execute(
+        runner,
         run_request(
             work,
             prompt="What is the secret word?",
@@ -96,7 +97,7 @@ def run(
             timeout=timeout,
             max_usd=0.5,
             output=output,
-        )
+        ),
     )
 
 

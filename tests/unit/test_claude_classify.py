@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.runners.claude_code.classify import RunEnd, Verdict, classify
+from hz.runtime.runners.claude_code.classify import classify
 from hz.runtime.runners.claude_code.stream import StreamParser, StreamSummary
+from hz.runtime.runners.outcome import RunEnd, Verdict
 
 STREAMS = Path(__file__).parent / "claude_streams"
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from hz.runtime.result import ToolCall, Usage
-from hz.runtime.runners.codex.classify import RunEnd, Verdict, classify, http_status
+from hz.runtime.runners.codex.classify import classify, http_status
 from hz.runtime.runners.codex.events import CodexStream
+from hz.runtime.runners.outcome import RunEnd, Verdict
 
 THREAD = '{"type":"thread.started","thread_id":"01a228c6-824a-7043-b1b3-6f73d43f4e82"}'
 METADATA_WARNING = (

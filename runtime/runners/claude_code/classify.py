@@ -7,10 +7,9 @@ the model's text. The table is documented in docs/runners/claude-code.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hz.runtime.result import FailureKind, Status
 from hz.runtime.runners.claude_code.stream import StreamSummary
+from hz.runtime.runners.outcome import RunEnd, Verdict
 
 #: ``apiKeySource`` values meaning a key came from the environment, not a subscription login.
 ENV_KEY_SOURCES = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "apiKeyHelper"})
@@ -20,25 +19,6 @@ _SUBTYPES: dict[str, tuple[Status, FailureKind]] = {
     "error_max_turns": ("failed", "max_turns"),
     "error_max_structured_output_retries": ("failed", "schema_invalid"),
 }
-
-
-@dataclass(frozen=True, slots=True)
-class RunEnd:
-    """How the process ended, independent of what it printed."""
-
-    exit_code: int | None
-    timed_out: bool
-    timeout_seconds: float
-    launch_error: str | None = None
-    output_truncated: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    status: Status
-    failure_kind: FailureKind | None = None
-    reason: str | None = None
-    retry_after_seconds: float | None = None
 
 
 def classify(

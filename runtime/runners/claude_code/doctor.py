@@ -6,17 +6,19 @@ in for hz's runs (an ``ANTHROPIC_API_KEY`` hz does not pass does not count).
 
 from __future__ import annotations
 
-import os
-
 from hz.runtime import strict_json
-from hz.runtime.process.bounded import Limits, run_bounded
 from hz.runtime.protocol import Check
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
-from hz.runtime.runners.executables import judge_version, resolve_executable, why_unusable
+from hz.runtime.runners.executables import (
+    PROBE_SECONDS,
+    judge_version,
+    probe,
+    resolve_executable,
+    why_unusable,
+)
 
 #: The oldest CLI whose flags and stream-json shapes hz was tested against.
 MIN_VERSION = (2, 1, 332)
-_LIMITS = Limits(timeout=30.0, max_stdout=64 * 1024, max_stderr=64 * 1024)
 
 
 def checks(settings: ClaudeSettings) -> list[Check]:
@@ -36,13 +38,11 @@ def checks(settings: ClaudeSettings) -> list[Check]:
 
 
 def _run(executable: str, args: list[str], env: dict[str, str]) -> tuple[int | None, str]:
-    outcome = run_bounded(
-        [executable, *args], stdin=None, cwd=os.path.expanduser("~"), env=env, limits=_LIMITS
-    )
+    outcome = probe(executable, args, env)
     if outcome.launch_error is not None:
         return None, outcome.launch_error
     if outcome.timed_out:
-        return None, f"`claude {' '.join(args)}` did not answer within 30 s"
+        return None, f"`claude {' '.join(args)}` did not answer within {PROBE_SECONDS:g} s"
     return outcome.exit_code, outcome.stdout.decode("utf-8", errors="replace")
 
 

@@ -25,11 +25,12 @@ from hz.runtime.protocol import (
 )
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.claude_code.argv import build_argv, session_tools
-from hz.runtime.runners.claude_code.classify import RunEnd, classify
+from hz.runtime.runners.claude_code.classify import classify
 from hz.runtime.runners.claude_code.doctor import checks as doctor_checks
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.claude_code.stream import StreamParser
 from hz.runtime.runners.executables import resolve_executable, why_unusable
+from hz.runtime.runners.outcome import RunEnd
 
 CONTRACT_FILE = "contract.md"
 MAX_OUTPUT = 8 * 1024 * 1024
@@ -95,8 +96,7 @@ class ClaudeCodeRunner:
         executable = resolve_executable(self.settings.executable, env)
         if executable is None:
             missing = f"{self.settings.executable}: {why_unusable(self.settings.executable)}"
-            end = RunEnd(None, False, timeout, launch_error=missing)
-            return self._result(request, end, None, None)
+            return self._result(request, RunEnd.not_started(missing, timeout), None, None)
         parser = StreamParser(max_line_chars=MAX_OUTPUT)
         started = time.monotonic()
         seen = (0, 0)
@@ -128,14 +128,7 @@ class ClaudeCodeRunner:
                 limits=Limits(timeout=timeout, max_line=MAX_OUTPUT),
                 on_stdout_line=on_line,
             )
-        end = RunEnd(
-            exit_code=outcome.exit_code,
-            timed_out=outcome.timed_out,
-            timeout_seconds=timeout,
-            launch_error=outcome.launch_error,
-            output_truncated=outcome.stdout_truncated,
-        )
-        return self._result(request, end, parser, outcome)
+        return self._result(request, RunEnd.of(outcome, timeout), parser, outcome)
 
     def _result(
         self,

@@ -12,35 +12,15 @@ in docs/runners/codex.md.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from hz.runtime.result import FailureKind, Status
+from hz.runtime.result import FailureKind
 from hz.runtime.runners.codex.events import CodexStream
+from hz.runtime.runners.outcome import RunEnd, Verdict
 
 #: The two ways the CLI words an HTTP failure of the model API.
 _HTTP_STATUS = re.compile(r"^(?:exceeded retry limit, last status: |unexpected status )(\d{3})\b")
 #: What the CLI says for a 429 whose code is ``insufficient_quota`` (no status in the text).
 _QUOTA = "Quota exceeded."
-
-
-@dataclass(frozen=True, slots=True)
-class RunEnd:
-    """How the process ended, independent of what it printed."""
-
-    exit_code: int | None
-    timed_out: bool
-    timeout_seconds: float
-    launch_error: str | None = None
-    output_truncated: bool = False
-    finished_after_done: bool = False
-    describe_exit: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    status: Status
-    failure_kind: FailureKind | None = None
-    reason: str | None = None
 
 
 def http_status(message: str) -> int | None:

@@ -7,26 +7,26 @@ enforcement fails there, generically.
 
 from __future__ import annotations
 
-import os
-
-from hz.runtime.process.bounded import Limits, run_bounded
 from hz.runtime.process.environment import child_environment
 from hz.runtime.protocol import Check
 from hz.runtime.runners.codex.settings import CodexSettings
-from hz.runtime.runners.executables import judge_version, resolve_executable
+from hz.runtime.runners.executables import (
+    PROBE_SECONDS,
+    judge_version,
+    probe,
+    resolve_executable,
+)
 
 #: The oldest CLI whose flags and event shapes hz was tested against.
 MIN_VERSION = (0, 171, 0)
-_LIMITS = Limits(timeout=30.0, max_stdout=64 * 1024, max_stderr=64 * 1024)
 
 
 def version_check(executable: str, env: dict[str, str]) -> Check:
-    outcome = run_bounded(
-        [executable, "--version"], stdin=None, cwd=os.path.expanduser("~"), env=env, limits=_LIMITS
-    )
+    outcome = probe(executable, ["--version"], env)
     text = outcome.stdout.decode("utf-8", errors="replace")
     if not outcome.ok:
-        why = "did not answer within 30 s" if outcome.timed_out else outcome.describe_exit()
+        timed_out = f"did not answer within {PROBE_SECONDS:g} s"
+        why = timed_out if outcome.timed_out else outcome.describe_exit()
         detail = f"`{executable} --version` {why}: {outcome.stderr_tail(300).strip()}"
         return Check("codex version", "failed", detail.rstrip(": "))
     return judge_version("codex version", text, MIN_VERSION)

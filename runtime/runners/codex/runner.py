@@ -21,7 +21,6 @@ from typing import ClassVar
 
 from hz.runtime.errors import RunnerError
 from hz.runtime.models import ToolProfile
-from hz.runtime.output_check import check_output
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
@@ -40,11 +39,12 @@ from hz.runtime.runners.codex.argv import (
     build_argv,
     private_codex_home,
 )
-from hz.runtime.runners.codex.classify import RunEnd, classify
+from hz.runtime.runners.codex.classify import classify
 from hz.runtime.runners.codex.doctor import checks
 from hz.runtime.runners.codex.events import CodexStream
 from hz.runtime.runners.codex.settings import CodexSettings
-from hz.runtime.runners.executables import resolve_executable
+from hz.runtime.runners.executables import resolve_executable, why_unusable
+from hz.runtime.runners.outcome import RunEnd
 
 _ROLES = {CONTRACT_FILE: "contract", SCHEMA_FILE: "output schema"}
 #: Lines the CLI prints on stderr on every run that say nothing about this one.
@@ -142,10 +142,8 @@ class CodexRunner:
             env = self.environment(str(home))
             executable = resolve_executable(self.settings.executable, env)
             if executable is None:
-                where = "" if "/" in self.settings.executable else " on PATH"
-                missing = f"{self.settings.executable}: program not found{where}"
-                end = RunEnd(None, False, timeout, launch_error=missing)
-                return self._result(stream, end, None, request)
+                missing = f"{self.settings.executable}: {why_unusable(self.settings.executable)}"
+                return self._result(stream, RunEnd.not_started(missing, timeout), None, request)
             with private_directory(self._files(request), prefix="hz-codex-") as private:
                 paths = {name: str(path) for name, path in private.files.items()}
                 outcome = run_bounded(
@@ -156,16 +154,7 @@ class CodexRunner:
                     limits=Limits(timeout=timeout),
                     on_stdout_line=on_line,
                 )
-        end = RunEnd(
-            exit_code=outcome.exit_code,
-            timed_out=outcome.timed_out,
-            timeout_seconds=timeout,
-            launch_error=outcome.launch_error,
-            output_truncated=outcome.stdout_truncated,
-            finished_after_done=outcome.finished_after_done,
-            describe_exit=outcome.describe_exit(),
-        )
-        return self._result(stream, end, outcome, request)
+        return self._result(stream, RunEnd.of(outcome, timeout), outcome, request)
 
     @contextmanager
     def _home(self) -> Iterator[Path]:
@@ -183,7 +172,9 @@ class CodexRunner:
         request: RunRequest,
     ) -> AgentResult:
         verdict = classify(stream, end)
-        result = AgentResult(
+        # The CLI asks the API for schema-shaped output but never checks it: hz does, after the
+        # run (``hz.runtime.execute``), as for every runner.
+        return AgentResult(
             runner=self.name,
             model=self.settings.model,
             status=verdict.status,
@@ -199,8 +190,6 @@ class CodexRunner:
             limits_unenforced=self.unenforced(request),
             output_truncated=bool(outcome and outcome.stdout_truncated),
         )
-        # The CLI asks the API for schema-shaped output but never checks it: hz does.
-        return check_output(result, request.output)
 
 
 def working_dir_of(tools: ToolProfile) -> str:
