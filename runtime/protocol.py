@@ -5,14 +5,18 @@ A runner is any object with a ``name`` and the ``plan`` and ``run`` methods belo
 given to the agent as binding rules, never mixed into the prompt), the read-only tool profile
 (its ``working_dir`` bound and existing), the wall-clock timeout in seconds, the budget, the
 job's output spec and an optional progress sink. ``plan`` gets the same request and starts
-nothing.
+nothing. The registry holds runner classes (``RunnerClass``): each declares a frozen settings
+model, is called with its validated settings, and says which limits it enforces given them
+(``capabilities``) — what ``hz runners``, ``hz doctor``, the pre-run checks and each result's
+``limits_unenforced`` report.
 
 Rules every runner follows:
 
 - Return an ``AgentResult`` for everything that happens once a process may start: a timeout,
   a budget stop, a crash, a missing executable, empty or malformed output.
 - Raise ``hz.runtime.errors.RunnerError`` only when misconfigured, before anything runs.
-- Never exceed the timeout; name in ``limits_unenforced`` each limit it cannot enforce.
+- Never exceed the timeout; name in ``limits_unenforced`` each limit that applied to the run
+  and that its capabilities do not enforce (``Capabilities.unenforced``).
 - Start every child process through ``hz.runtime.process.bounded`` (one chokepoint: own
   process group, capped output, allowlisted environment, the group killed at the end).
 - ``request.output``: the job's output spec; a runner that can make the agent produce
