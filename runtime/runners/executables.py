@@ -16,12 +16,14 @@ PROBE_SECONDS = 30.0
 _PROBE_LIMITS = Limits(timeout=PROBE_SECONDS, max_stdout=64 * 1024, max_stderr=64 * 1024)
 
 
-def probe(executable: str, args: list[str], env: Mapping[str, str]) -> ProcessOutcome:
-    """Run ``executable args`` for a doctor check, bounded, from the home directory."""
+def probe(
+    executable: str, args: list[str], env: Mapping[str, str], cwd: str | None = None
+) -> ProcessOutcome:
+    """Run ``executable args`` for a doctor check, bounded, in ``cwd`` (default: home)."""
     return run_bounded(
         [executable, *args],
         stdin=None,
-        cwd=os.path.expanduser("~"),
+        cwd=cwd or os.path.expanduser("~"),
         env=dict(env),
         limits=_PROBE_LIMITS,
     )

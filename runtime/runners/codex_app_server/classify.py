@@ -16,11 +16,11 @@ Decided from what hz observed and from the server's typed fields, never from tex
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from hz.runtime.result import FailureKind, Status
+from hz.runtime.result import FailureKind
 from hz.runtime.runners.codex_app_server.session import Conversation
+from hz.runtime.runners.outcome import Verdict
 
 _RATE = frozenset({"rateLimitExceeded", "usageLimitExceeded"})
 _AUTH = frozenset({"unauthorized"})
@@ -30,13 +30,6 @@ _HTTP_KEYS = (
     "responseStreamDisconnected",
     "responseTooManyFailedAttempts",
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    status: Status
-    failure_kind: FailureKind | None = None
-    reason: str | None = None
 
 
 def _typed_kind(info: Any) -> FailureKind:

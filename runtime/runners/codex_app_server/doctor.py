@@ -6,30 +6,25 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hz.runtime.process.bounded import Limits, run_bounded
 from hz.runtime.process.environment import child_environment
 from hz.runtime.protocol import Check
 from hz.runtime.runners.codex.argv import private_codex_home
 from hz.runtime.runners.codex.doctor import checks as codex_checks
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.codex_app_server.protocol import MANIFEST, VERSION, manifest_of, pinned_text
+from hz.runtime.runners.executables import PROBE_SECONDS, probe
 
-_LIMITS = Limits(timeout=30.0, max_stdout=64 * 1024, max_stderr=64 * 1024)
 NAME = "codex app-server protocol"
 
 
 def protocol_check(executable: str, settings: CodexSettings) -> Check:
     with private_codex_home() as home, tempfile.TemporaryDirectory(prefix="hz-proto-") as out:
         env = child_environment(passthrough=settings.env, extra={"CODEX_HOME": str(home)})
-        outcome = run_bounded(
-            [executable, "app-server", "generate-json-schema", "--out", out],
-            stdin=None,
-            cwd=str(home),
-            env=env,
-            limits=_LIMITS,
-        )
+        args = ["app-server", "generate-json-schema", "--out", out]
+        outcome = probe(executable, args, env, cwd=str(home))
         if not outcome.ok:
-            why = "did not answer within 30 s" if outcome.timed_out else outcome.describe_exit()
+            timed_out = f"did not answer within {PROBE_SECONDS:g} s"
+            why = timed_out if outcome.timed_out else outcome.describe_exit()
             return Check(NAME, "failed", f"generate-json-schema {why}")
         drifted = manifest_of(Path(out)) != pinned_text(MANIFEST)
     if drifted:

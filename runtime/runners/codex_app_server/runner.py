@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
-from hz.runtime.output_check import check_output
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.interactive import Interactive, Stopped
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR
@@ -23,11 +22,12 @@ from hz.runtime.runners.codex.argv import private_codex_home
 from hz.runtime.runners.codex.runner import CodexRunner, working_dir_of
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.codex_app_server.argv import build_argv, thread_params, turn_params
-from hz.runtime.runners.codex_app_server.classify import Verdict, classify
+from hz.runtime.runners.codex_app_server.classify import classify
 from hz.runtime.runners.codex_app_server.doctor import checks
 from hz.runtime.runners.codex_app_server.session import Conversation, Session
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
-from hz.runtime.runners.executables import resolve_executable
+from hz.runtime.runners.executables import resolve_executable, why_unusable
+from hz.runtime.runners.outcome import Verdict
 
 #: What the pinned server prints on stderr on every run that says nothing about this one.
 _NOISE = ("WARNING: proceeding, even though we could not create",)
@@ -97,8 +97,7 @@ class CodexAppServerRunner(CodexRunner):
             env = self.environment(str(home))
             executable = resolve_executable(self.settings.executable, env)
             if executable is None:
-                where = "" if "/" in self.settings.executable else " on PATH"
-                missing = f"{self.settings.executable}: program not found{where}"
+                missing = f"{self.settings.executable}: {why_unusable(self.settings.executable)}"
                 return self._launch_failed(missing, request, started)
             proc = Interactive.start(
                 build_argv(executable, self.settings), cwd=working_dir, env=env
@@ -116,7 +115,9 @@ class CodexAppServerRunner(CodexRunner):
             finally:
                 stopped = proc.stop(graceful=talk.turn.completed)
         verdict = classify(talk, timeout_seconds=request.timeout)
-        result = self._ended(verdict, request, time.monotonic() - started).model_copy(
+        # The server asks the API for schema-shaped output but never checks it: hz does, after
+        # the run (``hz.runtime.execute``), as for every runner.
+        return self._ended(verdict, request, time.monotonic() - started).model_copy(
             update={
                 "draft": talk.turn.final_message,
                 "tool_calls": talk.turn.tool_calls,
@@ -127,8 +128,6 @@ class CodexAppServerRunner(CodexRunner):
                 "protocol_notes": _notes(talk),
             }
         )
-        # The server asks the API for schema-shaped output but never checks it: hz does.
-        return check_output(result, request.output)
 
     def _launch_failed(self, why: str, request: RunRequest, started: float) -> AgentResult:
         verdict = Verdict("failed", "launch_failed", f"codex did not start: {why}")
