@@ -156,6 +156,7 @@ def test_dotted_paths() -> None:
     assert dotted(()) == "the top level"
     assert dotted(("hz", "agent", "tools", 0)) == "hz.agent.tools[0]"
     assert dotted(("hz", "inputs", "the-week")) == "hz.inputs['the-week']"
+    assert dotted(("hz", "inputs", "x\n")) == "hz.inputs['x\\n']"
     assert extend("hz.inputs.x.schema", ("items", 0)) == "hz.inputs.x.schema.items[0]"
     assert extend("the top level", ("hz",)) == "hz"
     assert extend("a", ()) == "a"
