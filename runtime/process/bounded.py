@@ -24,12 +24,13 @@ pipes with ``F_SETPIPE_SZ``). Every runner starts its agent through ``run_bounde
 - The group dies with hz: a watchdog (``/bin/sh``, in a session of its own so a terminal's
   Ctrl-C does not reach it) holds the read end of a pipe only hz writes to. When hz ends
   without dismissing it — SIGKILL, a crash, the OOM killer — the pipe reads end-of-file and the
-  watchdog SIGKILLs the group. hz dismisses it before it reaps the leader (while the group id
-  is still held by the leader's zombie), so it never signals a reused group id.
+  watchdog SIGKILLs the group and removes the private directories that existed when the run
+  started (``private_directory``: the prompt and contract files). hz dismisses it before it
+  reaps the leader (while the group id is still held by the leader's zombie), so it never
+  signals a reused group id.
 
 Not contained: a descendant that leaves the group (``setsid``) — hz stops reading from it
-after the drain, but cannot find it to kill it. After a SIGKILL of hz, the run's private
-files stay behind (only hz knows them).
+after the drain, but cannot find it to kill it.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from hz.runtime.process.group import check_own_group, living_members, signal_group
+from hz.runtime.process.leftovers import live_private_dirs
 from hz.runtime.process.limits import Limits, ProcessOutcome
 from hz.runtime.process.streams import LineCallback, StreamCapture
 from hz.runtime.process.uninterrupted import to_the_end
@@ -54,7 +56,11 @@ __all__ = ["DRAIN_SECONDS", "Limits", "LineCallback", "ProcessOutcome", "run_bou
 #: How long output is still read after the leader exited and its group was killed.
 DRAIN_SECONDS = 1.0
 #: The watchdog's program: kill group $1 unless hz says "done" before the pipe closes.
-_WATCHDOG = 'read -r word; [ "$word" = done ] || kill -s KILL -- "-$1" 2>/dev/null'
+#: Then it removes the private directories given after the group id.
+_WATCHDOG = (
+    'read -r word; [ "$word" = done ] && exit; kill -s KILL -- "-$1" 2>/dev/null; shift; '
+    '[ "$#" -gt 0 ] && chmod -R u+rwx -- "$@" 2>/dev/null; [ "$#" -gt 0 ] && rm -rf -- "$@"'
+)
 _TICK = 0.05
 _CHUNK = 1024 * 1024
 
@@ -122,7 +128,7 @@ def _launch_message(program: str, cwd: str, e: OSError | ValueError) -> str:
 def _start_watchdog(pgid: int) -> subprocess.Popen[bytes] | None:
     try:
         return subprocess.Popen(
-            ["/bin/sh", "-c", _WATCHDOG, "hz-watchdog", str(pgid)],
+            ["/bin/sh", "-c", _WATCHDOG, "hz-watchdog", str(pgid), *live_private_dirs()],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

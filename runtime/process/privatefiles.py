@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from hz.runtime.process import leftovers
 from hz.runtime.process.uninterrupted import to_the_end
 
 #: How a private path is shown where the real one doesn't exist yet (``hz run --dry-run``).
@@ -60,6 +61,7 @@ def private_directory(
 ) -> Iterator[PrivateDir]:
     """A fresh private directory holding ``files`` (name → text or bytes); see module doc."""
     path = Path(tempfile.mkdtemp(prefix=prefix))
+    leftovers.add(str(path))
     try:
         os.chmod(path, 0o700)
         written = {
@@ -68,6 +70,7 @@ def private_directory(
         yield PrivateDir(path=path, files=MappingProxyType(written))
     finally:
         to_the_end(lambda: remove_tree(path))
+        leftovers.discard(str(path))
 
 
 def remove_tree(path: Path) -> None:

@@ -285,12 +285,19 @@ def test_a_second_signal_does_not_stop_the_cleanup(
 
 def test_the_agent_dies_with_hz(hz_argv: list[str], tmp_path: Path) -> None:
     pids = tmp_path / "pids"
-    with running_hz(hz_argv, tmp_path, "ignore-term", pids) as hz_process:
+    private_parent = tmp_path / "tmp"
+    private_parent.mkdir()
+    with running_hz(
+        hz_argv, tmp_path, "ignore-term", pids, TMPDIR=str(private_parent)
+    ) as hz_process:
+        assert len(list(private_parent.iterdir())) == 1  # the run's private directory
         hz_process.kill()  # no handler, no cleanup: only the watchdog can act
         hz_process.communicate()
         deadline = time.monotonic() + 3
-        while time.monotonic() < deadline and not all(
-            is_gone(int(p["pid"])) for p in recorded_pids(pids)
+        while time.monotonic() < deadline and (
+            any(private_parent.iterdir())
+            or not all(is_gone(int(p["pid"])) for p in recorded_pids(pids))
         ):
             time.sleep(0.05)
         assert [p for p in recorded_pids(pids) if not is_gone(int(p["pid"]))] == []
+        assert list(private_parent.iterdir()) == []
