@@ -1,7 +1,8 @@
 """``hz run``: build the packet (compiling and rendering when given a contract or a job), bind the
 configured runner, run it once, write the receipt, print the result.
 
-It lives on the compiler side because it may compile; the runtime never imports the compiler.
+It belongs to the CLI layer: it may compile (``hz.compiler``) and runs through
+``hz.runtime``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from hz.runtime.config.env import read_environment
 from hz.runtime.config.file import Located, read_operator_file
-from hz.runtime.config.keys import AUTHORING, CAPABILITIES, DEFAULTS, RUNNER
+from hz.runtime.config.keys import AUTHORING, CAPABILITIES, DEFAULTS
 from hz.runtime.config.project import (
     find_project_file,
     project_values,
@@ -87,10 +87,6 @@ class Config:
     @property
     def agent_runner(self) -> str:
         return str(self.get(CAPABILITIES, "agent_runner"))
-
-    @property
-    def runner_settings(self) -> dict[str, Any]:
-        return self.table(RUNNER)
 
     @property
     def max_usd_ceiling(self) -> float:

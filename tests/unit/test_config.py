@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from hz.runtime.config.env import parse_env_value
+from hz.runtime.config.keys import RUNNER
 from hz.runtime.config.layers import load_config
 from hz.runtime.errors import ConfigError
 
@@ -26,7 +27,7 @@ def _error(env: dict[str, str]) -> ConfigError:
 def test_defaults_alone() -> None:
     config = load_config(environ={})
     assert config.agent_runner == "claude-code"
-    assert config.runner_settings == {}
+    assert config.table(RUNNER) == {}
     assert config.max_usd_ceiling == 100.0
 
 
