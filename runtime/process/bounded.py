@@ -40,6 +40,7 @@ import errno
 import fcntl
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import time
@@ -88,6 +89,13 @@ def run_bounded(
     return supervisor.run(stdin)
 
 
+def search_path(env: Mapping[str, str]) -> str:
+    """``env``'s PATH with only its absolute entries: an empty entry (``/usr/bin:``) or a
+    relative one means "the current directory", where a repository could plant a program."""
+    entries = env.get("PATH", os.defpath).split(os.pathsep)
+    return os.pathsep.join(entry for entry in entries if os.path.isabs(entry))
+
+
 def spawn(
     argv: Sequence[str], *, stdin_pipe: bool, cwd: str, env: Mapping[str, str]
 ) -> subprocess.Popen[bytes] | str:
@@ -95,9 +103,15 @@ def spawn(
     or ``/dev/null``; or why it could not start. Also used by ``interactive``."""
     if not argv:
         return "empty command"
+    # A bare name is looked up here, in the absolute PATH entries only: the OS would also
+    # try an empty or relative entry, i.e. the working directory a repository controls.
+    program = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=search_path(env))
+    if program is None:
+        return f"{argv[0]}: program not found on PATH"
     try:
         return subprocess.Popen(
             list(argv),
+            executable=program,
             stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

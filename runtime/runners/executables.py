@@ -7,7 +7,7 @@ import re
 import shutil
 from collections.abc import Mapping
 
-from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
+from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded, search_path
 from hz.runtime.protocol import Check
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
@@ -29,14 +29,20 @@ def probe(
     )
 
 
+def which(name: str, env: Mapping[str, str]) -> str | None:
+    """A bare program name looked up in the absolute entries of the child's PATH."""
+    found = shutil.which(name, path=search_path(env))
+    return os.path.abspath(found) if found else None
+
+
 def resolve_executable(name: str, env: Mapping[str, str]) -> str | None:
     """An absolute path, found before the run changes directory: a relative path is taken
-    from hz's own working directory, a bare name from the child's PATH."""
+    from hz's own working directory, a bare name from the absolute entries of the child's PATH
+    (``search_path``)."""
     if os.sep in name:
         path = os.path.abspath(os.path.expanduser(name))
         return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-    found = shutil.which(name, path=env.get("PATH", os.defpath))
-    return os.path.abspath(found) if found else None
+    return which(name, env)
 
 
 def why_unusable(name: str) -> str:

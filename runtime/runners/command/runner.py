@@ -9,7 +9,6 @@ outcomes to results are documented in ``docs/runners/command.md``.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
@@ -23,6 +22,7 @@ from hz.runtime.protocol import Capabilities, Check, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.command.result import Output, OutputProblem, read_output_file, result_from
 from hz.runtime.runners.command.settings import CommandSettings
+from hz.runtime.runners.executables import which
 
 PROMPT_FILE = "prompt.md"
 CONTRACT_FILE = "contract.md"
@@ -198,7 +198,7 @@ def _program(settings: CommandSettings, env: Mapping[str, str]) -> str:
     program = os.path.expanduser("".join(text for text, _ in settings.command[0]))
     if "/" in program:
         return os.path.abspath(program)
-    return shutil.which(program, path=env.get("PATH", os.defpath)) or program
+    return which(program, env) or program
 
 
 def _number(value: float) -> str:
