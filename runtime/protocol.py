@@ -97,6 +97,7 @@ class RunPlan:
     files: tuple[tuple[str, str], ...] = ()
     stdin: str = "/dev/null"
     limits_unenforced: tuple[str, ...] = ()
+    session_widened: tuple[str, ...] = ()
 
 
 def applied_limits(request: RunRequest, max_turns: int | None) -> tuple[str, ...]:

@@ -49,7 +49,9 @@ class AgentResult(Frozen):
     """What one agent session ended in. A timeout or a crash is a result, never an exception.
 
     ``reason`` says why a run did not complete; ``limits_unenforced`` names the limits (e.g.
-    ``budget``, ``tools``) the runner could not enforce for this run. ``uncertain``: the run
+    ``budget``, ``tools``) the runner could not enforce for this run; ``session_widened`` the
+    tools the operator allowed beyond reading local files (e.g. ``WebFetch``: the network)
+    that this session was given. ``uncertain``: the run
     was cancelled or lost at a point where the agent may have acted and hz could not observe
     what it did (never to be retried blindly). ``protocol_notes`` counts what a runner
     declined or ignored in its agent's protocol (approval requests, unknown notifications).
@@ -73,6 +75,7 @@ class AgentResult(Frozen):
     reason: str | None = None
     retry_after_seconds: float | None = None
     limits_unenforced: tuple[str, ...] = ()
+    session_widened: tuple[str, ...] = ()
     output_truncated: bool = False
     protocol_notes: dict[str, int] = Field(default_factory=dict)
 

@@ -318,6 +318,8 @@ def summary(result: AgentResult, receipt: Path | None) -> str:
     parts.append(f"{result.duration_seconds:.1f}s")
     if result.limits_unenforced:
         parts.append(f"not enforced: {', '.join(result.limits_unenforced)}")
+    if result.session_widened:
+        parts.append(f"session widened: {', '.join(result.session_widened)} (network)")
     if receipt is not None:
         parts.append(f"receipt {receipt}")
     text = " · ".join(parts)
@@ -351,6 +353,7 @@ def plan_json(runner: str, the_plan: RunPlan, limits: dict[str, Any]) -> dict[st
         "stdin": the_plan.stdin,
         **limits,
         "limits_unenforced": list(the_plan.limits_unenforced),
+        "session_widened": list(the_plan.session_widened),
     }
 
 
@@ -369,6 +372,8 @@ def plan_text(runner: str, the_plan: RunPlan, limits: dict[str, Any]) -> str:
         ("budget", f"${limits['max_usd']:.2f}"),
         ("not enforced", ", ".join(the_plan.limits_unenforced) or "(none)"),
     ]
+    if the_plan.session_widened:
+        rows.append(("widened", f"{', '.join(the_plan.session_widened)} (network)"))
     lines = ["hz run --dry-run: nothing was started"]
     lines += [f"  {name + ':':<14}{value}" for name, value in rows]
     return "\n".join(lines) + "\n"

@@ -37,6 +37,7 @@ class ReceiptBody(Frozen):
     cost_usd: float | None
     duration_seconds: float
     limits_unenforced: tuple[str, ...]
+    session_widened: tuple[str, ...] = ()
     draft_sha256: str | None
     started_at: str
     ended_at: str

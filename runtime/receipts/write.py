@@ -59,6 +59,7 @@ def receipt_body(
         cost_usd=result.cost_usd,
         duration_seconds=round(result.duration_seconds, 3),
         limits_unenforced=result.limits_unenforced,
+        session_widened=result.session_widened,
         draft_sha256=None if result.draft is None else sha256_hex(result.draft),
         started_at=utc_iso(started_at),
         ended_at=utc_iso(ended_at),

@@ -193,6 +193,7 @@ def test_dry_run_json(cli: Cli, work: Path) -> None:
         "timeout_seconds": 30,
         "max_usd": 0.5,
         "limits_unenforced": [],
+        "session_widened": [],
     }
 
 

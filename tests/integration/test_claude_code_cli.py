@@ -394,3 +394,30 @@ def test_timeout_while_the_cli_waits_out_a_429(
     assert result.retry_after_seconds is not None
     assert 30.0 <= result.retry_after_seconds <= 40.0
     assert len(api.requests) == 1
+
+
+def request_tools(api: FakeAnthropic) -> set[str]:
+    return {tool["name"] for tool in api.requests[0].get("tools", [])}
+
+
+def test_default_session_offers_only_the_read_only_tools(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeAnthropic([text("ok")]) as api:
+        result = run(api, claude, work, monkeypatch, tools=())
+    assert result.status == "completed"
+    # DeferredToolPlaceholder is the CLI's internal stand-in, not a tool the model can call.
+    assert request_tools(api) == {"Read", "Grep", "Glob", "DeferredToolPlaceholder"}
+    assert result.session_widened == ()
+
+
+def test_network_tools_only_through_network_tools_and_named_widened(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeAnthropic([text("ok")]) as api:
+        result = run(
+            api, claude, work, monkeypatch, tools=("Read", "WebFetch"), network_tools=["WebFetch"]
+        )
+    assert result.status == "completed"
+    assert request_tools(api) == {"Read", "WebFetch", "DeferredToolPlaceholder"}
+    assert result.session_widened == ("WebFetch",)

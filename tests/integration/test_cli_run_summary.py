@@ -110,3 +110,17 @@ def test_dry_run_warns_when_the_program_is_missing(tmp_path: Path) -> None:
     present = hz(tmp_path, [sys.executable, AGENT, "echo"], "--dry-run")
     assert (present.returncode, present.stderr) == (0, "")
     assert "  stdin:        the prompt, then closed" in present.stdout.splitlines()
+
+
+def test_a_widened_session_is_named_in_the_summary() -> None:
+    result = AgentResult(
+        runner="claude-code",
+        status="completed",
+        turns=1,
+        duration_seconds=1.0,
+        session_widened=("WebFetch",),
+    )
+    assert summary(result, None) == (
+        "hz: completed · runner claude-code · 1 turn · 0 tool calls · 1.0s · "
+        "session widened: WebFetch (network)"
+    )

@@ -110,6 +110,56 @@ def test_claude_env_adds_deliberate_names_only() -> None:
             {"read_only_tools": ["Read,Grep"]},
             "[system.runner] read_only_tools: 'Read,Grep' is not a tool name",
         ),
+        (
+            {"read_only_tools": ["Read", "WebFetch"]},
+            "[system.runner] read_only_tools: WebFetch reaches the network and is never read-only",
+        ),
+        (
+            {"read_only_tools": ["WebSearch"]},
+            "[system.runner] read_only_tools: WebSearch reaches the network and is never read-only",
+        ),
+        *(
+            (
+                {"read_only_tools": [tool]},
+                f"[system.runner] read_only_tools: {tool} delegates to sub-agents, which hz "
+                "cannot hold to the read-only allow-list; never allowed",
+            )
+            for tool in ("Agent", "Task")
+        ),
+        *(
+            (
+                {"read_only_tools": [tool]},
+                f"[system.runner] read_only_tools: {tool} can write or execute and is never "
+                "read-only",
+            )
+            for tool in ("CronCreate", "RemoteTrigger", "Write", "ScheduleWakeup")
+        ),
+        *(
+            (
+                {"read_only_tools": [tool]},
+                f"[system.runner] read_only_tools: {tool} is not a tool the claude CLI 2.1.332 "
+                "is known to offer read-only (read-only: Read, Grep, Glob; network: WebFetch, "
+                "WebSearch)",
+            )
+            for tool in ("LS", "NotebookRead", "read")
+        ),
+        (
+            {"network_tools": ["Read"]},
+            "[system.runner] network_tools: Read reads local files; list it in read_only_tools",
+        ),
+        (
+            {"network_tools": ["Bash"]},
+            "[system.runner] network_tools: Bash can write or execute and is never read-only",
+        ),
+        (
+            {"network_tools": ["Task"]},
+            "[system.runner] network_tools: Task delegates to sub-agents, which hz cannot hold "
+            "to the read-only allow-list; never allowed",
+        ),
+        (
+            {"network_tools": "WebFetch"},
+            "[system.runner] network_tools must be a list of tool names",
+        ),
         ({"max_turns": 0}, "[system.runner] max_turns must be an integer >= 1, got 0"),
         (
             {"claude_max_retries": -1},
@@ -138,6 +188,7 @@ def test_settings_keys_cover_every_key_read() -> None:
         "claude_env",
         "allow_api_key_billing",
         "claude_max_retries",
+        "network_tools",
     }
 
 
@@ -218,16 +269,42 @@ def test_a_tool_outside_read_only_tools_is_refused_before_spawn(
     )
 
 
-def test_operator_widened_read_only_tools(fake_claude: Path, tmp_path: Path) -> None:
+def test_operator_narrowed_read_only_tools(fake_claude: Path, tmp_path: Path) -> None:
     runner = ClaudeCodeRunner(
         ClaudeSettings.from_table(
-            {"claude_executable": str(fake_claude), "read_only_tools": ["Read", "LS"]}
+            {"claude_executable": str(fake_claude), "read_only_tools": ["Read"]}
         )
     )
     argv = plan_argv(runner, tmp_path)
-    assert argv[argv.index("--tools") + 1] == "Read,LS"
-    argv = plan_argv(runner, tmp_path, tools=("LS",))
-    assert argv[argv.index("--allowed-tools") + 1] == "LS"
+    assert argv[argv.index("--tools") + 1] == "Read"
+    with pytest.raises(RunnerError):
+        plan_argv(runner, tmp_path, tools=("Grep",))
+
+
+def test_network_tools_widen_the_session_only_when_the_contract_names_them(
+    fake_claude: Path, tmp_path: Path
+) -> None:
+    runner = ClaudeCodeRunner(
+        ClaudeSettings.from_table(
+            {"claude_executable": str(fake_claude), "network_tools": ["WebFetch"]}
+        )
+    )
+    quiet = runner.plan(run_request(tmp_path))
+    assert (quiet.argv[quiet.argv.index("--tools") + 1], quiet.session_widened) == (
+        "Read,Grep,Glob",
+        (),
+    )
+    wide = runner.plan(run_request(tmp_path, tools=("Read", "WebFetch")))
+    assert (wide.argv[wide.argv.index("--tools") + 1], wide.session_widened) == (
+        "Read,WebFetch",
+        ("WebFetch",),
+    )
+    with pytest.raises(RunnerError) as caught:
+        runner.plan(run_request(tmp_path, tools=("WebSearch",)))
+    assert caught.value.message == (
+        "the claude-code runner allows only read-only tools (Read, Grep, Glob, WebFetch); "
+        "the contract asks for WebSearch"
+    )
 
 
 def test_capabilities() -> None:

@@ -72,6 +72,7 @@ def test_first_receipt_content(tmp_path: Path) -> None:
         "cost_usd": 0.01,
         "duration_seconds": 5.0,
         "limits_unenforced": ["budget"],
+        "session_widened": [],
         "draft_sha256": sha256_hex("hi"),
         "started_at": "2026-11-29T12:00:00.123Z",
         "ended_at": "2026-11-29T12:00:05.000Z",
@@ -79,6 +80,12 @@ def test_first_receipt_content(tmp_path: Path) -> None:
         "previous_receipt": None,
         "previous_sha256": None,
     }
+
+
+def test_a_receipt_names_a_widened_session() -> None:
+    result = AgentResult(runner="claude-code", status="completed", session_widened=("WebFetch",))
+    body = receipt_body(make_packet(), result, started_at=START, ended_at=END)
+    assert body.to_json_data()["session_widened"] == ["WebFetch"]
 
 
 def test_a_receipt_file_is_its_model_in_canonical_json(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import json
 
 from hz.runtime.errors import RunnerError
 from hz.runtime.models import Budget, OutputSpec, ToolProfile
-from hz.runtime.runners.claude_code.settings import ClaudeSettings
+from hz.runtime.runners.claude_code.settings import NETWORK_TOOLS, ClaudeSettings
 
 #: Flags that keep the user's and the project's Claude setup out of the session.
 ISOLATION_FLAGS: tuple[str, ...] = (
@@ -20,18 +20,24 @@ ISOLATION_FLAGS: tuple[str, ...] = (
 
 def session_tools(profile: ToolProfile, settings: ClaudeSettings) -> tuple[str, ...]:
     """The profile's tools, or ``read_only_tools`` for an empty profile; ``RunnerError``
-    (before anything runs) for a tool outside ``read_only_tools``."""
+    (before anything runs) for a tool outside ``read_only_tools`` and ``network_tools``."""
     if not profile.tools:
         return settings.read_only_tools
-    allowed = settings.read_only_tools
+    allowed = settings.read_only_tools + settings.network_tools
     outside = [t for t in profile.tools if t not in allowed]
     if outside:
         raise RunnerError(
             f"the claude-code runner allows only read-only tools ({', '.join(allowed)}); "
             f"the contract asks for {', '.join(outside)}",
-            hint="change hz.agent.tools, or the operator's [system.runner] read_only_tools",
+            hint="change hz.agent.tools, or the operator's [system.runner] read_only_tools "
+            "(network tools: network_tools)",
         )
     return tuple(dict.fromkeys(profile.tools))
+
+
+def widening(tools: tuple[str, ...]) -> tuple[str, ...]:
+    """The session's tools that reach beyond local files (the network): a widened session."""
+    return tuple(t for t in tools if t in NETWORK_TOOLS)
 
 
 def json_schema(output: OutputSpec | None) -> str | None:

@@ -24,7 +24,7 @@ from hz.runtime.protocol import (
     applied_limits,
 )
 from hz.runtime.result import AgentResult
-from hz.runtime.runners.claude_code.argv import build_argv, session_tools
+from hz.runtime.runners.claude_code.argv import build_argv, session_tools, widening
 from hz.runtime.runners.claude_code.classify import classify
 from hz.runtime.runners.claude_code.doctor import checks as doctor_checks
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
@@ -86,6 +86,7 @@ class ClaudeCodeRunner:
             files=(("contract", contract_file),),
             stdin="the prompt, then closed",
             limits_unenforced=self.unenforced(request),
+            session_widened=widening(session_tools(request.tools, self.settings)),
         )
 
     def run(self, request: RunRequest) -> AgentResult:
@@ -168,4 +169,5 @@ class ClaudeCodeRunner:
             retry_after_seconds=verdict.retry_after_seconds,
             output_truncated=end.output_truncated,
             limits_unenforced=self.unenforced(request),
+            session_widened=widening(session_tools(request.tools, self.settings)),
         )

@@ -19,10 +19,40 @@ from hz.runtime.errors import ConfigError
 from hz.runtime.process.environment import child_environment
 from hz.runtime.runners.settings import Expect, MaxTurns, RunnerSettings, key_name, passed_names
 
-DEFAULT_READ_ONLY_TOOLS: tuple[str, ...] = ("Read", "Grep", "Glob")
-#: Tools that write or execute: never allowed into ``read_only_tools``.
+#: The pinned CLI version the tool vocabulary below was read from (its ``init`` event lists
+#: every tool it offers; a real-CLI test records the tools in the request).
+TOOLS_VERSION = "2.1.332"
+#: Tools of the pinned CLI known to only read local files: the allow-list of ``read_only_tools``.
+READ_ONLY_TOOLS: tuple[str, ...] = ("Read", "Grep", "Glob")
+DEFAULT_READ_ONLY_TOOLS: tuple[str, ...] = READ_ONLY_TOOLS
+#: Tools that reach the network: only through ``network_tools``, and the session is then
+#: named widened in the result, the receipt and ``hz run``'s output.
+NETWORK_TOOLS: tuple[str, ...] = ("WebFetch", "WebSearch")
+#: Tools that start sub-agents. Refused: the CLI lets a sub-agent definition name its own
+#: tools, so hz cannot prove a sub-agent is held to the session's allow-list.
+DELEGATION_TOOLS = frozenset({"Agent", "Task", "SendMessage", "ListAgents", "TaskStop", "Workflow"})
+#: Tools that write, execute or act later or elsewhere: never allowed.
 WRITING_TOOLS = frozenset(
-    {"Bash", "Edit", "MultiEdit", "Write", "NotebookEdit", "PowerShell", "KillShell"}
+    {
+        "Bash",
+        "CronCreate",
+        "CronDelete",
+        "CronList",
+        "Edit",
+        "EnterWorktree",
+        "ExitWorktree",
+        "KillShell",
+        "Monitor",
+        "MultiEdit",
+        "NotebookEdit",
+        "PowerShell",
+        "RemoteTrigger",
+        "ReportFindings",
+        "ScheduleWakeup",
+        "Skill",
+        "ToolSearch",
+        "Write",
+    }
 )
 #: Set by a parent Claude Code session for its children: passing them on would make the CLI
 #: believe it runs inside that session.
@@ -55,12 +85,22 @@ class ClaudeSettings(RunnerSettings):
         tuple[Annotated[str, Field(strict=True)], ...],
         Field(
             description="the only tools a contract may name; also the session's tools when the "
-            "contract names none (`hz.agent.tools: []`). "
-            + ", ".join(f"`{t}`" for t in sorted(WRITING_TOOLS))
-            + " are refused here"
+            "contract names none (`hz.agent.tools: []`). Only tools of the pinned CLI known to "
+            "read nothing but local files: "
+            + ", ".join(f"`{t}`" for t in READ_ONLY_TOOLS)
+            + "; any other name is refused"
         ),
         Expect("must be a list of tool names"),
     ] = DEFAULT_READ_ONLY_TOOLS
+    network_tools: Annotated[
+        tuple[Annotated[str, Field(strict=True)], ...],
+        Field(
+            description="tools that reach the network (`WebFetch`, `WebSearch`) a contract may "
+            "name besides `read_only_tools`; a session given one is *widened*: named in the "
+            "result (`session_widened`), the receipt and `hz run`'s output"
+        ),
+        Expect("must be a list of tool names"),
+    ] = ()
     executable: Annotated[
         str,
         Field(
@@ -103,14 +143,32 @@ class ClaudeSettings(RunnerSettings):
     @field_validator("read_only_tools")
     @classmethod
     def _read_only(cls, tools: tuple[str, ...]) -> tuple[str, ...]:
+        key = key_name("read_only_tools")
         for tool in tools:
+            if tool in READ_ONLY_TOOLS:
+                continue
             if not _TOOL.fullmatch(tool):
-                raise ConfigError(f"{key_name('read_only_tools')}: {tool!r} is not a tool name")
-            if tool in WRITING_TOOLS:
+                raise ConfigError(f"{key}: {tool!r} is not a tool name")
+            if tool in NETWORK_TOOLS:
                 raise ConfigError(
-                    f"{key_name('read_only_tools')}: {tool} can write or execute and is never "
-                    "read-only"
+                    f"{key}: {tool} reaches the network and is never read-only",
+                    hint="list it in [system.runner] network_tools to widen the session on purpose",
                 )
+            raise ConfigError(f"{key}: {tool} {_refusal(tool)}")
+        return tools
+
+    @field_validator("network_tools")
+    @classmethod
+    def _network(cls, tools: tuple[str, ...]) -> tuple[str, ...]:
+        key = key_name("network_tools")
+        for tool in tools:
+            if tool in NETWORK_TOOLS:
+                continue
+            if not _TOOL.fullmatch(tool):
+                raise ConfigError(f"{key}: {tool!r} is not a tool name")
+            if tool in READ_ONLY_TOOLS:
+                raise ConfigError(f"{key}: {tool} reads local files; list it in read_only_tools")
+            raise ConfigError(f"{key}: {tool} {_refusal(tool)}")
         return tools
 
     @model_validator(mode="after")
@@ -141,3 +199,18 @@ class ClaudeSettings(RunnerSettings):
             "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries),
         }
         return child_environment(passthrough=names, extra=extra, source=source)
+
+
+def _refusal(tool: str) -> str:
+    """Why a tool other than a read-only or a network one is refused."""
+    if tool in WRITING_TOOLS:
+        return "can write or execute and is never read-only"
+    if tool in DELEGATION_TOOLS:
+        return (
+            "delegates to sub-agents, which hz cannot hold to the read-only allow-list; "
+            "never allowed"
+        )
+    return (
+        f"is not a tool the claude CLI {TOOLS_VERSION} is known to offer read-only "
+        f"(read-only: {', '.join(READ_ONLY_TOOLS)}; network: {', '.join(NETWORK_TOOLS)})"
+    )
