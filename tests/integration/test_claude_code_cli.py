@@ -421,3 +421,40 @@ def test_network_tools_only_through_network_tools_and_named_widened(
     assert result.status == "completed"
     assert request_tools(api) == {"Read", "WebFetch", "DeferredToolPlaceholder"}
     assert result.session_widened == ("WebFetch",)
+
+
+#: An output schema of about 200 KiB: over Linux's 128 KiB limit for one argument.
+BIG_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "n": {"type": "integer"},
+        **{f"p{i:05d}": {"type": "string", "description": "x" * 48} for i in range(2500)},
+    },
+    "required": ["n"],
+}
+
+
+def test_an_output_schema_over_the_argv_limit_goes_on_stdin(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert len(json.dumps(BIG_SCHEMA)) > 128 * 1024
+    output = OutputSpec(format="json", schema=BIG_SCHEMA)
+    with FakeAnthropic([tool_use("StructuredOutput", {"n": 3})]) as api:
+        result = run(api, claude, work, monkeypatch, output=output)
+    assert (result.status, result.failure_kind, result.reason) == ("completed", None, None)
+    assert result.structured_output == {"n": 3}
+    [offered] = [t for t in api.requests[0]["tools"] if t["name"] == "StructuredOutput"]
+    assert offered["input_schema"] == BIG_SCHEMA
+    # The prompt still reached the model as the user's message, the contract as system text.
+    assert api.requests[0]["messages"][0] == {"role": "user", "content": "Answer the question."}
+    assert "Never write files." in json.dumps(api.requests[0])
+
+
+def test_an_output_schema_over_the_argv_limit_invalid_answer(
+    claude: Path, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    output = OutputSpec(format="json", schema=BIG_SCHEMA)
+    wrong = tool_use("StructuredOutput", {"n": "three"})
+    with FakeAnthropic([wrong], repeat_last=True) as api:
+        result = run(api, claude, work, monkeypatch, output=output)
+    assert (result.status, result.failure_kind) == ("failed", "schema_invalid")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -319,3 +320,36 @@ def test_capabilities() -> None:
     assert ClaudeCodeRunner.capabilities(None) == caps
     limited = ClaudeCodeRunner.capabilities(ClaudeSettings.from_table({"max_turns": 3}))
     assert limited.turns == "hard"
+
+
+def test_a_long_output_schema_goes_on_stdin_not_argv(fake_claude: Path, tmp_path: Path) -> None:
+    from hz.runtime.runners.claude_code.argv import ARGV_SCHEMA_LIMIT, stdin_bytes
+
+    runner = ClaudeCodeRunner(ClaudeSettings.from_table({"claude_executable": str(fake_claude)}))
+    small = OutputSpec(format="json", schema={"type": "object"})
+    plan = runner.plan(run_request(tmp_path, output=small))
+    assert (plan.argv[-2:], plan.stdin) == (
+        ("--json-schema", '{"type":"object"}'),
+        "the prompt, then closed",
+    )
+    assert stdin_bytes("the prompt", small) == b"the prompt"
+    schema = {"type": "object", "description": "x" * ARGV_SCHEMA_LIMIT}
+    big = OutputSpec(format="json", schema=schema)
+    plan = runner.plan(run_request(tmp_path, output=big))
+    assert "--json-schema" not in plan.argv
+    assert (plan.argv[-2:], plan.stdin) == (
+        ("--input-format", "stream-json"),
+        "stream-json: an initialize request with the output schema, the prompt; then closed",
+    )
+    first, second = stdin_bytes("the prompt", big).decode().splitlines()
+    assert json.loads(first) == {
+        "type": "control_request",
+        "request_id": "hz-initialize",
+        "request": {"subtype": "initialize", "jsonSchema": schema},
+    }
+    assert json.loads(second) == {
+        "type": "user",
+        "message": {"role": "user", "content": "the prompt"},
+        "parent_tool_use_id": None,
+        "session_id": "",
+    }

@@ -40,6 +40,40 @@ def widening(tools: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(t for t in tools if t in NETWORK_TOOLS)
 
 
+#: The longest ``--json-schema`` argument passed on argv, in bytes. Linux refuses one argument
+#: over 128 KiB (``MAX_ARG_STRLEN``) with E2BIG, "Argument list too long"; a longer schema goes
+#: on stdin instead, in the CLI's ``initialize`` control request (``--input-format stream-json``).
+ARGV_SCHEMA_LIMIT = 64 * 1024
+
+
+def schema_on_stdin(output: OutputSpec | None) -> bool:
+    """Whether the output schema is too long for argv and goes on stdin."""
+    schema = json_schema(output)
+    return schema is not None and len(schema.encode("utf-8")) > ARGV_SCHEMA_LIMIT
+
+
+def stdin_bytes(prompt: str, output: OutputSpec | None) -> bytes:
+    """What the CLI reads on stdin: the prompt; with a schema too long for argv, stream-json
+    lines: the ``initialize`` control request carrying the schema, then the prompt as the
+    user's message."""
+    if output is None or output.schema_ is None or not schema_on_stdin(output):
+        return prompt.encode("utf-8")
+    lines = (
+        {
+            "type": "control_request",
+            "request_id": "hz-initialize",
+            "request": {"subtype": "initialize", "jsonSchema": output.schema_},
+        },
+        {
+            "type": "user",
+            "message": {"role": "user", "content": prompt},
+            "parent_tool_use_id": None,
+            "session_id": "",
+        },
+    )
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
+
+
 def json_schema(output: OutputSpec | None) -> str | None:
     if output is None or output.format != "json" or output.schema_ is None:
         return None
@@ -77,7 +111,9 @@ def build_argv(
     if settings.model is not None:
         argv += ["--model", settings.model]
     schema = json_schema(output)
-    if schema is not None:
+    if schema is not None and schema_on_stdin(output):
+        argv += ["--input-format", "stream-json"]
+    elif schema is not None:
         argv += ["--json-schema", schema]
     if settings.max_turns is not None:
         argv += ["--max-turns", str(settings.max_turns)]

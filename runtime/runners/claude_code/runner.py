@@ -24,7 +24,13 @@ from hz.runtime.protocol import (
     applied_limits,
 )
 from hz.runtime.result import AgentResult
-from hz.runtime.runners.claude_code.argv import build_argv, session_tools, widening
+from hz.runtime.runners.claude_code.argv import (
+    build_argv,
+    schema_on_stdin,
+    session_tools,
+    stdin_bytes,
+    widening,
+)
 from hz.runtime.runners.claude_code.classify import classify
 from hz.runtime.runners.claude_code.doctor import checks as doctor_checks
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
@@ -84,7 +90,11 @@ class ClaudeCodeRunner:
             cwd=request.tools.working_dir or "",
             env_names=tuple(sorted(env)),
             files=(("contract", contract_file),),
-            stdin="the prompt, then closed",
+            stdin=(
+                "stream-json: an initialize request with the output schema, the prompt; then closed"
+                if schema_on_stdin(request.output)
+                else "the prompt, then closed"
+            ),
             limits_unenforced=self.unenforced(request),
             session_widened=widening(session_tools(request.tools, self.settings)),
         )
@@ -122,7 +132,7 @@ class ClaudeCodeRunner:
             )
             outcome = run_bounded(
                 argv,
-                stdin=request.prompt.encode("utf-8"),
+                stdin=stdin_bytes(request.prompt, request.output),
                 cwd=cwd,
                 env=env,
                 # A line may be as long as the output cap: a long draft is still one result.
