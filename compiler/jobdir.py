@@ -16,6 +16,7 @@ from typing import Any
 from hz.compiler.compile import CompiledJob
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ602, HZ603, HZ604
+from hz.runtime import strict_json
 from hz.runtime.canonical import canonical_json
 from hz.runtime.errors import HzError
 from hz.runtime.files import write_atomically
@@ -106,8 +107,8 @@ def stale_because(current: str, expected: str) -> str:
     fields by their dotted names (``budget.max_usd``, ``inputs.week``), or only the source hash
     (a comment or formatting edit). ``digest`` follows the rest and is never named."""
     try:
-        old = json.loads(current)
-    except ValueError:
+        old = strict_json.loads(current)  # the file in --out comes from the repository
+    except strict_json.JsonError:
         old = None
     if not isinstance(old, dict):
         return "it is not the JSON this contract compiles to"

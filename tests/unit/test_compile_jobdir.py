@@ -108,3 +108,16 @@ def test_write_atomically_leaves_no_temporary_file(tmp_path: Path) -> None:
     mask = os.umask(0)
     os.umask(mask)
     assert target.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_hostile_job_file_is_stale_not_a_crash(tmp_path: Path) -> None:
+    for text in ("[" * 100_000 + "]" * 100_000, '{"name": NaN}', '{"a": ' + "1" * 5000 + "}"):
+        (tmp_path / "a.job.json").write_text(text)
+        assert check_jobs((_compiled("a"),), tmp_path) == (
+            Diagnostic(
+                "HZ602",
+                f"job {tmp_path}/a.job.json is stale: it is not the JSON this contract compiles to",
+                "contracts/a.yaml",
+                hint=HINT,
+            ),
+        )
