@@ -23,7 +23,13 @@ def isolated_home(
     """A fresh HOME and XDG dirs per test; HZ_* variables from the developer's shell removed."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    for var in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_CONFIG_DIRS"):
+    for var in (
+        "XDG_CONFIG_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+        "XDG_CONFIG_DIRS",
+    ):
         monkeypatch.delenv(var, raising=False)
     for var in list(os.environ):
         if var.startswith("HZ_") or var.startswith("CLAUDE") or var.startswith("ANTHROPIC_"):

@@ -27,6 +27,9 @@ COMMANDS: dict[str, str] = {
     "receipts": "hz.cli.ops:receipts",
     "runners": "hz.cli.runners:runners",
     "init": "hz.cli.init:init",
+    "runs": "hz.cli.runs:runs",
+    "submit": "hz.cli.submit:submit",
+    "worker": "hz.cli.worker:worker",
 }
 
 SHORT_HELP: dict[str, str] = {
@@ -41,6 +44,9 @@ SHORT_HELP: dict[str, str] = {
     "receipts": "Inspect and verify run receipts.",
     "runners": "List the registered runners and what they enforce.",
     "init": "Set up hz in a repository: schema, starter contract, .gitignore.",
+    "runs": "Inspect and control runs in the run ledger.",
+    "submit": "Queue runs for hz worker; print their run ids.",
+    "worker": "Run queued runs from the ledger until stopped (SIGTERM).",
 }
 
 

@@ -8,6 +8,7 @@ It belongs to the CLI layer: it may compile (``hz.compiler``) and runs through
 from __future__ import annotations
 
 import atexit
+import contextlib
 import io
 import json
 import os
@@ -22,6 +23,7 @@ from typing import Any
 
 import click
 
+from hz.cli.request_options import receipt_directory, request_options, targets_argument
 from hz.compiler.diagnostics import Diagnostic
 from hz.runtime.models import Packet
 from hz.runtime.protocol import AgentRunner, RunPlan, RunRequest
@@ -39,94 +41,93 @@ EXIT_CODES: dict[str, int] = {
 }
 #: The session ran, but its receipt could not be written.
 RECEIPT_NOT_WRITTEN = 8
+#: The agent was started and nothing observed how it ended (the run ledger's ``uncertain``).
+UNCERTAIN = 9
 
 
 @click.command(short_help="Run a packet, job or contract through the configured agent runner.")
-@click.argument(
-    "target", metavar="PACKET|JOB|CONTRACT", type=click.Path(dir_okay=False, path_type=Path)
-)
+@targets_argument
+@request_options
 @click.option(
-    "--inputs",
-    "inputs_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Input values for a job or contract: a JSON or YAML file holding one mapping.",
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Run the targets as one batch, N at once, through the run ledger.",
 )
-@click.option(
-    "--input",
-    "input_args",
-    multiple=True,
-    metavar="NAME=VALUE|NAME=@FILE",
-    help="One input value (repeatable), as for hz render.",
-)
-@click.option(
-    "--workdir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=".",
-    show_default=True,
-    help="The directory the agent may read; it must exist.",
-)
-@click.option(
-    "--receipt-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Where the receipt is chained [default: [system.runner] receipt_dir, else "
-    "WORKDIR/.hz-receipts].",
-)
-@click.option("--no-receipt", is_flag=True, help="Write no receipt for this run.")
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(("text", "json")),
+    type=click.Choice(("text", "json", "jsonl")),
     default="text",
     show_default=True,
     help="text: the draft on stdout, a summary on stderr; json: exactly one JSON object, "
-    "the result (or with --dry-run the plan), on stdout.",
+    "the result (or with --dry-run the plan; for a batch the list of runs), on stdout; "
+    "jsonl: one JSON line per finished run (a batch).",
 )
 @click.option("--dry-run", is_flag=True, help="Print what would run; start nothing.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary on stderr.")
+@click.option(
+    "--no-ledger",
+    is_flag=True,
+    help="Do not record the run in the run ledger: no request key, no recovery of the run "
+    "after a crash of hz.",
+)
 def run(
-    target: Path,
+    targets: tuple[Path, ...],
     inputs_file: Path | None,
     input_args: tuple[str, ...],
     workdir: Path,
     receipt_dir: Path | None,
     no_receipt: bool,
+    request_key: str | None,
+    force_new: bool,
+    jobs: int | None,
     fmt: str,
     dry_run: bool,
     quiet: bool,
+    no_ledger: bool,
 ) -> int:
     """Run one bounded agent session for a packet, a job (rendered with --inputs/--input) or a
     contract (compiled and rendered in memory), with the runner bound in the configuration.
+    Every run is recorded in the run ledger (hz runs) before its agent starts; several
+    targets, or -j N, run as one batch.
 
     \b
     Exit status:
-      0  completed
+      0  completed (a batch: every run completed)
       1  the contract or the input values have errors (reported on stderr)
-      2  usage or configuration error (nothing was started)
+      2  usage or configuration error, or the request key has a run (nothing was started)
       3  unexpected error (a bug in hz)
-      4  failed      5  timeout      6  budget      7  cancelled
+      4  failed      5  timeout      6  budget, or a spend ceiling (nothing was started)
+      7  cancelled   9  uncertain (the agent started; nothing observed its end)
       8  the run ended (its result printed) but the receipt could not be written
-      9  uncertain: cancelled or lost where the agent may have acted unobserved
+    A batch exits with the first status other than 0 among its runs.
     """
-    from hz import __version__
-    from hz.cli.compile import files_read
-    from hz.compiler.report.formats import write_report
     from hz.runtime.config.layers import load_config
     from hz.runtime.execute import bind
 
-    config = load_config(cwd=Path.cwd())
-    packet, diagnostics = _packet(target, inputs_file, input_args, config.max_usd_ceiling)
-    if diagnostics:
-        write_report(
-            diagnostics,
-            fmt="text",
-            files_checked=files_read(target, inputs_file, input_args),
-            out=sys.stderr,
-            err=sys.stderr if packet is None else io.StringIO(),
-            tool_version=__version__,
+    if len(targets) > 1 or jobs is not None:
+        if dry_run or no_ledger or request_key is not None:
+            raise click.UsageError(
+                "--dry-run, --no-ledger and --request-key take one target (no -j)"
+            )
+        return _batch(
+            targets,
+            inputs_file,
+            input_args,
+            workdir,
+            receipt_dir,
+            no_receipt,
+            force_new,
+            jobs or 1,
+            fmt,
+            quiet,
         )
-    if packet is None:
+    config = load_config(cwd=Path.cwd())
+    packets = reported_packets(targets, inputs_file, input_args, config.max_usd_ceiling)
+    if packets is None:
         return 1
-    _check_ceiling(target, packet, config.max_usd_ceiling)
+    [packet] = packets
     runner_name = config.agent_runner
     runner = bind(config)
     request = RunRequest.for_packet(packet, workdir=workdir)
@@ -145,31 +146,39 @@ def run(
             click.echo(f"hz: warning: {problem}", err=True)
             click.echo("  hint: hz doctor checks the bound runner", err=True)
         return 0
+    receipts = receipt_directory(receipt_dir, no_receipt, config, workdir)
+    if not no_ledger:
+        from hz.runtime.config.keys import RUNNER
+        from hz.runtime.ledger.owner import Binding, settings_digest
+
+        binding = Binding(runner, runner_name, settings_digest(config.table(RUNNER)))
+        return _in_ledger(
+            config, binding, packet, request_key, force_new, workdir, receipts, fmt, quiet
+        )
     started = datetime.now(UTC)
     result = _execute(runner_name, runner, request, quiet)
     ended = datetime.now(UTC)
     receipt, receipt_error = None, None
-    if not no_receipt:
+    if receipts is not None:
         from hz.runtime.errors import HzError
-        from hz.runtime.receipts.write import DEFAULT_DIR, receipt_body, write_receipt
-        from hz.runtime.runners.settings import SharedSettings
+        from hz.runtime.receipts.write import receipt_body, write_receipt
 
-        configured = SharedSettings.from_config(config).receipt_dir
-        directory = receipt_dir or Path(configured or workdir / DEFAULT_DIR)
         body = receipt_body(packet, result, started_at=started, ended_at=ended)
         try:
-            receipt = write_receipt(directory, body)
+            receipt = write_receipt(receipts, body)
         except HzError as e:
             receipt_error = e  # the result is printed first: the run happened
-    try:
-        if fmt == "json":
-            click.echo(json.dumps(result.to_json_data(), ensure_ascii=False))
-        elif result.draft:
-            click.echo(result.draft, nl=not result.draft.endswith("\n"))
-    except BrokenPipeError:
-        # The reader went away (`hz run ... | head -1`). The run happened and its receipt is
-        # written: its status is the exit status, not click's "1" for a broken pipe.
-        _drop_stdout()
+    return report(result, receipt, receipt_error, fmt, quiet)
+
+
+def report(
+    result: AgentResult, receipt: Path | None, receipt_error: Any, fmt: str, quiet: bool
+) -> int:
+    """Print the result (stdout) and the summary (stderr); the exit status."""
+    if fmt != "text":
+        click.echo(json.dumps(result.to_json_data(), ensure_ascii=False))
+    elif result.draft:
+        click.echo(result.draft, nl=not result.draft.endswith("\n"))
     if not quiet:
         from hz.runtime.printable import printable
 
@@ -186,11 +195,93 @@ def run(
     return EXIT_CODES[result.status]
 
 
-def _drop_stdout() -> None:
-    """Send what is left of stdout to /dev/null, so flushing it at exit fails no more."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+def _in_ledger(
+    config: Any,
+    binding: Any,
+    packet: Packet,
+    request_key: str | None,
+    force_new: bool,
+    workdir: Path,
+    receipts: Path | None,
+    fmt: str,
+    quiet: bool,
+) -> int:
+    from hz.cli.ledger_run import Request, run_foreground
+    from hz.cli.runs import report_settled
+    from hz.runtime.ledger.session import open_ledger, policy
+    from hz.runtime.ledger.store import request_key as derived_key
+
+    ledger, settled = open_ledger(config)
+    if not quiet:
+        report_settled(settled)
+    request = Request(
+        packet, request_key or derived_key(packet, workdir), workdir, receipts, force_new
+    )
+    with contextlib.ExitStack() as stack:
+        progress = None
+        if not quiet and sys.stderr.isatty():
+            from hz.runtime.progress import TerminalProgress
+
+            progress = stack.enter_context(TerminalProgress(sys.stderr))
+        outcome = run_foreground(
+            ledger,
+            request,
+            binding=binding,
+            policy=policy(config),
+            progress=progress,
+        )
+    if outcome.result is None:
+        # Nothing was spawned: a spend ceiling, or a cancel before the agent started.
+        label = outcome.state + (f" ({outcome.failure_kind})" if outcome.failure_kind else "")
+        click.echo(f"hz: {label}: {outcome.reason}; nothing was started", err=True)
+        click.echo(f"  run {outcome.run_id} (hz runs show {outcome.run_id})", err=True)
+        return 6 if outcome.failure_kind == "budget_ceiling" else EXIT_CODES["cancelled"]
+    code = report(outcome.result, outcome.receipt, outcome.receipt_error, fmt, quiet)
+    return UNCERTAIN if outcome.state == "uncertain" and code != RECEIPT_NOT_WRITTEN else code
+
+
+def _batch(
+    targets: tuple[Path, ...],
+    inputs_file: Path | None,
+    input_args: tuple[str, ...],
+    workdir: Path,
+    receipt_dir: Path | None,
+    no_receipt: bool,
+    force_new: bool,
+    jobs: int,
+    fmt: str,
+    quiet: bool,
+) -> int:
+    from hz.cli.ledger_run import Request, run_batch
+    from hz.cli.runs import report_settled
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.owner import Binding
+    from hz.runtime.ledger.session import open_ledger, policy
+    from hz.runtime.ledger.store import request_key as derived_key
+
+    config = load_config(cwd=Path.cwd())
+    packets = reported_packets(targets, inputs_file, input_args, config.max_usd_ceiling)
+    if packets is None:
+        return 1
+    binding = Binding.from_config(config)  # a misconfiguration starts nothing
+    RunRequest.for_packet(packets[0], workdir=workdir)  # the workdir must exist
+    receipts = receipt_directory(receipt_dir, no_receipt, config, workdir)
+    ledger, settled = open_ledger(config)
+    if not quiet:
+        report_settled(settled)
+    requests = [
+        Request(packet, derived_key(packet, workdir), workdir, receipts, force_new)
+        for packet in packets
+    ]
+    return run_batch(
+        ledger,
+        requests,
+        jobs=jobs,
+        binding=binding,
+        policy=policy(config),
+        fmt=fmt,
+        quiet=quiet,
+    )
 
 
 def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:
@@ -215,6 +306,40 @@ def _packet(
     return packet_from_path(
         target, inputs_file=inputs_file, input_args=input_args, max_usd_ceiling=ceiling
     )
+
+
+def reported_packets(
+    targets: tuple[Path, ...], inputs_file: Path | None, input_args: tuple[str, ...], ceiling: float
+) -> list[Packet] | None:
+    """A packet per target, each held to the ceiling; the diagnostics reported on stderr
+    (warnings too); None when any target has errors."""
+    from hz import __version__
+    from hz.cli.compile import files_read
+    from hz.compiler.report.formats import write_report
+
+    packets: list[Packet] = []
+    diagnostics: list[Diagnostic] = []
+    for target in targets:
+        packet, found = _packet(target, inputs_file, input_args, ceiling)
+        diagnostics += found
+        if packet is not None:
+            _check_ceiling(target, packet, ceiling)
+            packets.append(packet)
+    complete = len(packets) == len(targets)
+    if diagnostics:
+        write_report(
+            diagnostics,
+            fmt="text",
+            files_checked=(
+                files_read(targets[0], inputs_file, input_args)
+                if len(targets) == 1
+                else len(targets) + (inputs_file is not None)
+            ),
+            out=sys.stderr,
+            err=io.StringIO() if complete else sys.stderr,
+            tool_version=__version__,
+        )
+    return packets if complete else None
 
 
 class Terminated(BaseException):

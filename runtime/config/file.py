@@ -12,10 +12,14 @@ from typing import Any
 from hz.runtime.config.keys import (
     AUTHORING,
     AUTHORING_KEYS,
+    BUDGET,
+    BUDGET_KEYS,
     CAPABILITIES,
     CAPABILITY_KEYS,
     RUNNER,
     SHARED_RUNNER_KEYS,
+    SYSTEM,
+    SYSTEM_KEYS,
     TABLES,
     value_problem,
 )
@@ -33,6 +37,8 @@ def known_keys(table: str) -> tuple[frozenset[str], tuple[str, ...]]:
         return CAPABILITY_KEYS, ()
     if table == AUTHORING:
         return AUTHORING_KEYS, ()
+    if table in (SYSTEM, BUDGET):
+        return (SYSTEM_KEYS if table == SYSTEM else BUDGET_KEYS), ()
     from hz.runtime import registry  # loads every runner class: only when a runner key is checked
 
     runner_keys, broken = registry.all_settings_keys()

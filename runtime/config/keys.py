@@ -1,9 +1,10 @@
 """What the configuration may contain: its tables, their keys, defaults and value checks.
 
-Three tables exist: ``[capabilities]`` (which runner is bound), ``[system.runner]`` (how the
+Five tables exist: ``[capabilities]`` (which runner is bound), ``[system.runner]`` (how the
 bound runner runs: the shared keys below plus every key some registered runner declares in
-its ``settings_model``) and ``[authoring]`` (options of the authoring commands). Only
-``[authoring]`` may appear in a project's ``hz.toml``.
+its ``settings_model``), ``[system]`` and ``[system.budget]`` (the run ledger: where it lives, how
+many attempts and parallel runs, spend ceilings across runs) and ``[authoring]`` (options of
+the authoring commands). Only ``[authoring]`` may appear in a project's ``hz.toml``.
 """
 
 from __future__ import annotations
@@ -14,12 +15,16 @@ from typing import Any
 CAPABILITIES = "capabilities"
 RUNNER = "system.runner"
 AUTHORING = "authoring"
-TABLES: tuple[str, ...] = (CAPABILITIES, RUNNER, AUTHORING)
+SYSTEM = "system"
+BUDGET = "system.budget"
+TABLES: tuple[str, ...] = (CAPABILITIES, RUNNER, AUTHORING, SYSTEM, BUDGET)
 
 #: [system.runner] keys hz itself reads, whatever runner is bound.
 SHARED_RUNNER_KEYS = frozenset({"model", "max_turns", "require_enforced_budget", "receipt_dir"})
 CAPABILITY_KEYS = frozenset({"agent_runner"})
 AUTHORING_KEYS = frozenset({"max_usd_ceiling"})
+SYSTEM_KEYS = frozenset({"state_dir", "max_attempts", "max_parallel"})
+BUDGET_KEYS = frozenset({"max_usd_per_day", "per_runner"})
 
 DEFAULTS: dict[tuple[str, str], Any] = {
     (CAPABILITIES, "agent_runner"): "claude-code",
@@ -45,6 +50,13 @@ def _positive_number(value: Any) -> str | None:
     return None if ok else "a number greater than 0"
 
 
+def _ceilings(value: Any) -> str | None:
+    ok = isinstance(value, dict) and all(
+        isinstance(k, str) and _positive_number(v) is None for k, v in value.items()
+    )
+    return None if ok else "a table of runner names to numbers greater than 0"
+
+
 #: Value checks for the keys hz reads itself; runner-specific keys are checked by the runner.
 _CHECKS: dict[tuple[str, str], Callable[[Any], str | None]] = {
     (CAPABILITIES, "agent_runner"): _string,
@@ -53,6 +65,11 @@ _CHECKS: dict[tuple[str, str], Callable[[Any], str | None]] = {
     (RUNNER, "require_enforced_budget"): _boolean,
     (RUNNER, "receipt_dir"): _string,
     (AUTHORING, "max_usd_ceiling"): _positive_number,
+    (SYSTEM, "state_dir"): _string,
+    (SYSTEM, "max_attempts"): _positive_int,
+    (SYSTEM, "max_parallel"): _positive_int,
+    (BUDGET, "max_usd_per_day"): _positive_number,
+    (BUDGET, "per_runner"): _ceilings,
 }
 
 

@@ -64,7 +64,10 @@ def flatten(data: dict[str, Any], text: str) -> list[TomlEntry]:
             path = f"{prefix}.{key}" if prefix else key
             if path in TABLES and isinstance(item, dict):
                 for leaf, leaf_value in item.items():
-                    entries.append(_located(path, leaf, leaf_value, text))
+                    if isinstance(leaf_value, dict) and _has_subtables(path):
+                        walk(path, {leaf: leaf_value})  # [system.runner] inside [system]
+                    else:
+                        entries.append(_located(path, leaf, leaf_value, text))
             elif isinstance(item, dict) and item:
                 walk(path, item)
             else:
@@ -72,6 +75,10 @@ def flatten(data: dict[str, Any], text: str) -> list[TomlEntry]:
 
     walk("", data)
     return entries
+
+
+def _has_subtables(table: str) -> bool:
+    return any(t.startswith(f"{table}.") for t in TABLES)
 
 
 def _located(table: str, key: str, value: Any, text: str) -> TomlEntry:

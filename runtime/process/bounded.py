@@ -46,6 +46,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
+from hz.runtime.process import observe
 from hz.runtime.process.group import check_own_group, living_members, signal_group
 from hz.runtime.process.leftovers import live_private_dirs
 from hz.runtime.process.limits import Limits, ProcessOutcome
@@ -202,6 +203,7 @@ class _Supervisor:
         try:
             self.pgid = check_own_group(self.proc.pid)
             self.watchdog = _start_watchdog(self.pgid)
+            observe.spawned(self.proc.pid, self.pgid)
             self._register(stdin)
             self._supervise()
             self._finish()

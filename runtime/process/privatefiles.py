@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from hz.runtime.process import leftovers
+from hz.runtime.process import leftovers, observe
 from hz.runtime.process.uninterrupted import to_the_end
 
 #: How a private path is shown where the real one doesn't exist yet (``hz run --dry-run``).
@@ -64,6 +64,7 @@ def private_directory(
     leftovers.add(str(path))
     try:
         os.chmod(path, 0o700)
+        observe.private_dir(path)
         written = {
             name: write_private_file(path, name, data) for name, data in (files or {}).items()
         }

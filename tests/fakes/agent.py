@@ -9,6 +9,8 @@ Modes:
   fail           write --stderr to stderr, exit with --code
   sleep          sleep --seconds, silently
   ignore-term    ignore SIGTERM, say "ready", sleep for an hour
+  stubborn       ignore SIGTERM and fork a grandchild that ignores it too and holds stdout;
+                 both sleep for an hour
   grandchild     fork a grandchild that keeps stdout open and sleeps; print the draft, exit 0
   escape         like grandchild, but the grandchild starts its own session (setsid)
   flood          write --stdout-bytes / --stderr-bytes in large blocks (1 MiB lines, or one
@@ -228,6 +230,13 @@ def main() -> int:
     elif mode == "ignore-term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _emit(args, "ready\n")
+        time.sleep(HOUR)
+    elif mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if os.fork() == 0:
+            _record(args.pids, "grandchild")
+            time.sleep(HOUR)
+            os._exit(0)
         time.sleep(HOUR)
     elif mode == "grandchild":
         _grandchild(args)

@@ -57,6 +57,9 @@ def workspace(tmp_path: Path) -> Workspace:
     (work / "notes.txt").write_text("the secret word is marmalade\n")
     config = tmp_path / "operator.toml"
     config.write_text(
+        # One attempt: these tests classify single sessions (the ledger retries a rate
+        # limit by itself; tests/unit/test_ledger_owner.py covers that).
+        "[system]\nmax_attempts = 1\n\n"
         "[capabilities]\n"
         'agent_runner = "claude-code"\n\n'
         "[system.runner]\n"

@@ -65,6 +65,9 @@ class Setup:
         path = self.tmp / "operator.toml"
         overrides = ", ".join(json.dumps(entry) for entry in api.provider_config("FAKE_KEY"))
         path.write_text(
+            # One attempt: these tests classify single sessions (the ledger retries a rate
+            # limit by itself; tests/unit/test_ledger_owner.py covers that).
+            "[system]\nmax_attempts = 1\n\n"
             "[capabilities]\n"
             'agent_runner = "codex"\n\n'
             "[system.runner]\n"

@@ -1,0 +1,285 @@
+"""``hz runs``: the run ledger — list, show, wait, cancel, retry, reconcile, cost.
+
+Every command first settles runs whose owner is gone (see ``hz runs reconcile``) and takes
+``--format json`` (one JSON document, ``schemas/runs.schema.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hz.runtime.errors import HzError
+
+FORMAT = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "json")),
+    default="text",
+    show_default=True,
+    help="text for people; json: one JSON document on stdout (schemas/runs.schema.json).",
+)
+
+
+def open_ledger(fmt: str) -> tuple[Any, Any]:
+    """The operator's ledger, reconciled (each settled run named on stderr), and the config."""
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.session import open_ledger as open_
+
+    config = load_config(cwd=Path.cwd(), runner_keys=False)
+    ledger, settled = open_(config)
+    report_settled(settled)
+    return ledger, config
+
+
+def report_settled(settled: list[Any]) -> None:
+    for item in settled:
+        click.echo(
+            f"hz: reconciled {item.run_id}: {item.was} -> {item.state}: {item.detail}", err=True
+        )
+
+
+def emit(document: Any, fmt: str, text: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps(document, ensure_ascii=False))
+    else:
+        click.echo(text, nl=False)
+
+
+@click.group(short_help="Inspect and control runs in the run ledger.")
+def runs() -> None:
+    """The run ledger: every run hz started or queued, its state and timeline.
+
+    \b
+    States: queued, prepared, dispatching, running, then one of completed, failed, timeout,
+    budget, cancelled, uncertain (started, end not observed: never run again automatically).
+    """
+
+
+_SINCE = re.compile(r"^(\d+)([smhd])$")
+
+
+def parse_since(value: str | None) -> float | None:
+    if value is None:
+        return None
+    match = _SINCE.match(value)
+    if match:
+        seconds = int(match[1]) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[match[2]]
+        return time.time() - seconds
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as e:
+        raise click.BadParameter(
+            f"{value!r} is neither a duration (30m, 12h, 7d) nor an ISO date or time"
+        ) from e
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+@runs.command("list")
+@click.option("--state", "states", multiple=True, help="Only runs in this state (repeatable).")
+@click.option("--since", help="Only runs created since: a duration (30m, 12h, 7d) or ISO time.")
+@FORMAT
+def list_(states: tuple[str, ...], since: str | None, fmt: str) -> int:
+    """List runs, oldest first."""
+    from hz.runtime.ledger.store import STATES
+    from hz.runtime.ledger.view import list_line, run_json
+
+    for state in states:
+        if state not in STATES:
+            raise click.BadParameter(
+                f"unknown state {state!r} (one of {', '.join(STATES)})", param_hint="--state"
+            )
+    ledger, _ = open_ledger(fmt)
+    where: list[str] = ["1"]
+    params: list[Any] = []
+    if states:
+        where.append(f"state IN ({', '.join('?' * len(states))})")
+        params += list(states)
+    after = parse_since(since)
+    if after is not None:
+        where.append("created_at >= ?")
+        params.append(after)
+    documents = [
+        run_json(ledger, row, timeline=False)
+        for row in ledger.select(" AND ".join(where), tuple(params))
+    ]
+    text = "".join(list_line(d) + "\n" for d in documents) or "no runs\n"
+    emit({"kind": "run_list", "runs": documents}, fmt, text)
+    return 0
+
+
+@runs.command()
+@click.argument("run_id")
+@FORMAT
+def show(run_id: str, fmt: str) -> int:
+    """One run: state, result, receipt and timeline."""
+    from hz.runtime.ledger.view import run_json, run_text
+
+    ledger, _ = open_ledger(fmt)
+    document = run_json(ledger, ledger.get(run_id))
+    emit(document, fmt, run_text(document))
+    return 0
+
+
+@runs.command()
+@click.argument("run_ids", nargs=-1, required=True)
+@click.option(
+    "--timeout", type=click.FloatRange(min=0), help="Give up after this many seconds (exit 10)."
+)
+@FORMAT
+def wait(run_ids: tuple[str, ...], timeout: float | None, fmt: str) -> int:
+    """Wait until every run is terminal. Exit status: 0 all completed, else the first other
+    run's (4 failed, 5 timeout, 6 budget, 7 cancelled, 9 uncertain); 10 when --timeout expired."""
+    from hz.runtime.ledger.store import TERMINAL
+    from hz.runtime.ledger.view import exit_status, run_json, summarize_exits
+
+    ledger, _ = open_ledger(fmt)
+    for run_id in run_ids:
+        ledger.get(run_id)  # unknown ids fail before waiting
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        rows = [ledger.get(run_id) for run_id in run_ids]
+        if all(row["state"] in TERMINAL for row in rows):
+            break
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        time.sleep(0.1)
+    documents = [run_json(ledger, row, timeline=False) for row in rows]
+    pending = [d for d in documents if d["state"] not in TERMINAL]
+    text = "".join(f"{d['id']}  {d['state']}\n" for d in documents)
+    emit({"kind": "run_list", "runs": documents}, fmt, text)
+    if pending:
+        return 10
+    return summarize_exits([exit_status(d) for d in documents])
+
+
+@runs.command()
+@click.argument("run_ids", nargs=-1, required=True)
+@FORMAT
+def cancel(run_ids: tuple[str, ...], fmt: str) -> int:
+    """Cancel runs. Queued or prepared: cancelled, nothing ran. Dispatching or running: the
+    agent's group gets SIGTERM, SIGKILL 2 s later; cancelled with what was read so far, or
+    uncertain when nothing observed the end. Settles within 10 s."""
+    from hz.runtime.ledger.cancel import cancel as cancel_run
+    from hz.runtime.ledger.view import run_json
+
+    ledger, _ = open_ledger(fmt)
+    for run_id in run_ids:
+        ledger.get(run_id)
+    documents = [run_json(ledger, cancel_run(ledger, run_id)) for run_id in run_ids]
+    text = "".join(
+        f"{d['id']}  {d['state']}" + (f" ({d['failure_kind']})" if d["failure_kind"] else "") + "\n"
+        for d in documents
+    )
+    emit({"kind": "run_list", "runs": documents}, fmt, text)
+    return 0
+
+
+@runs.command()
+@click.argument("run_id")
+@FORMAT
+def retry(run_id: str, fmt: str) -> int:
+    """Queue a new run of the same request, linked to RUN_ID (for a worker, or adopted by the
+    next hz run of the same request). Refused for completed and live runs."""
+    from hz.runtime.ledger.store import TERMINAL, insert_run
+    from hz.runtime.ledger.view import run_json
+
+    ledger, _ = open_ledger(fmt)
+    with ledger.tx() as c:
+        row = c.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            ledger.get(run_id)
+        if row["state"] == "completed":
+            raise HzError(f"run {run_id} completed; a completed run is not retried")
+        if row["state"] not in TERMINAL:
+            raise HzError(f"run {run_id} is {row['state']}; only an ended run can be retried")
+        newer = c.execute(
+            "SELECT id, state FROM runs WHERE request_key = ? AND created_at > ? "
+            "ORDER BY created_at DESC LIMIT 1",
+            (row["request_key"], row["created_at"]),
+        ).fetchone()
+        if newer is not None:
+            raise HzError(
+                f"run {newer['id']} ({newer['state']}) is newer for this request; retry that one"
+            )
+        new_id = insert_run(c, row, attempt=row["attempt"] + 1, retry_of=run_id)
+    document = run_json(ledger, ledger.get(new_id))
+    emit(document, fmt, f"{new_id}  queued (retry of {run_id})\n")
+    return 0
+
+
+@runs.command()
+@FORMAT
+def reconcile(fmt: str) -> int:
+    """Settle runs whose owner is gone: never dispatched -> failed (not_started), queued again;
+    dispatched -> uncertain, its process group killed, its private files removed, a receipt
+    written. Never relaunched. Every ledger command does this first."""
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.session import open_ledger as open_
+
+    config = load_config(cwd=Path.cwd(), runner_keys=False)
+    _, settled = open_(config)
+    document = {
+        "kind": "reconcile",
+        "settled": [
+            {"id": s.run_id, "was": s.was, "state": s.state, "detail": s.detail} for s in settled
+        ],
+    }
+    text = "".join(f"{s.run_id}  {s.was} -> {s.state}: {s.detail}\n" for s in settled)
+    emit(document, fmt, text or "nothing to reconcile\n")
+    return 0
+
+
+@runs.command()
+@click.option(
+    "--by", type=click.Choice(("job", "runner", "model", "day")), default="day", show_default=True
+)
+@click.option("--since", help="Only runs created since: a duration (30m, 12h, 7d) or ISO time.")
+@FORMAT
+def cost(by: str, since: str | None, fmt: str) -> int:
+    """Spend from the ledger: the cost runners reported, and what is still reserved (uncertain
+    runs and runners that report no cost keep their whole reservation)."""
+    ledger, _ = open_ledger(fmt)
+    after = parse_since(since)
+    rows = ledger.select(
+        "dispatched_at IS NOT NULL AND created_at >= ?", (after if after is not None else 0,)
+    )
+    groups: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"runs": 0, "cost_usd": 0.0, "reserved_usd": 0.0, "unknown_cost_runs": 0}
+    )
+    for row in rows:
+        if by == "day":
+            name = datetime.fromtimestamp(row["dispatched_at"], UTC).date().isoformat()
+        elif by == "model":
+            result = json.loads(row["result_json"]) if row["result_json"] else {}
+            name = result.get("model") or "unknown"
+        else:
+            name = row["job_name"] if by == "job" else (row["runner"] or "unknown")
+        group = groups[name]
+        group["runs"] += 1
+        group["reserved_usd"] += row["reserved_usd"]
+        if row["cost_usd"] is None:
+            group["unknown_cost_runs"] += 1
+        else:
+            group["cost_usd"] += row["cost_usd"]
+    entries = [
+        {"key": k, **{n: round(v, 6) if isinstance(v, float) else v for n, v in g.items()}}
+        for k, g in sorted(groups.items())
+    ]
+    lines = [f"{'(' + by + ')':<24}{'runs':>6}{'cost':>12}{'reserved':>12}{'no cost':>9}"]
+    lines += [
+        f"{e['key']:<24}{e['runs']:>6}{'$' + format(e['cost_usd'], '.4f'):>12}"
+        f"{'$' + format(e['reserved_usd'], '.4f'):>12}{e['unknown_cost_runs']:>9}"
+        for e in entries
+    ]
+    emit({"kind": "cost", "by": by, "groups": entries}, fmt, "\n".join(lines) + "\n")
+    return 0

@@ -1,0 +1,62 @@
+"""``hz submit``: queue runs in the ledger for ``hz worker``; returns at once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from hz.cli.request_options import receipt_directory, request_options, targets_argument
+from hz.cli.runs import FORMAT, report_settled
+
+
+@click.command(short_help="Queue runs for hz worker; print their run ids.")
+@targets_argument
+@request_options
+@FORMAT
+def submit(
+    targets: tuple[Path, ...],
+    inputs_file: Path | None,
+    input_args: tuple[str, ...],
+    workdir: Path,
+    receipt_dir: Path | None,
+    no_receipt: bool,
+    request_key: str | None,
+    force_new: bool,
+    fmt: str,
+) -> int:
+    """Queue one run per target; a worker (hz worker) runs them.
+
+    \b
+    Exit status: 0 queued, 1 a contract or input has errors (nothing queued), 2 usage or
+    configuration error, or a request key already held (nothing queued for that target).
+    """
+    from hz.cli.run import reported_packets
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.session import open_ledger
+    from hz.runtime.ledger.store import request_key as derived_key
+
+    if request_key is not None and len(targets) > 1:
+        raise click.UsageError("--request-key names one request: give one target")
+    if not workdir.is_dir():
+        raise click.BadParameter(f"{workdir} is not a directory", param_hint="--workdir")
+    config = load_config(cwd=Path.cwd())
+    packets = reported_packets(targets, inputs_file, input_args, config.max_usd_ceiling)
+    if packets is None:
+        return 1
+    ledger, settled = open_ledger(config)
+    report_settled(settled)
+    receipts = receipt_directory(receipt_dir, no_receipt, config, workdir)
+    ids = []
+    for packet in packets:
+        key = request_key or derived_key(packet, workdir)
+        run_id, _ = ledger.create(
+            packet, key=key, workdir=workdir, receipt_dir=receipts, force_new=force_new
+        )
+        ids.append(run_id)
+    if fmt == "json":
+        click.echo(json.dumps({"kind": "submitted", "runs": ids}))
+    else:
+        click.echo("".join(f"{run_id}\n" for run_id in ids), nl=False)
+    return 0

@@ -1,0 +1,82 @@
+"""``hz worker``: run queued runs from the ledger, N at once, until SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hz.cli.runs import FORMAT, report_settled
+
+
+@click.command(short_help="Run queued runs from the ledger until stopped (SIGTERM).")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Runs at once [default: [system] max_parallel, 1].",
+)
+@click.option("--drain", is_flag=True, help="Exit when the queue is empty instead of waiting.")
+@FORMAT
+def worker(jobs: int | None, drain: bool, fmt: str) -> int:
+    """Take queued runs (hz submit, hz runs retry, automatic retries) and run them, reconciling
+    the ledger first. SIGTERM or SIGINT: claim nothing more, cancel what runs (as hz runs
+    cancel), exit when every run has settled (within 10 s). One line per finished run on
+    stdout (text), or one JSON document at exit (--format json)."""
+    from hz.runtime.config.keys import SYSTEM
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.owner import Binding
+    from hz.runtime.ledger.session import open_ledger, policy
+    from hz.runtime.ledger.view import run_json
+    from hz.runtime.ledger.worker import Pool, from_queue
+
+    config = load_config(cwd=Path.cwd())
+    ledger, settled = open_ledger(config)
+    report_settled(settled)
+    finished: list[dict[str, Any]] = []
+
+    def done(outcome: Any) -> None:
+        document = run_json(ledger, ledger.get(outcome.run_id), timeline=False)
+        finished.append(document)
+        if fmt == "text":
+            kind = f" ({document['failure_kind']})" if document["failure_kind"] else ""
+            click.echo(f"{outcome.run_id}  {document['state']}{kind}")
+
+    def failed(run_id: str, error: Exception) -> None:
+        click.echo(f"hz: error: {run_id}: {error}", err=True)
+
+    def claim(ledger_: Any, owner: Any) -> Any:
+        claimed = from_queue(ledger_, owner)
+        if (
+            claimed is False
+            and drain
+            and not ledger_.select("state IN ('queued', 'prepared', 'dispatching', 'running')")
+        ):
+            return None
+        return claimed
+
+    pool = Pool(
+        ledger,
+        jobs=jobs or int(config.get(SYSTEM, "max_parallel", 1)),
+        binding=Binding.from_config(config),
+        policy=policy(config, fail_over_ceiling=False),
+        claim=claim,
+        on_done=done,
+        on_error=failed,
+    )
+
+    def on_signal(signum: int, frame: object) -> None:
+        pool.stop(f"the worker got {signal.Signals(signum).name}")
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        pool.run()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if fmt == "json":
+        click.echo(json.dumps({"kind": "worker", "runs": finished}, ensure_ascii=False))
+    return 0

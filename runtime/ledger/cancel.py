@@ -1,0 +1,86 @@
+"""Cancelling a run from any process, classified by what hz can observe.
+
+- ``queued`` or ``prepared``: ``cancelled`` at once; nothing was at stake (a would-be owner's
+  ``dispatching`` write is fenced out, so it never spawns).
+- ``dispatching`` or ``running``: the intent is committed first, then the group gets SIGTERM and
+  SIGKILL two seconds later (from the owner's watcher, and from here when the group is on this
+  machine). The owner settles it: ``cancelled`` with the usage read so far when its runner saw
+  the session end. When the owner is gone, or has not settled within the ceiling, this process
+  settles it as ``uncertain``.
+
+Every wait has a fixed ceiling: ``cancel`` returns within ``CEILING`` seconds whatever the agent
+does (ignores SIGTERM, leaves a helper holding its output).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from hz.runtime.ledger.reconcile import kill_group, owner_gone, settle_lost, take_over
+from hz.runtime.ledger.store import TERMINAL, Ledger, Owner
+
+#: A cancel settles within this many seconds.
+CEILING = 10.0
+_POLL = 0.05
+
+
+def cancel(ledger: Ledger, run_id: str, *, ceiling: float = CEILING) -> Any:
+    """Cancel ``run_id``; the run's row once settled (or as it is, if already terminal)."""
+    deadline = time.monotonic() + ceiling
+    row = ledger.get(run_id)
+    if row["state"] in TERMINAL:
+        return row
+    with ledger.tx() as c:
+        row = c.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row["state"] in TERMINAL:
+            return row
+        if row["state"] in ("queued", "prepared"):
+            c.execute(
+                "UPDATE runs SET generation = generation + 1, state = 'cancelled', "
+                "failure_kind = 'aborted', cancel_requested_at = ?, ended_at = ?, "
+                "lease_until = NULL WHERE id = ?",
+                (time.time(), time.time(), run_id),
+            )
+            ledger.event(c, run_id, "cancelled", f"cancelled while {row['state']}: nothing ran")
+            return c.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        c.execute(
+            "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) WHERE id = ?",
+            (time.time(), run_id),
+        )
+        ledger.event(c, run_id, "cancel", "cancel requested")
+    # The owner's watcher signals the group within a tick; wait for it to settle the run,
+    # leaving time to settle it here if it does not.
+    settle_by = deadline - 2 * 2.0 - 1.0
+    while time.monotonic() < settle_by:
+        row = ledger.get(run_id)
+        if row["state"] in TERMINAL:
+            return row
+        if owner_gone(row, time.time()):
+            break
+        time.sleep(_POLL)
+    row = ledger.get(run_id)
+    if row["state"] in TERMINAL:
+        return row
+    taken = take_over(ledger, row, Owner.this_process())
+    if taken is None:
+        return _wait_terminal(ledger, run_id, deadline)
+    why = (
+        f"cancelled; owner {row['owner']} did not settle it within the ceiling"
+        if not owner_gone(row, time.time())
+        else f"cancelled; owner {row['owner']} is gone"
+    )
+    settle_lost(ledger, taken, generation=taken["generation"], why=why)
+    return ledger.get(run_id)
+
+
+def _wait_terminal(ledger: Ledger, run_id: str, deadline: float) -> Any:
+    while time.monotonic() < deadline:
+        row = ledger.get(run_id)
+        if row["state"] in TERMINAL:
+            return row
+        time.sleep(_POLL)
+    return ledger.get(run_id)
+
+
+__all__ = ["CEILING", "cancel", "kill_group"]

@@ -1,0 +1,480 @@
+"""Running one ledger run as its owner: prepare, dispatch, watch, settle.
+
+The records are committed in order — ``prepared``, ``dispatching`` (before the runner may
+spawn anything), ``running`` (as soon as the process chokepoint reports the group), one terminal
+state — and the receipt is written before the terminal record, which is committed before the
+caller reports anything. A watcher thread renews the lease while the agent runs and carries out
+a cancel: SIGTERM to the group, SIGKILL two seconds later.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import signal
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hz.runtime.canonical import digest_of
+from hz.runtime.errors import HzError
+from hz.runtime.ledger import host
+from hz.runtime.ledger.store import LEASE_SECONDS, Ceilings, Ledger, StaleOwner
+from hz.runtime.models import Packet
+from hz.runtime.process import observe
+from hz.runtime.process.group import signal_group
+from hz.runtime.protocol import AgentRunner, Progress, ProgressCallback, RunRequest
+from hz.runtime.result import AgentResult
+
+#: SIGTERM, then SIGKILL this many seconds later (as at a timeout).
+KILL_GRACE = 2.0
+#: How often the watcher looks for a cancel request.
+_TICK = 0.1
+#: Why a run stopped when the cancel came from another process.
+EXTERNAL_CANCEL = "cancelled (hz runs cancel)"
+#: Automatic retries after a rate limit wait at most this long (plus jitter).
+MAX_BACKOFF = 60.0
+
+
+class Interrupted(BaseException):
+    """The owner was told to stop (a signal to hz itself) while it ran no agent."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+
+
+class _CancelledBeforeStart(BaseException):
+    """Raised from the spawn observer: a cancel was committed before the group existed."""
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What the operator allows: spend ceilings and automatic attempts (``[system]``)."""
+
+    ceilings: Ceilings = field(default_factory=Ceilings)
+    max_attempts: int = 3
+    #: With a ceiling in the way: True fails the run (foreground), False requeues it (worker).
+    fail_over_ceiling: bool = True
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How a run ended, as committed."""
+
+    run_id: str
+    state: str
+    result: AgentResult | None = None
+    failure_kind: str | None = None
+    reason: str | None = None
+    receipt: Path | None = None
+    receipt_error: HzError | None = None
+    retry: str | None = None
+    requeued: bool = False
+
+
+@dataclass(slots=True)
+class _Watch:
+    """What the watcher and the observer share."""
+
+    pgid: int | None = None
+    pid: int | None = None
+    cancel_reason: str | None = None
+    cancel_at: float | None = None
+    termed: bool = False
+    killed: bool = False
+    progress: Progress | None = None
+    intent_committed: bool = False
+    #: True while the runner runs: an interrupt may then be raised into it.
+    in_runner: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class OwnedRun:
+    """One run this process owns at ``generation``; also the process observer of its run."""
+
+    def __init__(self, ledger: Ledger, run_id: str, generation: int) -> None:
+        self.ledger = ledger
+        self.run_id = run_id
+        self.generation = generation
+        self.watch = _Watch()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- process observer ------------------------------------------------------------------
+
+    def spawned(self, pid: int, pgid: int) -> None:
+        with self.watch.lock:
+            self.watch.pid, self.watch.pgid = pid, pgid
+        cancel = self.ledger.spawned(self.run_id, self.generation, pid, pgid)
+        if cancel or self.watch.cancel_reason is not None:
+            raise _CancelledBeforeStart
+
+    def private_dir(self, path: Path) -> None:
+        self.ledger.private_dir(self.run_id, self.generation, path)
+
+    # -- cancel ----------------------------------------------------------------------------
+
+    def interrupt(self, reason: str) -> bool:
+        """Cancel from inside this process (a signal handler may call it: it touches no
+        database). The watcher thread commits the intent, then signals the group. False when
+        no agent runs yet (it is killed as it starts)."""
+        with self.watch.lock:
+            if self.watch.cancel_reason is None:
+                self.watch.cancel_reason = reason
+            return self.watch.pgid is not None
+
+    def _commit_intent(self) -> None:
+        with self.watch.lock:
+            reason = self.watch.cancel_reason
+            if reason is None or self.watch.intent_committed:
+                return
+        with (
+            contextlib.suppress(StaleOwner, HzError, sqlite3.Error),
+            self.ledger.fenced(self.run_id, self.generation) as c,
+        ):
+            c.execute(
+                "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) "
+                "WHERE id = ?",
+                (time.time(), self.run_id),
+            )
+            self.ledger.event(c, self.run_id, "cancel", reason)
+        self.watch.intent_committed = True
+
+    def _signal_now(self) -> None:
+        with self.watch.lock:
+            pgid, now = self.watch.pgid, time.monotonic()
+            if pgid is None or self.watch.killed:
+                return
+            if not self.watch.termed:
+                self.watch.termed, self.watch.cancel_at = True, now
+                signal_group(pgid, signal.SIGTERM)
+            elif self.watch.cancel_at is not None and now - self.watch.cancel_at >= KILL_GRACE:
+                self.watch.killed = True
+                signal_group(pgid, signal.SIGKILL)
+
+    # -- the watcher thread ----------------------------------------------------------------
+
+    def start_watch(self) -> None:
+        self._thread = threading.Thread(target=self._watch, name=f"hz-watch-{self.run_id}")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def stop_watch(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._commit_intent()  # an interrupt the watcher had no tick left to record
+
+    def _watch(self) -> None:
+        renew_every = LEASE_SECONDS / 3
+        renewed = time.monotonic()
+        reported: Progress | None = None
+        while not self._stop.wait(_TICK):
+            try:
+                if time.monotonic() - renewed >= renew_every:
+                    renewed = time.monotonic()
+                    if self.ledger.renew(self.run_id, self.generation):
+                        self._note_cancel(EXTERNAL_CANCEL)
+                    progress = self.watch.progress
+                    if progress is not None and progress != reported:
+                        reported = progress
+                        self.ledger.set_observed(self.run_id, self.generation, _observed(progress))
+                elif self.watch.cancel_reason is None and self.ledger.cancel_requested(self.run_id):
+                    self._note_cancel(EXTERNAL_CANCEL)
+                if self.watch.cancel_reason is not None:
+                    self._commit_intent()  # the intent is on record before any signal
+                    self._signal_now()
+            except StaleOwner:
+                # Someone else settled the run (a canceller past its ceiling): stop the agent.
+                self._note_cancel("the run was settled by another process")
+                self._signal_now()
+            except HzError:
+                continue  # a busy ledger: try again at the next tick
+
+    def _note_cancel(self, reason: str) -> None:
+        """A cancel this process did not start: its intent is on record already."""
+        with self.watch.lock:
+            if self.watch.cancel_reason is None:
+                self.watch.cancel_reason = reason
+            self.watch.intent_committed = True
+
+    def record_progress(self, progress: Progress) -> None:
+        self.watch.progress = progress
+
+
+def _observed(progress: Progress) -> dict[str, Any]:
+    return {
+        "elapsed_seconds": round(progress.elapsed_seconds, 3),
+        "turns": progress.turns,
+        "tool_calls": progress.tool_calls,
+        "last_tool": progress.last_tool,
+    }
+
+
+def settings_digest(settings: Mapping[str, Any]) -> str:
+    return digest_of({k: settings[k] for k in sorted(settings)} if settings else {})
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """The bound runner a process runs its runs with, its name and its settings' digest."""
+
+    runner: AgentRunner
+    name: str
+    settings_digest: str
+
+    @classmethod
+    def from_config(cls, config: Any) -> Binding:
+        """``hz.runtime.execute.bind``: ``ConfigError`` / ``RunnerError`` before anything runs."""
+        from hz.runtime.config.keys import RUNNER
+        from hz.runtime.execute import bind
+
+        return cls(bind(config), config.agent_runner, settings_digest(config.table(RUNNER)))
+
+
+def run_owned(
+    ledger: Ledger,
+    run_id: str,
+    generation: int,
+    *,
+    binding: Binding,
+    policy: Policy,
+    progress: ProgressCallback | None = None,
+    on_owned: Any = None,
+    receipt_dir: Path | None = None,
+) -> Outcome:
+    """Take the owned run from ``queued`` to a committed terminal state (or back to the queue
+    when a spend ceiling is in the way and ``policy.fail_over_ceiling`` is false), through the
+    bound runner.
+
+    ``on_owned(owned)`` is called once the run is dispatching, so a caller can route signals
+    to ``owned.interrupt``. ``receipt_dir`` overrides the recorded (absolute) directory with
+    the caller's spelling of it, for messages."""
+    row = ledger.get(run_id)
+    packet = Packet.model_validate_json(row["packet_json"])
+    try:
+        RunRequest.for_packet(packet, workdir=Path(row["workdir"]))  # the workdir must exist
+    except HzError as e:
+        ledger.finish(
+            run_id,
+            generation,
+            "failed",
+            failure_kind="not_started",
+            result=None,
+            cost_usd=None,
+            receipt=None,
+            detail=f"not started: {e.message}",
+        )
+        raise
+    ledger.prepare(run_id, generation, binding.name, binding.settings_digest)
+    over = ledger.dispatch(run_id, generation, policy.ceilings)
+    if over is not None:
+        if not policy.fail_over_ceiling:
+            ledger.release(run_id, generation, f"waiting: {over}", time.time() + 1.0)
+            return Outcome(run_id, "queued", reason=over, requeued=True)
+        ledger.finish(
+            run_id,
+            generation,
+            "failed",
+            failure_kind="budget_ceiling",
+            result=None,
+            cost_usd=None,
+            receipt=None,
+            detail=f"not started: {over}",
+        )
+        return Outcome(run_id, "failed", failure_kind="budget_ceiling", reason=over)
+    owned = OwnedRun(ledger, run_id, generation)
+    if on_owned is not None:
+        on_owned(owned)
+    receipts = receipt_dir if receipt_dir is not None else row["receipt_dir"]
+    return _dispatched(owned, packet, row, binding.runner, binding.name, policy, progress, receipts)
+
+
+def _dispatched(
+    owned: OwnedRun,
+    packet: Packet,
+    row: Any,
+    runner: AgentRunner,
+    runner_name: str,
+    policy: Policy,
+    progress: ProgressCallback | None,
+    receipts: Path | str | None,
+) -> Outcome:
+    from hz.runtime.execute import execute
+
+    def on_progress(update: Progress) -> None:
+        owned.record_progress(update)
+        if progress is not None:
+            progress(update)
+
+    started_at, started = datetime.now(UTC), time.monotonic()
+    result: AgentResult | None = None
+    why: str | None = None
+    owned.start_watch()
+    try:
+        owned.watch.in_runner = True
+        with observe.observing(owned):
+            request = RunRequest.for_packet(
+                packet, workdir=Path(row["workdir"]), progress=on_progress
+            )
+            result = execute(runner, request)
+    except _CancelledBeforeStart:
+        why = "cancelled as the agent started; its group was killed"
+    except KeyboardInterrupt:
+        owned.interrupt("hz was interrupted (SIGINT)")
+        why = "hz was interrupted (SIGINT); the run's processes were killed"
+    except Interrupted as e:
+        owned.interrupt(f"hz was interrupted ({e.signal_name})")
+        why = f"hz was interrupted ({e.signal_name}); the run's processes were killed"
+    finally:
+        owned.watch.in_runner = False
+        owned.stop_watch()
+    cancel_reason = owned.watch.cancel_reason or (
+        EXTERNAL_CANCEL if owned.ledger.cancel_requested(owned.run_id) else None
+    )
+    duration = time.monotonic() - started
+    return _settle(
+        receipts,
+        owned,
+        packet,
+        row,
+        runner_name,
+        policy,
+        result,
+        cancel_reason,
+        why,
+        started_at,
+        duration,
+    )
+
+
+def _settle(
+    receipts: Path | str | None,
+    owned: OwnedRun,
+    packet: Packet,
+    row: Any,
+    runner_name: str,
+    policy: Policy,
+    result: AgentResult | None,
+    cancel_reason: str | None,
+    why: str | None,
+    started_at: datetime,
+    duration: float,
+) -> Outcome:
+    """Classify, write the receipt, commit the terminal record."""
+    seen = owned.watch.progress
+    if result is not None and (result.status in ("cancelled", "uncertain") or not cancel_reason):
+        # The runner's own verdict: a runner that handles a cancel classifies it itself.
+        state = result.status
+    elif result is not None:
+        # Stopped by the cancel's signals, and the runner saw the session end: cancelled,
+        # with what it read.
+        state = "cancelled"
+        result = result.model_copy(
+            update={
+                "status": "cancelled",
+                "failure_kind": "aborted",
+                "reason": why or f"{cancel_reason}; the run's processes were killed",
+            }
+        )
+    else:
+        # Interrupted inside the runner: the process chokepoint killed the group and reaped
+        # its leader on the way out; what ran is known through the progress events read.
+        state = "cancelled"
+        result = AgentResult(
+            runner=runner_name,
+            status="cancelled",
+            failure_kind="aborted",
+            turns=None if seen is None else seen.turns,
+            duration_seconds=duration,
+            reason=why or "cancelled",
+        )
+    receipt, receipt_error = _write_receipt(receipts, row, packet, result, state, started_at)
+    retry = None
+    if (
+        state == "failed"
+        and _rate_limited_before_tools(result)
+        and row["attempt"] < (policy.max_attempts)
+    ):
+        retry = _queue_retry(owned.ledger, row, result)
+    try:
+        owned.ledger.finish(
+            owned.run_id,
+            owned.generation,
+            state,
+            failure_kind=result.failure_kind if state != "uncertain" else None,
+            result=result.to_json_data(),
+            cost_usd=result.cost_usd,
+            receipt=receipt,
+            detail=None if retry is None else f"{state} (rate_limited); retry {retry}",
+        )
+    except StaleOwner:
+        settled = owned.ledger.get(owned.run_id)
+        return Outcome(owned.run_id, settled["state"], result, settled["failure_kind"], why)
+    return Outcome(
+        owned.run_id,
+        state,
+        result,
+        result.failure_kind if state != "uncertain" else None,
+        result.reason,
+        receipt,
+        receipt_error,
+        retry,
+    )
+
+
+def _rate_limited_before_tools(result: AgentResult) -> bool:
+    return result.failure_kind == "rate_limited" and not result.tool_calls
+
+
+def backoff(attempt: int, retry_after: float | None) -> float:
+    """Seconds before attempt ``attempt + 1``: what the runner was told, else exponential;
+    capped, with up to 10 % jitter so a batch does not come back at one instant."""
+    base = retry_after if retry_after is not None else 2.0 * 2 ** (attempt - 1)
+    delay = min(max(base, 0.0), MAX_BACKOFF)
+    return delay + random.uniform(0, delay * 0.1)  # noqa: S311 -- jitter, not a secret
+
+
+def _queue_retry(ledger: Ledger, row: Any, result: AgentResult) -> str:
+    from hz.runtime.ledger.store import insert_run
+
+    with ledger.tx() as c:
+        return insert_run(
+            c,
+            row,
+            attempt=row["attempt"] + 1,
+            retry_of=row["id"],
+            not_before=time.time() + backoff(row["attempt"], result.retry_after_seconds),
+        )
+
+
+def _write_receipt(
+    receipts: Path | str | None,
+    row: Any,
+    packet: Packet,
+    result: AgentResult,
+    state: str,
+    started_at: datetime,
+) -> tuple[Path | None, HzError | None]:
+    if receipts is None:
+        return None, None
+    from hz.runtime.receipts.write import receipt_body, write_receipt
+
+    body = receipt_body(packet, result, started_at=started_at, ended_at=datetime.now(UTC))
+    if state == "uncertain":
+        body = body.model_copy(update={"status": "uncertain", "failure_kind": None})
+    try:
+        return write_receipt(Path(receipts), body), None
+    except HzError as e:
+        return None, e
+
+
+def is_alive_here(row: Any) -> bool:
+    """Whether the run's agent (its leader, by pid and start time) lives on this machine."""
+    return host.is_same_process(row["pid"], row["proc_start"], row["boot_id"])

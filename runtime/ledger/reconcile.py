@@ -1,0 +1,203 @@
+"""What a restart does with runs whose owner is gone.
+
+- Owner gone before ``dispatching`` was committed: ``failed`` / ``not_started``. The ledger
+  proves the agent was never started, so a new attempt is queued (``[system] max_attempts``).
+- Owner gone after: ``uncertain``. If the run's process group still lives on this machine (same
+  boot, the leader's pid *and* start time), it is killed (SIGTERM, SIGKILL 2 s later), its
+  private directory removed, a receipt written. Never relaunched: the agent may have done
+  anything up to its death, and the workdir's real state must be looked at first.
+
+An owner is gone when its process no longer exists on this boot (pid and start time), or when
+its lease has expired (an owner on another machine, or on a boot before this one). Settling a
+run first takes it over (a new generation, this process as owner) in one transaction, so two
+reconcilers never both settle one run and a late original owner is fenced out.
+"""
+
+from __future__ import annotations
+
+import signal
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from hz.runtime.errors import HzError
+from hz.runtime.ledger import host
+from hz.runtime.ledger.store import Ledger, Owner, StaleOwner, insert_run
+from hz.runtime.models import Packet
+from hz.runtime.process.group import UnsafeGroupError, signal_group
+from hz.runtime.process.privatefiles import remove_tree
+from hz.runtime.result import AgentResult
+
+KILL_GRACE = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    run_id: str
+    was: str
+    state: str
+    detail: str
+
+
+def owner_gone(row: Any, now: float) -> bool:
+    if row["owner"] is None:
+        return False
+    lease = row["lease_until"]
+    if lease is not None and lease < now:
+        return True
+    return Owner(row["owner"], row["owner_pid"], row["owner_start"], row["owner_boot"]).is_gone()
+
+
+def reconcile(ledger: Ledger, *, max_attempts: int = 3) -> list[Settled]:
+    """Settle every run whose owner is gone; idempotent, safe from several processes."""
+    now = time.time()
+    candidates = ledger.select(
+        "state IN ('queued', 'prepared', 'dispatching', 'running') AND owner IS NOT NULL"
+    )
+    settled = []
+    me = Owner.this_process()
+    for row in candidates:
+        if not owner_gone(row, now):
+            continue
+        taken = take_over(ledger, row, me)
+        if taken is None:
+            continue  # another process got there first
+        if row["state"] in ("queued", "prepared"):
+            settled.append(_not_started(ledger, row, taken, max_attempts))
+        else:
+            detail = f"owner {row['owner']} is gone; the agent may have run"
+            settled.append(settle_lost(ledger, taken, generation=taken["generation"], why=detail))
+    return settled
+
+
+def take_over(ledger: Ledger, row: Any, me: Owner) -> Any:
+    """The run's row with this process as its owner at a new generation, or None when it
+    changed since ``row`` was read."""
+    with ledger.tx() as c:
+        current = c.execute("SELECT * FROM runs WHERE id = ?", (row["id"],)).fetchone()
+        if current is None or current["generation"] != row["generation"]:
+            return None
+        if current["state"] != row["state"]:
+            return None
+        c.execute(
+            "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "
+            "owner_start = ?, owner_boot = ?, lease_until = ? WHERE id = ?",
+            (me.name, me.pid, me.start, me.boot, time.time() + 60, row["id"]),
+        )
+        return c.execute("SELECT * FROM runs WHERE id = ?", (row["id"],)).fetchone()
+
+
+def _not_started(ledger: Ledger, row: Any, taken: Any, max_attempts: int) -> Settled:
+    detail = f"owner {row['owner']} is gone and the run never reached dispatching"
+    retry = None
+    try:
+        with ledger.fenced(row["id"], taken["generation"]) as c:
+            if row["attempt"] < max_attempts:
+                retry = insert_run(
+                    c, taken, attempt=row["attempt"] + 1, retry_of=row["id"], not_before=0.0
+                )
+                detail += f"; retried as {retry}"
+            c.execute(
+                "UPDATE runs SET state = 'failed', failure_kind = 'not_started', ended_at = ?, "
+                "lease_until = NULL, reserved_usd = 0 WHERE id = ?",
+                (time.time(), row["id"]),
+            )
+            ledger.event(c, row["id"], "failed", f"not started: {detail}")
+    except StaleOwner:
+        return Settled(row["id"], row["state"], "unchanged", "settled by another process")
+    return Settled(row["id"], row["state"], "failed", detail)
+
+
+def kill_group(row: Any) -> bool:
+    """Kill the run's process group when it provably is the run's (this boot; the leader's
+    pid and start time, or a leaderless group whose id no new process can have taken);
+    True when something was killed."""
+    pgid = row["pgid"]
+    if pgid is None or row["boot_id"] != host.boot_id():
+        return False
+    # When the leader is gone: a pid is never reused as a group id while that group has
+    # members, so members of this group are still the run's.
+    leader = host.is_same_process(row["pid"], row["proc_start"], row["boot_id"])
+    if not leader and not host.group_members(pgid):
+        return False
+    try:
+        signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + KILL_GRACE
+        while host.group_members(pgid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if host.group_members(pgid):
+            signal_group(pgid, signal.SIGKILL)
+    except UnsafeGroupError:
+        return False
+    return True
+
+
+def remove_private_dir(row: Any) -> bool:
+    """Remove the run's private directory: only a temporary directory hz made (``hz-…``)."""
+    if not row["private_dir"] or row["boot_id"] != host.boot_id():
+        return False
+    path = Path(row["private_dir"])
+    if path.parent != Path(tempfile.gettempdir()) or not path.name.startswith("hz-"):
+        return False
+    if not path.exists():
+        return False
+    remove_tree(path)
+    return True
+
+
+def settle_lost(
+    ledger: Ledger, row: Any, *, generation: int, why: str, state: str = "uncertain"
+) -> Settled:
+    """Settle a dispatched run whose session nobody observed to its end: kill what is left,
+    remove its private files, write its receipt, commit ``state`` (``uncertain``)."""
+    killed = kill_group(row)
+    removed = remove_private_dir(row)
+    observed = _observed(row)
+    detail = why + ("; its process group was killed" if killed else "")
+    if removed:
+        detail += "; its private directory was removed"
+    result = AgentResult(
+        runner=row["runner"] or "unknown",
+        status="cancelled",
+        failure_kind="aborted",
+        turns=observed.get("turns"),
+        reason=detail,
+    )
+    receipt = None
+    if row["receipt_dir"] is not None:
+        from hz.runtime.receipts.write import receipt_body, write_receipt
+
+        packet = Packet.model_validate_json(row["packet_json"])
+        started = datetime.fromtimestamp(row["dispatched_at"] or row["created_at"], UTC)
+        body = receipt_body(packet, result, started_at=started, ended_at=datetime.now(UTC))
+        body = body.model_copy(update={"status": state, "failure_kind": None})
+        try:
+            receipt = write_receipt(Path(row["receipt_dir"]), body)
+        except HzError as e:
+            detail += f"; no receipt: {e.message}"
+    try:
+        ledger.finish(
+            row["id"],
+            generation,
+            state,
+            failure_kind=None,
+            result=None,
+            cost_usd=None,
+            receipt=receipt,
+            detail=detail,
+        )
+    except StaleOwner:
+        return Settled(row["id"], row["state"], "unchanged", "settled by another process")
+    return Settled(row["id"], row["state"], state, detail)
+
+
+def _observed(row: Any) -> dict[str, Any]:
+    import json
+
+    if not row["observed_json"]:
+        return {}
+    value = json.loads(row["observed_json"])
+    return value if isinstance(value, dict) else {}

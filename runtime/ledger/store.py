@@ -1,0 +1,422 @@
+"""The ledger's records and every write to them.
+
+Each write is one short immediate transaction. A run's owner holds ``generation``: every write
+it makes says which generation it holds (``WHERE generation = ?``) and fails with
+``StaleOwner`` when someone else (a canceller, a reconciler, a newer owner) has moved the run
+on since, so a stale owner can never write a terminal result over a newer one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hz.runtime.canonical import sha256_hex
+from hz.runtime.errors import HzError
+from hz.runtime.ledger import host
+from hz.runtime.ledger.db import connect, durable, immediate
+from hz.runtime.models import Packet
+
+LIVE = ("queued", "prepared", "dispatching", "running")
+TERMINAL = ("completed", "failed", "timeout", "budget", "cancelled", "uncertain")
+STATES = LIVE + TERMINAL
+#: How long an owner's lease lasts without renewal (seconds); it renews every third of that.
+LEASE_SECONDS = 15.0
+
+
+class StaleOwner(Exception):
+    """This process no longer owns the run: another moved it on (cancel, reconcile)."""
+
+
+class KeyHeld(HzError):
+    """A run with this request key exists; nothing was started."""
+
+
+class UnknownRun(HzError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The process that runs a job: recognisable after a crash by pid, start time and boot."""
+
+    name: str
+    pid: int
+    start: int | None
+    boot: str
+
+    @classmethod
+    def this_process(cls) -> Owner:
+        pid = os.getpid()
+        return cls(f"{host.host_name()}:{pid}", pid, host.start_time(pid), host.boot_id())
+
+    def is_gone(self) -> bool:
+        return self.boot == host.boot_id() and not host.is_same_process(
+            self.pid, self.start, self.boot
+        )
+
+
+def request_key(packet: Packet, workdir: Path) -> str:
+    """The default request key: the same job, the same inputs, the same working directory."""
+    return sha256_hex(f"{packet.job_digest}\n{packet.inputs_sha256}\n{workdir.resolve()}")
+
+
+def new_run_id() -> str:
+    return f"run_{time.strftime('%Y%m%d', time.gmtime())}_{secrets.token_hex(6)}"
+
+
+class Ledger:
+    """One ledger file; a connection per thread (sqlite3 connections are not shared)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self.connection  # noqa: B018 -- open (and migrate) now, so errors surface here
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        found: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if found is None:
+            found = connect(self.path)
+            self._local.connection = found
+        return found
+
+    def tx(self) -> Any:
+        return immediate(self.connection)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def get(self, run_id: str) -> sqlite3.Row:
+        row = self.connection.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise UnknownRun(f"no run {run_id} in the ledger at {self.path}")
+        return row  # type: ignore[no-any-return]
+
+    def events(self, run_id: str) -> list[sqlite3.Row]:
+        return self.connection.execute(
+            "SELECT at, state, detail FROM events WHERE run_id = ? ORDER BY seq", (run_id,)
+        ).fetchall()
+
+    def select(self, where: str = "1", params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        query = f"SELECT * FROM runs WHERE {where} ORDER BY created_at, id"  # noqa: S608
+        return self.connection.execute(query, params).fetchall()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    @staticmethod
+    def event(c: sqlite3.Connection, run_id: str, state: str, detail: str | None = None) -> None:
+        c.execute(
+            "INSERT INTO events (run_id, at, state, detail) VALUES (?, ?, ?, ?)",
+            (run_id, time.time(), state, detail),
+        )
+
+    def create(
+        self,
+        packet: Packet,
+        *,
+        key: str,
+        workdir: Path,
+        receipt_dir: Path | None,
+        force_new: bool = False,
+        adopt: Owner | None = None,
+        retry_of: str | None = None,
+        attempt: int = 1,
+        not_before: float = 0.0,
+        batch: str | None = None,
+    ) -> tuple[str, int]:
+        """A new queued run, or with ``adopt`` an unowned queued run of the same key taken over
+        (a retry waiting for its turn): ``(run id, generation)``; ``adopt`` owns the result.
+
+        ``KeyHeld`` when the key already has a run and ``force_new`` is false."""
+        with self.tx() as c:
+            if not force_new:
+                held = c.execute(
+                    "SELECT id, state, failure_kind, owner FROM runs WHERE request_key = ? "
+                    "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                    (key,),
+                ).fetchone()
+                if held is not None:
+                    if adopt is not None and held["state"] == "queued" and held["owner"] is None:
+                        return held["id"], self._claim(c, held["id"], adopt, "adopted")
+                    state = held["state"] + (
+                        f" ({held['failure_kind']})" if held["failure_kind"] else ""
+                    )
+                    raise KeyHeld(
+                        f"run {held['id']} ({state}) already holds this request key; "
+                        "nothing was started",
+                        hint=f"see hz runs show {held['id']}; --force-new runs it anyway, "
+                        "--request-key KEY names the request yourself",
+                    )
+            template = {
+                "request_key": key,
+                "batch": batch,
+                "job_name": packet.job.name,
+                "job_digest": packet.job_digest,
+                "inputs_sha256": packet.inputs_sha256,
+                "workdir": str(workdir.resolve()),
+                "receipt_dir": None if receipt_dir is None else str(receipt_dir.resolve()),
+                "packet_json": packet.model_dump_json(),
+                "max_usd": packet.job.budget.max_usd,
+            }
+            run_id = insert_run(
+                c, template, attempt=attempt, retry_of=retry_of, not_before=not_before
+            )
+            generation = 0 if adopt is None else self._claim(c, run_id, adopt, None)
+            return run_id, generation
+
+    def _claim(self, c: sqlite3.Connection, run_id: str, owner: Owner, why: str | None) -> int:
+        c.execute(
+            "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "
+            "owner_start = ?, owner_boot = ?, lease_until = ? WHERE id = ?",
+            (owner.name, owner.pid, owner.start, owner.boot, time.time() + LEASE_SECONDS, run_id),
+        )
+        if why:
+            self.event(c, run_id, "queued", f"{why} by {owner.name}")
+        return int(c.execute("SELECT generation FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+
+    def claim_next(self, owner: Owner, *, batch: str | None = None) -> tuple[str, int] | None:
+        """The oldest queued, unowned run whose time has come (of ``batch`` when given), now
+        owned by ``owner``."""
+        where = "state = 'queued' AND owner IS NULL AND not_before <= ?"
+        params: tuple[Any, ...] = (time.time(),)
+        if batch is not None:
+            where += " AND batch = ?"
+            params += (batch,)
+        with self.tx() as c:
+            row = c.execute(
+                f"SELECT id FROM runs WHERE {where} ORDER BY not_before, created_at LIMIT 1",  # noqa: S608
+                params,
+            ).fetchone()
+            if row is None:
+                return None
+            return row["id"], self._claim(c, row["id"], owner, "claimed")
+
+    def batch_done(self, batch: str) -> bool:
+        row = self.connection.execute(
+            "SELECT 1 FROM runs WHERE batch = ? AND state IN "
+            "('queued', 'prepared', 'dispatching', 'running') LIMIT 1",
+            (batch,),
+        ).fetchone()
+        return row is None
+
+    @contextmanager
+    def fenced(
+        self, run_id: str, generation: int, *, sync: bool = False
+    ) -> Iterator[sqlite3.Connection]:
+        """A transaction that raises ``StaleOwner`` unless ``generation`` still owns the run;
+        ``sync``: on disk when committed (see ``db.durable``)."""
+        with durable(self.connection) if sync else self.tx() as c:
+            row = c.execute("SELECT generation FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None or row[0] != generation:
+                raise StaleOwner(run_id)
+            yield c
+
+    def release(self, run_id: str, generation: int, why: str, not_before: float) -> None:
+        """Hand an owned run back to the queue (it could not be dispatched yet)."""
+        with self.fenced(run_id, generation) as c:
+            c.execute(
+                "UPDATE runs SET state = 'queued', owner = NULL, owner_pid = NULL, "
+                "owner_start = NULL, owner_boot = NULL, lease_until = NULL, not_before = ? "
+                "WHERE id = ?",
+                (not_before, run_id),
+            )
+            self.event(c, run_id, "queued", why)
+
+    def renew(self, run_id: str, generation: int) -> bool:
+        """Extend the lease; True when a cancel was requested."""
+        with self.fenced(run_id, generation) as c:
+            c.execute(
+                "UPDATE runs SET lease_until = ? WHERE id = ?",
+                (time.time() + LEASE_SECONDS, run_id),
+            )
+            row = c.execute(
+                "SELECT cancel_requested_at FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
+            return row[0] is not None
+
+    def cancel_requested(self, run_id: str) -> bool:
+        row = self.connection.execute(
+            "SELECT cancel_requested_at FROM runs WHERE id = ?", (run_id,)
+        ).fetchone()
+        return row is not None and row[0] is not None
+
+    def set_observed(self, run_id: str, generation: int, observed: dict[str, Any]) -> None:
+        with self.fenced(run_id, generation) as c:
+            c.execute(
+                "UPDATE runs SET observed_json = ? WHERE id = ?", (json.dumps(observed), run_id)
+            )
+
+    # -- the owner's transitions -----------------------------------------------------------
+
+    def prepare(self, run_id: str, generation: int, runner: str, settings_digest: str) -> None:
+        with self.fenced(run_id, generation) as c:
+            c.execute(
+                "UPDATE runs SET state = 'prepared', runner = ?, settings_digest = ? WHERE id = ?",
+                (runner, settings_digest, run_id),
+            )
+            self.event(c, run_id, "prepared", f"runner {runner}")
+
+    def dispatch(self, run_id: str, generation: int, ceilings: Ceilings) -> str | None:
+        """Commit ``dispatching`` and reserve the run's budget, before anything is spawned;
+        the reason instead when the reservation would cross a spend ceiling."""
+        with self.fenced(run_id, generation, sync=True) as c:
+            row = c.execute(
+                "SELECT runner, max_usd, cancel_requested_at FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
+            if row["cancel_requested_at"] is not None:
+                raise StaleOwner(run_id)  # cancelled before dispatch: never spawn
+            over = ceilings.refusal(c, row["runner"], row["max_usd"])
+            if over is not None:
+                return over
+            c.execute(
+                "UPDATE runs SET state = 'dispatching', reserved_usd = max_usd, "
+                "dispatched_at = ?, host = ?, boot_id = ? WHERE id = ?",
+                (time.time(), host.host_name(), host.boot_id(), run_id),
+            )
+            self.event(c, run_id, "dispatching", f"reserved ${row['max_usd']:.2f}")
+            return None
+
+    def spawned(self, run_id: str, generation: int, pid: int, pgid: int) -> bool:
+        """Commit ``running``; True when a cancel was requested meanwhile."""
+        with self.fenced(run_id, generation) as c:
+            c.execute(
+                "UPDATE runs SET state = 'running', pid = ?, pgid = ?, proc_start = ? WHERE id = ?",
+                (pid, pgid, host.start_time(pid), run_id),
+            )
+            self.event(c, run_id, "running", f"pid {pid}")
+            row = c.execute(
+                "SELECT cancel_requested_at FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
+            return row[0] is not None
+
+    def private_dir(self, run_id: str, generation: int, path: Path) -> None:
+        with self.fenced(run_id, generation) as c:
+            c.execute("UPDATE runs SET private_dir = ? WHERE id = ?", (str(path), run_id))
+
+    def finish(
+        self,
+        run_id: str,
+        generation: int | None,
+        state: str,
+        *,
+        failure_kind: str | None,
+        result: dict[str, Any] | None,
+        cost_usd: float | None,
+        receipt: Path | None,
+        detail: str | None = None,
+    ) -> None:
+        """The terminal record. The reservation becomes the actual cost when one is known;
+        ``uncertain`` runs and runs without a cost keep the whole reservation.
+        ``generation=None`` is for writers that already hold the run (see ``fenced``)."""
+        assert state in TERMINAL
+
+        def write(c: sqlite3.Connection) -> None:
+            keep = state == "uncertain" or cost_usd is None
+            c.execute(
+                "UPDATE runs SET state = ?, failure_kind = ?, result_json = ?, cost_usd = ?, "
+                "receipt_path = ?, ended_at = ?, lease_until = NULL, "
+                "reserved_usd = CASE WHEN dispatched_at IS NULL THEN 0 WHEN ? THEN reserved_usd "
+                "ELSE ? END WHERE id = ?",
+                (
+                    state,
+                    failure_kind,
+                    None if result is None else json.dumps(result, ensure_ascii=False),
+                    cost_usd,
+                    None if receipt is None else str(receipt),
+                    time.time(),
+                    keep,
+                    cost_usd,
+                    run_id,
+                ),
+            )
+            label = state if failure_kind is None else f"{state} ({failure_kind})"
+            self.event(c, run_id, state, detail or label)
+
+        if generation is None:
+            with self.tx() as c:
+                write(c)
+        else:
+            with self.fenced(run_id, generation) as c:
+                write(c)
+
+    def take_over(self, c: sqlite3.Connection, run_id: str) -> None:
+        """Inside a transaction: fence out whoever owned the run (a canceller or reconciler
+        is about to settle it)."""
+        c.execute("UPDATE runs SET generation = generation + 1 WHERE id = ?", (run_id,))
+
+
+_COPIED = (
+    "request_key",
+    "batch",
+    "job_name",
+    "job_digest",
+    "inputs_sha256",
+    "workdir",
+    "receipt_dir",
+    "packet_json",
+    "max_usd",
+)
+
+
+def insert_run(
+    c: sqlite3.Connection,
+    template: Any,
+    *,
+    attempt: int = 1,
+    retry_of: str | None = None,
+    not_before: float = 0.0,
+) -> str:
+    """Inside a transaction: a new queued run with ``template``'s request (a row or a dict)."""
+    run_id = new_run_id()
+    values = [template[name] for name in _COPIED]
+    c.execute(
+        f"INSERT INTO runs ({', '.join(_COPIED)}, id, state, attempt, retry_of, not_before, "  # noqa: S608
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
+        (*values, run_id, attempt, retry_of, not_before, time.time()),
+    )
+    detail = f"retry of {retry_of} (attempt {attempt})" if retry_of else None
+    Ledger.event(c, run_id, "queued", detail)
+    return run_id
+
+
+@dataclass(frozen=True, slots=True)
+class Ceilings:
+    """``[system.budget]``: the spend a day's runs may reserve, in total and per runner."""
+
+    per_day: float | None = None
+    per_runner: tuple[tuple[str, float], ...] = ()
+
+    def refusal(self, c: sqlite3.Connection, runner: str | None, amount: float) -> str | None:
+        if self.per_day is None and not self.per_runner:
+            return None
+        day_start = time.time() - time.time() % 86400  # the current UTC day
+        limits: list[tuple[str, str | None, float | None]] = [
+            ("max_usd_per_day", None, self.per_day)
+        ]
+        limits += [
+            (f"per_runner.{name}", name, value) for name, value in self.per_runner if name == runner
+        ]
+        for label, only, limit in limits:
+            if limit is None:
+                continue
+            query = "SELECT COALESCE(SUM(reserved_usd), 0) FROM runs WHERE dispatched_at >= ?"
+            params: tuple[Any, ...] = (day_start,)
+            if only is not None:
+                query += " AND runner = ?"
+                params += (only,)
+            spent = float(c.execute(query, params).fetchone()[0])
+            if spent + amount > limit + 1e-9:
+                return (
+                    f"reserving ${amount:.2f} would cross [system.budget] {label} of "
+                    f"${limit:.2f} (${spent:.2f} reserved or spent today)"
+                )
+        return None

@@ -1,0 +1,136 @@
+"""A run as JSON (``hz runs … --format json``, schemas/run.schema.json) and as text."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from hz.runtime.ledger.store import TERMINAL, Ledger
+
+RUN_FORMAT_VERSION = 1
+
+
+def iso(moment: float | None) -> str | None:
+    if moment is None:
+        return None
+    stamp = datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
+
+
+def run_json(ledger: Ledger, row: Any, *, timeline: bool = True) -> dict[str, Any]:
+    """One run: identity, state, attempt, where it ran, what it reserved and cost, the
+    timeline, and the result object once terminal (``null`` for ``uncertain``: nothing
+    observed its end)."""
+    document: dict[str, Any] = {
+        "kind": "run",
+        "format_version": RUN_FORMAT_VERSION,
+        "id": row["id"],
+        "state": row["state"],
+        "failure_kind": row["failure_kind"],
+        "request_key": row["request_key"],
+        "attempt": row["attempt"],
+        "retry_of": row["retry_of"],
+        "job_name": row["job_name"],
+        "job_digest": row["job_digest"],
+        "inputs_sha256": row["inputs_sha256"],
+        "workdir": row["workdir"],
+        "runner": row["runner"],
+        "max_usd": row["max_usd"],
+        "reserved_usd": row["reserved_usd"],
+        "cost_usd": row["cost_usd"],
+        "host": row["host"],
+        "pid": row["pid"],
+        "private_dir": row["private_dir"],
+        "cancel_requested_at": iso(row["cancel_requested_at"]),
+        "created_at": iso(row["created_at"]),
+        "dispatched_at": iso(row["dispatched_at"]),
+        "ended_at": iso(row["ended_at"]),
+        "receipt": row["receipt_path"],
+        "observed": json.loads(row["observed_json"]) if row["observed_json"] else None,
+        "result": json.loads(row["result_json"]) if row["result_json"] else None,
+    }
+    if timeline:
+        document["timeline"] = [
+            {"at": iso(e["at"]), "state": e["state"], "detail": e["detail"]}
+            for e in ledger.events(row["id"])
+        ]
+    return document
+
+
+UNCERTAIN_NOTE = (
+    "uncertain: the agent was started and nobody saw how it ended; it may have done part or "
+    "all of its work. hz will not run it again. Inspect the working directory (and anything "
+    "the agent could reach) before you run it again with hz runs retry."
+)
+
+
+def run_text(document: dict[str, Any]) -> str:
+    state = document["state"]
+    if document["failure_kind"]:
+        state += f" ({document['failure_kind']})"
+    rows = [
+        ("run", document["id"]),
+        ("state", state),
+        ("job", document["job_name"]),
+        ("attempt", str(document["attempt"])),
+        ("request key", document["request_key"]),
+        ("workdir", document["workdir"]),
+        ("runner", document["runner"] or "-"),
+        ("reserved", f"${document['reserved_usd']:.2f}"),
+        ("cost", "?" if document["cost_usd"] is None else f"${document['cost_usd']:.4f}"),
+    ]
+    if document["retry_of"]:
+        rows.append(("retry of", document["retry_of"]))
+    if document["receipt"]:
+        rows.append(("receipt", document["receipt"]))
+    if document["observed"]:
+        seen = document["observed"]
+        rows.append(("seen so far", f"{seen['turns']} turns, {seen['tool_calls']} tool calls"))
+    result = document["result"]
+    if result and result.get("reason"):
+        rows.append(("reason", result["reason"]))
+    lines = [f"{name + ':':<13}{value}" for name, value in rows]
+    lines.append("timeline:")
+    lines += [
+        f"  {e['at']}  {e['state']:<12}{e['detail'] or ''}".rstrip()
+        for e in document.get("timeline", [])
+    ]
+    if document["state"] == "uncertain":
+        lines.append(UNCERTAIN_NOTE)
+    return "\n".join(lines) + "\n"
+
+
+def list_line(document: dict[str, Any]) -> str:
+    state = document["state"]
+    if document["failure_kind"]:
+        state += f" ({document['failure_kind']})"
+    cost = "?" if document["cost_usd"] is None else f"${document['cost_usd']:.4f}"
+    return f"{document['id']}  {document['created_at']}  {state:<28}{document['job_name']}  {cost}"
+
+
+def is_terminal(document: dict[str, Any]) -> bool:
+    return document["state"] in TERMINAL
+
+
+#: Exit status per terminal state (``hz runs wait``, ``hz run -j``), as ``hz run``'s table;
+#: 9 is ``uncertain``, which ``hz run`` never reports for its own session.
+STATE_EXIT: dict[str, int] = {
+    "completed": 0,
+    "failed": 4,
+    "timeout": 5,
+    "budget": 6,
+    "cancelled": 7,
+    "uncertain": 9,
+}
+
+
+def exit_status(document: dict[str, Any]) -> int:
+    if document["failure_kind"] == "budget_ceiling":
+        return 6
+    return STATE_EXIT.get(document["state"], 10)
+
+
+def summarize_exits(codes: list[int]) -> int:
+    """0 when every run completed, else the first run's status that was not 0."""
+    return next((code for code in codes if code != 0), 0)

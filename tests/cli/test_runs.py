@@ -1,0 +1,140 @@
+"""The run ledger's commands in process with the echo runner: hz submit, hz worker, hz runs,
+hz run -j; what each prints, in text and JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hz.runtime.ledger.store import Ceilings, Ledger, Owner
+from tests.cli.test_run import CONTRACT
+from tests.conftest import Cli, CliResult
+
+
+@pytest.fixture
+def hz(cli: Cli, tmp_path: Path) -> Cli:
+    (tmp_path / "greet.yaml").write_text(CONTRACT)
+    (tmp_path / "operator.toml").write_text('[capabilities]\nagent_runner = "echo"\n')
+    env = {"HZ_CONFIG": str(tmp_path / "operator.toml"), "HZ_STATE_DIR": str(tmp_path / "s")}
+
+    def run(*args: str, **extra: str) -> CliResult:
+        return cli(*args, cwd=tmp_path, env={**env, **extra})
+
+    return run
+
+
+def ledger(tmp_path: Path) -> Ledger:
+    return Ledger(tmp_path / "s" / "ledger.sqlite3")
+
+
+def submit(hz: Cli, who: str) -> str:
+    done = hz("submit", "greet.yaml", "--input", f"who={who}")
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_submit_worker_list_show_wait_cost(hz: Cli, tmp_path: Path) -> None:
+    ids = [submit(hz, who) for who in ("Ann", "Bo")]
+    listed = hz("runs", "list")
+    assert [line.split()[2] for line in listed.stdout.splitlines()] == ["queued", "queued"]
+    worked = hz("worker", "-j", "2", "--drain")
+    assert worked.returncode == 0
+    assert sorted(worked.stdout.splitlines()) == sorted(f"{i}  completed" for i in ids)
+    shown = hz("runs", "show", ids[0])
+    assert shown.stdout.splitlines()[:3] == [
+        f"run:         {ids[0]}",
+        "state:       completed",
+        "job:         greet",
+    ]
+    assert hz("runs", "wait", *ids, "--timeout", "5").returncode == 0
+    cost = hz("runs", "cost", "--by", "runner")
+    assert cost.stdout.splitlines()[1].split()[:3] == ["echo", "2", "$0.0000"]
+    for by in ("job", "model", "day"):
+        assert hz("runs", "cost", "--by", by, "--format", "json").returncode == 0
+    assert hz("runs", "list", "--state", "completed", "--since", "2026-01-01").returncode == 0
+    bad = hz("runs", "list", "--state", "done")
+    assert bad.returncode == 2
+    assert "unknown state 'done'" in bad.stderr
+    assert hz("runs", "list", "--since", "yesterday").returncode == 2
+
+
+def test_cancel_retry_and_their_refusals(hz: Cli, tmp_path: Path) -> None:
+    run_id = submit(hz, "Ann")
+    cancelled = hz("runs", "cancel", run_id)
+    assert cancelled.stdout == f"{run_id}  cancelled (aborted)\n"
+    assert hz("runs", "wait", run_id).returncode == 7
+    retried = hz("runs", "retry", run_id)
+    new_id = retried.stdout.split()[0]
+    assert retried.stdout == f"{new_id}  queued (retry of {run_id})\n"
+    again = hz("runs", "retry", run_id)
+    assert again.stderr == (
+        f"hz: error: run {new_id} (queued) is newer for this request; retry that one\n"
+    )
+    live = hz("runs", "retry", new_id)
+    assert live.stderr == f"hz: error: run {new_id} is queued; only an ended run can be retried\n"
+    unknown = hz("runs", "show", "run_nope")
+    assert unknown.returncode == 2
+    assert unknown.stderr.startswith("hz: error: no run run_nope in the ledger at ")
+    pending = hz("runs", "wait", new_id, "--timeout", "0")
+    assert pending.returncode == 10
+
+
+def test_a_batch_in_text_and_json(hz: Cli, tmp_path: Path) -> None:
+    text = hz("run", "greet.yaml", "greet.yaml", "--input", "who=Ann", "--force-new", "-j", "2")
+    assert text.returncode == 0, text.stderr
+    assert [line.split()[1] for line in text.stdout.splitlines()] == ["completed", "completed"]
+    held = hz("run", "greet.yaml", "-j", "1", "--input", "who=Ann", "--format", "json")
+    assert held.returncode == 2
+    assert json.loads(held.stdout) == {"kind": "run_list", "runs": []}
+    assert "already holds this request key" in held.stderr
+    refused = hz("run", "greet.yaml", "-j", "2", "--dry-run", "--input", "who=Ann")
+    assert refused.returncode == 2
+
+
+def test_a_spend_ceiling_fails_a_foreground_run(hz: Cli, tmp_path: Path) -> None:
+    (tmp_path / "operator.toml").write_text(
+        '[capabilities]\nagent_runner = "echo"\n[system.budget]\nmax_usd_per_day = 0.4\n'
+    )
+    done = hz("run", "greet.yaml", "--input", "who=Ann")
+    assert done.returncode == 6
+    assert done.stderr.startswith(
+        "hz: failed (budget_ceiling): reserving $0.50 would cross [system.budget] "
+        "max_usd_per_day of $0.40 ($0.00 reserved or spent today); nothing was started\n"
+    )
+
+
+def test_reconcile_settles_a_run_whose_owner_died_after_dispatch(hz: Cli, tmp_path: Path) -> None:
+    run_id = submit(hz, "Ann")
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    me = Owner.this_process()
+    dead = Owner(f"elsewhere:{child.stdout.strip()}", int(child.stdout), 1, me.boot)
+    store = ledger(tmp_path)
+    _, generation = store.claim_next(dead) or ("", 0)
+    store.prepare(run_id, generation, "echo", "d")
+    assert store.dispatch(run_id, generation, Ceilings()) is None
+    done = hz("runs", "reconcile", "--format", "json")
+    [settled] = json.loads(done.stdout)["settled"]
+    assert (settled["id"], settled["was"], settled["state"]) == (run_id, "dispatching", "uncertain")
+    shown = hz("runs", "show", run_id)
+    assert "hz will not run it again" in shown.stdout
+    [receipt] = (tmp_path / ".hz-receipts").glob("*.json")
+    assert json.loads(receipt.read_text())["status"] == "uncertain"
+    assert hz("runs", "reconcile").stdout == "nothing to reconcile\n"
+
+
+def test_a_worker_waits_out_an_expired_not_before(hz: Cli, tmp_path: Path) -> None:
+    run_id = submit(hz, "Ann")
+    with ledger(tmp_path).tx() as c:
+        c.execute("UPDATE runs SET not_before = ? WHERE id = ?", (time.time() + 0.3, run_id))
+    done = hz("worker", "--drain", "--format", "json")
+    assert [r["state"] for r in json.loads(done.stdout)["runs"]] == ["completed"]

@@ -1,0 +1,181 @@
+"""hz run through the run ledger, as real processes: every foreground run recorded, a SIGKILL
+of hz recovered by the next command, many concurrent runs on one ledger, batches."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.agent import is_gone, recorded_pids
+from tests.integration.ledger_env import Space, space, until
+
+
+@pytest.fixture
+def cleanup() -> list[Space]:
+    spaces: list[Space] = []
+    yield spaces
+    for s in spaces:
+        s.kill_recorded()
+
+
+def run(s: Space, who: str, *args: str) -> tuple[int, dict[str, object], str]:
+    done = s.hz("run", "greet.yaml", "--input", f"who={who}", "--format", "json", "-q", *args)
+    return done.returncode, json.loads(done.stdout) if done.stdout else {}, done.stderr
+
+
+def test_a_foreground_run_is_recorded_and_its_request_key_held(tmp_path: Path) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    code, result, _ = run(s, "Ann")
+    assert (code, result["status"]) == (0, "completed")
+    [row] = s.rows()
+    assert (row["state"], row["runner"], row["attempt"]) == ("completed", "command", 1)
+    assert json.loads(row["result_json"]) == result
+    again = s.hz("run", "greet.yaml", "--input", "who=Ann")
+    assert again.returncode == 2
+    assert again.stderr.startswith(
+        f"hz: error: run {row['id']} (completed) already holds this request key; "
+        "nothing was started\n"
+    )
+    assert run(s, "Ann", "--force-new")[0] == 0
+    assert run(s, "Ann", "--no-ledger")[0] == 0
+    assert len(s.rows()) == 2
+    assert len(s.starts()) == 3
+
+
+def test_sigkill_of_hz_run_is_recovered_by_the_next_command(
+    tmp_path: Path, cleanup: list[Space]
+) -> None:
+    s = space(tmp_path, "sleep")
+    cleanup.append(s)
+    hz = s.popen("run", "greet.yaml", "--input", "who=Ann", "-q")
+    until(s.starts, what="the agent's start")
+    hz.kill()
+    hz.communicate()
+    [row] = s.rows()
+    assert row["state"] == "running"
+    leader = int(str(recorded_pids(s.pids)[0]["pid"]))
+    listed = s.hz("runs", "list", "--format", "json")
+    [shown] = json.loads(listed.stdout)["runs"]
+    assert (shown["id"], shown["state"]) == (row["id"], "uncertain")
+    # Killed here, or already by the process chokepoint's watchdog when hz died.
+    killed = "its process group was killed; "
+    assert listed.stderr.replace(killed, "") == (
+        f"hz: reconciled {row['id']}: running -> uncertain: owner {row['owner']} is gone; "
+        "the agent may have run; its private directory was removed\n"
+    )
+    assert is_gone(leader)
+    assert not Path(row["private_dir"]).exists()
+    [receipt] = (tmp_path / ".hz-receipts").glob("*.json")
+    assert json.loads(receipt.read_text())["status"] == "uncertain"
+    # Never again: the same request is held by the uncertain run.
+    again = s.hz("run", "greet.yaml", "--input", "who=Ann")
+    assert again.returncode == 2
+    assert f"run {row['id']} (uncertain) already holds this request key" in again.stderr
+    assert len(s.starts()) == 1
+
+
+def test_twenty_concurrent_runs_and_a_worker_share_one_ledger(tmp_path: Path) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    submitted = s.hz("submit", "greet.yaml", "--input", "who=queued", "--format", "json")
+    assert submitted.returncode == 0, submitted.stderr
+    worker = s.popen("worker", "-j", "2")
+    # Ten requests, each asked for twice at once: one run per request key, never two.
+    runs = [
+        s.popen("run", "greet.yaml", "--input", f"who={n % 10}", "--format", "json", "-q")
+        for n in range(20)
+    ]
+    outcomes = [(p.communicate(timeout=120), p.returncode) for p in runs]
+    until(lambda: not s.rows("state NOT IN ('completed')"), what="every run completed")
+    worker.send_signal(signal.SIGTERM)
+    worker.communicate(timeout=15)
+    codes = sorted(code for _, code in outcomes)
+    assert codes == [0] * 10 + [2] * 10
+    rows = s.rows()
+    assert len(rows) == 11
+    assert len({r["request_key"] for r in rows}) == 11
+    assert len(s.starts()) == 11
+    with sqlite3.connect(s.state / "ledger.sqlite3") as c:
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    verified = s.hz("receipts", "verify", ".hz-receipts")
+    assert verified.stdout == "ok: 11 receipts in .hz-receipts, the chain is intact\n"
+
+
+def test_a_batch_runs_n_at_once_with_one_json_line_per_run(tmp_path: Path) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    for n in range(3):
+        (tmp_path / f"g{n}.yaml").write_text(
+            (tmp_path / "greet.yaml").read_text().replace("name: greet", f"name: greet-{n}")
+        )
+    done = s.hz(
+        "run", "g0.yaml", "g1.yaml", "g2.yaml", "--input", "who=Ann", "-j", "2", "--format", "jsonl"
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(d["job_name"] for d in lines) == ["greet-0", "greet-1", "greet-2"]
+    assert {d["state"] for d in lines} == {"completed"}
+
+
+def test_a_batch_exit_status_names_the_first_run_that_did_not_complete(tmp_path: Path) -> None:
+    s = space(tmp_path, "fail", "--code=3")
+    done = s.hz("run", "greet.yaml", "-j", "1", "--input", "who=Ann", "--format", "json")
+    assert done.returncode == 4
+    [run_doc] = json.loads(done.stdout)["runs"]
+    assert (run_doc["state"], run_doc["failure_kind"]) == ("failed", "runtime_error")
+
+
+def test_a_run_over_the_daily_ceiling_starts_nothing(tmp_path: Path) -> None:
+    s = space(
+        tmp_path,
+        "echo",
+        "--prompt-file={prompt_file}",
+        max_usd=0.6,
+        extra="[system.budget]\nmax_usd_per_day = 1.0\n",
+    )
+    assert run(s, "Ann")[0] == 0
+    done = s.hz("run", "greet.yaml", "--input", "who=Bo")
+    [_, row] = s.rows()
+    assert (done.returncode, done.stdout) == (6, "")
+    assert done.stderr == (
+        "hz: failed (budget_ceiling): reserving $0.60 would cross [system.budget] "
+        "max_usd_per_day of $1.00 ($0.60 reserved or spent today); nothing was started\n"
+        f"  run {row['id']} (hz runs show {row['id']})\n"
+    )
+    assert (row["state"], row["failure_kind"], row["dispatched_at"]) == (
+        "failed",
+        "budget_ceiling",
+        None,
+    )
+    assert len(s.starts()) == 1
+
+
+def test_sigint_cancels_through_the_ledger_within_the_ceiling(
+    tmp_path: Path, cleanup: list[Space]
+) -> None:
+    s = space(tmp_path, "stubborn")
+    cleanup.append(s)
+    hz = s.popen("run", "greet.yaml", "--input", "who=Ann", "--format", "json", "-q")
+    until(lambda: s.pids.exists() and len(recorded_pids(s.pids)) == 2, what="agent and helper")
+    started = time.monotonic()
+    hz.send_signal(signal.SIGINT)
+    out, err = hz.communicate(timeout=30)
+    assert time.monotonic() - started < 10
+    result = json.loads(out)
+    assert (hz.returncode, err) == (7, "")
+    assert (result["status"], result["reason"]) == (
+        "cancelled",
+        "hz was interrupted (SIGINT); the run's processes were killed",
+    )
+    [row] = s.rows()
+    assert row["state"] == "cancelled"
+    shown = s.hz("runs", "show", row["id"], "--format", "json").stdout
+    timeline = [(e["state"], e["detail"]) for e in json.loads(shown)["timeline"]]
+    assert timeline[-2:] == [  # the intent committed, then the end
+        ("cancel", "hz was interrupted (SIGINT)"),
+        ("cancelled", "cancelled (aborted)"),
+    ]
+    assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))

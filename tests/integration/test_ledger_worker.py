@@ -1,0 +1,254 @@
+"""The run ledger end to end with real processes: hz submit, hz worker, hz runs, crashes of hz
+itself (SIGKILL), reconciliation, cancellation by phase, the spend ceiling."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.agent import is_gone, recorded_pids
+from tests.integration.ledger_env import REPO, Space, space, until
+
+
+@pytest.fixture
+def cleanup() -> list[Space]:
+    spaces: list[Space] = []
+    yield spaces
+    for s in spaces:
+        s.kill_recorded()
+
+
+def submit(s: Space, who: str, *args: str) -> str:
+    done = s.hz("submit", "greet.yaml", "--input", f"who={who}", *args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_submitted_runs_complete_once_each(tmp_path: Path) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    ids = [submit(s, who) for who in ("Ann", "Bo", "Cy")]
+    done = s.hz("worker", "-j", "2", "--drain", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    finished = json.loads(done.stdout)
+    assert sorted(r["id"] for r in finished["runs"]) == sorted(ids)
+    assert {r["state"] for r in finished["runs"]} == {"completed"}
+    assert len(s.starts()) == 3
+    shown = json.loads(s.hz("runs", "show", ids[0], "--format", "json").stdout)
+    assert [e["state"] for e in shown["timeline"]] == [
+        "queued",
+        "queued",
+        "prepared",
+        "dispatching",
+        "running",
+        "completed",
+    ]
+    assert shown["result"]["draft"] == "Say hi to Ann.\n"
+    verified = s.hz("receipts", "verify", ".hz-receipts")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_a_request_key_is_not_started_twice(tmp_path: Path) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    first = submit(s, "Ann")
+    again = s.hz("submit", "greet.yaml", "--input", "who=Ann")
+    assert (again.returncode, again.stdout) == (2, "")
+    assert again.stderr == (
+        f"hz: error: run {first} (queued) already holds this request key; nothing was started\n"
+        f"  hint: see hz runs show {first}; --force-new runs it anyway, --request-key KEY names "
+        "the request yourself\n"
+    )
+    forced = submit(s, "Ann", "--force-new")
+    named = submit(s, "Ann", "--request-key", "mine")
+    assert len({first, forced, named}) == 3
+
+
+def test_sigkill_of_a_worker_with_four_running_leaves_uncertain_runs_and_no_orphans(
+    tmp_path: Path, cleanup: list[Space]
+) -> None:
+    s = space(tmp_path, "sleep")
+    cleanup.append(s)
+    ids = [submit(s, str(n)) for n in range(4)]
+    worker = s.popen("worker", "-j", "4")
+    try:
+        until(lambda: len(s.starts()) == 4, what="four started agents")
+    finally:
+        worker.kill()
+        worker.communicate()
+    rows = s.rows()
+    private = [Path(r["private_dir"]) for r in rows]
+    # The process chokepoint's watchdog may have killed the groups already; the private
+    # directories, the state and the receipts are the ledger's to settle.
+    assert all(p.is_dir() for p in private)
+    listed = s.hz("runs", "list", "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    runs = json.loads(listed.stdout)["runs"]
+    assert [(r["id"], r["state"]) for r in runs] == [(i, "uncertain") for i in ids]
+    assert listed.stderr.count("-> uncertain: owner") == 4
+    assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
+    assert not any(p.exists() for p in private)
+    receipts = sorted((tmp_path / ".hz-receipts").glob("*.json"))
+    statuses = [json.loads(p.read_text())["status"] for p in receipts]
+    assert statuses == ["uncertain"] * 4
+    assert s.hz("receipts", "verify", ".hz-receipts").returncode == 0
+    # Never relaunched: another worker and another reconcile start nothing.
+    assert s.hz("worker", "--drain").returncode == 0
+    assert s.hz("runs", "reconcile").stdout == "nothing to reconcile\n"
+    assert len(s.starts()) == 4
+    shown = s.hz("runs", "show", ids[0])
+    assert "hz will not run it again" in shown.stdout
+    assert shown.stdout.count("uncertain") >= 2
+
+
+CRASH_AFTER_PREPARED = """
+import os, sys
+from pathlib import Path
+from hz.runtime.ledger.store import Ledger, Owner
+ledger = Ledger(Path(sys.argv[1]))
+run_id, generation = ledger.claim_next(Owner.this_process())
+ledger.prepare(run_id, generation, "command", "digest")
+os._exit(0)  # dies between prepared and dispatching
+"""
+
+
+def test_a_crash_between_prepared_and_dispatching_is_retried_and_runs_once(
+    tmp_path: Path,
+) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    first = submit(s, "Ann")
+    crash = subprocess.run(
+        [sys.executable, "-c", CRASH_AFTER_PREPARED, str(s.state / "ledger.sqlite3")],
+        env=s.env(),
+        capture_output=True,
+        text=True,
+    )
+    assert crash.returncode == 0, crash.stderr
+    assert [r["state"] for r in s.rows()] == ["prepared"]
+    done = s.hz("worker", "--drain")
+    assert done.returncode == 0, done.stderr
+    old, new = s.rows()
+    assert (old["id"], old["state"], old["failure_kind"]) == (first, "failed", "not_started")
+    assert (new["state"], new["attempt"], new["retry_of"]) == ("completed", 2, first)
+    assert len(s.starts()) == 1
+
+
+def test_cancel_while_queued_runs_nothing(tmp_path: Path) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    run_id = submit(s, "Ann")
+    done = s.hz("runs", "cancel", run_id, "--format", "json")
+    [run] = json.loads(done.stdout)["runs"]
+    assert (run["state"], run["failure_kind"], run["timeline"][-1]["detail"]) == (
+        "cancelled",
+        "aborted",
+        "cancelled while queued: nothing ran",
+    )
+    assert s.hz("worker", "--drain").returncode == 0
+    assert s.starts() == []
+
+
+def test_cancel_of_a_term_ignoring_agent_with_a_grandchild_settles_within_ten_seconds(
+    tmp_path: Path, cleanup: list[Space]
+) -> None:
+    s = space(tmp_path, "stubborn")
+    cleanup.append(s)
+    run_id = submit(s, "Ann")
+    worker = s.popen("worker")
+    try:
+        until(lambda: len(recorded_pids(s.pids)) == 2 if s.pids.exists() else False)
+        started = time.monotonic()
+        done = s.hz("runs", "cancel", run_id, "--format", "json")
+        elapsed = time.monotonic() - started
+        [run] = json.loads(done.stdout)["runs"]
+        assert (run["state"], run["failure_kind"]) == ("cancelled", "aborted")
+        assert elapsed < 10, elapsed
+        assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
+        assert [e["state"] for e in run["timeline"]][-2:] == ["cancel", "cancelled"]
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=15)
+    assert worker.returncode == 0
+
+
+def test_sigterm_stops_a_worker_and_cancels_what_runs(tmp_path: Path, cleanup: list[Space]) -> None:
+    s = space(tmp_path, "sleep")
+    cleanup.append(s)
+    run_id = submit(s, "Ann")
+    worker = s.popen("worker")
+    until(s.starts, what="the agent's start")
+    started = time.monotonic()
+    worker.send_signal(signal.SIGTERM)
+    out, err = worker.communicate(timeout=15)
+    assert (worker.returncode, err) == (0, "")
+    assert time.monotonic() - started < 10
+    assert out == f"{run_id}  cancelled (aborted)\n"
+    assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
+
+
+def test_the_daily_ceiling_holds_concurrent_submissions(
+    tmp_path: Path, cleanup: list[Space]
+) -> None:
+    s = space(
+        tmp_path,
+        "sleep",
+        "--seconds=0.5",
+        max_usd=0.4,
+        extra="[system.budget]\nmax_usd_per_day = 1.0\n",
+    )
+    cleanup.append(s)
+    submissions = [s.popen("submit", "greet.yaml", "--input", f"who={n}") for n in range(10)]
+    for process in submissions:
+        process.communicate(timeout=60)
+        assert process.returncode == 0
+    worker = s.popen("worker", "-j", "10")
+    try:
+        until(lambda: len(s.rows("ended_at IS NOT NULL")) == 2, what="two ended runs", ceiling=60)
+        time.sleep(1.5)  # a worker polls every 0.2 s: time for a wrongly admitted third start
+        assert len(s.starts()) == 2
+        assert len(s.rows("state = 'queued'")) == 8
+        waiting = s.hz("runs", "show", s.rows("state = 'queued'")[0]["id"]).stdout
+        assert "would cross [system.budget] max_usd_per_day of $1.00 ($0.80 reserved" in waiting
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=15)
+    cost = json.loads(s.hz("runs", "cost", "--format", "json").stdout)
+    assert [(g["runs"], g["reserved_usd"], g["unknown_cost_runs"]) for g in cost["groups"]] == [
+        (2, 0.8, 2)
+    ]
+
+
+def test_every_json_document_follows_the_published_schema(tmp_path: Path) -> None:
+    import jsonschema
+
+    schema = json.loads((REPO / "schemas" / "runs.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(schema)
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    first = s.hz("submit", "greet.yaml", "--input", "who=Ann", "--format", "json")
+    second = submit(s, "Bo")
+    run_id = json.loads(first.stdout)["runs"][0]
+    documents = [first.stdout, s.hz("runs", "cancel", second, "--format", "json").stdout]
+    documents.append(s.hz("worker", "--drain", "--format", "json").stdout)
+    for args in (
+        ("runs", "list"),
+        ("runs", "list", "--state", "completed", "--since", "1h"),
+        ("runs", "show", run_id),
+        ("runs", "wait", run_id),
+        ("runs", "reconcile"),
+        ("runs", "cost", "--by", "job"),
+        ("runs", "retry", second),
+    ):
+        done = s.hz(*args, "--format", "json")
+        assert done.returncode == 0, (args, done.stderr)
+        documents.append(done.stdout)
+    for text in documents:
+        errors = [e.message for e in validator.iter_errors(json.loads(text))]
+        assert errors == [], text
+    refused = s.hz("runs", "retry", run_id)
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        f"hz: error: run {run_id} completed; a completed run is not retried\n",
+    )

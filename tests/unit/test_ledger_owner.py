@@ -1,0 +1,294 @@
+"""The owner of a run, in process: automatic retries only where nothing ran."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hz.cli.ledger_run import Request, run_foreground
+from hz.runtime.config.layers import load_config
+from hz.runtime.errors import HzError
+from hz.runtime.ledger import host
+from hz.runtime.ledger.cancel import cancel
+from hz.runtime.ledger.owner import MAX_BACKOFF, Binding, Policy, backoff, run_owned
+from hz.runtime.ledger.reconcile import reconcile
+from hz.runtime.ledger.store import Ceilings, Ledger, Owner, StaleOwner
+from hz.runtime.ledger.worker import Pool, from_queue
+from hz.runtime.protocol import RunRequest
+from hz.runtime.result import AgentResult, ToolCall
+from tests.fakes.agent import is_gone, recorded_pids
+from tests.unit.test_execute import make_packet
+
+
+class Scripted:
+    """A runner that answers with the given results in order."""
+
+    name = "scripted"
+
+    def __init__(self, results: list[AgentResult]) -> None:
+        self.results = results
+        self.calls = 0
+
+    def run(self, request: RunRequest) -> AgentResult:
+        self.calls += 1
+        return self.results.pop(0)
+
+
+def limited(**extra: Any) -> AgentResult:
+    return AgentResult(
+        runner="scripted",
+        status="failed",
+        failure_kind="rate_limited",
+        retry_after_seconds=0.05,
+        **extra,
+    )
+
+
+DONE = AgentResult(runner="scripted", status="completed", draft="ok")
+
+
+def run_with(
+    tmp_path: Path, results: list[AgentResult], attempts: int
+) -> tuple[Ledger, Scripted, str]:
+    runner = Scripted(results)
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    outcome = run_foreground(
+        ledger,
+        Request(make_packet(), "k", tmp_path, None, False),
+        binding=Binding(runner, "scripted", ""),
+        policy=Policy(max_attempts=attempts),
+    )
+    return ledger, runner, outcome.state
+
+
+def test_a_rate_limit_before_any_tool_is_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger, runner, state = run_with(tmp_path, [limited(), limited(), DONE], 3)
+    assert (state, runner.calls) == ("completed", 3)
+    rows = ledger.select()
+    assert [(r["attempt"], r["state"], r["retry_of"]) for r in rows] == [
+        (1, "failed", None),
+        (2, "failed", rows[0]["id"]),
+        (3, "completed", rows[1]["id"]),
+    ]
+
+
+def test_retries_stop_at_max_attempts(tmp_path: Path) -> None:
+    _, runner, state = run_with(tmp_path, [limited(), limited(), DONE], 2)
+    assert (state, runner.calls) == ("failed", 2)
+
+
+def test_a_rate_limit_after_a_tool_ran_is_not_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    after_tool = limited(tool_calls=(ToolCall(name="Read"),))
+    _, runner, state = run_with(tmp_path, [after_tool, DONE], 3)
+    assert (state, runner.calls) == ("failed", 1)
+
+
+def test_backoff_follows_retry_after_capped_with_jitter() -> None:
+    assert 5.0 <= backoff(1, 5.0) <= 5.5
+    assert 2.0 <= backoff(1, None) <= 2.2
+    assert 8.0 <= backoff(3, None) <= 8.8
+    assert MAX_BACKOFF <= backoff(1, 3600.0) <= MAX_BACKOFF * 1.1
+
+
+# -- with real agent processes (the command runner and the fake agent), in process ----------
+
+
+AGENT = str(Path(__file__).resolve().parents[1] / "fakes" / "agent.py")
+
+
+def command_binding(tmp_path: Path, *agent_args: str) -> Binding:
+    command = [sys.executable, AGENT, *agent_args, f"--pids={tmp_path / 'pids'}"]
+    command.append("--contract-file={contract_file}")
+    config = tmp_path / "operator.toml"
+    config.write_text(
+        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
+        f"command = {json.dumps(command)}\ncommand_enforces_read_only = true\n"
+        'command_read_only_tools = ["Read"]\n'
+    )
+    return Binding.from_config(load_config(environ={"HZ_CONFIG": str(config)}))
+
+
+def owned(ledger: Ledger, workdir: Path, receipt_dir: Path | None) -> tuple[str, int]:
+    """A new run of the test packet, owned by this process."""
+    return ledger.create(
+        make_packet(), key="k", workdir=workdir, receipt_dir=receipt_dir, adopt=Owner.this_process()
+    )
+
+
+def started(tmp_path: Path, count: int = 1) -> None:
+    deadline = time.monotonic() + 30
+    pids = tmp_path / "pids"
+    while not (pids.exists() and len(recorded_pids(pids)) >= count):
+        assert time.monotonic() < deadline, "the agent did not start"
+        time.sleep(0.05)
+
+
+def test_a_cancel_from_another_thread_stops_a_stubborn_agent(tmp_path: Path) -> None:
+    binding = command_binding(tmp_path, "stubborn")
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    run_id, generation = owned(ledger, tmp_path, tmp_path / "r")
+    outcome: list[object] = []
+    owner = threading.Thread(
+        target=lambda: outcome.append(
+            run_owned(Ledger(ledger.path), run_id, generation, binding=binding, policy=Policy())
+        )
+    )
+    owner.start()
+    started(tmp_path, 2)
+    begun = time.monotonic()
+    row = cancel(ledger, run_id)
+    owner.join(timeout=15)
+    assert time.monotonic() - begun < 10
+    assert (row["state"], row["failure_kind"]) == ("cancelled", "aborted")
+    assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(tmp_path / "pids"))
+    result = json.loads(row["result_json"])
+    assert result["reason"] == "cancelled (hz runs cancel); the run's processes were killed"
+
+
+def test_a_worker_pool_stops_and_cancels_what_runs(tmp_path: Path) -> None:
+    binding = command_binding(tmp_path, "sleep")
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    run_id, _ = ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
+    done: list[str] = []
+    pool = Pool(
+        ledger,
+        jobs=2,
+        binding=binding,
+        policy=Policy(),
+        claim=from_queue,
+        on_done=lambda outcome: done.append(outcome.state),
+    )
+    worker = threading.Thread(target=pool.run)
+    worker.start()
+    started(tmp_path)
+    pool.stop("the worker got SIGTERM")
+    worker.join(timeout=15)
+    assert done == ["cancelled"]
+    timeline = [(e["state"], e["detail"]) for e in ledger.events(run_id)]
+    assert ("cancel", "the worker got SIGTERM") in timeline
+
+
+def test_reconcile_kills_an_orphaned_group_and_removes_its_private_dir(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    run_id, _ = ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    me = Owner.this_process()
+    dead = Owner("gone:1", int(child.stdout), 1, me.boot)
+    _, generation = ledger.claim_next(dead) or ("", 0)
+    ledger.prepare(run_id, generation, "command", "d")
+    assert ledger.dispatch(run_id, generation, Ceilings()) is None
+    orphan = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, time; signal.signal(signal.SIGTERM, "
+            "signal.SIG_IGN); print('ready', flush=True); time.sleep(3600)",
+        ],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+    )
+    assert orphan.stdout is not None
+    assert orphan.stdout.readline() == b"ready\n"
+    private = Path(tempfile.mkdtemp(prefix="hz-test-"))
+    ledger.spawned(run_id, generation, orphan.pid, orphan.pid)
+    ledger.private_dir(run_id, generation, private)
+    try:
+        [settled] = reconcile(ledger)
+        assert settled.state == "uncertain"
+        assert settled.detail.endswith(
+            "its process group was killed; its private directory was removed"
+        )
+        assert orphan.wait(timeout=10) == -signal.SIGKILL
+        assert not private.exists()
+        assert host.group_members(orphan.pid) == []
+    finally:
+        if orphan.poll() is None:
+            os.killpg(orphan.pid, signal.SIGKILL)
+        orphan.wait()
+        orphan.stdout.close()
+
+
+def test_a_run_cancelled_before_dispatch_is_never_spawned(tmp_path: Path) -> None:
+    binding = command_binding(tmp_path, "echo", "--prompt-file={prompt_file}")
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    run_id, generation = owned(ledger, tmp_path, None)
+    cancel(ledger, run_id)
+    with pytest.raises(StaleOwner):
+        run_owned(ledger, run_id, generation, binding=binding, policy=Policy())
+    assert not (tmp_path / "pids").exists()
+
+
+def test_a_missing_workdir_fails_the_run_as_not_started(tmp_path: Path) -> None:
+    binding = command_binding(tmp_path, "echo")
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    run_id, generation = owned(ledger, tmp_path / "gone", None)
+    with pytest.raises(HzError):
+        run_owned(ledger, run_id, generation, binding=binding, policy=Policy())
+    row = ledger.get(run_id)
+    assert (row["state"], row["failure_kind"]) == ("failed", "not_started")
+
+
+class Interrupting(Scripted):
+    """A runner interrupted (Ctrl-C) before it could return, after reporting progress."""
+
+    def __init__(self, turns: int) -> None:
+        super().__init__([])
+        self.turns = turns
+
+    def run(self, request: RunRequest) -> AgentResult:
+        from hz.runtime.protocol import Progress
+
+        if request.progress is not None and self.turns:
+            request.progress(Progress(elapsed_seconds=0.1, turns=self.turns, tool_calls=1))
+        raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize(("turns", "state"), [(0, "cancelled"), (2, "cancelled")])
+def test_an_owner_interrupted_inside_the_runner_settles_by_what_it_saw(
+    tmp_path: Path, turns: int, state: str
+) -> None:
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    run_id, generation = owned(ledger, tmp_path, tmp_path / "r")
+    binding = Binding(Interrupting(turns), "scripted", "")
+    outcome = run_owned(ledger, run_id, generation, binding=binding, policy=Policy())
+    assert outcome.state == state
+    assert outcome.result is not None
+    assert outcome.result.reason == "hz was interrupted (SIGINT); the run's processes were killed"
+    [receipt] = (tmp_path / "r").glob("*.json")
+    assert json.loads(receipt.read_text())["status"] == state
+    events = [(e["state"], e["detail"]) for e in ledger.events(run_id)]
+    assert ("cancel", "hz was interrupted (SIGINT)") in events
+
+
+def test_the_batch_display_counts_a_batch(tmp_path: Path) -> None:
+    import io
+
+    from hz.cli.ledger_run import BatchDisplay
+
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    for key in ("a", "b"):
+        ledger.create(make_packet(), key=key, workdir=tmp_path, receipt_dir=None, batch="b1")
+    stream = io.StringIO()
+    with BatchDisplay(ledger, "b1", stream) as display:
+        line = display.line()
+    assert line == "hz: 0 done · 0 running · 2 queued · $0.00 reserved or spent"
+    assert stream.getvalue().endswith("\r\x1b[K")

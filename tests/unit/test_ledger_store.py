@@ -1,0 +1,206 @@
+"""The run ledger's store: schema migrations, request keys, fencing, ceilings, reconcile."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hz.runtime.config.layers import load_config
+from hz.runtime.errors import ConfigError
+from hz.runtime.ledger.cancel import cancel
+from hz.runtime.ledger.db import SCHEMA_VERSION, LedgerError
+from hz.runtime.ledger.paths import state_dir
+from hz.runtime.ledger.reconcile import reconcile
+from hz.runtime.ledger.store import Ceilings, KeyHeld, Ledger, Owner, StaleOwner, request_key
+from tests.unit.test_execute import make_packet
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Ledger:
+    return Ledger(tmp_path / "state" / "ledger.sqlite3")
+
+
+def dead_owner() -> Owner:
+    """An owner whose process has exited on this boot."""
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    me = Owner.this_process()
+    return Owner(f"{me.name.split(':')[0]}:{child.stdout.strip()}", int(child.stdout), 1, me.boot)
+
+
+def new_run(ledger: Ledger, tmp_path: Path, key: str = "k", **kwargs: object) -> tuple[str, int]:
+    return ledger.create(
+        make_packet(),
+        key=key,
+        workdir=tmp_path,
+        receipt_dir=None,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_a_fresh_ledger_has_the_current_schema_in_wal_mode(ledger: Ledger) -> None:
+    c = ledger.connection
+    assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    sqlite3.connect(path).execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(LedgerError) as caught:
+        Ledger(path)
+    assert caught.value.message == (
+        f"{path}: the run ledger has schema version {SCHEMA_VERSION + 1}; this hz knows up to "
+        f"{SCHEMA_VERSION}"
+    )
+
+
+def test_two_processes_migrate_one_fresh_ledger_once(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    code = (
+        "import sys; from pathlib import Path; from hz.runtime.ledger.store import Ledger; "
+        "Ledger(Path(sys.argv[1]))"
+    )
+    processes = [subprocess.Popen([sys.executable, "-c", code, str(path)]) for _ in range(4)]
+    assert [p.wait(timeout=60) for p in processes] == [0, 0, 0, 0]
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_the_state_dir_comes_from_the_environment_then_the_operator(tmp_path: Path) -> None:
+    assert state_dir({"state_dir": "/o"}, {"HZ_STATE_DIR": "/e"}) == Path("/e")
+    assert state_dir({"state_dir": "/o"}, {}) == Path("/o")
+    assert state_dir({}, {}).name == "hz"
+
+
+def test_a_project_cannot_move_the_state_dir(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "hz.toml").write_text('[system]\nstate_dir = "/tmp/elsewhere"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={}, cwd=tmp_path)
+    assert caught.value.message == (
+        f"{tmp_path / 'hz.toml'}:2:1: HZ801 'system.state_dir' configures execution "
+        "and is not allowed in a project hz.toml"
+    )
+
+
+def test_the_default_request_key_is_job_inputs_and_workdir(tmp_path: Path) -> None:
+    packet = make_packet()
+    assert request_key(packet, tmp_path) == request_key(packet, tmp_path / ".")
+    assert request_key(packet, tmp_path) != request_key(packet, tmp_path.parent)
+
+
+def test_a_held_key_refuses_a_new_run_unless_forced(ledger: Ledger, tmp_path: Path) -> None:
+    first, _ = new_run(ledger, tmp_path)
+    with pytest.raises(KeyHeld) as caught:
+        new_run(ledger, tmp_path)
+    assert caught.value.message == (
+        f"run {first} (queued) already holds this request key; nothing was started"
+    )
+    second, _ = new_run(ledger, tmp_path, force_new=True)
+    assert second != first
+
+
+def test_an_unowned_queued_run_of_the_key_is_adopted(ledger: Ledger, tmp_path: Path) -> None:
+    first, generation = new_run(ledger, tmp_path)
+    adopted, claimed = new_run(ledger, tmp_path, adopt=Owner.this_process())
+    assert (adopted, claimed) == (first, generation + 1)
+
+
+def test_a_stale_owner_cannot_write_over_a_newer_one(ledger: Ledger, tmp_path: Path) -> None:
+    run_id, _ = new_run(ledger, tmp_path)
+    _, old = ledger.claim_next(Owner.this_process()) or ("", 0)
+    ledger.prepare(run_id, old, "echo", "d")
+    settled = cancel(ledger, run_id)
+    assert (settled["state"], settled["failure_kind"]) == ("cancelled", "aborted")
+    with pytest.raises(StaleOwner):
+        ledger.dispatch(run_id, old, Ceilings())
+    with pytest.raises(StaleOwner):
+        ledger.finish(
+            run_id, old, "completed", failure_kind=None, result=None, cost_usd=None, receipt=None
+        )
+    assert ledger.get(run_id)["state"] == "cancelled"
+
+
+def test_a_reservation_becomes_the_cost_and_an_unknown_cost_keeps_it(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    ceilings = Ceilings(per_day=1.0)
+    runs = []
+    for key in ("a", "b", "c"):
+        run_id, _ = new_run(ledger, tmp_path, key=key)
+        _, generation = ledger.claim_next(Owner.this_process()) or ("", 0)
+        ledger.prepare(run_id, generation, "echo", "d")
+        runs.append((run_id, generation))
+    # make_packet's budget is $0.50: two fit under $1.00, the third does not.
+    assert ledger.dispatch(*runs[0], ceilings) is None
+    assert ledger.dispatch(*runs[1], ceilings) is None
+    assert ledger.dispatch(*runs[2], ceilings) == (
+        "reserving $0.50 would cross [system.budget] max_usd_per_day of $1.00 "
+        "($1.00 reserved or spent today)"
+    )
+    ledger.finish(*runs[0], "completed", failure_kind=None, result=None, cost_usd=0.0, receipt=None)
+    assert ledger.dispatch(*runs[2], ceilings) is None
+    ledger.finish(
+        *runs[1], "completed", failure_kind=None, result=None, cost_usd=None, receipt=None
+    )
+    reserved = [ledger.get(r)["reserved_usd"] for r, _ in runs]
+    assert reserved == [0.0, 0.5, 0.5]
+
+
+def test_a_per_runner_ceiling_counts_that_runner_only(ledger: Ledger, tmp_path: Path) -> None:
+    ceilings = Ceilings(per_runner=(("echo", 0.6),))
+    outcomes = []
+    for key, runner in (("a", "command"), ("b", "echo"), ("c", "echo")):
+        run_id, _ = new_run(ledger, tmp_path, key=key)
+        _, generation = ledger.claim_next(Owner.this_process()) or ("", 0)
+        ledger.prepare(run_id, generation, runner, "d")
+        outcomes.append(ledger.dispatch(run_id, generation, ceilings))
+    assert outcomes[:2] == [None, None]
+    assert outcomes[2] is not None
+    assert "per_runner.echo of $0.60" in outcomes[2]
+
+
+def test_reconcile_retries_a_run_whose_owner_died_before_dispatch_once(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    run_id, _ = new_run(ledger, tmp_path)
+    _, generation = ledger.claim_next(dead_owner()) or ("", 0)
+    ledger.prepare(run_id, generation, "echo", "d")
+    [settled] = reconcile(ledger)
+    assert (settled.run_id, settled.was, settled.state) == (run_id, "prepared", "failed")
+    assert reconcile(ledger) == []  # idempotent
+    old, retry = ledger.select()
+    assert (old["failure_kind"], retry["state"], retry["attempt"], retry["retry_of"]) == (
+        "not_started",
+        "queued",
+        2,
+        run_id,
+    )
+
+
+def test_reconcile_retries_no_more_than_max_attempts(ledger: Ledger, tmp_path: Path) -> None:
+    new_run(ledger, tmp_path, attempt=3)
+    _, _generation = ledger.claim_next(dead_owner()) or ("", 0)
+    [settled] = reconcile(ledger, max_attempts=3)
+    assert settled.detail.endswith("never reached dispatching")
+    assert len(ledger.select()) == 1
+
+
+def test_an_expired_lease_is_a_gone_owner(ledger: Ledger, tmp_path: Path) -> None:
+    run_id, _ = new_run(ledger, tmp_path)
+    other_host = Owner("elsewhere:1", 1, 1, "another-boot")
+    _, _generation = ledger.claim_next(other_host) or ("", 0)
+    assert reconcile(ledger) == []  # its lease still runs
+    with ledger.tx() as c:
+        c.execute("UPDATE runs SET lease_until = ? WHERE id = ?", (time.time() - 1, run_id))
+    assert [s.state for s in reconcile(ledger)] == ["failed"]
