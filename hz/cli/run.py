@@ -175,10 +175,15 @@ def report(
     result: AgentResult, receipt: Path | None, receipt_error: Any, fmt: str, quiet: bool
 ) -> int:
     """Print the result (stdout) and the summary (stderr); the exit status."""
-    if fmt != "text":
-        click.echo(json.dumps(result.to_json_data(), ensure_ascii=False))
-    elif result.draft:
-        click.echo(result.draft, nl=not result.draft.endswith("\n"))
+    try:
+        if fmt != "text":
+            click.echo(json.dumps(result.to_json_data(), ensure_ascii=False))
+        elif result.draft:
+            click.echo(result.draft, nl=not result.draft.endswith("\n"))
+    except BrokenPipeError:
+        # The reader went away (`hz run ... | head -1`). The run happened and its receipt is
+        # written: its status is the exit status, not click's "1" for a broken pipe.
+        _drop_stdout()
     if not quiet:
         from hz.runtime.printable import printable
 
@@ -193,6 +198,13 @@ def report(
         )
         return RECEIPT_NOT_WRITTEN
     return EXIT_CODES[result.status]
+
+
+def _drop_stdout() -> None:
+    """Send what is left of stdout to /dev/null, so flushing it at exit fails no more."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _in_ledger(
