@@ -82,9 +82,8 @@ def test_sigkill_of_a_worker_with_four_running_leaves_uncertain_runs_and_no_orph
         worker.communicate()
     rows = s.rows()
     private = [Path(r["private_dir"]) for r in rows]
-    # The process chokepoint's watchdog may have killed the groups already; the private
-    # directories, the state and the receipts are the ledger's to settle.
-    assert all(p.is_dir() for p in private)
+    # The process chokepoint's watchdog may have killed the groups and removed the private
+    # directories already; the state and the receipts are the ledger's to settle.
     listed = s.hz("runs", "list", "--format", "json")
     assert listed.returncode == 0, listed.stderr
     runs = json.loads(listed.stdout)["runs"]
