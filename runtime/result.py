@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, JsonValue, computed_field, model_validator
 
 from hz.runtime.models import Frozen
+from hz.runtime.transcript.event import TranscriptEvent
 
 Status = Literal["completed", "timeout", "budget", "failed", "cancelled", "uncertain"]
 
@@ -78,6 +79,10 @@ class AgentResult(Frozen):
     session_widened: tuple[str, ...] = ()
     output_truncated: bool = False
     protocol_notes: dict[str, int] = Field(default_factory=dict)
+    #: What a runner with an event stream recorded for the run's transcript (already capped,
+    #: ``hz.runtime.transcript.record``); not part of the result's JSON.
+    transcript_events: tuple[TranscriptEvent, ...] = Field(default=(), exclude=True)
+    transcript_dropped: int = Field(default=0, exclude=True)
 
     @model_validator(mode="before")
     @classmethod

@@ -1,4 +1,4 @@
-"""The runtime's commands: ``hz doctor``, ``hz config show``, ``hz receipts verify|list``."""
+"""The runtime's commands: ``hz doctor``, ``hz config show``, ``hz receipts verify|list|show``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from hz.cli.transcripts import show as show_receipt
 from hz.runtime.config.layers import load_config
 from hz.runtime.config.show import show_json, show_text
 from hz.runtime.doctor import format_check, run_doctor
@@ -42,6 +43,9 @@ def show(fmt: str) -> int:
 @click.group()
 def receipts() -> None:
     """Inspect and verify run receipts."""
+
+
+receipts.add_command(show_receipt)
 
 
 @receipts.command()

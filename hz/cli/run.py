@@ -163,9 +163,14 @@ def run(
         from hz.runtime.errors import HzError
         from hz.runtime.receipts.write import receipt_body, write_receipt
 
-        body = receipt_body(packet, result, started_at=started, ended_at=ended)
+        from hz.runtime.transcript.build import transcript_bytes, transcript_of
+
+        transcript = transcript_bytes(transcript_of(result))
+        body = receipt_body(
+            packet, result, started_at=started, ended_at=ended, transcript=transcript
+        )
         try:
-            receipt = write_receipt(receipts, body)
+            receipt = write_receipt(receipts, body, transcript)
         except HzError as e:
             receipt_error = e  # the result is printed first: the run happened
     return report(result, receipt, receipt_error, fmt, quiet)

@@ -4,12 +4,16 @@ generated from ``Receipt``.
 A receipt vouches for what ran (the job's digest, the inputs', the prompt's) and how it ended,
 without the draft itself (only its sha256). ``sequence``, ``previous_receipt`` and
 ``previous_sha256`` place it in its directory's chain; ``digest`` is the sha256 of the compact
-canonical JSON of everything else, so an edit shows (``hz receipts verify``).
+canonical JSON of everything else, so an edit shows (``hz receipts verify``). The run's
+transcript is a file beside it (``transcript_file``, ``hz.runtime.transcript.model``), vouched
+for by ``transcript_sha256``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
+
+from pydantic import Field
 
 from hz.runtime.canonical import digest_of
 from hz.runtime.models import Frozen
@@ -39,6 +43,7 @@ class ReceiptBody(Frozen):
     limits_unenforced: tuple[str, ...]
     session_widened: tuple[str, ...] = ()
     draft_sha256: str | None
+    transcript_sha256: str | None = None
     started_at: str
     ended_at: str
     hz_version: str
@@ -50,14 +55,23 @@ class Receipt(ReceiptBody):
     sequence: int
     previous_receipt: str | None
     previous_sha256: str | None
+    #: The transcript's file name, in the receipt's directory.
+    transcript_file: str | None = Field(default=None, pattern=r"^[^/\\]+\.transcript\.jsonl$")
     digest: str
 
     @classmethod
-    def chained(cls, body: ReceiptBody, sequence: int, previous: tuple[str, str] | None) -> Receipt:
+    def chained(
+        cls,
+        body: ReceiptBody,
+        sequence: int,
+        previous: tuple[str, str] | None,
+        transcript_file: str | None = None,
+    ) -> Receipt:
         """``body`` as receipt number ``sequence`` after ``previous`` (its file name and the
         sha256 of its bytes), with the digest of all that."""
         content: dict[str, Any] = {
             **body.to_json_data(),
+            "transcript_file": transcript_file,
             "sequence": sequence,
             "previous_receipt": previous[0] if previous else None,
             "previous_sha256": previous[1] if previous else None,

@@ -71,7 +71,7 @@ def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
     if document.get("digest") != digest_of(content):
         problems.append(f"{path.name}: edited after it was written (its digest does not match)")
     else:  # sealed by a writer, so it must be a receipt of the format hz writes
-        problems += _format_problems(path, document)
+        problems += _format_problems(path, document) or _transcript_problems(path, document)
     if document.get("sequence") != sequence:
         problems.append(f"{path.name}: its sequence field is {document.get('sequence')!r}")
     recorded = document.get("previous_sha256")
@@ -92,6 +92,23 @@ def _format_problems(path: Path, document: dict[str, Any]) -> list[str]:
         first = e.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "the receipt"
         return [f"{path.name}: not in the receipt format ({where}: {first['msg']})"]
+    return []
+
+
+def _transcript_problems(path: Path, document: dict[str, Any]) -> list[str]:
+    name, recorded = document.get("transcript_file"), document.get("transcript_sha256")
+    if name is None and recorded is None:
+        return []
+    if name is None or recorded is None:
+        return [f"{path.name}: names half a transcript (its file or its sha256 is missing)"]
+    transcript = path.parent / name
+    if transcript.is_symlink() or not transcript.is_file():
+        return [f"{path.name}: its transcript {name} is missing"]
+    if sha256_hex(transcript.read_bytes()) != recorded:
+        return [
+            f"{path.name}: its transcript {name} was changed after it was written "
+            "(its sha256 does not match)"
+        ]
     return []
 
 

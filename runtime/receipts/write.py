@@ -7,7 +7,8 @@ digest. A writer holds an exclusive ``flock`` on ``<dir>/.lock`` while it reads 
 chain and adds the next receipt, so concurrent runs into one directory queue up instead of
 forking the chain; the file is written to a temporary name in the same directory, fsynced,
 linked into place (never over an existing receipt) and the directory fsynced, so a crash
-leaves no half receipt.
+leaves no half receipt. A run's transcript is written the same way first, beside it, as
+``<receipt stem>.transcript.jsonl``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from hz.runtime.files import write_atomically
 from hz.runtime.models import Packet
 from hz.runtime.receipts.model import Receipt, ReceiptBody
 from hz.runtime.result import AgentResult
+from hz.runtime.transcript.build import TRANSCRIPT_SUFFIX
 
 RECEIPT_NAME = re.compile(r"(\d{6,})-([a-z0-9][a-z0-9-]*)\.json")
 LOCK_FILE = ".lock"
@@ -38,7 +40,12 @@ def utc_iso(moment: datetime) -> str:
 
 
 def receipt_body(
-    packet: Packet, result: AgentResult, *, started_at: datetime, ended_at: datetime
+    packet: Packet,
+    result: AgentResult,
+    *,
+    started_at: datetime,
+    ended_at: datetime,
+    transcript: bytes | None = None,
 ) -> ReceiptBody:
     """What one run's receipt says, before it is placed in a chain."""
     return ReceiptBody(
@@ -61,6 +68,7 @@ def receipt_body(
         limits_unenforced=result.limits_unenforced,
         session_widened=result.session_widened,
         draft_sha256=None if result.draft is None else sha256_hex(result.draft),
+        transcript_sha256=None if transcript is None else sha256_hex(transcript),
         started_at=utc_iso(started_at),
         ended_at=utc_iso(ended_at),
         hz_version=__version__,
@@ -99,8 +107,13 @@ def _locked(directory: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def write_receipt(directory: Path, body: ReceiptBody) -> Path:
-    """Add ``body`` as the next receipt of the chain in ``directory`` (created if needed)."""
+def write_receipt(directory: Path, body: ReceiptBody, transcript: bytes | None = None) -> Path:
+    """Add ``body`` as the next receipt of the chain in ``directory`` (created if needed),
+    with ``transcript`` beside it (the bytes ``body.transcript_sha256`` is of)."""
+    if (transcript is None) != (body.transcript_sha256 is None) or (
+        transcript is not None and sha256_hex(transcript) != body.transcript_sha256
+    ):
+        raise ValueError("the transcript is not the one the receipt names")
     if directory.is_symlink():
         # The default directory lives in the working directory, which a repository controls.
         raise HzError(
@@ -114,9 +127,15 @@ def write_receipt(directory: Path, body: ReceiptBody) -> Path:
             head = existing[-1] if existing else None
             sequence = head[0] + 1 if head else 1
             previous = (head[1].name, sha256_hex(head[1].read_bytes())) if head else None
-            receipt = Receipt.chained(body, sequence, previous)
             slug = re.sub(r"[^a-z0-9-]+", "-", body.job_name.lower()).strip("-")
             target = _free_name(directory, f"{sequence:06d}-{slug[:64] or 'job'}")
+            transcript_file = None
+            if transcript is not None:
+                transcript_path = target.with_name(target.stem + TRANSCRIPT_SUFFIX)
+                # Renamed over a stale one (a crash between the two writes left it unclaimed).
+                write_atomically(transcript_path, transcript, durable=True, mode=0o644)
+                transcript_file = transcript_path.name
+            receipt = Receipt.chained(body, sequence, previous, transcript_file)
             # Linked, never renamed over an existing receipt (FileExistsError then).
             write_atomically(
                 target,

@@ -224,8 +224,9 @@ def test_receipt_dir_option_config_and_opt_out(cli: Cli, work: Path) -> None:
     configured = ECHO + '[system.runner]\nreceipt_dir = "r2"\n'
     assert hz(cli, work, *args, config=configured).returncode == 0
     assert hz(cli, work, *args, "--no-receipt", config=ECHO).returncode == 0
-    assert sorted(p.name for p in (work / "r1").iterdir()) == [".lock", "000001-greet.json"]
-    assert sorted(p.name for p in (work / "r2").iterdir()) == [".lock", "000001-greet.json"]
+    written = [".lock", "000001-greet.json", "000001-greet.transcript.jsonl"]
+    assert sorted(p.name for p in (work / "r1").iterdir()) == written
+    assert sorted(p.name for p in (work / "r2").iterdir()) == written
     assert not (work / ".hz-receipts").exists()
 
 

@@ -212,6 +212,11 @@ def test_a_matrix_of_three_jobs(tmp_path: Path, repo: Path, hz_argv: list[str]) 
         "000002-triage.json",
         "000003-broken.json",
     ]
+    assert sorted(p.name for p in receipts.glob("*.jsonl")) == [
+        "000001-digest.transcript.jsonl",
+        "000002-triage.transcript.jsonl",
+        "000003-broken.transcript.jsonl",
+    ]
     verified = subprocess.run(
         [*hz_argv, "receipts", "verify", str(receipts)], env=env, capture_output=True, check=False
     )

@@ -74,6 +74,8 @@ def test_first_receipt_content(tmp_path: Path) -> None:
         "limits_unenforced": ["budget"],
         "session_widened": [],
         "draft_sha256": sha256_hex("hi"),
+        "transcript_sha256": None,
+        "transcript_file": None,
         "started_at": "2026-11-29T12:00:00.123Z",
         "ended_at": "2026-11-29T12:00:05.000Z",
         "hz_version": __version__,

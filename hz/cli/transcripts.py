@@ -1,0 +1,56 @@
+"""``hz receipts show``: a receipt, and with ``--transcript`` what the agent did in its run.
+
+``show_receipt`` is the printing function other commands reuse (a run ledger's
+``hz runs show ID --transcript`` given the receipt's path).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from hz.runtime.printable import printable
+from hz.runtime.transcript.show import (
+    find_receipt,
+    format_receipt,
+    format_transcript,
+    load_json,
+    load_transcript,
+)
+
+
+def show_receipt(target: Path, number: int | None, *, transcript: bool, fmt: str) -> int:
+    """Print receipt ``number`` of ``target`` (a receipt file or directory) on stdout, its
+    transcript too when asked; a transcript that no longer matches its receipt is printed
+    with a warning on stderr and exit 1. ``HzError`` when there is nothing to show."""
+    path = find_receipt(target, number)
+    receipt = load_json(path)
+    shown, warning = None, ""
+    if transcript:
+        shown, warning = load_transcript(path, receipt)
+    if fmt == "json":
+        document = {"file": str(path), "receipt": receipt}
+        if shown is not None:
+            document["transcript"] = shown
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        click.echo(format_receipt(path.name, receipt), nl=False)
+        if shown is not None:
+            click.echo(format_transcript(str(receipt.get("transcript_file")), shown), nl=False)
+    if warning:
+        click.echo(f"hz: warning: {printable(warning)}", err=True)
+        return 1
+    return 0
+
+
+@click.command(name="show")
+@click.argument("target", type=click.Path(path_type=Path))
+@click.argument("number", type=click.IntRange(min=1), required=False)
+@click.option("--transcript", is_flag=True, help="Print the run's transcript too.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def show(target: Path, number: int | None, transcript: bool, fmt: str) -> int:
+    """Print a receipt: TARGET is a receipt file, or a receipt directory with the receipt's
+    sequence NUMBER (default: the newest)."""
+    return show_receipt(target, number, transcript=transcript, fmt=fmt)

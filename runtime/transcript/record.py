@@ -1,0 +1,106 @@
+"""Recording events into a transcript: truncated, redacted and capped as they arrive.
+
+A flooding agent costs a bounded amount: each string is redacted and cut when it is added,
+and once the stream holds ``Caps.events`` events or ``Caps.stream_bytes`` bytes, further
+events are only counted. Redaction is a second line of defence: the agent's environment is
+an allowlist, so a secret of hz's environment never reaches it; a value the agent was given
+on purpose (an API key for its CLI) and echoed back is replaced by ``[redacted NAME]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import JsonValue
+
+from hz.runtime.transcript.event import Caps, EventType, TranscriptEvent
+
+#: Names of environment variables whose values never appear in a transcript.
+SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|SIGNATURE", re.IGNORECASE
+)
+#: Shorter values are too likely to occur by chance ("true", a port number) to be replaced.
+MIN_SECRET_CHARS = 8
+
+
+def secret_values(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """``(value, name)`` of every secret-looking variable, longest value first (so a secret
+    that contains another is replaced whole)."""
+    found = {
+        value: name
+        for name, value in sorted(environ.items())
+        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS
+    }
+    return tuple(sorted(found.items(), key=lambda item: (-len(item[0]), item[0])))
+
+
+class Recorder:
+    """Collects one run's events. ``add`` for the stream (capped), ``close`` for the events
+    every transcript ends with (cut per field only)."""
+
+    def __init__(self, caps: Caps | None = None, environ: Mapping[str, str] | None = None) -> None:
+        self.caps = caps or Caps()
+        self._secrets = secret_values(os.environ if environ is None else environ)
+        self.events: list[TranscriptEvent] = []
+        self.dropped = 0
+        self.truncated = 0
+        self.redacted = 0
+        self._bytes = 0
+
+    def add(self, type: EventType, **fields: Any) -> None:
+        if len(self.events) >= self.caps.events or self._bytes >= self.caps.stream_bytes:
+            self.dropped += 1
+            return
+        event = self._event(type, fields)
+        size = len(event.model_dump_json(exclude_defaults=True).encode("utf-8"))
+        if self._bytes + size > self.caps.stream_bytes:
+            self.dropped += 1
+            self._bytes = self.caps.stream_bytes  # the stream is full: keep order, drop the rest
+            return
+        self._bytes += size
+        self.events.append(event)
+
+    def extend(self, events: tuple[TranscriptEvent, ...], dropped: int = 0) -> None:
+        """Events recorded by a runner (already cut), through the caps again."""
+        for event in events:
+            self.add(event.type, **event.model_dump(exclude_defaults=True, exclude={"type"}))
+        self.dropped += dropped
+
+    def close(self, type: EventType, **fields: Any) -> None:
+        self.events.append(self._event(type, fields))
+
+    def _event(self, type: EventType, fields: dict[str, Any]) -> TranscriptEvent:
+        clean = {
+            key: self._json(value) if key == "input" else self._text(value)
+            for key, value in fields.items()
+        }
+        return TranscriptEvent(type=type, **clean)
+
+    def _text(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        for secret, name in self._secrets:
+            if secret in value:
+                self.redacted += value.count(secret)
+                value = value.replace(secret, f"[redacted {name}]")
+        limit = self.caps.field_chars
+        if len(value) <= limit:
+            return value
+        self.truncated += 1
+        return f"{value[:limit]}… [{len(value) - limit} more characters]"
+
+    def _json(self, value: Any) -> JsonValue:
+        if isinstance(value, dict):
+            result: JsonValue = {str(self._text(k)): self._json(v) for k, v in value.items()}
+        elif isinstance(value, list | tuple):
+            result = [self._json(v) for v in value]
+        else:
+            return self._text(value)  # type: ignore[no-any-return]
+        text = json.dumps(result, ensure_ascii=False)
+        if len(text) > 2 * self.caps.field_chars:  # many fields, each under the cap
+            return self._text(text)  # type: ignore[no-any-return]
+        return result

@@ -1,0 +1,80 @@
+"""Transcripts of real runs keep no secret: the fake agent dumps its whole environment as its
+answer, with secrets planted in hz's environment, through the command runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.integration.test_cli_run_command import AGENT, CONTRACT, REPO
+
+PLANTED = "planted-secret-5f1e0c9a"  # never passed to the agent
+PASSED = "passed-secret-77aa01bc"  # passed on purpose, under a secret-looking name
+
+
+def _run(hz_argv: list[str], tmp_path: Path, *agent_args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, AGENT, *agent_args, "--contract-file={contract_file}"]
+    (tmp_path / "operator.toml").write_text(
+        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
+        f"command = {json.dumps(command)}\n"
+        'command_env = ["HZ_TEST_API_KEY"]\n'
+        "command_enforces_read_only = true\n"
+        'command_read_only_tools = ["Read"]\n'
+    )
+    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="60s"))
+    return subprocess.run(
+        [*hz_argv, "run", "greet.yaml", "--input", "who=Ann", "-q"],
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "HZ_CONFIG": str(tmp_path / "operator.toml"),
+            "AWS_SECRET_ACCESS_KEY": PLANTED,
+            "PLAIN_VALUE": PLANTED,  # not secret-looking: only the allowlist keeps it out
+            "HZ_TEST_API_KEY": PASSED,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_an_agent_echoing_its_environment_leaks_no_secret(
+    hz_argv: list[str], tmp_path: Path
+) -> None:
+    done = _run(hz_argv, tmp_path, "env")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["HZ_TEST_API_KEY"] == PASSED  # the draft itself is the agent's
+    transcript = (tmp_path / ".hz-receipts" / "000001-greet.transcript.jsonl").read_text()
+    header, *_, end = (json.loads(line) for line in transcript.splitlines())
+    assert (end["type"], end["status"]) == ("end", "completed")
+    assert json.loads(end["text"])["HZ_TEST_API_KEY"] == "[redacted HZ_TEST_API_KEY]"
+    assert header["redacted"] == 1
+    for path in (tmp_path / ".hz-receipts").iterdir():
+        if path.is_file():
+            text = path.read_text()
+            assert PLANTED not in text, path.name
+            assert PASSED not in text, path.name
+
+
+def test_a_failing_agent_leaves_its_stderr_tail_redacted(
+    hz_argv: list[str], tmp_path: Path
+) -> None:
+    done = _run(hz_argv, tmp_path, "fail", "--code", "3", "--stderr", f"boom {PASSED}\x1b[2J")
+    assert done.returncode != 0
+    shown = subprocess.run(
+        [*hz_argv, "receipts", "show", ".hz-receipts", "1", "--transcript"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    tail = shown.stdout.split("stderr (tail):\n", 1)[1]
+    assert tail == "    boom [redacted HZ_TEST_API_KEY]\\x1b[2J\n"
+    assert PASSED not in shown.stdout
+    assert "\x1b" not in shown.stdout
