@@ -161,13 +161,10 @@ def run(
     receipt, receipt_error = None, None
     if receipts is not None:
         from hz.runtime.errors import HzError
-        from hz.runtime.receipts.write import receipt_body, write_receipt
+        from hz.runtime.receipts.write import receipt_and_transcript, write_receipt
 
-        from hz.runtime.transcript.build import transcript_bytes, transcript_of
-
-        transcript = transcript_bytes(transcript_of(result))
-        body = receipt_body(
-            packet, result, started_at=started, ended_at=ended, transcript=transcript
+        body, transcript = receipt_and_transcript(
+            packet, result, started_at=started, ended_at=ended
         )
         try:
             receipt = write_receipt(receipts, body, transcript)

@@ -464,13 +464,15 @@ def _write_receipt(
 ) -> tuple[Path | None, HzError | None]:
     if receipts is None:
         return None, None
-    from hz.runtime.receipts.write import receipt_body, write_receipt
+    from hz.runtime.receipts.write import receipt_and_transcript, write_receipt
 
-    body = receipt_body(packet, result, started_at=started_at, ended_at=datetime.now(UTC))
+    body, transcript = receipt_and_transcript(
+        packet, result, started_at=started_at, ended_at=datetime.now(UTC)
+    )
     if state == "uncertain":
         body = body.model_copy(update={"status": "uncertain", "failure_kind": None})
     try:
-        return write_receipt(Path(receipts), body), None
+        return write_receipt(Path(receipts), body, transcript), None
     except HzError as e:
         return None, e
 

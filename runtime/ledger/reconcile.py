@@ -168,14 +168,16 @@ def settle_lost(
     )
     receipt = None
     if row["receipt_dir"] is not None:
-        from hz.runtime.receipts.write import receipt_body, write_receipt
+        from hz.runtime.receipts.write import receipt_and_transcript, write_receipt
 
         packet = Packet.model_validate_json(row["packet_json"])
         started = datetime.fromtimestamp(row["dispatched_at"] or row["created_at"], UTC)
-        body = receipt_body(packet, result, started_at=started, ended_at=datetime.now(UTC))
+        body, transcript = receipt_and_transcript(
+            packet, result, started_at=started, ended_at=datetime.now(UTC)
+        )
         body = body.model_copy(update={"status": state, "failure_kind": None})
         try:
-            receipt = write_receipt(Path(row["receipt_dir"]), body)
+            receipt = write_receipt(Path(row["receipt_dir"]), body, transcript)
         except HzError as e:
             detail += f"; no receipt: {e.message}"
     try:

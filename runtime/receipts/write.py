@@ -28,7 +28,7 @@ from hz.runtime.files import write_atomically
 from hz.runtime.models import Packet
 from hz.runtime.receipts.model import Receipt, ReceiptBody
 from hz.runtime.result import AgentResult
-from hz.runtime.transcript.build import TRANSCRIPT_SUFFIX
+from hz.runtime.transcript.build import TRANSCRIPT_SUFFIX, transcript_bytes, transcript_of
 
 RECEIPT_NAME = re.compile(r"(\d{6,})-([a-z0-9][a-z0-9-]*)\.json")
 LOCK_FILE = ".lock"
@@ -73,6 +73,17 @@ def receipt_body(
         ended_at=utc_iso(ended_at),
         hz_version=__version__,
     )
+
+
+def receipt_and_transcript(
+    packet: Packet, result: AgentResult, *, started_at: datetime, ended_at: datetime
+) -> tuple[ReceiptBody, bytes]:
+    """The receipt body of a run and its transcript's bytes, for ``write_receipt``."""
+    transcript = transcript_bytes(transcript_of(result))
+    body = receipt_body(
+        packet, result, started_at=started_at, ended_at=ended_at, transcript=transcript
+    )
+    return body, transcript
 
 
 def receipt_files(directory: Path) -> list[tuple[int, Path]]:
