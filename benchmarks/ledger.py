@@ -111,8 +111,10 @@ def batch(size: int, jobs: int, work: Path) -> tuple[float, int]:
     argv = [*hz, "run", "-j", str(jobs), "--force-new", "--no-receipt", "-q", "--format", "jsonl"]
     argv += ["packet.json"] * size
     started = time.monotonic()
+    # To a file: a pipe read only at the end would fill up and stall the batch.
+    out_file = (work / f"out-{size}.jsonl").open("w+")
     process = subprocess.Popen(
-        argv, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        argv, cwd=work, env=env, stdout=out_file, stderr=subprocess.PIPE, text=True
     )
     peak = 0
     while process.poll() is None:
@@ -122,9 +124,11 @@ def batch(size: int, jobs: int, work: Path) -> tuple[float, int]:
         except (OSError, IndexError):
             pass
         time.sleep(0.1)
-    out, err = process.communicate()
+    _, err = process.communicate()
     wall = time.monotonic() - started
-    lines = out.splitlines()
+    out_file.seek(0)
+    lines = out_file.read().splitlines()
+    out_file.close()
     states = {json.loads(line)["state"] for line in lines}
     assert process.returncode == 0, err
     assert (len(lines), states) == (size, {"completed"}), err
