@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
 
 from hz.runtime import strict_json
-from hz.runtime.canonical import digest_of
+from hz.runtime.canonical import digest_of, sha256_hex
 from hz.runtime.errors import FormatError
 from hz.runtime.regular_file import read_regular_text
 
@@ -123,6 +123,10 @@ class Packet(Frozen):
     inputs: dict[str, JsonValue] = Field(default_factory=dict)
     inputs_sha256: str
     job_digest: str
+    #: Binds the prompt to the packet: a hand-edited prompt no longer matches (the job and the
+    #: inputs are bound by ``job_digest`` and ``inputs_sha256``). Anyone who can write the
+    #: packet can recompute all three; they guard against edits, not against its author.
+    prompt_sha256: str
 
 
 _VERSIONS = {"job": JOB_FORMAT_VERSION, "packet": PACKET_FORMAT_VERSION}
@@ -169,6 +173,11 @@ def parse_artifact(text: str, origin: str) -> Job | Packet:
         raise FormatError(f"{origin}: the packet's contract text differs from its job's")
     if isinstance(artifact, Packet) and artifact.inputs_sha256 != digest_of(artifact.inputs):
         raise FormatError(f"{origin}: inputs_sha256 does not match the packet's input values")
+    if isinstance(artifact, Packet) and artifact.prompt_sha256 != sha256_hex(artifact.prompt):
+        raise FormatError(
+            f"{origin}: prompt_sha256 does not match the packet's prompt (was it edited?)",
+            hint="render the job again (hz render) to get a packet to run",
+        )
     return artifact
 
 

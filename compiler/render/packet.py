@@ -21,8 +21,7 @@ from hz.compiler.render.outcome import Crashed, Failed, OutOfMemory, Rendered, T
 from hz.compiler.render.sandbox import MAX_PROMPT_BYTES, environment
 from hz.compiler.rules.registry import HZ707, HZ708, HZ710
 from hz.compiler.source import SourceDoc
-from hz.runtime.canonical import digest_of
-from hz.runtime.errors import FormatError
+from hz.runtime.canonical import digest_of, sha256_hex
 from hz.runtime.models import Job, Packet, read_artifact
 
 MAX_RENDER_SECONDS = 10.0
@@ -88,19 +87,8 @@ def make_packet(job: Job, values: dict[str, Any], prompt: str) -> Packet:
         inputs=values,
         inputs_sha256=digest_of(values),
         job_digest=job.digest,
+        prompt_sha256=sha256_hex(prompt),
     )
-
-
-def check_prompt(packet: Packet, origin: str) -> None:
-    """A packet's prompt must be what its (digest-checked) job renders with its (digest-checked)
-    inputs: nothing else binds the prompt, so a hand-edited one is refused (``FormatError``)."""
-    prompt, _ = render_prompt(packet.job.template, dict(packet.inputs), TemplatePlace(origin))
-    if prompt != packet.prompt:
-        raise FormatError(
-            f"{origin}: the packet's prompt is not what its job renders with its input values "
-            "(was it edited?)",
-            hint="render the job again (hz render) to get a packet to run",
-        )
 
 
 def render_job(
@@ -169,7 +157,6 @@ def packet_from_path(
             message = "a packet already holds its input values; inputs cannot be given"
             hint = "render the job again with these inputs to get a new packet"
             return None, [Diagnostic(HZ710, message, str(path), hint=hint)]
-        check_prompt(artifact, str(path))
         return artifact, []
     return render_job(
         artifact, place=TemplatePlace(str(path)), inputs_file=inputs_file, input_args=input_args

@@ -24,8 +24,8 @@ from typing import Any
 import click
 
 from hz.cli.request_options import receipt_directory, request_options, targets_argument
-from hz.compiler.diagnostics import Diagnostic
 from hz.runtime.models import Packet
+from hz.runtime.problem import Problem
 from hz.runtime.protocol import AgentRunner, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 
@@ -313,8 +313,15 @@ def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:
 
 def _packet(
     target: Path, inputs_file: Path | None, input_args: tuple[str, ...], ceiling: float
-) -> tuple[Packet | None, list[Diagnostic]]:
-    # A packet, too, goes through the compiler: its prompt is checked by rendering it again.
+) -> tuple[Packet | None, list[Problem]]:
+    if target.suffix.lower() == ".json" and inputs_file is None and not input_args:
+        from hz.runtime.models import read_artifact
+
+        # A packet needs no compiler (nor Jinja2, nor the validators): its prompt, job and
+        # inputs are bound by their digests, checked as it is read.
+        artifact = read_artifact(target)
+        if isinstance(artifact, Packet):
+            return artifact, []
     from hz.compiler.render.packet import packet_from_path
 
     return packet_from_path(
@@ -327,12 +334,8 @@ def reported_packets(
 ) -> list[Packet] | None:
     """A packet per target, each held to the ceiling; the diagnostics reported on stderr
     (warnings too); None when any target has errors."""
-    from hz import __version__
-    from hz.cli.compile import files_read
-    from hz.compiler.report.formats import write_report
-
     packets: list[Packet] = []
-    diagnostics: list[Diagnostic] = []
+    diagnostics: list[Problem] = []
     for target in targets:
         packet, found = _packet(target, inputs_file, input_args, ceiling)
         diagnostics += found
@@ -341,6 +344,10 @@ def reported_packets(
             packets.append(packet)
     complete = len(packets) == len(targets)
     if diagnostics:
+        from hz import __version__
+        from hz.cli.compile import files_read
+        from hz.compiler.report.formats import write_report
+
         write_report(
             diagnostics,
             fmt="text",

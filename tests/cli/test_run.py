@@ -261,8 +261,7 @@ def test_a_packet_with_a_hand_edited_prompt_is_refused(cli: Cli, work: Path) -> 
     assert (done.returncode, done.stdout, done.stderr) == (
         2,
         "",
-        "hz: error: p.json: the packet's prompt is not what its job renders with its input "
-        "values (was it edited?)\n"
+        "hz: error: p.json: prompt_sha256 does not match the packet's prompt (was it edited?)\n"
         "  hint: render the job again (hz render) to get a packet to run\n",
     )
     assert not (work / ".hz-receipts").exists()

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from hz.runtime.canonical import sha256_hex
 from hz.runtime.errors import RunnerError
 from hz.runtime.execute import bind, execute
 from hz.runtime.models import Budget, OutputSpec, ToolProfile
@@ -295,6 +296,7 @@ def test_a_required_budget_refuses_the_run_before_anything_starts(
         contract=job.contract,
         inputs_sha256="0" * 64,
         job_digest=job.digest,
+        prompt_sha256=sha256_hex("What is the secret word?"),
     )
     with FakeResponses([message("marmalade")]) as api:
         with pytest.raises(RunnerError) as caught:

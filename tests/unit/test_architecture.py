@@ -60,3 +60,27 @@ def test_no_module_name_prefix_families() -> None:
             continue
         families.setdefault((path.parent, path.stem.split("_")[0]), []).append(path.name)
     assert {k: v for k, v in families.items() if len(v) >= 3} == {}
+
+
+def test_running_a_packet_never_imports_the_compiler(tmp_path: Path) -> None:
+    """`hz run PACKET` on a machine that only runs packets: no compiler, no Jinja2."""
+    (tmp_path / "greet.yaml").write_text(
+        "hz:\n  contract: 1\n  name: greet\n  timeout: 30\n  agent: {max_usd: 0.1}\n"
+        "contract: Be brief.\nprompt: Say hi.\n"
+    )
+    (tmp_path / "config.toml").write_text('[capabilities]\nagent_runner = "echo"\n')
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HZ_CONFIG": "config.toml"}
+    render = [sys.executable, "-m", "hz", "render", "greet.yaml", "-o", "p.json"]
+    subprocess.run(render, cwd=tmp_path, env=env, check=True, capture_output=True)
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print(sorted({n.split('.')[1] for n in sys.modules"
+        " if n.startswith('hz.compiler')} | {n for n in sys.modules if n == 'jinja2'}),"
+        " file=sys.stderr))\n"
+        "from hz.cli import main\n"
+        "main(['run', 'p.json', '-q', '--receipt-dir', 'receipts'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "Say hi.\n", "[]\n")

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import pytest
 
 from hz.runtime import registry
+from hz.runtime.canonical import sha256_hex
 from hz.runtime.errors import FormatError, RunnerError
 from hz.runtime.execute import bind, execute
 from hz.runtime.models import Budget, Job, OutputSpec, Packet, SourceRef, ToolProfile
@@ -30,7 +31,12 @@ def make_packet(prompt: str = "Say hi.", output: OutputSpec | None = None) -> Pa
         hz_version="0.1.0",
     ).sealed()
     return Packet(
-        job=job, prompt=prompt, contract="Be brief.", inputs_sha256="1" * 64, job_digest=job.digest
+        job=job,
+        prompt=prompt,
+        contract="Be brief.",
+        inputs_sha256="1" * 64,
+        job_digest=job.digest,
+        prompt_sha256=sha256_hex(prompt),
     )
 
 
