@@ -57,6 +57,11 @@ def why_unusable(name: str) -> str:
     return "program not found"
 
 
+def unusable(name: str) -> str:
+    """``name`` and why ``resolve_executable`` found nothing, e.g. for ``launch_failed``."""
+    return f"{name}: {why_unusable(name)}"
+
+
 def parse_version(text: str) -> tuple[int, int, int] | None:
     """The first ``X.Y.Z`` in a CLI's ``--version`` output."""
     match = _VERSION.search(text)

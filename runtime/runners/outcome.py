@@ -2,15 +2,17 @@
 
 ``RunEnd`` is the process side (independent of what the CLI printed), ``Verdict`` the status,
 failure kind and reason a runner reports; each CLI runner's ``classify`` maps its own parsed
-output and a ``RunEnd`` to a ``Verdict``.
+output and a ``RunEnd`` to a ``Verdict``, and ``Verdict.result`` turns that into the run's
+``AgentResult``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from hz.runtime.process.bounded import ProcessOutcome
-from hz.runtime.result import FailureKind, Status
+from hz.runtime.result import AgentResult, FailureKind, Status
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,3 +51,19 @@ class Verdict:
     failure_kind: FailureKind | None = None
     reason: str | None = None
     retry_after_seconds: float | None = None
+
+    def result(
+        self, *, runner: str, model: str | None, limits_unenforced: tuple[str, ...], **fields: Any
+    ) -> AgentResult:
+        """The run's result: this verdict, who ran it, and what else the runner observed
+        (``fields``: the draft, tool calls, usage, the process's exit...)."""
+        return AgentResult(
+            runner=runner,
+            model=model,
+            status=self.status,
+            failure_kind=self.failure_kind,
+            reason=self.reason,
+            retry_after_seconds=self.retry_after_seconds,
+            limits_unenforced=limits_unenforced,
+            **fields,
+        )

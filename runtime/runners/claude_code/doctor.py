@@ -14,7 +14,7 @@ from hz.runtime.runners.executables import (
     judge_version,
     probe,
     resolve_executable,
-    why_unusable,
+    unusable,
 )
 
 #: The oldest CLI whose flags and stream-json shapes hz was tested against.
@@ -29,7 +29,7 @@ def checks(settings: ClaudeSettings) -> list[Check]:
             Check(
                 "claude executable",
                 "failed",
-                f"{settings.executable}: {why_unusable(settings.executable)}; install "
+                f"{unusable(settings.executable)}; install "
                 "@anthropic-ai/claude-code or set [system.runner] claude_executable",
             )
         ]

@@ -35,7 +35,7 @@ from hz.runtime.runners.claude_code.classify import classify
 from hz.runtime.runners.claude_code.doctor import checks as doctor_checks
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.claude_code.stream import StreamParser
-from hz.runtime.runners.executables import resolve_executable, why_unusable
+from hz.runtime.runners.executables import resolve_executable, unusable
 from hz.runtime.runners.outcome import RunEnd
 
 CONTRACT_FILE = "contract.md"
@@ -106,7 +106,7 @@ class ClaudeCodeRunner:
         timeout, progress = request.timeout, request.progress
         executable = resolve_executable(self.settings.executable, env)
         if executable is None:
-            missing = f"{self.settings.executable}: {why_unusable(self.settings.executable)}"
+            missing = unusable(self.settings.executable)
             return self._result(request, RunEnd.not_started(missing, timeout), None, None)
         parser = StreamParser(max_line_chars=MAX_OUTPUT)
         started = time.monotonic()
@@ -161,11 +161,10 @@ class ClaudeCodeRunner:
                 draft = json.dumps(structured, ensure_ascii=False, indent=2)
             else:
                 draft = result.text
-        return AgentResult(
+        return verdict.result(
             runner=self.name,
             model=summary.model,
-            status=verdict.status,
-            failure_kind=verdict.failure_kind,
+            limits_unenforced=self.unenforced(request),
             draft=draft,
             structured_output=structured,
             tool_calls=summary.tool_calls,
@@ -175,9 +174,6 @@ class ClaudeCodeRunner:
             duration_seconds=outcome.duration_seconds if outcome is not None else 0.0,
             exit_code=outcome.exit_code if outcome is not None else None,
             stderr_tail=outcome.stderr_tail() if outcome is not None else "",
-            reason=verdict.reason,
-            retry_after_seconds=verdict.retry_after_seconds,
             output_truncated=end.output_truncated,
-            limits_unenforced=self.unenforced(request),
             session_widened=widening(session_tools(request.tools, self.settings)),
         )

@@ -43,7 +43,7 @@ from hz.runtime.runners.codex.classify import classify
 from hz.runtime.runners.codex.doctor import checks
 from hz.runtime.runners.codex.events import CodexStream
 from hz.runtime.runners.codex.settings import CodexSettings
-from hz.runtime.runners.executables import resolve_executable, why_unusable
+from hz.runtime.runners.executables import resolve_executable, unusable
 from hz.runtime.runners.outcome import RunEnd
 
 _ROLES = {CONTRACT_FILE: "contract", SCHEMA_FILE: "output schema"}
@@ -142,7 +142,7 @@ class CodexRunner:
             env = self.environment(str(home))
             executable = resolve_executable(self.settings.executable, env)
             if executable is None:
-                missing = f"{self.settings.executable}: {why_unusable(self.settings.executable)}"
+                missing = unusable(self.settings.executable)
                 return self._result(stream, RunEnd.not_started(missing, timeout), None, request)
             with private_directory(self._files(request), prefix="hz-codex-") as private:
                 paths = {name: str(path) for name, path in private.files.items()}
@@ -174,11 +174,10 @@ class CodexRunner:
         verdict = classify(stream, end)
         # The CLI asks the API for schema-shaped output but never checks it: hz does, after the
         # run (``hz.runtime.execute``), as for every runner.
-        return AgentResult(
+        return verdict.result(
             runner=self.name,
             model=self.settings.model,
-            status=verdict.status,
-            failure_kind=verdict.failure_kind,
+            limits_unenforced=self.unenforced(request),
             draft=stream.final_message,
             tool_calls=stream.tool_calls,
             turns=stream.turns_started,
@@ -186,9 +185,7 @@ class CodexRunner:
             duration_seconds=outcome.duration_seconds if outcome else 0.0,
             exit_code=outcome.exit_code if outcome else None,
             stderr_tail=stderr_tail(outcome) if outcome else "",
-            reason=verdict.reason,
-            limits_unenforced=self.unenforced(request),
-            output_truncated=bool(outcome and outcome.stdout_truncated),
+            output_truncated=end.output_truncated,
         )
 
 

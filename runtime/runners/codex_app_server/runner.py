@@ -26,7 +26,7 @@ from hz.runtime.runners.codex_app_server.classify import classify
 from hz.runtime.runners.codex_app_server.doctor import checks
 from hz.runtime.runners.codex_app_server.session import Conversation, Session
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
-from hz.runtime.runners.executables import resolve_executable, why_unusable
+from hz.runtime.runners.executables import resolve_executable, unusable
 from hz.runtime.runners.outcome import Verdict
 
 #: What the pinned server prints on stderr on every run that says nothing about this one.
@@ -97,8 +97,7 @@ class CodexAppServerRunner(CodexRunner):
             env = self.environment(str(home))
             executable = resolve_executable(self.settings.executable, env)
             if executable is None:
-                missing = f"{self.settings.executable}: {why_unusable(self.settings.executable)}"
-                return self._launch_failed(missing, request, started)
+                return self._launch_failed(unusable(self.settings.executable), request, started)
             proc = Interactive.start(
                 build_argv(executable, self.settings), cwd=working_dir, env=env
             )
@@ -117,29 +116,24 @@ class CodexAppServerRunner(CodexRunner):
         verdict = classify(talk, timeout_seconds=request.timeout)
         # The server asks the API for schema-shaped output but never checks it: hz does, after
         # the run (``hz.runtime.execute``), as for every runner.
-        return self._ended(verdict, request, time.monotonic() - started).model_copy(
-            update={
-                "draft": talk.turn.final_message,
-                "tool_calls": talk.turn.tool_calls,
-                "turns": 1 if talk.turn.turn_id else 0,
-                "usage": talk.turn.usage,
-                "exit_code": stopped.exit_code,
-                "stderr_tail": stderr_tail(stopped),
-                "protocol_notes": _notes(talk),
-            }
+        return verdict.result(
+            runner=self.name,
+            model=self.settings.model,
+            limits_unenforced=self.unenforced(request),
+            duration_seconds=time.monotonic() - started,
+            draft=talk.turn.final_message,
+            tool_calls=talk.turn.tool_calls,
+            turns=1 if talk.turn.turn_id else 0,
+            usage=talk.turn.usage,
+            exit_code=stopped.exit_code,
+            stderr_tail=stderr_tail(stopped),
+            protocol_notes=_notes(talk),
         )
 
     def _launch_failed(self, why: str, request: RunRequest, started: float) -> AgentResult:
-        verdict = Verdict("failed", "launch_failed", f"codex did not start: {why}")
-        return self._ended(verdict, request, time.monotonic() - started)
-
-    def _ended(self, verdict: Verdict, request: RunRequest, duration: float) -> AgentResult:
-        return AgentResult(
+        return Verdict("failed", "launch_failed", f"codex did not start: {why}").result(
             runner=self.name,
             model=self.settings.model,
-            status=verdict.status,
-            failure_kind=verdict.failure_kind,
-            reason=verdict.reason,
-            duration_seconds=duration,
             limits_unenforced=self.unenforced(request),
+            duration_seconds=time.monotonic() - started,
         )
