@@ -40,6 +40,34 @@ def check_capabilities(runner: str, capabilities: Capabilities, shared: SharedSe
         )
 
 
+def admit(config: Config, request: RunRequest) -> tuple[str, ...]:
+    """The pre-run gate (``hz.runtime.policy``): the job's needs and ``[system.policy]``
+    against the bound runner's capability descriptor. Returns what the run needs and will not
+    get (for ``limits_unenforced``); ``RunnerError`` when the policy refuses the run."""
+    from hz.runtime.capabilities import descriptor_of
+    from hz.runtime.policy import Policy, gate
+
+    runner_class = registry.resolve(config.agent_runner)
+    settings = runner_class.settings_model.from_config(config)
+    max_turns = SharedSettings.from_config(config).max_turns
+    return gate(
+        descriptor_of(runner_class, settings),
+        Policy.from_config(config),
+        request,
+        max_turns=max_turns,
+    )
+
+
+def with_unenforced(result: AgentResult, unenforced: tuple[str, ...]) -> AgentResult:
+    """``result`` naming ``unenforced`` too in its ``limits_unenforced``."""
+    names = tuple(dict.fromkeys((*result.limits_unenforced, *unenforced)))
+    return (
+        result
+        if names == result.limits_unenforced
+        else result.model_copy(update={"limits_unenforced": names})
+    )
+
+
 def execute(runner: AgentRunner, request: RunRequest) -> AgentResult:
     """Run the request once through the bound runner; every outcome of the run is a result."""
     return check_output(runner.run(request), request.output)

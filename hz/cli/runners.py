@@ -2,6 +2,10 @@
 limits it enforces and how (its ``Capabilities`` given the effective ``[system.runner]``
 settings, e.g. ``turns`` hard for claude-code with a ``max_turns``).
 
+Below that, each runner's capability descriptor (``hz.runtime.capabilities``): every capability
+``supported``, ``unsupported`` or ``unverified`` for its pinned CLI; ``--format json`` adds the
+evidence (the tests that prove it) and the reasons.
+
 A runner that fails to load is listed with the reason instead of its capabilities, and makes
 the exit status 1, so a broken plugin shows up here before a run needs it.
 """
@@ -15,6 +19,7 @@ from pathlib import Path
 import click
 
 from hz.runtime import registry
+from hz.runtime.capabilities import NAMES, Descriptor, descriptor_of
 from hz.runtime.config.layers import Config, load_config
 from hz.runtime.errors import ConfigError
 from hz.runtime.protocol import LIMITS, Capabilities
@@ -33,6 +38,7 @@ class RunnerRow:
     source: str
     capabilities: Capabilities | None
     error: str | None = None
+    descriptor: Descriptor | None = None
 
     def to_json(self) -> dict[str, object]:
         caps = None if self.capabilities is None else asdict(self.capabilities)
@@ -40,6 +46,7 @@ class RunnerRow:
             "name": self.name,
             "source": self.source,
             "capabilities": caps,
+            "descriptor": None if self.descriptor is None else self.descriptor.to_json(),
             "error": self.error,
         }
 
@@ -58,7 +65,14 @@ def collect(config: Config) -> list[RunnerRow]:
             settings = runner_class.settings_model.from_config(config)
         except ConfigError:
             settings = None
-        rows.append(RunnerRow(name, source, runner_class.capabilities(settings)))
+        rows.append(
+            RunnerRow(
+                name,
+                source,
+                runner_class.capabilities(settings),
+                descriptor=descriptor_of(runner_class, settings),
+            )
+        )
     return rows
 
 
@@ -76,8 +90,28 @@ def format_text(rows: list[RunnerRow]) -> str:
         for line in table
     ]
     lines += [f"{row.name}: cannot be loaded: {row.error}" for row in rows if row.error]
-    lines += ["", *LEGEND]
+    lines += ["", *LEGEND, "", *descriptor_lines(rows)]
     return "\n".join(lines) + "\n"
+
+
+def descriptor_lines(rows: list[RunnerRow]) -> list[str]:
+    """One line per capability, one column per runner that loaded."""
+    described = [row for row in rows if row.descriptor is not None]
+    header = ("capability", *(row.name for row in described))
+    table: list[tuple[str, ...]] = [header]
+    for name in NAMES:
+        cells = (row.descriptor.mark(name).support for row in described if row.descriptor)
+        table.append((name, *cells))
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+        for line in table
+    ]
+    return [
+        *lines,
+        "",
+        "evidence (the tests that prove each) and reasons: hz runners --format json",
+    ]
 
 
 @click.command()

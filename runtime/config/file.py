@@ -16,6 +16,8 @@ from hz.runtime.config.keys import (
     BUDGET_KEYS,
     CAPABILITIES,
     CAPABILITY_KEYS,
+    POLICY,
+    POLICY_KEYS,
     RUNNER,
     SHARED_RUNNER_KEYS,
     SYSTEM,
@@ -39,6 +41,8 @@ def known_keys(table: str) -> tuple[frozenset[str], tuple[str, ...]]:
         return AUTHORING_KEYS, ()
     if table in (SYSTEM, BUDGET):
         return (SYSTEM_KEYS if table == SYSTEM else BUDGET_KEYS), ()
+    if table == POLICY:
+        return POLICY_KEYS, ()
     from hz.runtime import registry  # loads every runner class: only when a runner key is checked
 
     runner_keys, broken = registry.all_settings_keys()

@@ -1,10 +1,11 @@
 """What the configuration may contain: its tables, their keys, defaults and value checks.
 
-Five tables exist: ``[capabilities]`` (which runner is bound), ``[system.runner]`` (how the
+Six tables exist: ``[capabilities]`` (which runner is bound), ``[system.runner]`` (how the
 bound runner runs: the shared keys below plus every key some registered runner declares in
-its ``settings_model``), ``[system]`` and ``[system.budget]`` (the run ledger: where it lives, how
-many attempts and parallel runs, spend ceilings across runs) and ``[authoring]`` (options of
-the authoring commands). Only ``[authoring]`` may appear in a project's ``hz.toml``.
+its ``settings_model``), ``[system.policy]`` (the pre-run gate), ``[system]`` and
+``[system.budget]`` (the run ledger: where it lives, how many attempts and parallel runs, spend
+ceilings across runs) and ``[authoring]`` (options of the authoring commands). Only
+``[authoring]`` may appear in a project's ``hz.toml``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ RUNNER = "system.runner"
 AUTHORING = "authoring"
 SYSTEM = "system"
 BUDGET = "system.budget"
-TABLES: tuple[str, ...] = (CAPABILITIES, RUNNER, AUTHORING, SYSTEM, BUDGET)
+POLICY = "system.policy"
+TABLES: tuple[str, ...] = (CAPABILITIES, RUNNER, AUTHORING, SYSTEM, BUDGET, POLICY)
 
 #: [system.runner] keys hz itself reads, whatever runner is bound.
 SHARED_RUNNER_KEYS = frozenset({"model", "max_turns", "require_enforced_budget", "receipt_dir"})
@@ -25,6 +27,8 @@ CAPABILITY_KEYS = frozenset({"agent_runner"})
 AUTHORING_KEYS = frozenset({"max_usd_ceiling"})
 SYSTEM_KEYS = frozenset({"state_dir", "max_attempts", "max_parallel"})
 BUDGET_KEYS = frozenset({"max_usd_per_day", "per_runner"})
+#: [system.policy]: the pre-run gate (``hz.runtime.policy``).
+POLICY_KEYS = frozenset({"require", "allow_unenforced"})
 
 DEFAULTS: dict[tuple[str, str], Any] = {
     (CAPABILITIES, "agent_runner"): "claude-code",
@@ -57,6 +61,13 @@ def _ceilings(value: Any) -> str | None:
     return None if ok else "a table of runner names to numbers greater than 0"
 
 
+def _capability_names(value: Any) -> str | None:
+    from hz.runtime.capabilities import NAMES
+
+    ok = isinstance(value, list) and all(isinstance(v, str) and v in NAMES for v in value)
+    return None if ok else f"a list of capability names ({', '.join(NAMES)})"
+
+
 #: Value checks for the keys hz reads itself; runner-specific keys are checked by the runner.
 _CHECKS: dict[tuple[str, str], Callable[[Any], str | None]] = {
     (CAPABILITIES, "agent_runner"): _string,
@@ -70,6 +81,8 @@ _CHECKS: dict[tuple[str, str], Callable[[Any], str | None]] = {
     (SYSTEM, "max_parallel"): _positive_int,
     (BUDGET, "max_usd_per_day"): _positive_number,
     (BUDGET, "per_runner"): _ceilings,
+    (POLICY, "require"): _capability_names,
+    (POLICY, "allow_unenforced"): _capability_names,
 }
 
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any, ClassVar, Literal, cast, get_args
 
 from pydantic import Field, JsonValue
 
+from hz.runtime.capabilities import NAMES, Descriptor, supported
 from hz.runtime.protocol import Capabilities, Check, Progress, RunPlan, RunRequest
 from hz.runtime.result import AgentResult, FailureKind, Status
 from hz.runtime.runners.settings import Expect, RunnerSettings
@@ -60,6 +61,18 @@ class EchoRunner:
 
     def __init__(self, settings: EchoSettings) -> None:
         self.settings = settings
+
+    @classmethod
+    def descriptor(cls, settings: EchoSettings | None) -> Descriptor:
+        """Nothing runs, so nothing can break a limit: everything holds by construction."""
+        reason = "starts no process and calls no model: no agent acts"
+        marks = dict.fromkeys(NAMES, supported(reason=reason))
+        marks["structured_output"] = supported(
+            "tests/unit/test_execute.py::"
+            "test_schema_mismatch_is_failed_schema_invalid_with_draft_kept",
+            reason="hz checks a json answer against the output schema",
+        )
+        return Descriptor.of(cls.name, None, marks)
 
     @classmethod
     def capabilities(cls, settings: EchoSettings | None) -> Capabilities:

@@ -110,12 +110,47 @@ def test_plugins_are_listed_with_their_distribution_and_a_broken_one_fails(
             "turns": "hard",
             "structured_output": "unsupported",
         },
+        # A plugin that publishes no descriptor proves nothing: what it does not call
+        # unsupported is unverified.
+        "descriptor": {
+            "runner": "demo",
+            "cli_version": None,
+            "capabilities": {
+                name: (
+                    {
+                        "support": "unsupported",
+                        "evidence": [],
+                        "reason": f"the runner says it does not enforce {name}",
+                    }
+                    if name in ("tools", "structured_output")
+                    else {
+                        "support": "unverified",
+                        "evidence": [],
+                        "reason": "the runner publishes no capability descriptor"
+                        + (f"; it claims {name} is {claimed}" if claimed else ""),
+                    }
+                )
+                for name, claimed in [
+                    ("timeout", "hard"),
+                    ("budget", "advisory"),
+                    ("tools", ""),
+                    ("turns", "hard"),
+                    ("structured_output", ""),
+                    ("cancellation", ""),
+                    ("network", ""),
+                    ("sub_agents", ""),
+                    ("file_writes", ""),
+                    ("credential_isolation", ""),
+                ]
+            },
+        },
         "error": None,
     }
     assert rows["broken"] == {
         "name": "broken",
         "source": "hz-demo-plugins",
         "capabilities": None,
+        "descriptor": None,
         "error": "runner plugin 'broken' from hz-demo-plugins failed to load "
         "(hz_missing_module:Runner): ModuleNotFoundError: No module named 'hz_missing_module'",
     }

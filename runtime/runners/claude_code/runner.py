@@ -12,6 +12,7 @@ import json
 import time
 from typing import ClassVar
 
+from hz.runtime.capabilities import Descriptor
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
 from hz.runtime.protocol import (
@@ -32,6 +33,7 @@ from hz.runtime.runners.claude_code.argv import (
     widening,
 )
 from hz.runtime.runners.claude_code.classify import classify
+from hz.runtime.runners.claude_code.descriptor import descriptor as claude_descriptor
 from hz.runtime.runners.claude_code.doctor import checks as doctor_checks
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.claude_code.stream import StreamParser
@@ -48,6 +50,11 @@ class ClaudeCodeRunner:
 
     def __init__(self, settings: ClaudeSettings) -> None:
         self.settings = settings
+
+    @classmethod
+    def descriptor(cls, settings: ClaudeSettings | None) -> Descriptor:
+        """What it enforces, with the tests that prove it (``hz runners``, the pre-run gate)."""
+        return claude_descriptor(settings)
 
     @classmethod
     def capabilities(cls, settings: ClaudeSettings | None) -> Capabilities:

@@ -143,33 +143,12 @@ class ClaudeSettings(RunnerSettings):
     @field_validator("read_only_tools")
     @classmethod
     def _read_only(cls, tools: tuple[str, ...]) -> tuple[str, ...]:
-        key = key_name("read_only_tools")
-        for tool in tools:
-            if tool in READ_ONLY_TOOLS:
-                continue
-            if not _TOOL.fullmatch(tool):
-                raise ConfigError(f"{key}: {tool!r} is not a tool name")
-            if tool in NETWORK_TOOLS:
-                raise ConfigError(
-                    f"{key}: {tool} reaches the network and is never read-only",
-                    hint="list it in [system.runner] network_tools to widen the session on purpose",
-                )
-            raise ConfigError(f"{key}: {tool} {_refusal(tool)}")
-        return tools
+        return _check_tools("read_only_tools", tools)
 
     @field_validator("network_tools")
     @classmethod
     def _network(cls, tools: tuple[str, ...]) -> tuple[str, ...]:
-        key = key_name("network_tools")
-        for tool in tools:
-            if tool in NETWORK_TOOLS:
-                continue
-            if not _TOOL.fullmatch(tool):
-                raise ConfigError(f"{key}: {tool!r} is not a tool name")
-            if tool in READ_ONLY_TOOLS:
-                raise ConfigError(f"{key}: {tool} reads local files; list it in read_only_tools")
-            raise ConfigError(f"{key}: {tool} {_refusal(tool)}")
-        return tools
+        return _check_tools("network_tools", tools)
 
     @model_validator(mode="after")
     def _env_names(self) -> Self:
@@ -199,6 +178,31 @@ class ClaudeSettings(RunnerSettings):
             "CLAUDE_CODE_MAX_RETRIES": str(self.max_retries),
         }
         return child_environment(passthrough=names, extra=extra, source=source)
+
+
+def _check_tools(setting: str, tools: tuple[str, ...]) -> tuple[str, ...]:
+    """``read_only_tools`` holds only ``READ_ONLY_TOOLS``, ``network_tools`` only
+    ``NETWORK_TOOLS``; ``ConfigError`` saying why for any other name."""
+    key = key_name(setting)
+    own, other = (
+        (READ_ONLY_TOOLS, NETWORK_TOOLS)
+        if setting == "read_only_tools"
+        else (NETWORK_TOOLS, READ_ONLY_TOOLS)
+    )
+    for tool in tools:
+        if tool in own:
+            continue
+        if not _TOOL.fullmatch(tool):
+            raise ConfigError(f"{key}: {tool!r} is not a tool name")
+        if tool in NETWORK_TOOLS:
+            raise ConfigError(
+                f"{key}: {tool} reaches the network and is never read-only",
+                hint="list it in [system.runner] network_tools to widen the session on purpose",
+            )
+        if tool in other:
+            raise ConfigError(f"{key}: {tool} reads local files; list it in read_only_tools")
+        raise ConfigError(f"{key}: {tool} {_refusal(tool)}")
+    return tools
 
 
 def _refusal(tool: str) -> str:

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
+from hz.runtime.capabilities import Descriptor
 from hz.runtime.errors import RunnerError
 from hz.runtime.models import ToolProfile
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
@@ -40,6 +41,7 @@ from hz.runtime.runners.codex.argv import (
     private_codex_home,
 )
 from hz.runtime.runners.codex.classify import classify
+from hz.runtime.runners.codex.descriptor import exec_descriptor
 from hz.runtime.runners.codex.doctor import checks
 from hz.runtime.runners.codex.events import CodexStream
 from hz.runtime.runners.codex.settings import CodexSettings
@@ -73,6 +75,11 @@ class CodexRunner:
 
     def __init__(self, settings: CodexSettings) -> None:
         self.settings = settings
+
+    @classmethod
+    def descriptor(cls, settings: CodexSettings | None) -> Descriptor:
+        """What it enforces, with the tests that prove it (``hz runners``, the pre-run gate)."""
+        return exec_descriptor()
 
     @classmethod
     def capabilities(cls, settings: CodexSettings | None) -> Capabilities:

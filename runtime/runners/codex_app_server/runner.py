@@ -13,12 +13,14 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
+from hz.runtime.capabilities import Descriptor
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.interactive import Interactive, Stopped
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR
 from hz.runtime.protocol import Check, Progress, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.codex.argv import private_codex_home
+from hz.runtime.runners.codex.descriptor import app_server_descriptor
 from hz.runtime.runners.codex.runner import CodexRunner, working_dir_of
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.codex_app_server.argv import build_argv, thread_params, turn_params
@@ -55,6 +57,10 @@ class CodexAppServerRunner(CodexRunner):
 
     def __init__(self, settings: CodexAppServerSettings) -> None:
         super().__init__(settings)
+
+    @classmethod
+    def descriptor(cls, settings: CodexSettings | None) -> Descriptor:
+        return app_server_descriptor()
 
     @classmethod
     def doctor(cls, settings: CodexSettings) -> list[Check]:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
+from hz.runtime.capabilities import Descriptor
 from hz.runtime.errors import RunnerError
 from hz.runtime.models import ToolProfile
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
@@ -20,6 +21,7 @@ from hz.runtime.process.environment import child_environment
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory, write_private_file
 from hz.runtime.protocol import Capabilities, Check, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
+from hz.runtime.runners.command.descriptor import descriptor as command_descriptor
 from hz.runtime.runners.command.result import Output, OutputProblem, read_output_file, result_from
 from hz.runtime.runners.command.settings import CommandSettings
 from hz.runtime.runners.executables import which
@@ -35,6 +37,11 @@ class CommandRunner:
 
     def __init__(self, settings: CommandSettings) -> None:
         self.settings = settings
+
+    @classmethod
+    def descriptor(cls, settings: CommandSettings | None) -> Descriptor:
+        """What it enforces, with the tests that prove it (``hz runners``, the pre-run gate)."""
+        return command_descriptor(settings)
 
     @classmethod
     def capabilities(cls, settings: CommandSettings | None) -> Capabilities:
