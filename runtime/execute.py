@@ -7,12 +7,15 @@ with its settings refuses the run with a ``RunnerError`` before any process star
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from hz.runtime import registry
+from hz.runtime.capabilities import Descriptor
 from hz.runtime.errors import RunnerError
 from hz.runtime.output_check import check_output
-from hz.runtime.protocol import AgentRunner, Capabilities, RunRequest
+from hz.runtime.policy import Policy, gate
+from hz.runtime.protocol import AgentRunner, Capabilities, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.settings import SharedSettings
 
@@ -21,13 +24,50 @@ if TYPE_CHECKING:
 
 
 def bind(config: Config) -> AgentRunner:
-    """The configured runner built from its validated settings, after the capability check;
-    nothing is started. ``ConfigError`` for invalid settings, ``RunnerError`` when refused."""
+    """The configured runner built from its validated settings, after the capability check,
+    behind the pre-run gate (``Gated``); nothing is started. ``ConfigError`` for invalid
+    settings, ``RunnerError`` when refused."""
+    from hz.runtime.capabilities import descriptor_of
+
     runner_class = registry.resolve(config.agent_runner)
     settings = runner_class.settings_model.from_config(config)
     capabilities = runner_class.capabilities(settings)
-    check_capabilities(runner_class.name, capabilities, SharedSettings.from_config(config))
-    return runner_class(settings)
+    shared = SharedSettings.from_config(config)
+    check_capabilities(runner_class.name, capabilities, shared)
+    return Gated(
+        runner_class.name,
+        runner_class(settings),
+        descriptor_of(runner_class, settings),
+        Policy.from_config(config),
+        shared.max_turns,
+    )
+
+
+@dataclass(slots=True)
+class Gated:
+    """A bound runner behind the pre-run gate (``hz.runtime.policy``): every ``plan`` and
+    ``run`` is checked against the descriptor and ``[system.policy]`` first (``RunnerError``,
+    nothing started), and names what the run needs and does not get in
+    ``limits_unenforced``. Whatever path runs a job (``hz run``, the ledger's worker) gets it."""
+
+    name: str
+    inner: AgentRunner
+    descriptor: Descriptor
+    policy: Policy
+    max_turns: int | None
+
+    def admit(self, request: RunRequest) -> tuple[str, ...]:
+        return gate(self.descriptor, self.policy, request, max_turns=self.max_turns)
+
+    def plan(self, request: RunRequest) -> RunPlan:
+        unenforced = self.admit(request)
+        plan = self.inner.plan(request)
+        names = tuple(dict.fromkeys((*plan.limits_unenforced, *unenforced)))
+        return replace(plan, limits_unenforced=names)
+
+    def run(self, request: RunRequest) -> AgentResult:
+        unenforced = self.admit(request)
+        return with_unenforced(self.inner.run(request), unenforced)
 
 
 def check_capabilities(runner: str, capabilities: Capabilities, shared: SharedSettings) -> None:
@@ -45,7 +85,6 @@ def admit(config: Config, request: RunRequest) -> tuple[str, ...]:
     against the bound runner's capability descriptor. Returns what the run needs and will not
     get (for ``limits_unenforced``); ``RunnerError`` when the policy refuses the run."""
     from hz.runtime.capabilities import descriptor_of
-    from hz.runtime.policy import Policy, gate
 
     runner_class = registry.resolve(config.agent_runner)
     settings = runner_class.settings_model.from_config(config)

@@ -104,7 +104,7 @@ def run(
     A batch exits with the first status other than 0 among its runs.
     """
     from hz.runtime.config.layers import load_config
-    from hz.runtime.execute import admit, bind, with_unenforced
+    from hz.runtime.execute import admit, bind
 
     if len(targets) > 1 or jobs is not None:
         if dry_run or no_ledger or request_key is not None:
@@ -131,11 +131,9 @@ def run(
     runner_name = config.agent_runner
     runner = bind(config)
     request = RunRequest.for_packet(packet, workdir=workdir)
-    unenforced = admit(config, request)  # the pre-run gate: RunnerError (exit 2) when refused
+    admit(config, request)  # the pre-run gate, before the ledger: RunnerError (exit 2)
     if dry_run:
-        the_plan = runner.plan(request)
-        names = tuple(dict.fromkeys((*the_plan.limits_unenforced, *unenforced)))
-        the_plan = replace(the_plan, limits_unenforced=names)
+        the_plan = runner.plan(request)  # names the unenforced needs too
         limits = {
             "timeout_seconds": packet.job.timeout_seconds,
             "max_usd": packet.job.budget.max_usd,
@@ -159,7 +157,7 @@ def run(
             config, binding, packet, request_key, force_new, workdir, receipts, fmt, quiet
         )
     started = datetime.now(UTC)
-    result = with_unenforced(_execute(runner_name, runner, request, quiet), unenforced)
+    result = _execute(runner_name, runner, request, quiet)
     ended = datetime.now(UTC)
     receipt, receipt_error = None, None
     if receipts is not None:

@@ -185,3 +185,28 @@ def test_an_operator_requirement_the_runner_cannot_prove_refuses(tmp_path: Path)
         "runner 'claude-code' does not enforce what [system.policy] requires; nothing was "
         "started: credential_isolation unsupported: Read, Grep and Glob read any file"
     )
+
+
+def test_bind_puts_every_run_behind_the_gate(tmp_path: Path) -> None:
+    """Whatever path runs a bound runner (hz run, the ledger's worker) meets the gate."""
+    from hz.runtime.config.layers import Config, Origin, Setting
+    from hz.runtime.execute import bind
+
+    values = [
+        ("capabilities", "agent_runner", "command"),
+        ("system.runner", "command", ["/bin/echo", "{contract_file}"]),
+        ("system.runner", "command_enforces_read_only", True),
+        ("system.policy", "require", ["timeout", "credential_isolation"]),
+    ]
+    config = Config(tuple(Setting(t, k, v, Origin("default")) for t, k, v in values), ())
+    runner = bind(config)
+    for call in (runner.plan, runner.run):
+        with pytest.raises(RunnerError) as caught:
+            call(run_request(tmp_path))
+        assert caught.value.message.startswith(
+            "runner 'command' does not enforce what [system.policy] requires; nothing was "
+            "started: credential_isolation unverified"
+        )
+    allowed = Config(tuple(Setting(t, k, v, Origin("default")) for t, k, v in values[:3]), ())
+    result = bind(allowed).run(run_request(tmp_path))
+    assert (result.status, result.limits_unenforced) == ("completed", ("budget", "tools", "turns"))
