@@ -8,12 +8,15 @@ refreshes only the schema (after upgrading hz) and adds what is missing.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import click
 
+from hz.runtime.errors import HzError
 from hz.runtime.files import write_atomically
+from hz.runtime.regular_file import check_links, read_regular_text
 
 #: hz.name's pattern in the contract schema.
 NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
@@ -21,6 +24,8 @@ NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 SCHEMA_PATH = Path(".hz") / "contract.schema.json"
 #: What hz writes in a working tree and nobody commits: the default receipt chain.
 IGNORED = ".hz-receipts/"
+#: A larger schema or .gitignore is none hz wrote or can sensibly extend.
+_MAX_BYTES = 4 * 1024 * 1024
 
 STARTER = """\
 # yaml-language-server: $schema={schema}
@@ -86,31 +91,33 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
     text = schema_text()
     text = text if text.endswith("\n") else text + "\n"
     schema = directory / SCHEMA_PATH
-    changed = not schema.is_file() or schema.read_text(encoding="utf-8") != text
+    contract = directory / contracts / f"{name}.yaml"
+    gitignore = directory / ".gitignore"
+    # A repository can plant links (.hz -> ~/.config, .gitignore -> ~/.bashrc): refuse them
+    # all before writing anything.
+    for path in (schema, contract, gitignore):
+        _inside(path, directory)
+    previous = _read(gitignore) or ""
+    changed = _read(schema) != text
     if changed:
-        schema.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(schema, text)
+        _write(schema, text)
     _report("wrote" if changed else "unchanged", schema)
 
-    contract = directory / contracts / f"{name}.yaml"
-    if contract.exists():
+    if contract.exists() or contract.is_symlink():
         _report("kept", contract)
     else:
         up = "/".join([".."] * len(contracts.parts))
         modeline = f"{up}/{SCHEMA_PATH.as_posix()}" if up else SCHEMA_PATH.as_posix()
-        contract.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(contract, STARTER.format(schema=modeline, name=name))
+        _write(contract, STARTER.format(schema=modeline, name=name))
         _report("wrote", contract)
 
-    gitignore = directory / ".gitignore"
-    lines = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.exists() else []
-    if IGNORED in lines or IGNORED.rstrip("/") in lines:
+    if IGNORED in previous.splitlines() or IGNORED.rstrip("/") in previous.splitlines():
         _report("unchanged", gitignore)
     else:
-        previous = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
         separator = "" if not previous or previous.endswith("\n") else "\n"
         entry = f"# hz's local receipt chain (the default of hz run --receipt-dir)\n{IGNORED}\n"
-        gitignore.write_text(previous + separator + entry, encoding="utf-8")
+        # A .gitignore linked inside the tree stays a link: the file it names is updated.
+        _write(Path(os.path.realpath(gitignore)), previous + separator + entry)
         _report("updated", gitignore)
 
     steps = [
@@ -123,6 +130,38 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
     for command, why in steps:
         click.echo(f"  {command:<{width}}  # {why}")
     return 0
+
+
+def _inside(path: Path, directory: Path) -> None:
+    try:
+        check_links(path, directory)
+    except OSError as e:
+        raise HzError(
+            f"{path} is {e.strerror}",
+            hint="remove the link, or run hz init in the tree it leads to",
+        ) from e
+
+
+def _read(path: Path) -> str | None:
+    """The file's text, or None when there is none; a directory, a pipe, a device or a file
+    that is no UTF-8 text is an error (hz init neither replaces nor blocks on it)."""
+    try:
+        text = read_regular_text(path, limit=_MAX_BYTES)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise HzError(f"cannot read {path}: {e.strerror}") from e
+    except UnicodeDecodeError as e:
+        raise HzError(f"cannot read {path}: it is not UTF-8 text") from e
+    return text
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, text)
+    except OSError as e:
+        raise HzError(f"cannot write {path}: {e.strerror}") from e
 
 
 def _report(what: str, path: Path) -> None:

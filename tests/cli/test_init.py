@@ -4,6 +4,7 @@ and runs with the echo runner, and that running it again keeps the user's files.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from hz.compiler.checks.structure import schema_text
@@ -73,3 +74,64 @@ def test_init_refuses_a_name_that_is_not_a_slug(cli: Cli, tmp_path: Path) -> Non
         "Error: Invalid value for '--name': 'Todo-Summary' is not a lowercase slug"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_init_refuses_links_out_of_the_directory_before_writing(cli: Cli, tmp_path: Path) -> None:
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    repo.mkdir()
+    outside.mkdir()
+    (outside / "bashrc").write_text("x\n", encoding="utf-8")
+    (repo / ".gitignore").symlink_to(outside / "bashrc")
+    done = hz(cli, repo, "init")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"hz: error: .gitignore is a symbolic link that leads out of . (to {outside}/bashrc)\n"
+        "  hint: remove the link, or run hz init in the tree it leads to\n"
+    )
+    (repo / ".gitignore").unlink()
+    (repo / ".hz").symlink_to(outside)
+    done = hz(cli, repo, "init")
+    assert done.stderr.splitlines()[0] == (
+        "hz: error: .hz/contract.schema.json is a symbolic link that leads out of ."
+        f" (to {outside}/contract.schema.json)"
+    )
+    (repo / ".hz").unlink()
+    (repo / "contracts").symlink_to(outside)
+    done = hz(cli, repo, "init")
+    assert done.stderr.splitlines()[0] == (
+        "hz: error: contracts/todo-summary.yaml is a symbolic link that leads out of ."
+        f" (to {outside}/todo-summary.yaml)"
+    )
+    assert sorted(p.name for p in outside.iterdir()) == ["bashrc"]
+    assert sorted(p.name for p in repo.iterdir()) == ["contracts"]
+    assert (outside / "bashrc").read_text(encoding="utf-8") == "x\n"
+
+
+def test_init_updates_a_gitignore_linked_inside_the_tree(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf/gitignore").write_text("build/\n", encoding="utf-8")
+    (tmp_path / ".gitignore").symlink_to("conf/gitignore")
+    assert hz(cli, tmp_path, "init").returncode == 0
+    assert (tmp_path / ".gitignore").readlink() == Path("conf/gitignore")
+    assert (tmp_path / "conf/gitignore").read_text(encoding="utf-8").splitlines()[-1] == (
+        ".hz-receipts/"
+    )
+
+
+def test_init_neither_blocks_on_nor_replaces_what_is_no_text_file(cli: Cli, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / ".gitignore")
+    done = hz(cli, tmp_path, "init")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        "hz: error: cannot read .gitignore: not a regular file (a named pipe)\n",
+    )
+    (tmp_path / ".gitignore").unlink()
+    (tmp_path / ".gitignore").write_bytes(b"\xff\xfe")
+    done = hz(cli, tmp_path, "init")
+    assert done.stderr == "hz: error: cannot read .gitignore: it is not UTF-8 text\n"
+    (tmp_path / ".gitignore").unlink()
+    (tmp_path / ".hz/contract.schema.json").mkdir(parents=True)
+    done = hz(cli, tmp_path, "init")
+    assert done.stderr == "hz: error: cannot read .hz/contract.schema.json: Is a directory\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".hz"]
