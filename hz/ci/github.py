@@ -36,6 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hz.runtime.files import write_atomically
+from hz.runtime.regular_file import check_links
+
 #: A backstop over the job's own timeout, for hz's start-up, rendering and receipt.
 _GRACE_SECONDS = 120.0
 _DRAFT_SUFFIX = {"markdown": ".md", "text": ".txt", "json": ".json"}
@@ -80,6 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not names:
         return 0
     drafts = Path(args.drafts_dir)
+    try:
+        check_links(drafts, Path.cwd())
+    except OSError as e:
+        return _usage(f"--drafts-dir {drafts} is {e.strerror}")
     drafts.mkdir(parents=True, exist_ok=True)
     runs = [_run_job(name, jobs_dir, drafts, args) for name in names]
     for run in runs:
@@ -164,7 +171,7 @@ def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) 
     except subprocess.TimeoutExpired:
         print("::endgroup::")
         return JobRun(name, -1, None, job, None, error="hz run did not end after the timeout")
-    sys.stderr.write(done.stderr)
+    _untrusted_to_stderr(done.stderr)
     print("::endgroup::")
     try:
         result = json.loads(done.stdout) if done.stdout.strip() else None
@@ -177,7 +184,9 @@ def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) 
     if result.get("draft") is not None:
         suffix = _DRAFT_SUFFIX.get(str(job["output"]["format"]), ".txt")
         draft_path = drafts / f"{name}{suffix}"
-        draft_path.write_text(str(result["draft"]), encoding="utf-8")
+        # Replaces a file or link in its place, never writes through it: a repository can plant
+        # hz-drafts/NAME.md -> ~/.bashrc, and the draft is the agent's text.
+        write_atomically(draft_path, str(result["draft"]))
     return JobRun(name, done.returncode, result, job, draft_path)
 
 
@@ -287,6 +296,19 @@ def _write_summary(path: str | None, runs: Sequence[JobRun]) -> None:
 
 
 # --- workflow commands ------------------------------------------------------------------------
+
+
+def _untrusted_to_stderr(text: str) -> None:
+    """``hz run``'s stderr, which quotes the agent's last stderr lines: GitHub reads a
+    ``::command::`` at the start of any line (after blanks) of either stream, so a prompt-injected
+    agent could annotate, mask or ``::stop-commands::`` the rest of the step. Commands are off
+    (``::stop-commands::TOKEN`` ... ``::TOKEN::``, a token the text cannot know) while it prints."""
+    if not text:
+        return
+    token = secrets.token_hex(16)
+    separator = "" if text.endswith("\n") else "\n"
+    sys.stderr.write(f"::stop-commands::{token}\n{text}{separator}::{token}::\n")
+    sys.stderr.flush()
 
 
 def _command_data(text: str) -> str:

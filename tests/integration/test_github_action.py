@@ -305,3 +305,53 @@ def test_the_script_in_process(
     assert capsys.readouterr().out.splitlines()[-1].startswith("::error title=hz run broken::")
     assert main(["--contracts", " ", "--run", "digest"]) == 2
     assert main(["--run", "nope"]) == 2
+
+
+def test_a_draft_replaces_a_planted_link_and_never_writes_through_it(
+    tmp_path: Path, repo: Path
+) -> None:
+    victim = tmp_path / "bashrc"
+    victim.write_text("original\n")
+    (repo / "d").mkdir()
+    (repo / "d" / "digest.md").symlink_to(victim)
+    args = ("--run", "digest", "--inputs-dir", "inputs", "--drafts-dir", "d")
+    done = action(tmp_path, github_env(tmp_path), *args)
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text() == "original\n"
+    assert not (repo / "d" / "digest.md").is_symlink()
+    assert (repo / "d" / "digest.md").read_text() == f"Digest: {HOSTILE}"
+
+    (repo / "d").rename(repo / "old")
+    (repo / "d").symlink_to(tmp_path)
+    done = action(tmp_path, github_env(tmp_path), *args)
+    assert done.returncode == 2
+    assert done.stdout.splitlines()[-1] == (
+        "::error title=hz action::--drafts-dir d is a symbolic link that leads out of "
+        f"{repo} (to {tmp_path})"
+    )
+
+
+def test_the_agents_stderr_cannot_issue_workflow_commands(tmp_path: Path, repo: Path) -> None:
+    env = github_env(tmp_path)
+    command = [sys.executable, AGENT, "fail", "--contract-file={contract_file}", "--code", "1"]
+    command += ["--stderr", "::add-mask::hz\n  ::warning::injected\n::stop-commands::x"]
+    (tmp_path / "operator.toml").write_text(
+        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
+        f"command = {json.dumps(command)}\n"
+        'command_enforces_read_only = true\ncommand_read_only_tools = ["Read"]\n'
+    )
+    done = action(tmp_path, env, "--run", "digest", "--inputs-dir", "inputs")
+    assert done.returncode == 1
+    lines = done.stderr.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("::stop-commands::")))
+    token = lines[start].removeprefix("::stop-commands::")
+    assert re.fullmatch("[0-9a-f]{32}", token)
+    assert lines[start + 1 :] == [
+        "hz: failed (runtime_error): the command exited with code 1 · runner command · "
+        + lines[start + 1].split(" · runner command · ", 1)[1],
+        "  the agent's stderr, last lines:",
+        "    ::add-mask::hz",
+        "      ::warning::injected",
+        "    ::stop-commands::x",
+        f"::{token}::",
+    ]
