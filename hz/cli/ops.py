@@ -11,6 +11,7 @@ from hz.cli.transcripts import show as show_receipt
 from hz.runtime.config.layers import load_config
 from hz.runtime.config.show import show_json, show_text
 from hz.runtime.doctor import format_check, run_doctor
+from hz.runtime.printable import printable
 from hz.runtime.receipts.verify import receipt_rows, verify_chain
 
 
@@ -72,19 +73,18 @@ def list_(directory: Path, fmt: str) -> int:
         click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     for row in rows:
-        status = row.get("status", "?")
+        # A receipt is a file anyone can edit: every value is shown, never trusted.
+        status = _shown(row.get("status"))
         if row.get("failure_kind"):
-            status += f" ({row['failure_kind']})"
+            status += f" ({_shown(row['failure_kind'])})"
         cost = row.get("cost_usd")
-        click.echo(
-            "  ".join(
-                [
-                    row["file"],
-                    str(row.get("started_at", "?")),
-                    str(row.get("runner", "?")),
-                    status,
-                    "?" if cost is None else f"${cost:.4f}",
-                ]
-            )
-        )
+        cells = [row["file"], row.get("started_at"), row.get("runner"), status]
+        cells = [_shown(cell) for cell in cells]
+        number = isinstance(cost, (int, float)) and not isinstance(cost, bool)
+        click.echo("  ".join([*cells, f"${cost:.4f}" if number else _shown(cost)]))
     return 0
+
+
+def _shown(value: object) -> str:
+    """A receipt's value on one line: "?" when absent, control characters escaped."""
+    return "?" if value is None else printable(str(value))
