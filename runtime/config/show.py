@@ -7,6 +7,7 @@ from typing import Any
 
 from hz.runtime.config.keys import TABLES
 from hz.runtime.config.layers import UNSET, Config
+from hz.runtime.printable import printable
 
 #: Assignments up to this long align their comments; longer ones do not set the column.
 _ALIGN_UP_TO = 48
@@ -43,7 +44,9 @@ def show_text(config: Config) -> str:
         for s in settings:
             assignment = f"{s.key} = {toml_value(s.value)}"
             lines.append(f"{assignment:<{width}}  # {s.origin}")
-    return "\n".join(lines) + "\n"
+    # Paths (HZ_CONFIG, the project's hz.toml), keys and characters JSON leaves as they are
+    # (U+2028, bidirectional overrides) come from outside: one line each, escaped.
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def show_json(config: Config) -> dict[str, Any]:

@@ -100,3 +100,14 @@ def test_a_hostile_project_file_stops_with_hz801(cli: Cli, tmp_path: Path) -> No
         "  hint: execution is configured by the operator: the site or user configuration file, "
         "HZ_CONFIG or HZ_* variables\n",
     )
+
+
+def test_text_escapes_paths_and_characters_json_leaves(cli: Cli, tmp_path: Path) -> None:
+    where = tmp_path / "a\x1b[2J\n::warning::x"
+    where.mkdir()
+    (where / "c.toml").write_text('[system.runner]\nmodel = "\u202eabc\u2028"\n')
+    done = show(cli, tmp_path, HZ_CONFIG=str(where / "c.toml"))
+    shown = f"{tmp_path}/a\\x1b[2J\\n::warning::x/c.toml"
+    assert done.returncode == 0
+    assert done.stdout.splitlines()[5] == f"#   HZ_CONFIG    {shown}"
+    assert done.stdout.splitlines()[-4] == f'model = "\\u202eabc\\u2028"  # HZ_CONFIG {shown}:2:1'
