@@ -83,8 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not names:
         return 0
     drafts = Path(args.drafts_dir)
-    try:
-        check_links(drafts, Path.cwd())
+    try:  # a relative --drafts-dir is in the repository, where links can be planted
+        if not drafts.is_absolute():
+            check_links(drafts, Path.cwd())
     except OSError as e:
         return _usage(f"--drafts-dir {drafts} is {e.strerror}")
     drafts.mkdir(parents=True, exist_ok=True)
