@@ -140,7 +140,10 @@ def tool_policy(runner: str | None) -> ToolPolicy:
             runner_class = registry.resolve(name)
         except HzError as e:
             if runner:
-                raise click.BadParameter(e.message, param_hint="'--runner'") from e
+                from hz.runtime.printable import printable
+
+                # click prints the message as it is; the name in it is the operator's text.
+                raise click.BadParameter(printable(e.message), param_hint="'--runner'") from e
             continue
         accepted_tools = getattr(runner_class, "accepted_tools", None)
         if accepted_tools is None:

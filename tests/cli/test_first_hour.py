@@ -206,3 +206,8 @@ def test_validate_warns_about_tools_no_runner_accepts(cli: Cli, tmp_path: Path) 
         2,
         "Error: Invalid value for '--runner': unknown runner 'clod' (did you mean 'codex'?)",
     )
+    hostile = hz(cli, root, "validate", "contracts", "--runner", "x\x1b[2J\n::warning::y")
+    assert (hostile.returncode, hostile.stderr.splitlines()[-1]) == (
+        2,
+        "Error: Invalid value for '--runner': unknown runner 'x\\x1b[2J\\n::warning::y'",
+    )
