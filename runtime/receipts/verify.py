@@ -13,6 +13,11 @@ from hz.runtime.canonical import digest_of, sha256_hex
 from hz.runtime.errors import HzError
 from hz.runtime.receipts.model import Receipt
 from hz.runtime.receipts.write import receipt_files
+from hz.runtime.regular_file import read_regular
+
+#: A larger file named like a receipt is none hz wrote, and is not read further (a receipt is a
+#: few KiB; a planted file of zeros compresses to nothing in git and would fill the memory).
+MAX_RECEIPT_BYTES = 16 * 1024 * 1024
 
 
 def _require_directory(directory: Path) -> None:
@@ -52,7 +57,10 @@ def verify_chain(directory: Path) -> tuple[int, list[str]]:
 def _load(path: Path) -> tuple[Any, str | None]:
     """A receipt file's JSON, or why it cannot be one (never an exception for bad content)."""
     try:
-        document = strict_json.loads(path.read_bytes())
+        data = _read(path)
+        if len(data) > MAX_RECEIPT_BYTES:
+            return None, f"larger than {MAX_RECEIPT_BYTES // (1024 * 1024)} MiB"
+        document = strict_json.loads(data)
     except strict_json.JsonError as e:
         return None, f"not valid JSON ({e})"
     except OSError as e:
@@ -75,7 +83,7 @@ def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
     if document.get("sequence") != sequence:
         problems.append(f"{path.name}: its sequence field is {document.get('sequence')!r}")
     recorded = document.get("previous_sha256")
-    if previous is not None and recorded != sha256_hex(previous.read_bytes()):
+    if previous is not None and recorded != _sha256_of(previous):
         problems.append(
             f"{path.name}: previous_sha256 does not match {previous.name} "
             "(that receipt was changed or replaced after this one was written)"
@@ -83,6 +91,17 @@ def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
     if sequence == 1 and recorded is not None:
         problems.append(f"{path.name}: the first receipt names a predecessor that is missing")
     return problems
+
+
+def _read(path: Path) -> bytes:
+    return read_regular(path, limit=MAX_RECEIPT_BYTES)
+
+
+def _sha256_of(path: Path) -> str | None:
+    try:
+        return sha256_hex(_read(path))
+    except OSError:
+        return None  # reported as that receipt's own problem
 
 
 def _format_problems(path: Path, document: dict[str, Any]) -> list[str]:

@@ -39,3 +39,13 @@ def test_receipts_list_escapes_and_survives_edited_values(cli: Cli, tmp_path: Pa
         "000003-a.json  ?  ?  completed  True\n"
         "000004-a.json  ?  ?  completed  $0.5000\n"
     )
+
+
+def test_a_huge_file_named_like_a_receipt_is_not_read(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "r").mkdir()
+    with open(tmp_path / "r/000001-a.json", "wb") as f:
+        f.truncate(16 * 1024 * 1024 + 1)  # sparse: no disk, but reading it all costs memory
+    done = cli("receipts", "verify", "r", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (1, "FAILED 000001-a.json: larger than 16 MiB\n")
+    listed = cli("receipts", "list", "r", cwd=tmp_path)
+    assert (listed.returncode, listed.stdout) == (0, "000001-a.json  ?  ?  ?  ?\n")
