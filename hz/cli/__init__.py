@@ -99,18 +99,22 @@ def main(argv: list[str] | None = None) -> None:
             if e.hint:
                 click.echo(f"  hint: {printable(e.hint)}", err=True)
             sys.exit(e.exit_code)
+        from hz.runtime.printable import printable
+
         if debug:
             import traceback
 
             traceback.print_exc()
-        click.echo(f"hz: unexpected error: {type(e).__name__}: {e}", err=True)
+        # The exception's text and the arguments can hold names from outside (paths, values).
+        click.echo(f"hz: unexpected error: {printable(f'{type(e).__name__}: {e}')}", err=True)
         if not debug:
             # --debug belongs to hz itself, before the command: `hz validate X --debug` fails.
             import shlex
 
             again = shlex.join(["hz", "--debug", *args])
             click.echo(
-                f"  (this is a bug in hz; run again with --debug for the traceback: {again})",
+                f"  (this is a bug in hz; run again with --debug for the traceback: "
+                f"{printable(again)})",
                 err=True,
             )
         sys.exit(3)

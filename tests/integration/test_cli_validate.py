@@ -94,3 +94,33 @@ def test_a_bug_exits_3_and_shows_the_working_debug_command(
     assert again.stderr.endswith(
         "RuntimeError: forced for a test\nhz: unexpected error: RuntimeError: forced for a test\n"
     )
+
+
+def test_a_bug_with_control_characters_in_its_text_is_escaped(
+    hz_argv: list[str], tmp_path: Path
+) -> None:
+    import os
+
+    broken = tmp_path / "site"
+    broken.mkdir()
+    (broken / "sitecustomize.py").write_text(
+        "import hz.compiler.validate\n"
+        "def boom(*args, **kwargs):\n"
+        "    raise RuntimeError('a\\x1b[2J\\n::warning::x')\n"
+        "hz.compiler.validate.validate_paths = boom\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken), str(REPO)])}
+    result = subprocess.run(
+        [*hz_argv, "validate", "f\n::error::y"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=60,
+    )
+    assert result.returncode == 3
+    assert result.stderr == (
+        "hz: unexpected error: RuntimeError: a\\x1b[2J\\n::warning::x\n"
+        "  (this is a bug in hz; run again with --debug for the traceback: "
+        "hz --debug validate 'f\\n::error::y')\n"
+    )
