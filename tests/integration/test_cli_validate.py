@@ -60,21 +60,26 @@ def test_fifo_in_a_directory_is_skipped_and_refused_by_name(
     )
 
 
-def test_a_bug_exits_3_and_shows_the_working_debug_command(
-    hz_argv: list[str], tmp_path: Path
-) -> None:
+def _broken_validate(tmp_path: Path, message: str) -> dict[str, str]:
+    """An environment whose sitecustomize breaks validate_paths with RuntimeError(message): a
+    bug in hz, seen as a user sees it."""
     import os
 
-    # A sitecustomize that breaks validate_paths: a bug in hz, seen as a user sees it.
     broken = tmp_path / "site"
     broken.mkdir()
     (broken / "sitecustomize.py").write_text(
         "import hz.compiler.validate\n"
         "def boom(*args, **kwargs):\n"
-        "    raise RuntimeError('forced for a test')\n"
+        f"    raise RuntimeError({message})\n"
         "hz.compiler.validate.validate_paths = boom\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken), str(REPO)])}
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken), str(REPO)])}
+
+
+def test_a_bug_exits_3_and_shows_the_working_debug_command(
+    hz_argv: list[str], tmp_path: Path
+) -> None:
+    env = _broken_validate(tmp_path, "'forced for a test'")
     args = ["validate", "my file.yaml", "--format", "json"]
     result = subprocess.run(
         [*hz_argv, *args], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60
@@ -99,17 +104,7 @@ def test_a_bug_exits_3_and_shows_the_working_debug_command(
 def test_a_bug_with_control_characters_in_its_text_is_escaped(
     hz_argv: list[str], tmp_path: Path
 ) -> None:
-    import os
-
-    broken = tmp_path / "site"
-    broken.mkdir()
-    (broken / "sitecustomize.py").write_text(
-        "import hz.compiler.validate\n"
-        "def boom(*args, **kwargs):\n"
-        "    raise RuntimeError('a\\x1b[2J\\n::warning::x')\n"
-        "hz.compiler.validate.validate_paths = boom\n"
-    )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken), str(REPO)])}
+    env = _broken_validate(tmp_path, "'a\\x1b[2J\\n::warning::x'")
     result = subprocess.run(
         [*hz_argv, "validate", "f\n::error::y"],
         capture_output=True,
