@@ -82,7 +82,8 @@ class AgentResult(Frozen):
     #: What a runner with an event stream recorded for the run's transcript (already capped,
     #: ``hz.runtime.transcript.record``); not part of the result's JSON.
     transcript_events: tuple[TranscriptEvent, ...] = Field(default=(), exclude=True)
-    transcript_dropped: int = Field(default=0, exclude=True)
+    #: What the runner's recorder left out or replaced: ``dropped``, ``truncated``, ``redacted``.
+    transcript_counts: dict[str, int] = Field(default_factory=dict, exclude=True)
 
     @model_validator(mode="before")
     @classmethod

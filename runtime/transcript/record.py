@@ -64,11 +64,18 @@ class Recorder:
         self._bytes += size
         self.events.append(event)
 
-    def extend(self, events: tuple[TranscriptEvent, ...], dropped: int = 0) -> None:
-        """Events recorded by a runner (already cut), through the caps again."""
+    def extend(self, events: tuple[TranscriptEvent, ...], counts: Mapping[str, int]) -> None:
+        """Events a runner recorded (already cut; ``counts`` from its ``counts()``), through
+        the caps again."""
         for event in events:
             self.add(event.type, **event.model_dump(exclude_defaults=True, exclude={"type"}))
-        self.dropped += dropped
+        self.dropped += counts.get("dropped", 0)
+        self.truncated += counts.get("truncated", 0)
+        self.redacted += counts.get("redacted", 0)
+
+    def counts(self) -> dict[str, int]:
+        """What ``AgentResult.transcript_counts`` carries."""
+        return {"dropped": self.dropped, "truncated": self.truncated, "redacted": self.redacted}
 
     def close(self, type: EventType, **fields: Any) -> None:
         self.events.append(self._event(type, fields))

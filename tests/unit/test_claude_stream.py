@@ -227,3 +227,25 @@ def test_a_lone_surrogate_in_the_answer_is_replaced_and_the_cost_kept() -> None:
 def test_result_lines_that_are_no_json_are_skipped(answer: str) -> None:
     parser, done = parse_lines([answer])
     assert (done, parser.summary().result, parser.summary().skipped_lines) == ([False], None, 1)
+
+
+def test_the_transcript_has_messages_tool_calls_results_and_usage_per_turn() -> None:
+    parser, _ = parse_lines(recorded("read"))
+    parser.summary()
+    path = "/tmp/tmp1eb4wq7o/tmpubdn7oky/notes.txt"
+    usage = {"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    assert [e.model_dump(exclude_none=True) for e in parser.transcript.events] == [
+        {"type": "tool_call", "turn": 1, "name": "Read", "input": {"file_path": path}},
+        {
+            "type": "tool_result",
+            "turn": 1,
+            "name": "Read",
+            "text": "1\thi from the notes\n2\t",
+            "is_error": False,
+        },
+        {"type": "usage", "turn": 1, "usage": {"input_tokens": 12, "output_tokens": 1, **usage}},
+        {"type": "message", "turn": 2, "text": "It says hi"},
+        {"type": "usage", "turn": 2, "usage": {"input_tokens": 12, "output_tokens": 1, **usage}},
+    ]
+    parser.summary()  # a second summary records nothing more
+    assert len(parser.transcript.events) == 5

@@ -78,12 +78,13 @@ def test_a_flood_of_events_costs_a_bounded_transcript() -> None:
         status="completed",
         draft="d" * 1_000_000,
         transcript_events=events,
-        transcript_dropped=7,
+        transcript_counts={"dropped": 7, "truncated": 5000, "redacted": 1},
     )
     transcript = transcript_of(result, environ={})
     data = transcript_bytes(transcript)
     assert len(data) < Caps().stream_bytes + 3 * Caps().field_chars + 4096
     assert transcript.events_dropped == 5000 - len(transcript.events) + 1 + 7
+    assert transcript.redacted == 1
     assert transcript.events[-1].type == "end"
     assert transcript.events[-1].text == "d" * 4000 + "… [996000 more characters]"
 

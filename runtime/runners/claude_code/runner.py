@@ -183,4 +183,6 @@ class ClaudeCodeRunner:
             stderr_tail=outcome.stderr_tail() if outcome is not None else "",
             output_truncated=end.output_truncated,
             session_widened=widening(session_tools(request.tools, self.settings)),
+            transcript_events=tuple(parser.transcript.events),
+            transcript_counts=parser.transcript.counts(),
         )

@@ -4,7 +4,8 @@ Every field is optional: a missing or mistyped field reads as absent, never as a
 Unknown event types and subtypes are counted and ignored (the CLI adds new ones, e.g.
 ``rate_limit_event``, ``ui_invalidate``); lines that are not JSON objects are counted and
 skipped. Everything typed the classifier needs is kept; the model's text is kept only as the
-draft, never used to decide anything.
+draft, never used to decide anything. Messages, tool calls, tool results and usage per model
+turn also go to the run's transcript (``transcript``, capped as they arrive).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pydantic import JsonValue
 
 from hz.runtime import strict_json
 from hz.runtime.result import ToolCall, Usage
+from hz.runtime.transcript.record import Recorder
 
 #: Event types this parser reads; anything else is counted as unknown.
 _KNOWN = {"system", "assistant", "user", "result"}
@@ -138,6 +140,15 @@ def _result_event(event: dict[str, Any]) -> ResultEvent:
     )
 
 
+def _content_text(content: object) -> str | None:
+    """A tool result's content: a string, or the text of its text blocks."""
+    if isinstance(content, str):
+        return content
+    parts = [_str(b.get("text")) for b in _list(content) if isinstance(b, dict)]
+    texts = [p for p in parts if p]
+    return "\n".join(texts) if texts else None
+
+
 class StreamParser:
     """Feed stdout lines in order; ``feed`` returns True once the final result was seen."""
 
@@ -157,6 +168,9 @@ class StreamParser:
         self.turns = 0
         self._last_message_id: str | None = None
         self._message_usage: dict[str, Usage] = {}
+        self.transcript = Recorder()
+        self._usage_recorded = False
+        self._tool_names: dict[str, str] = {}
 
     @property
     def tool_call_count(self) -> int:
@@ -219,6 +233,7 @@ class StreamParser:
         message_id = _str(message.get("id"))
         # The CLI prints one line per content block; lines of one model turn share its id.
         if message_id is None or message_id != self._last_message_id:
+            self._record_usage()
             self.turns += 1
             self._last_message_id = message_id
         if "usage" in message:
@@ -226,21 +241,40 @@ class StreamParser:
             key = message_id or f"turn-{self.turns}"
             self._message_usage[key] = _usage(message.get("usage"))
         for block in _list(message.get("content")):
+            if isinstance(block, dict) and block.get("type") == "text":
+                self.transcript.add("message", turn=self.turns, text=_str(block.get("text")))
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
             name = _str(block.get("name")) or "?"
             self._calls.append({"name": name, "input": block.get("input"), "is_error": None})
+            self.transcript.add("tool_call", turn=self.turns, name=name, input=block.get("input"))
             block_id = _str(block.get("id"))
             if block_id:
                 self._pending.setdefault(block_id, []).append(len(self._calls) - 1)
+                self._tool_names[block_id] = name
+
+    def _record_usage(self) -> None:
+        """The usage of the turn that just ended, once."""
+        key = self._last_message_id or f"turn-{self.turns}"
+        usage = self._message_usage.get(key)
+        if self.turns and usage is not None:
+            self.transcript.add("usage", turn=self.turns, usage=usage.to_json_data())
 
     def _user(self, event: dict[str, Any]) -> None:
         for block in _list(_dict(event.get("message")).get("content")):
             if not isinstance(block, dict) or block.get("type") != "tool_result":
                 continue
-            waiting = self._pending.get(_str(block.get("tool_use_id")) or "")
+            use_id = _str(block.get("tool_use_id")) or ""
+            waiting = self._pending.get(use_id)
             if waiting:
                 self._calls[waiting.pop(0)]["is_error"] = block.get("is_error") is True
+            self.transcript.add(
+                "tool_result",
+                turn=self.turns,
+                name=self._tool_names.get(use_id),
+                text=_content_text(block.get("content")),
+                is_error=block.get("is_error") is True,
+            )
 
     def _rate_limit(self, event: dict[str, Any]) -> None:
         # SDK shape (not producible against a fake API in API-key mode): rate_limit_info.
@@ -250,6 +284,9 @@ class StreamParser:
             self._resets_at = resets_at
 
     def summary(self) -> StreamSummary:
+        if self.turns and not self._usage_recorded:
+            self._usage_recorded = True
+            self._record_usage()
         calls = tuple(ToolCall.model_validate(c) for c in self._calls)
         return StreamSummary(
             model=self.model,
