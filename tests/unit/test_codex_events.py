@@ -244,3 +244,33 @@ def test_truncated_output_without_result() -> None:
 )
 def test_http_status_only_from_the_cli_forms(message: str, status: int | None) -> None:
     assert http_status(message) == status
+
+
+def test_the_transcript_has_completed_items_and_usage_per_turn() -> None:
+    stream = feed(THREAD, TURN, COMMAND_STARTED, COMMAND_FAILED, ANSWER, COMPLETED)
+    assert [e.model_dump(exclude_none=True) for e in stream.transcript.events] == [
+        {
+            "type": "tool_call",
+            "turn": 1,
+            "name": "command_execution",
+            "input": {"command": "/bin/bash -lc 'ls /nonexistent'"},
+        },
+        {
+            "type": "tool_result",
+            "turn": 1,
+            "name": "command_execution",
+            "text": "ls: cannot access '/nonexistent': No such file or directory\n",
+            "is_error": True,
+        },
+        {"type": "message", "turn": 1, "text": "done"},
+        {
+            "type": "usage",
+            "turn": 1,
+            "usage": {
+                "input_tokens": 64,
+                "output_tokens": 18,
+                "cache_read_input_tokens": 16,
+                "cache_creation_input_tokens": 0,
+            },
+        },
+    ]

@@ -11,6 +11,9 @@ decide anything.
 ("Reconnecting... 1/5 (…)") that way. An ``item.completed`` of type ``error`` is the CLI's
 warning (e.g. unknown model metadata). Only ``turn.failed``, or the lack of
 ``turn.completed``, makes a run fail.
+
+Completed items (agent messages, tool calls with their output) and each turn's usage also go
+to the run's transcript (``transcript``, capped as they arrive).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from hz.runtime.result import ToolCall, Usage
 from hz.runtime.runners.codex.fields import as_dict as _dict
 from hz.runtime.runners.codex.fields import as_int as _int
 from hz.runtime.runners.codex.fields import as_str as _str
+from hz.runtime.transcript.record import Recorder
 
 _KNOWN_EVENTS = frozenset(
     {
@@ -89,6 +93,7 @@ class CodexStream:
     warnings: list[str] = field(default_factory=list)
     #: Ids of tool items the CLI itself declined (its typed refusal: ``status: "declined"``).
     declined: set[str] = field(default_factory=set)
+    transcript: Recorder = field(default_factory=Recorder)
     _tools: dict[str, ToolCall] = field(default_factory=dict)
     _anonymous: int = 0
 
@@ -117,6 +122,7 @@ class CodexStream:
             self._item(kind, _dict(event.get("item")))
         elif kind == "turn.completed":
             self._add_usage(_dict(event.get("usage")))
+            self._record_usage(_dict(event.get("usage")))
             self.turn_completed = True
         elif kind == "turn.failed":
             self.turn_failed = _str(_dict(event.get("error")).get("message")) or "turn failed"
@@ -135,13 +141,38 @@ class CodexStream:
                 key = f"(anonymous {self._anonymous})"
             if item.get("status") == "declined":
                 self.declined.add(key)
-            self._tools[key] = _tool_call({**item, "type": kind})
+            self._tools[key] = call = _tool_call({**item, "type": kind})
+            if event == "item.completed":
+                self._record_tool(call, item)
         elif kind not in _OTHER_ITEMS or event != "item.completed":
             return
         elif kind == "agent_message":
             self.final_message = _str(item.get("text"))
+            self.transcript.add("message", turn=self.turns_started, text=self.final_message)
         elif kind == "error":
             self.warnings.append(_str(item.get("message")) or "")
+
+    def _record_tool(self, call: ToolCall, item: dict[str, Any]) -> None:
+        turn = self.turns_started
+        self.transcript.add("tool_call", turn=turn, name=call.name, input=call.input)
+        output = _str(item.get("aggregated_output"))
+        if output is None and item.get("result") is not None:  # an MCP tool's result
+            output = json.dumps(item.get("result"), ensure_ascii=False)
+        if output is not None or call.is_error is not None:
+            self.transcript.add(
+                "tool_result", turn=turn, name=call.name, text=output, is_error=call.is_error
+            )
+
+    def _record_usage(self, usage: dict[str, Any]) -> None:
+        total_in = _int(usage.get("input_tokens"))
+        cached = min(_int(usage.get("cached_input_tokens")), total_in)
+        counts = {
+            "input_tokens": total_in - cached,
+            "output_tokens": _int(usage.get("output_tokens")),
+            "cache_read_input_tokens": cached,
+            "cache_creation_input_tokens": _int(usage.get("cache_write_input_tokens")),
+        }
+        self.transcript.add("usage", turn=self.turns_started, usage=counts)
 
     def _add_usage(self, usage: dict[str, Any]) -> None:
         # The CLI counts cached input inside input_tokens; hz's Usage keeps them apart.

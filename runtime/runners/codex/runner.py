@@ -193,6 +193,8 @@ class CodexRunner:
             exit_code=outcome.exit_code if outcome else None,
             stderr_tail=stderr_tail(outcome) if outcome else "",
             output_truncated=end.output_truncated,
+            transcript_events=tuple(stream.transcript.events),
+            transcript_counts=stream.transcript.counts(),
         )
 
 

@@ -134,6 +134,8 @@ class CodexAppServerRunner(CodexRunner):
             exit_code=stopped.exit_code,
             stderr_tail=stderr_tail(stopped),
             protocol_notes=_notes(talk),
+            transcript_events=tuple(talk.turn.transcript.events),
+            transcript_counts=talk.turn.transcript.counts(),
         )
 
     def _launch_failed(self, why: str, request: RunRequest, started: float) -> AgentResult:

@@ -8,10 +8,13 @@ Read (pinned 0.171.0, camelCase): ``turn/started`` and ``turn/completed`` (``tur
 ``warning``. Every field is optional: a missing or mistyped one reads as absent. Other
 notifications of the pinned protocol are ignored; notifications it does not know are counted
 as unknown and ignored. The model's text is kept as the draft, never used to decide anything.
+Completed items (agent messages, tool calls with their output) and the turn's usage also go to
+the run's transcript (``transcript``, capped as they arrive).
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +27,7 @@ from hz.runtime.runners.codex.fields import as_int as _int
 from hz.runtime.runners.codex.fields import as_str as _str
 from hz.runtime.runners.codex_app_server.protocol import notification_methods
 from hz.runtime.runners.codex_app_server.rpc import Notification
+from hz.runtime.transcript.record import Recorder
 
 _TOOL_ITEMS = frozenset(
     {"commandExecution", "fileChange", "mcpToolCall", "dynamicToolCall", "webSearch"}
@@ -74,6 +78,7 @@ class Turn:
     retries: int = 0
     warnings: list[str] = field(default_factory=list)
     unknown: Counter[str] = field(default_factory=Counter)
+    transcript: Recorder = field(default_factory=Recorder)
     _tools: dict[str, ToolCall] = field(default_factory=dict)
 
     @property
@@ -97,6 +102,7 @@ class Turn:
             self.turn_id = self.turn_id or _str(turn.get("id"))
             self.status = _str(turn.get("status")) or "(no status)"
             self.error = _dict(turn.get("error"))
+            self.transcript.add("usage", turn=1, usage=self.usage.to_json_data())
         elif method in ("item/started", "item/completed"):
             self._item(method, _dict(params.get("item")))
         elif method == "thread/tokenUsage/updated":
@@ -116,9 +122,22 @@ class Turn:
         kind = _str(item.get("type"))
         if kind in _TOOL_ITEMS:
             key = _str(item.get("id")) or f"(anonymous {len(self._tools) + 1})"
-            self._tools[key] = tool_call(item)
+            self._tools[key] = call = tool_call(item)
+            if method == "item/completed":
+                self._record_tool(call, item)
         elif kind == "agentMessage" and method == "item/completed":
             self.final_message = _str(item.get("text"))
+            self.transcript.add("message", turn=1, text=self.final_message)
+
+    def _record_tool(self, call: ToolCall, item: dict[str, Any]) -> None:
+        self.transcript.add("tool_call", turn=1, name=call.name, input=call.input)
+        output = _str(item.get("aggregatedOutput"))
+        if output is None and item.get("result") is not None:  # an MCP tool's result
+            output = json.dumps(item.get("result"), ensure_ascii=False)
+        if output is not None or call.is_error is not None:
+            self.transcript.add(
+                "tool_result", turn=1, name=call.name, text=output, is_error=call.is_error
+            )
 
     def _usage(self, total: dict[str, Any]) -> None:
         # The server counts cached input inside inputTokens; hz's Usage keeps them apart.
