@@ -186,6 +186,14 @@ def test_a_shell_command_runs_in_the_sandbox(codex: Path, work: Path, key: str) 
         "is_error": False,
     }
     assert "the secret word is marmalade" in output["output"]
+    events = [(e.type, e.name) for e in result.transcript_events]
+    assert events == [
+        ("tool_call", "command_execution"),
+        ("tool_result", "command_execution"),
+        ("message", None),
+        ("usage", None),
+    ]
+    assert "the secret word is marmalade" in (result.transcript_events[1].text or "")
 
 
 def test_a_write_is_refused_by_the_sandbox(codex: Path, work: Path, key: str) -> None:

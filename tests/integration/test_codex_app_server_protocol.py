@@ -97,6 +97,10 @@ def test_a_completed_turn(tmp_path: Path) -> None:
     assert (result.status, result.draft, result.turns) == ("completed", "42", 1)
     assert result.usage == Usage(input_tokens=70, output_tokens=7, cache_read_input_tokens=30)
     assert result.exit_code == 0
+    assert [e.model_dump(exclude_none=True) for e in result.transcript_events] == [
+        {"type": "message", "turn": 1, "text": "42"},
+        {"type": "usage", "turn": 1, "usage": result.usage.to_json_data()},
+    ]
     methods = [m.get("method") for m in sent(record)]
     assert methods == ["initialize", "initialized", "thread/start", "turn/start"]
     thread_start, turn_start = sent(record)[2]["params"], sent(record)[3]["params"]
