@@ -137,6 +137,14 @@ def test_plain_answer(hz_argv: list[str], setup: Setup) -> None:
     assert "not enforced: budget" in done.stderr
     [receipt] = (setup.tmp / "receipts").glob("*.json")
     assert json.loads(receipt.read_text())["runner"] == "codex"
+    [transcript] = (setup.tmp / "receipts").glob("*.transcript.jsonl")
+    events = [json.loads(line) for line in transcript.read_text().splitlines()[1:]]
+    assert [(e["type"], e.get("turn"), e.get("text")) for e in events] == [
+        ("message", 1, "marmalade"),
+        ("usage", 1, None),
+        ("end", 1, "marmalade"),
+    ]
+    assert setup.key not in transcript.read_text()
     assert processes_with_env("FAKE_KEY", setup.key) == {}
 
 
