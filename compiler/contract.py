@@ -12,7 +12,7 @@ from hz.compiler.source import SourceDoc
 class InputDecl:
     name: str
     description: str | None
-    schema: dict[str, Any]
+    schema: dict[str, Any] | bool
     has_default: bool
     default: Any = None
 
@@ -29,6 +29,6 @@ class Contract:
     max_usd: float
     inputs: tuple[InputDecl, ...]
     output_format: Literal["markdown", "text", "json"]
-    output_schema: dict[str, Any] | None
+    output_schema: dict[str, Any] | bool | None
     contract_text: str
     template: str

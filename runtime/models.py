@@ -72,7 +72,7 @@ class InputSpec(Frozen):
     """One declared input: its JSON Schema (2020-12) and, when optional, its default."""
 
     description: str | None = None
-    schema_: dict[str, JsonValue] = Field(default_factory=dict, alias="schema")
+    schema_: dict[str, JsonValue] | bool = Field(default_factory=dict, alias="schema")
     required: bool = True
     default: JsonValue = None
 
@@ -81,7 +81,7 @@ class OutputSpec(Frozen):
     """The draft's format; with ``json``, an optional JSON Schema the draft must satisfy."""
 
     format: Literal["markdown", "text", "json"] = "markdown"
-    schema_: dict[str, JsonValue] | None = Field(default=None, alias="schema")
+    schema_: dict[str, JsonValue] | bool | None = Field(default=None, alias="schema")
 
 
 class Job(Frozen):

@@ -34,10 +34,16 @@ def check_output(result: AgentResult, output: OutputSpec) -> AgentResult:
             return _invalid(result, f"the draft is not valid JSON: {e.msg}{where}")
     if output.schema_ is not None:
         # Imported here: jsonschema is a large import that only json outputs need.
-        from jsonschema import Draft202012Validator
         from jsonschema.exceptions import best_match
 
-        error = best_match(Draft202012Validator(output.schema_).iter_errors(value))
+        from hz.runtime.jsonschema import SchemaProblem, errors
+
+        try:
+            error = best_match(errors(output.schema_, value))
+        except SchemaProblem as problem:
+            return _invalid(
+                result, f"the draft could not be checked against the output schema: {problem}"
+            )
         if error is not None:
             where = json_path(error.absolute_path)
             return _invalid(

@@ -14,70 +14,50 @@ from hz.compiler.rules.registry import HZ401, HZ402, HZ403, HZ404
 from hz.compiler.source import JsonPath, SourceDoc
 
 if TYPE_CHECKING:
-    from jsonschema import FormatChecker
     from jsonschema.exceptions import ValidationError
-    from jsonschema.protocols import Validator
-
-
-@functools.cache
-def _metaschema_validator() -> Validator:
-    from hz.compiler.checks.validator import Draft202012
-
-    # The format checker makes "format": "regex" count, so a broken pattern is caught here
-    # and not as a crash when a value is validated later.
-    return Draft202012(Draft202012.META_SCHEMA, format_checker=Draft202012.FORMAT_CHECKER)
 
 
 @functools.lru_cache(maxsize=256)
-def _metaschema_errors(canonical: str) -> tuple[ValidationError, ...]:
+def _metaschema_errors(canonical: str) -> tuple[ValidationError, ...] | str:
     # Contracts in one repository repeat the same small schemas; check each once.
-    return tuple(_metaschema_validator().iter_errors(json.loads(canonical)))
+    from hz.runtime.jsonschema import SchemaProblem, metaschema_errors
+
+    try:
+        return tuple(metaschema_errors(json.loads(canonical)))
+    except SchemaProblem as problem:
+        return problem.message
 
 
 def schema_problems(doc: SourceDoc, path: JsonPath, code: str) -> list[Diagnostic]:
     """Where the schema at ``path`` breaks the 2020-12 metaschema, at the offending node."""
     schema = get(doc.data, *[str(p) for p in path])
-    if not isinstance(schema, dict):
+    if not isinstance(schema, (dict, bool)):
         return []  # the contract schema reports the wrong type
+    found = _metaschema_errors(json.dumps(schema, sort_keys=True))
+    if isinstance(found, str):
+        return [at(doc, path, code, f"not a valid JSON Schema: {dotted(path)}: {found}")]
     out = []
-    for e in _metaschema_errors(json.dumps(schema, sort_keys=True)):
+    for e in found:
         where = (*path, *e.absolute_path)
         _, message, hint = describe(e, dotted(where))
         out.append(at(doc, where, code, f"not a valid JSON Schema: {message}", hint=hint))
     return out or ref_problems(doc, path, schema, code)
 
 
-def value_format_checker() -> FormatChecker:
-    """The format assertions input values are checked with, defaults (HZ402) and values
-    given at render time (HZ702) alike."""
-    from jsonschema.validators import Draft202012Validator
-
-    checker: FormatChecker = Draft202012Validator.FORMAT_CHECKER
-    return checker
-
-
 def default_problems(doc: SourceDoc, name: str, spec: dict[str, Any]) -> list[Diagnostic]:
-    """Where an input's default fails the input's own schema."""
-    from referencing import Registry
-    from referencing.exceptions import Unresolvable
-
-    from hz.compiler.checks.validator import Draft202012
+    """Where an input's default fails the input's own schema (checked as render checks the
+    values given then, HZ702: same validator, formats and regex engine)."""
+    from hz.runtime.jsonschema import SchemaProblem, errors
 
     path = ("hz", "inputs", name, "default")
-    out = []
     try:
-        # An explicit empty registry: a remote $ref is an error, never a download.
-        # The format checker render uses for values given at render time (HZ702): a default
-        # is a value too, and "format: email" must hold for it as much as for those.
-        validator = Draft202012(
-            spec["schema"], registry=Registry(), format_checker=value_format_checker()
-        )
-        errors = list(validator.iter_errors(spec["default"]))
-    except Unresolvable as problem:
-        where = ("hz", "inputs", name, "schema")
-        msg = f"not a valid JSON Schema: {dotted(where)}: cannot resolve the reference {problem}"
-        return [at(doc, where, HZ401, msg, hint="only references within the schema work")]
-    for e in errors:
+        found = errors(spec["schema"], spec["default"])
+    except SchemaProblem as problem:
+        schema_at = ("hz", "inputs", name, "schema")
+        msg = f"not a valid JSON Schema: {dotted(schema_at)}: {problem.message}"
+        return [at(doc, schema_at, HZ401, msg)]
+    out = []
+    for e in found:
         where = (*path, *e.absolute_path)
         _, message, hint = describe(e, dotted(where))
         out.append(
@@ -92,7 +72,7 @@ def check_inputs(doc: SourceDoc) -> list[Diagnostic]:
         return []
     out: list[Diagnostic] = []
     for name, spec in inputs.items():
-        if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
+        if not isinstance(spec, dict) or not isinstance(spec.get("schema"), (dict, bool)):
             continue
         bad = schema_problems(doc, ("hz", "inputs", name, "schema"), HZ401)
         out.extend(bad)

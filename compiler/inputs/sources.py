@@ -139,7 +139,8 @@ def _for_inputs(problem: LoadProblem) -> Diagnostic:
 
 
 def _wants_json(spec: InputSpec | None) -> bool:
-    declared = spec.schema_.get("type") if spec is not None else None
+    schema = spec.schema_ if spec is not None else None
+    declared = schema.get("type") if isinstance(schema, dict) else None
     if isinstance(declared, str):
         return declared != "string"
     if isinstance(declared, list):

@@ -58,23 +58,23 @@ def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagn
         message = f"input '{_dotted(name, bad)}': NaN and infinity are not JSON values"
         return [Diagnostic(HZ702, message, supplied.origin.path, pos.line, pos.column)]
     from hz.compiler.checks.common import json_short
-    from hz.compiler.checks.io_schemas import value_format_checker
     from hz.compiler.checks.messages import describe
-    from hz.compiler.checks.validator import Draft202012
+    from hz.runtime.jsonschema import SchemaProblem
+    from hz.runtime.jsonschema import errors as schema_errors
 
-    validator = Draft202012(spec.schema_, format_checker=value_format_checker())
     try:
-        errors = sorted(
-            validator.iter_errors(supplied.value),
-            key=lambda e: (
-                tuple((str(p), 0) if isinstance(p, str) else ("", p) for p in e.absolute_path),
-                e.message,
-            ),
-        )
-    except RecursionError:  # e.g. "format: regex" given 5,000 nested groups to compile
+        failures = schema_errors(spec.schema_, supplied.value)
+    except SchemaProblem as problem:
         pos = supplied.origin.pos(supplied.at)
-        message = f"input '{name}': cannot be checked: it is nested too deeply"
+        message = f"input '{name}': cannot be checked against its schema: {problem.message}"
         return [Diagnostic(HZ702, message, supplied.origin.path, pos.line, pos.column)]
+    errors = sorted(
+        failures,
+        key=lambda e: (
+            tuple((str(p), 0) if isinstance(p, str) else ("", p) for p in e.absolute_path),
+            e.message,
+        ),
+    )
     found = []
     for error in errors[:MAX_ERRORS_PER_INPUT]:
         pos = supplied.origin.pos((*supplied.at, *error.absolute_path))

@@ -105,7 +105,7 @@ def test_references_must_resolve_inside_the_schema() -> None:
     ]
 
 
-def test_an_unresolvable_anchor_in_a_default_check_is_an_error_not_a_crash() -> None:
+def test_an_unresolvable_anchor_is_found_statically_at_the_reference() -> None:
     text = """\
     hz:
       inputs:
@@ -113,11 +113,15 @@ def test_an_unresolvable_anchor_in_a_default_check_is_an_error_not_a_crash() -> 
           schema: {$ref: "#nowhere"}
           default: 1
     """
-    (diag,) = found(text)
-    assert diag[:3] == ("HZ401", 4, 15)
-    assert diag[3].startswith(
-        "not a valid JSON Schema: hz.inputs.a.schema: cannot resolve the reference"
-    )
+    assert found(text) == [
+        (
+            "HZ401",
+            4,
+            22,
+            "not a valid JSON Schema: hz.inputs.a.schema.$ref: the reference '#nowhere' "
+            "points at nothing",
+        )
+    ]
 
 
 def test_broken_regex_is_a_schema_error() -> None:

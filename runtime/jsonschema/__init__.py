@@ -1,0 +1,17 @@
+"""JSON Schema 2020-12 for input and output values: the one place hz evaluates a schema.
+
+The compiler checks defaults and schemas with it when validating a contract, render checks
+input values, and a run checks the model's JSON answer: one validator, one format list
+(``formats``), one bounded ECMA-262 regex engine (``ecma``), references resolved within the
+schema and against the offline 2020-12 metaschemas only (``refs``). Everything that keeps a
+value from being checked — a reference that cannot be resolved, a pattern that is not a
+regular expression or runs out of regex time, a schema or value nested too deeply — is a
+``SchemaProblem``, never an arbitrary exception.
+"""
+
+from __future__ import annotations
+
+from hz.runtime.jsonschema.check import SchemaProblem, errors, metaschema_errors
+from hz.runtime.jsonschema.refs import unresolvable
+
+__all__ = ["SchemaProblem", "errors", "metaschema_errors", "unresolvable"]
