@@ -4,8 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 # The pinned agent CLIs live outside the repository and are reused when present.
 AGENT_CLIS ?= $(HOME)/.cache/hz/agent-clis
+# The official JSON-Schema-Test-Suite, from the sdist of the installed jsonschema; reused too.
+JSON_SCHEMA_SUITE ?= $(HOME)/.cache/hz/json-schema-suite
 
-.PHONY: demo test lint typecheck pytest agent-clis bench clean
+.PHONY: demo test lint typecheck pytest agent-clis json-schema-suite bench clean
 
 $(BIN)/hz: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +34,9 @@ demo: $(BIN)/hz
 agent-clis:
 	.ci/install-agent-clis "$(AGENT_CLIS)"
 
+json-schema-suite: $(VENV)/.test-deps
+	.ci/fetch-json-schema-suite $(BIN)/python "$(JSON_SCHEMA_SUITE)"
+
 lint: $(VENV)/.test-deps
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
@@ -40,8 +45,8 @@ lint: $(VENV)/.test-deps
 typecheck: $(VENV)/.test-deps
 	$(BIN)/mypy
 
-pytest: $(VENV)/.test-deps
-	HZ_AGENT_CLIS="$(AGENT_CLIS)" $(BIN)/pytest --cov
+pytest: $(VENV)/.test-deps json-schema-suite
+	HZ_AGENT_CLIS="$(AGENT_CLIS)" HZ_JSON_SCHEMA_SUITE="$(JSON_SCHEMA_SUITE)" $(BIN)/pytest --cov
 
 test: $(VENV)/.test-deps agent-clis lint typecheck pytest
 

@@ -98,7 +98,11 @@ def describe(e: ValidationError, where: str, show: Show = short) -> tuple[str, s
         unexpected = ", ".join(show(name) for name in inst if name not in allowed)
         return HZ104, f"{where}: unexpected key {unexpected}", None
     if kind == "format":
-        return HZ104, f"{where}: {show(inst)} is not a valid {value}", None
+        # A pattern says why it is no regular expression (hz.runtime.jsonschema.ecma).
+        why = f": {e.cause}" if value == "regex" and e.cause is not None else ""
+        return HZ104, f"{where}: {show(inst)} is not a valid {value}{why}", None
+    if e.validator is None:  # the boolean schema false
+        return HZ104, f"{where}: the schema is false, which allows no value", None
     return HZ104, f"{where}: {_bound(kind, value, inst, show) or e.message}", None
 
 

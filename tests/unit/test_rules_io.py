@@ -135,7 +135,8 @@ def test_broken_regex_is_a_schema_error() -> None:
             "HZ401",
             3,
             27,
-            "not a valid JSON Schema: hz.inputs.a.schema.pattern: '[a-' is not a valid regex",
+            "not a valid JSON Schema: hz.inputs.a.schema.pattern: '[a-' is not a valid regex: "
+            "unterminated character class at position 3",
         )
     ]
 
