@@ -12,7 +12,7 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from hz.runtime.jsonschema import keywords
-from hz.runtime.jsonschema.ecma import RegexError, RegexTimeout, deadline
+from hz.runtime.jsonschema.ecma import REGEX_SECONDS, RegexError, RegexTimeout, deadline
 from hz.runtime.jsonschema.formats import format_checker
 
 #: Draft 2020-12 with every regular expression evaluated by the ECMA-262 engine.
@@ -48,7 +48,7 @@ def _checked(v: Validator, instance: Any) -> list[ValidationError]:
             return list(v.iter_errors(instance))
     except RegexTimeout as e:
         raise SchemaProblem(
-            f"the pattern {e.pattern!r} took too long to evaluate (over 1 second of regex "
+            f"the pattern {e.pattern!r} took too long to evaluate (over {_seconds()} of regex "
             "time); simplify it (nested repetition such as (a|a)* backtracks)"
         ) from e
     except RegexError as e:
@@ -57,6 +57,10 @@ def _checked(v: Validator, instance: Any) -> list[ValidationError]:
         raise SchemaProblem(f"cannot resolve the reference {_ref(e)}") from e
     except RecursionError as e:
         raise SchemaProblem("the schema or the value is nested too deeply to check") from e
+
+
+def _seconds() -> str:
+    return "1 second" if REGEX_SECONDS == 1 else f"{REGEX_SECONDS:g} seconds"
 
 
 def _ref(e: Unresolvable) -> str:

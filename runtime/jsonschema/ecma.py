@@ -3,19 +3,10 @@
 
 Python's ``re`` differs from ECMA-262 (``\\d`` matches any Unicode digit, ``$`` matches before
 a final newline, ``\\p{…}`` does not exist) and backtracks without limit: ``^(a|a)*$`` against
-thirty ``a`` and a ``b`` would hang whoever evaluates it. hz therefore translates each pattern
-into the syntax of the ``regex`` module, which has Unicode properties and a ``timeout``, and
-evaluates every match under a deadline (``deadline``). The translation follows ECMA-262 with
-the ``u`` flag:
-
-- ``\\d``, ``\\w``, ``\\b`` are ASCII (``[0-9]``, ``[A-Za-z0-9_]``); ``\\s`` is ECMA's list
-  of white space and line terminators;
-- ``.`` matches anything but a line terminator (``\\n``, ``\\r``, U+2028, U+2029);
-- ``$`` is the end of the string only, ``^`` its start;
-- ``\\p{…}``/``\\P{…}`` are Unicode properties (``\\p{Letter}``, ``\\p{Script=Greek}``);
-- ``\\cX``, ``\\u{…}``, surrogate pairs ``\\uD83D\\uDE00``, ``\\k<name>``, ``[^]``, ``[]``;
-- Python-only syntax (``(?P<…>``, inline flags, ``\\A``, ``\\Z``, ``\\a``, possessive ``a++``)
-  is refused as ECMA-262 refuses it.
+forty ``a`` and a ``b`` would hang whoever evaluates it. hz therefore translates each pattern
+into the syntax of the ``regex`` module (``hz.runtime.jsonschema.translate``), which has
+Unicode properties and a ``timeout``, and evaluates every match under one deadline per check
+(``deadline``).
 """
 
 from __future__ import annotations
@@ -30,17 +21,23 @@ from typing import Any
 
 import regex
 
+from hz.runtime.jsonschema.translate import MAX_GROUP_DEPTH, RegexError, translate
+
+__all__ = [
+    "MAX_GROUP_DEPTH",
+    "REGEX_SECONDS",
+    "RegexError",
+    "RegexTimeout",
+    "compile_ecma",
+    "deadline",
+    "search",
+    "translate",
+]
+
 #: The regex time one check may spend, all evaluations of all patterns together (seconds).
 REGEX_SECONDS = 1.0
-#: Group nesting the translation accepts; deeper patterns are refused before compiling (the
-#: compiler recurses once per level).
-MAX_GROUP_DEPTH = 100
 #: The longest pattern compiled.
 MAX_PATTERN_LENGTH = 65_536
-
-
-class RegexError(ValueError):
-    """A pattern that is not an ECMA-262 regular expression hz can evaluate."""
 
 
 class RegexTimeout(Exception):
@@ -83,7 +80,7 @@ def search(pattern: str, text: str) -> bool:
         raise RegexTimeout(pattern) from e
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def compile_ecma(pattern: str) -> Any:
     """The compiled ``regex`` pattern for an ECMA-262 ``pattern``."""
     if len(pattern) > MAX_PATTERN_LENGTH:
@@ -96,274 +93,3 @@ def compile_ecma(pattern: str) -> Any:
         raise RegexError(re.sub(r" at position \d+.*$", "", str(e))) from e
     except (RecursionError, MemoryError, OverflowError) as e:
         raise RegexError("too complex to compile") from e
-
-
-# --- translation -------------------------------------------------------------------------
-
-_RANGES = {
-    "d": ((0x30, 0x39),),
-    "w": ((0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)),
-    "s": (
-        (0x09, 0x0D),
-        (0x20, 0x20),
-        (0xA0, 0xA0),
-        (0x1680, 0x1680),
-        (0x2000, 0x200A),
-        (0x2028, 0x2029),
-        (0x202F, 0x202F),
-        (0x205F, 0x205F),
-        (0x3000, 0x3000),
-        (0xFEFF, 0xFEFF),
-    ),
-}
-_WORD = "[0-9A-Z_a-z]"
-_BOUNDS = re.compile(r"\{[0-9]+(?:,[0-9]*)?\}")
-_BOUNDARY = f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))"
-_NOT_BOUNDARY = f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))"
-_LINE_TERMINATORS = "\\n\\r\\u2028\\u2029"
-#: Escapes ECMA-262 gives a meaning to; any other letter after a backslash is an error there.
-_LETTER_ESCAPES = frozenset("dDwWsSbBcfnrtvxukpP")
-_CONTROL = {"f": "\\f", "n": "\\n", "r": "\\r", "t": "\\t", "v": "\\v"}
-
-
-def _char(code: int) -> str:
-    return f"\\U{code:08x}"
-
-
-def _class_body(letter: str) -> str:
-    """The class body (without brackets) of ``\\d``, ``\\D``, ``\\w``, … in ECMA's sense."""
-    ranges = _RANGES[letter.lower()]
-    if letter.islower():
-        pairs = ranges
-    else:  # the complement, for use inside a class where [^…] cannot nest
-        pairs_list: list[tuple[int, int]] = []
-        start = 0
-        for low, high in ranges:
-            if low > start:
-                pairs_list.append((start, low - 1))
-            start = high + 1
-        pairs_list.append((start, 0x10FFFF))
-        pairs = tuple(pairs_list)
-    return "".join(_char(a) if a == b else f"{_char(a)}-{_char(b)}" for a, b in pairs)
-
-
-def _property(body: str) -> str:
-    """ECMA property names to the ``regex`` module's: ``General_Category=L`` -> ``L``."""
-    name, sep, value = body.partition("=")
-    if not sep:
-        return body
-    if name in ("General_Category", "gc"):
-        return value
-    if name in ("Script", "sc", "Script_Extensions", "scx"):
-        return f"{name}={value}"
-    raise RegexError(f"unknown Unicode property name {name!r}")
-
-
-def _hex(text: str) -> int | None:
-    try:
-        return int(text, 16) if text and all(c in "0123456789abcdefABCDEF" for c in text) else None
-    except ValueError:  # pragma: no cover - guarded by the character test
-        return None
-
-
-class _Translator:
-    def __init__(self, pattern: str) -> None:
-        self.p = pattern
-        self.i = 0
-        self.out: list[str] = []
-
-    def fail(self, what: str) -> RegexError:
-        return RegexError(f"{what} at position {self.i}")
-
-    def run(self) -> str:
-        depth = 0
-        p = self.p
-        while self.i < len(p):
-            c = p[self.i]
-            if c == "\\":
-                self.escape(in_class=False)
-            elif c == "[":
-                self.char_class()
-            elif c == "(":
-                depth += 1
-                if depth > MAX_GROUP_DEPTH:
-                    raise RegexError(f"groups nested more than {MAX_GROUP_DEPTH} deep")
-                self.group()
-            elif c == ")":
-                depth -= 1
-                self.out.append(c)
-                self.i += 1
-            elif c == ".":
-                self.out.append(f"[^{_LINE_TERMINATORS}]")
-                self.i += 1
-            elif c == "$":
-                self.out.append("\\Z")
-                self.i += 1
-            elif c in "*+?":
-                self.out.append(c)
-                self.i += 1
-                self.after_quantifier()
-            elif c == "{":
-                bounds = _BOUNDS.match(p, self.i)
-                if bounds is None:
-                    self.out.append("\\{")  # a literal brace (ECMA-262 Annex B)
-                    self.i += 1
-                else:
-                    self.out.append(bounds.group())
-                    self.i = bounds.end()
-                    self.after_quantifier()
-            elif c == "}":
-                self.out.append("\\}")
-                self.i += 1
-            else:
-                self.out.append(c)
-                self.i += 1
-        return "".join(self.out)
-
-    def after_quantifier(self) -> None:
-        """A lazy ``?`` may follow a quantifier; another quantifier may not (``a++``)."""
-        if self.p.startswith("?", self.i):
-            self.out.append("?")
-            self.i += 1
-        nxt = self.p[self.i : self.i + 1]
-        if nxt in ("*", "+", "?") or (nxt == "{" and _BOUNDS.match(self.p, self.i)):
-            raise self.fail("nothing to repeat")
-
-    def group(self) -> None:
-        p = self.p
-        rest = p[self.i + 1 : self.i + 4]
-        if not rest.startswith("?"):
-            self.out.append("(")
-            self.i += 1
-            return
-        for opener in ("?:", "?=", "?!", "?<=", "?<!"):
-            if rest.startswith(opener):
-                self.out.append("(" + opener)
-                self.i += 1 + len(opener)
-                return
-        if rest.startswith("?<"):
-            end = p.find(">", self.i)
-            name = p[self.i + 3 : end] if end > 0 else ""
-            if not name.isidentifier():
-                raise self.fail("invalid group name")
-            self.out.append(f"(?P<{name}>")
-            self.i = end + 1
-            return
-        raise self.fail("invalid group")
-
-    def char_class(self) -> None:
-        p = self.p
-        self.i += 1
-        negated = p.startswith("^", self.i)
-        if negated:
-            self.i += 1
-        if p.startswith("]", self.i):  # [] matches nothing, [^] anything
-            self.out.append("(?s:.)" if negated else "(?!)")
-            self.i += 1
-            return
-        self.out.append("[^" if negated else "[")
-        while self.i < len(p):
-            c = p[self.i]
-            if c == "]":
-                self.out.append("]")
-                self.i += 1
-                return
-            if c == "\\":
-                self.escape(in_class=True)
-            else:
-                # Characters the regex module could read as set operators or nested sets.
-                self.out.append("\\" + c if c in "[&~|" else c)
-                self.i += 1
-        raise self.fail("unterminated character class")
-
-    def escape(self, *, in_class: bool) -> None:
-        p = self.p
-        if self.i + 1 >= len(p):
-            raise self.fail("\\ at end of pattern")
-        d = p[self.i + 1]
-        self.i += 2
-        if d in "dDwWsS":
-            body = _class_body(d)
-            self.out.append(body if in_class else f"[{body}]")
-        elif d == "b":
-            self.out.append("\\x08" if in_class else _BOUNDARY)
-        elif d == "B":
-            if in_class:
-                raise self.fail("invalid escape \\B in a class")
-            self.out.append(_NOT_BOUNDARY)
-        elif d in _CONTROL:
-            self.out.append(_CONTROL[d])
-        elif d == "c":
-            letter = p[self.i : self.i + 1]
-            if not (letter.isascii() and letter.isalpha()):
-                raise self.fail("invalid escape \\c")
-            self.out.append(f"\\x{ord(letter) % 32:02x}")
-            self.i += 1
-        elif d == "x":
-            code = _hex(p[self.i : self.i + 2])
-            if code is None or len(p[self.i : self.i + 2]) < 2:
-                raise self.fail("invalid escape \\x")
-            self.out.append(_char(code))
-            self.i += 2
-        elif d == "u":
-            self.out.append(_char(self.unicode_escape()))
-        elif d in "pP":
-            if not p.startswith("{", self.i):
-                raise self.fail(f"invalid escape \\{d}")
-            end = p.find("}", self.i)
-            if end < 0:
-                raise self.fail(f"unterminated \\{d}{{")
-            self.out.append(f"\\{d}{{{_property(p[self.i + 1 : end])}}}")
-            self.i = end + 1
-        elif d == "k":
-            end = p.find(">", self.i)
-            name = p[self.i + 1 : end] if p.startswith("<", self.i) and end > 0 else ""
-            if not name.isidentifier():
-                raise self.fail("invalid escape \\k")
-            self.out.append(f"(?P={name})")
-            self.i = end + 1
-        elif d == "0":
-            if p[self.i : self.i + 1].isdigit():
-                raise self.fail("invalid escape \\0 followed by a digit")
-            self.out.append("\\x00")
-        elif d.isdigit():  # a back reference
-            start = self.i - 1
-            while self.i < len(p) and p[self.i].isdigit():
-                self.i += 1
-            if in_class:
-                raise self.fail("invalid back reference in a class")
-            self.out.append(f"(?:\\{p[start : self.i]})")
-        elif (d.isascii() and d.isalnum()) or d == "_":
-            raise self.fail(f"invalid escape \\{d}")
-        elif d == "-" and not in_class:
-            raise self.fail("invalid escape \\-")
-        elif d.isascii() and not d.isalnum():
-            self.out.append("\\" + d)
-        else:
-            raise self.fail(f"invalid escape \\{d}")
-
-    def unicode_escape(self) -> int:
-        p = self.p
-        if p.startswith("{", self.i):
-            end = p.find("}", self.i)
-            code = _hex(p[self.i + 1 : end]) if end > 0 else None
-            if code is None or code > 0x10FFFF:
-                raise self.fail("invalid escape \\u{…}")
-            self.i = end + 1
-            return code
-        code = _hex(p[self.i : self.i + 4])
-        if code is None or len(p[self.i : self.i + 4]) < 4:
-            raise self.fail("invalid escape \\u")
-        self.i += 4
-        # A surrogate pair written as two escapes is one code point (ECMA-262, u flag).
-        if 0xD800 <= code <= 0xDBFF and p.startswith("\\u", self.i):
-            low = _hex(p[self.i + 2 : self.i + 6])
-            if low is not None and 0xDC00 <= low <= 0xDFFF:
-                self.i += 6
-                return 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-        return code
-
-
-def translate(pattern: str) -> str:
-    """The ``regex``-module syntax of an ECMA-262 pattern; ``RegexError`` when it is not one."""
-    return _Translator(pattern).run()

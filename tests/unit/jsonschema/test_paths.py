@@ -186,3 +186,12 @@ def test_embedded_ids_resolve_and_other_documents_are_located_errors() -> None:
         ("HZ401", 4, 74, "not a valid JSON Schema: " + message.format("inputs.v")),
         ("HZ403", 8, 72, "not a valid JSON Schema: " + message.format("output")),
     ]
+
+
+def test_a_format_regex_value_of_5000_nested_groups_is_a_diagnostic(tmp_path: Path) -> None:
+    value = "(" * 5000 + ")" * 5000
+    (diag,) = render({"format": "regex"}, value, tmp_path)
+    assert (diag.code, diag.message) == (
+        "HZ702",
+        f"input 'v': \"{'(' * 58}… is not a valid regex: groups nested more than 100 deep",
+    )
