@@ -30,6 +30,7 @@ __all__ = [
     "RegexTimeout",
     "compile_ecma",
     "deadline",
+    "remaining",
     "search",
     "translate",
 ]
@@ -64,18 +65,24 @@ def deadline(seconds: float = REGEX_SECONDS) -> Iterator[None]:
         _DEADLINE.reset(token)
 
 
+def remaining(pattern: str) -> float:
+    """The regex time left in this check; ``RegexTimeout`` (naming ``pattern``) when none."""
+    end = _DEADLINE.get()
+    left = REGEX_SECONDS if end is None else end - time.monotonic()
+    if left <= 0:
+        raise RegexTimeout(pattern)
+    return left
+
+
 def search(pattern: str, text: str) -> bool:
     """Whether ``pattern`` (ECMA-262) matches somewhere in ``text``.
 
     Raises ``RegexError`` for a pattern that does not compile, ``RegexTimeout`` when the
-    deadline passes."""
+    deadline passes (compiling counts: the check is before and after it)."""
+    remaining(pattern)
     compiled = compile_ecma(pattern)
-    end = _DEADLINE.get()
-    remaining = REGEX_SECONDS if end is None else end - time.monotonic()
-    if remaining <= 0:
-        raise RegexTimeout(pattern)
     try:
-        return compiled.search(text, timeout=remaining) is not None
+        return compiled.search(text, timeout=remaining(pattern)) is not None
     except TimeoutError as e:
         raise RegexTimeout(pattern) from e
 

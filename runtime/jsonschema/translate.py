@@ -17,6 +17,8 @@ import re
 
 #: Group nesting the translation accepts.
 MAX_GROUP_DEPTH = 100
+#: Items the pattern may have with its counted repetitions written out (a{3} is three).
+MAX_EXPANDED = 100_000
 
 
 class RegexError(ValueError):
@@ -40,7 +42,7 @@ _RANGES = {
     ),
 }
 _WORD = "[0-9A-Z_a-z]"
-_BOUNDS = re.compile(r"\{[0-9]+(?:,[0-9]*)?\}")
+_BOUNDS = re.compile(r"\{([0-9]+)(?:,([0-9]*))?\}")
 _BOUNDARY = f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))"
 _NOT_BOUNDARY = f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))"
 _LINE_TERMINATORS = "\\n\\r\\u2028\\u2029"
@@ -91,34 +93,54 @@ class _Translator:
         self.p = pattern
         self.i = 0
         self.out: list[str] = []
+        # The size of the pattern with counted repetitions written out, per open group: the
+        # regex compiler expands a{1000} into a thousand nodes, and ((a{1000}){1000}){1000}
+        # would take it hours.
+        self.sizes = [0]
+        self.last = 0
 
     def fail(self, what: str) -> RegexError:
         return RegexError(f"{what} at position {self.i}")
 
+    def grow(self, size: int) -> None:
+        self.sizes[-1] += size
+        if self.sizes[-1] > MAX_EXPANDED:
+            raise RegexError(f"repetitions expand to more than {MAX_EXPANDED:,} items")
+
+    def atom(self, text: str, width: int = 1) -> None:
+        self.out.append(text)
+        self.i += width
+        self.last = 1
+        self.grow(1)
+
     def run(self) -> str:
-        depth = 0
         p = self.p
         while self.i < len(p):
             c = p[self.i]
             if c == "\\":
                 self.escape(in_class=False)
+                self.last = 1
+                self.grow(1)
             elif c == "[":
                 self.char_class()
+                self.last = 1
+                self.grow(1)
             elif c == "(":
-                depth += 1
-                if depth > MAX_GROUP_DEPTH:
+                if len(self.sizes) > MAX_GROUP_DEPTH:
                     raise RegexError(f"groups nested more than {MAX_GROUP_DEPTH} deep")
+                self.sizes.append(0)
                 self.group()
             elif c == ")":
-                depth -= 1
+                if len(self.sizes) == 1:
+                    raise self.fail("unbalanced parenthesis")
+                self.last = max(self.sizes.pop(), 1)
                 self.out.append(c)
                 self.i += 1
+                self.grow(self.last)
             elif c == ".":
-                self.out.append(f"[^{_LINE_TERMINATORS}]")
-                self.i += 1
+                self.atom(f"[^{_LINE_TERMINATORS}]")
             elif c == "$":
-                self.out.append("\\Z")
-                self.i += 1
+                self.atom("\\Z")
             elif c in "*+?":
                 self.out.append(c)
                 self.i += 1
@@ -126,19 +148,29 @@ class _Translator:
             elif c == "{":
                 bounds = _BOUNDS.match(p, self.i)
                 if bounds is None:
-                    self.out.append("\\{")  # a literal brace (ECMA-262 Annex B)
-                    self.i += 1
+                    self.atom("\\{")  # a literal brace (ECMA-262 Annex B)
                 else:
-                    self.out.append(bounds.group())
-                    self.i = bounds.end()
-                    self.after_quantifier()
+                    self.repeat(bounds)
             elif c == "}":
-                self.out.append("\\}")
-                self.i += 1
-            else:
+                self.atom("\\}")
+            elif c == "|":
                 self.out.append(c)
                 self.i += 1
+                self.last = 0
+            else:
+                self.atom(c)
         return "".join(self.out)
+
+    def repeat(self, bounds: re.Match[str]) -> None:
+        low, high = bounds.group(1), bounds.group(2)
+        count = high or low
+        if len(count) > 9 or int(count) > MAX_EXPANDED:
+            raise self.fail("repetition count too big")
+        self.grow(self.last * max(int(count) - 1, 0))
+        self.last *= max(int(count), 1)
+        self.out.append(bounds.group())
+        self.i = bounds.end()
+        self.after_quantifier()
 
     def after_quantifier(self) -> None:
         """A lazy ``?`` may follow a quantifier; another quantifier may not (``a++``)."""

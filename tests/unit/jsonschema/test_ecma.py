@@ -106,3 +106,30 @@ def test_nested_repetition_the_engine_handles_is_no_timeout() -> None:
 def test_every_match_in_a_check_shares_one_deadline() -> None:
     with deadline(0.0), pytest.raises(RegexTimeout):
         search("a", "a")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "message"),
+    [
+        ("((a{1000}){1000}){1000}", "repetitions expand to more than 100,000 items"),
+        ("(ab){50001}", "repetitions expand to more than 100,000 items"),
+        ("a{100001}", "repetition count too big at position 1"),
+        ("a{" + "9" * 5000 + "}", "repetition count too big at position 1"),
+    ],
+)
+def test_counted_repetition_is_bounded_before_compiling(pattern: str, message: str) -> None:
+    # ((a{1000}){1000}){1000} would keep the regex compiler busy for hours.
+    with pytest.raises(RegexError) as caught:
+        compile_ecma(pattern)
+    assert str(caught.value) == message
+
+
+def test_counted_repetition_within_the_bound_compiles() -> None:
+    assert search("^(ab){2,3}$", "ababab")
+    assert search("^[a-z]{1,64}$", "x" * 64)
+
+
+def test_compiling_takes_from_the_check_deadline() -> None:
+    compile_ecma.cache_clear()
+    with deadline(0.0), pytest.raises(RegexTimeout):
+        search("^never compiled$", "x")
