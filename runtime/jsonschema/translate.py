@@ -46,8 +46,6 @@ _BOUNDS = re.compile(r"\{([0-9]+)(?:,([0-9]*))?\}")
 _BOUNDARY = f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))"
 _NOT_BOUNDARY = f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))"
 _LINE_TERMINATORS = "\\n\\r\\u2028\\u2029"
-#: Escapes ECMA-262 gives a meaning to; any other letter after a backslash is an error there.
-_LETTER_ESCAPES = frozenset("dDwWsSbBcfnrtvxukpP")
 _CONTROL = {"f": "\\f", "n": "\\n", "r": "\\r", "t": "\\t", "v": "\\v"}
 
 
@@ -99,8 +97,8 @@ class _Translator:
         self.sizes = [0]
         self.last = 0
 
-    def fail(self, what: str) -> RegexError:
-        return RegexError(f"{what} at position {self.i}")
+    def fail(self, what: str, at: int | None = None) -> RegexError:
+        return RegexError(f"{what} at position {self.i if at is None else at}")
 
     def grow(self, size: int) -> None:
         self.sizes[-1] += size
@@ -230,8 +228,9 @@ class _Translator:
 
     def escape(self, *, in_class: bool) -> None:
         p = self.p
+        start = self.i
         if self.i + 1 >= len(p):
-            raise self.fail("\\ at end of pattern")
+            raise self.fail("\\ at end of pattern", start)
         d = p[self.i + 1]
         self.i += 2
         if d in "dDwWsS":
@@ -241,58 +240,57 @@ class _Translator:
             self.out.append("\\x08" if in_class else _BOUNDARY)
         elif d == "B":
             if in_class:
-                raise self.fail("invalid escape \\B in a class")
+                raise self.fail("invalid escape \\B in a class", start)
             self.out.append(_NOT_BOUNDARY)
         elif d in _CONTROL:
             self.out.append(_CONTROL[d])
         elif d == "c":
             letter = p[self.i : self.i + 1]
             if not (letter.isascii() and letter.isalpha()):
-                raise self.fail("invalid escape \\c")
+                raise self.fail("invalid escape \\c", start)
             self.out.append(f"\\x{ord(letter) % 32:02x}")
             self.i += 1
         elif d == "x":
             code = _hex(p[self.i : self.i + 2])
             if code is None or len(p[self.i : self.i + 2]) < 2:
-                raise self.fail("invalid escape \\x")
+                raise self.fail("invalid escape \\x", start)
             self.out.append(_char(code))
             self.i += 2
         elif d == "u":
             self.out.append(_char(self.unicode_escape()))
         elif d in "pP":
             if not p.startswith("{", self.i):
-                raise self.fail(f"invalid escape \\{d}")
+                raise self.fail(f"invalid escape \\{d}", start)
             end = p.find("}", self.i)
             if end < 0:
-                raise self.fail(f"unterminated \\{d}{{")
+                raise self.fail(f"unterminated \\{d}{{", start)
             self.out.append(f"\\{d}{{{_property(p[self.i + 1 : end])}}}")
             self.i = end + 1
         elif d == "k":
             end = p.find(">", self.i)
             name = p[self.i + 1 : end] if p.startswith("<", self.i) and end > 0 else ""
             if not name.isidentifier():
-                raise self.fail("invalid escape \\k")
+                raise self.fail("invalid escape \\k", start)
             self.out.append(f"(?P={name})")
             self.i = end + 1
         elif d == "0":
             if p[self.i : self.i + 1].isdigit():
-                raise self.fail("invalid escape \\0 followed by a digit")
+                raise self.fail("invalid escape \\0 followed by a digit", start)
             self.out.append("\\x00")
         elif d.isdigit():  # a back reference
-            start = self.i - 1
             while self.i < len(p) and p[self.i].isdigit():
                 self.i += 1
             if in_class:
-                raise self.fail("invalid back reference in a class")
-            self.out.append(f"(?:\\{p[start : self.i]})")
+                raise self.fail("invalid back reference in a class", start)
+            self.out.append(f"(?:\\{p[start + 1 : self.i]})")
         elif (d.isascii() and d.isalnum()) or d == "_":
-            raise self.fail(f"invalid escape \\{d}")
+            raise self.fail(f"invalid escape \\{d}", start)
         elif d == "-" and not in_class:
-            raise self.fail("invalid escape \\-")
+            raise self.fail("invalid escape \\-", start)
         elif d.isascii() and not d.isalnum():
             self.out.append("\\" + d)
         else:
-            raise self.fail(f"invalid escape \\{d}")
+            raise self.fail(f"invalid escape \\{d}", start)
 
     def unicode_escape(self) -> int:
         p = self.p

@@ -1,7 +1,8 @@
 """The official JSON-Schema-Test-Suite, draft 2020-12, through hz's own paths.
 
-Every core case (all files but ``optional/``, ``refRemote`` and ``vocabulary``)
-and the ``optional/format`` cases of every format hz asserts run three ways, in-process:
+Every core case (all files but ``optional/``, ``refRemote`` and ``vocabulary``), the
+``optional/format`` cases of every format hz asserts and the optional ECMA-262 regex files
+run three ways, in-process:
 
 - **validate**: a contract whose input ``v`` has the test's schema as ``schema`` (and as the
   output schema) and the test's data as ``default`` — the schema must be accepted, the default
@@ -128,6 +129,14 @@ def core_files() -> list[str]:
     return sorted(p.name for p in TESTS.glob("*.json") if p.name not in NOT_CORE)
 
 
+#: The optional files that hold hz to its ECMA-262 claim (docs/contract-reference.md).
+ECMA_FILES = (
+    "optional/ecmascript-regex.json",
+    "optional/non-bmp-regex.json",
+    "optional/format/ecmascript-regex.json",
+)
+
+
 def format_files() -> list[str]:
     return [f"optional/format/{name}.json" for name in ASSERTED]
 
@@ -236,6 +245,12 @@ def core(tmp_path_factory: pytest.TempPathFactory) -> list[Outcome]:
 
 
 @pytest.fixture(scope="module")
+def ecma(tmp_path_factory: pytest.TempPathFactory) -> list[Outcome]:
+    tmp = tmp_path_factory.mktemp("ecma")
+    return [o for g in groups(list(ECMA_FILES)) for o in run_group(g, tmp)]
+
+
+@pytest.fixture(scope="module")
 def formats(tmp_path_factory: pytest.TempPathFactory) -> list[Outcome]:
     tmp = tmp_path_factory.mktemp("formats")
     return [o for g in groups(format_files()) for o in run_group(g, tmp)]
@@ -313,6 +328,11 @@ def assert_refused_for_the_reference(path: str, refused: tuple[str, ...]) -> Non
         )
 
 
+def test_ecma_regex_cases_agree(ecma: list[Outcome]) -> None:
+    assert disagreements(ecma) == []
+    assert {o.group.file for o in ecma} == set(ECMA_FILES)
+
+
 def test_format_cases_agree_for_every_asserted_format(formats: list[Outcome]) -> None:
     assert disagreements(formats) == []
     assert {o.group.file for o in formats} == set(format_files())
@@ -342,16 +362,21 @@ def listed_cases(outcomes: list[Outcome]) -> set[tuple[str, str, str]]:
 
 
 def test_score_is_printed(
-    core: list[Outcome], formats: list[Outcome], capsys: pytest.CaptureFixture[str]
+    core: list[Outcome],
+    ecma: list[Outcome],
+    formats: list[Outcome],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     agree, differ, total = score(core)
     fmt_agree, _, fmt_total = score(formats)
+    ecma_agree, _, ecma_total = score(ecma)
     line = (
         f"JSON-Schema-Test-Suite {VERSION} draft2020-12: core {agree}/{total} cases agree on "
         f"validate, render and run ({differ} listed deliberate differences); "
+        f"optional ECMA-262 regex: {ecma_agree}/{ecma_total}; "
         f"formats {', '.join(ASSERTED)}: {fmt_agree}/{fmt_total}"
     )
     with capsys.disabled():
         print(f"\n{line}")
     assert (agree, differ) == (total - differ, len(listed_cases(core)))
-    assert fmt_agree == fmt_total
+    assert (fmt_agree, ecma_agree) == (fmt_total, ecma_total)

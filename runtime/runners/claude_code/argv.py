@@ -75,7 +75,8 @@ def stdin_bytes(prompt: str, output: OutputSpec | None) -> bytes:
 
 
 def json_schema(output: OutputSpec | None) -> str | None:
-    if output is None or output.format != "json" or output.schema_ is None:
+    # A boolean schema is no structured-output request; hz's output check applies it.
+    if output is None or output.format != "json" or not isinstance(output.schema_, dict):
         return None
     return json.dumps(output.schema_, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 

@@ -99,7 +99,7 @@ class CodexRunner:
         files: dict[str, str] = {}
         if request.contract.strip():
             files[CONTRACT_FILE] = request.contract
-        if request.output.schema_ is not None:
+        if isinstance(request.output.schema_, dict):  # a boolean schema: hz's check only
             files[SCHEMA_FILE] = json.dumps(request.output.schema_, ensure_ascii=False)
         return files
 

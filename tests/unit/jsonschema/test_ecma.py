@@ -62,8 +62,8 @@ def test_ecma_semantics(pattern: str, text: str, matches: bool) -> None:
     [
         ("(?P<x>a)", "invalid group at position 0"),
         ("(?i)a", "invalid group at position 0"),
-        ("\\a", "invalid escape \\a at position 2"),
-        ("\\Z", "invalid escape \\Z at position 2"),
+        ("\\a", "invalid escape \\a at position 0"),
+        ("\\Z", "invalid escape \\Z at position 0"),
         ("a++", "nothing to repeat at position 2"),
         ("a{2}*", "nothing to repeat at position 4"),
         ("[a-", "unterminated character class at position 3"),

@@ -195,3 +195,12 @@ def test_a_format_regex_value_of_5000_nested_groups_is_a_diagnostic(tmp_path: Pa
         "HZ702",
         f"input 'v': \"{'(' * 58}… is not a valid regex: groups nested more than 100 deep",
     )
+
+
+def test_a_boolean_output_schema_is_checked_by_hz_not_sent_to_the_agent_cli() -> None:
+    from hz.runtime.runners.claude_code.argv import json_schema
+
+    assert json_schema(OutputSpec(format="json", schema_=True)) is None
+    assert json_schema(OutputSpec(format="json", schema_={"type": "object"})) == (
+        '{"type":"object"}'
+    )
