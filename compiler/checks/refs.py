@@ -21,7 +21,10 @@ def ref_problems(doc: SourceDoc, path: JsonPath, schema: Any, code: str) -> list
 
     out = []
     for where, ref, why in unresolvable(schema):
-        if why == "nothing":
+        if why == "invalid":
+            msg = f"{dotted((*path, *where))}: {ref!r} is not a valid URI"
+            hint = "check the reference and the $id values of the schemas around it"
+        elif why == "nothing":
             msg = f"{dotted((*path, *where))}: the reference {ref!r} points at nothing"
             hint = "a local reference is a JSON pointer into this schema, e.g. '#/$defs/item'"
         else:

@@ -55,8 +55,13 @@ def _checked(v: Validator, instance: Any) -> list[ValidationError]:
         raise SchemaProblem(f"a pattern is not a valid ECMA-262 regular expression: {e}") from e
     except Unresolvable as e:
         raise SchemaProblem(f"cannot resolve the reference {_ref(e)}") from e
+    except ValueError as e:  # urllib on an $id or reference that is no URI
+        raise SchemaProblem(f"a reference or $id is not a valid URI: {e}") from e
     except RecursionError as e:
-        raise SchemaProblem("the schema or the value is nested too deeply to check") from e
+        raise SchemaProblem(
+            "the schema refers to itself without end, or it or the value is nested too deeply "
+            "to check"
+        ) from e
 
 
 def _seconds() -> str:

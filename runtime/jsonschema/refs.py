@@ -26,8 +26,8 @@ _MAP = ("$defs", "definitions", "dependentSchemas", "patternProperties", "proper
 
 def unresolvable(schema: Any) -> list[tuple[Path, str, str]]:
     """(path of the ``$ref``, the reference, why) for each reference that does not resolve:
-    ``why`` is ``"nothing"`` (a pointer or anchor into a known document that finds nothing)
-    or ``"outside"`` (another document)."""
+    ``why`` is ``"nothing"`` (a pointer or anchor into a known document that finds nothing),
+    ``"outside"`` (another document) or ``"invalid"`` (with the ``$id``s around it, no URI)."""
     resource = DRAFT202012.create_resource(schema)
     resolver = METASCHEMAS.resolver_with_root(resource)
     out: list[tuple[Path, str, str]] = []
@@ -39,7 +39,11 @@ def _walk(node: Any, path: Path, resolver: Resolver[Any], out: list[tuple[Path, 
     if not isinstance(node, dict):
         return
     if isinstance(node.get("$id"), str):
-        resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+        try:
+            resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+        except ValueError:  # urllib: "Invalid IPv6 URL" and the like
+            out.append(((*path, "$id"), node["$id"], "invalid"))
+            return
     for keyword in ("$ref", "$dynamicRef"):
         ref = node.get(keyword)
         if isinstance(ref, str):
@@ -62,6 +66,8 @@ def _walk(node: Any, path: Path, resolver: Resolver[Any], out: list[tuple[Path, 
 def _problem(resolver: Resolver[Any], ref: str) -> str | None:
     try:
         resolver.lookup(ref)
+    except ValueError:  # urllib: "Invalid IPv6 URL" and the like
+        return "invalid"
     except PointerToNowhere:
         return "nothing"
     except Unresolvable:
@@ -70,7 +76,7 @@ def _problem(resolver: Resolver[Any], ref: str) -> str | None:
             return "nothing"
         try:
             resolver.lookup(document)
-        except Unresolvable:
+        except (Unresolvable, ValueError):
             return "outside"
         return "nothing"
     return None

@@ -204,3 +204,37 @@ def test_a_boolean_output_schema_is_checked_by_hz_not_sent_to_the_agent_cli() ->
     assert json_schema(OutputSpec(format="json", schema_={"type": "object"})) == (
         '{"type":"object"}'
     )
+
+
+def test_an_id_that_is_no_uri_is_a_diagnostic_not_a_crash() -> None:
+    assert validate({"$id": "http://[x/", "$ref": "a.json"}, 1) == [
+        (
+            "HZ401",
+            4,
+            23,
+            "not a valid JSON Schema: hz.inputs.v.schema.$id: 'http://[x/' is not a valid URI",
+        ),
+        (
+            "HZ403",
+            8,
+            21,
+            "not a valid JSON Schema: hz.output.schema.$id: 'http://[x/' is not a valid URI",
+        ),
+    ]
+
+
+def test_a_schema_that_refers_to_itself_without_end_is_a_diagnostic(tmp_path: Path) -> None:
+    endless = (
+        "the schema refers to itself without end, or it or the value is nested too deeply to check"
+    )
+    assert validate({"$ref": "#"}, 1) == [
+        ("HZ401", 4, 15, f"not a valid JSON Schema: hz.inputs.v.schema: {endless}")
+    ]
+    assert [d.message for d in render({"$ref": "#"}, 1, tmp_path)] == [
+        f"input 'v': cannot be checked against its schema: {endless}"
+    ]
+    assert answer({"$ref": "#"}, 1, tmp_path) == (
+        "failed",
+        "schema_invalid",
+        f"the draft could not be checked against the output schema: {endless}",
+    )
