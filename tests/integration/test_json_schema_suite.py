@@ -37,6 +37,7 @@ from hz.runtime.execute import bind, execute
 from hz.runtime.jsonschema.formats import ASSERTED
 from hz.runtime.models import Budget, InputSpec, Job, OutputSpec, Packet, SourceRef, ToolProfile
 from hz.runtime.protocol import RunRequest
+from tests.run_request import runner_config
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION = importlib.metadata.version("jsonschema")
@@ -239,7 +240,9 @@ def run_group(group: Group, tmp: Path) -> Iterator[Outcome]:
         packet = Packet(
             job=job, prompt=draft, contract="Check.", inputs_sha256="1" * 64, job_digest=job.digest
         )
-        result = execute(bind("echo", {}), RunRequest.for_packet(packet, workdir=tmp))
+        result = execute(
+            bind(runner_config("echo", {})), RunRequest.for_packet(packet, workdir=tmp)
+        )
         refused = [] if result.status == "completed" else [f"{result.failure_kind} {result.reason}"]
         yield outcome("run", refused)
 

@@ -16,6 +16,7 @@ from hz.compiler.load.loader import load_bytes
 from hz.runtime.execute import bind, execute
 from hz.runtime.models import Budget, InputSpec, Job, OutputSpec, Packet, SourceRef, ToolProfile
 from hz.runtime.protocol import RunRequest
+from tests.run_request import runner_config
 
 BACKTRACKING = "^(a|a)*$"
 SLOW_VALUE = "a" * 40 + "b"
@@ -64,7 +65,9 @@ def answer(schema: Any, value: Any, tmp_path: Path) -> tuple[str, str | None, st
     packet = Packet(
         job=job, prompt=draft, contract="Answer.", inputs_sha256="1" * 64, job_digest=job.digest
     )
-    result = execute(bind("echo", {}), RunRequest.for_packet(packet, workdir=tmp_path))
+    result = execute(
+        bind(runner_config("echo", {})), RunRequest.for_packet(packet, workdir=tmp_path)
+    )
     return result.status, result.failure_kind, result.reason
 
 
