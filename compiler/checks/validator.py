@@ -15,7 +15,8 @@ from hz.runtime.jsonschema.keywords import MissingKey, required
 __all__ = ["Draft202012", "MissingKey"]
 
 
-#: Used like ``Draft202012Validator`` (it is one, with the ``required`` keyword above).
+#: Used like ``Draft202012Validator`` (it is one, with the ``required`` keyword that names the
+#: missing key).
 Draft202012: type[Draft202012Validator] = extend(  # type: ignore[no-untyped-call]
     Draft202012Validator, {"required": required}
 )
