@@ -35,6 +35,7 @@ from hz.compiler.load.loader import load_bytes
 from hz.compiler.validate import validate_source
 from hz.runtime.execute import bind, execute
 from hz.runtime.jsonschema.formats import ASSERTED
+from hz.runtime.canonical import sha256_hex
 from hz.runtime.models import Budget, InputSpec, Job, OutputSpec, Packet, SourceRef, ToolProfile
 from hz.runtime.protocol import RunRequest
 from tests.run_request import runner_config
@@ -238,7 +239,12 @@ def run_group(group: Group, tmp: Path) -> Iterator[Outcome]:
         yield outcome("render", [f"{d.code} {d.message}" for d in diags])
         draft = json.dumps(data)
         packet = Packet(
-            job=job, prompt=draft, contract="Check.", inputs_sha256="1" * 64, job_digest=job.digest
+            job=job,
+            prompt=draft,
+            contract="Check.",
+            inputs_sha256="1" * 64,
+            job_digest=job.digest,
+            prompt_sha256=sha256_hex(draft),
         )
         result = execute(
             bind(runner_config("echo", {})), RunRequest.for_packet(packet, workdir=tmp)
