@@ -13,6 +13,7 @@ from hz.compiler.checks.io_schemas import check_inputs, check_output
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.inputs.values import collect_inputs
 from hz.compiler.load.loader import load_bytes
+from hz.runtime.canonical import sha256_hex
 from hz.runtime.execute import bind, execute
 from hz.runtime.models import Budget, InputSpec, Job, OutputSpec, Packet, SourceRef, ToolProfile
 from hz.runtime.protocol import RunRequest
@@ -63,7 +64,12 @@ def answer(schema: Any, value: Any, tmp_path: Path) -> tuple[str, str | None, st
         hz_version="0.1.0",
     ).sealed()
     packet = Packet(
-        job=job, prompt=draft, contract="Answer.", inputs_sha256="1" * 64, job_digest=job.digest
+        job=job,
+        prompt=draft,
+        contract="Answer.",
+        inputs_sha256="1" * 64,
+        job_digest=job.digest,
+        prompt_sha256=sha256_hex(draft),
     )
     result = execute(
         bind(runner_config("echo", {})), RunRequest.for_packet(packet, workdir=tmp_path)
