@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -10,6 +11,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+
+# A shell starts a background command (`make test &`) with SIGINT and SIGQUIT ignored, and an
+# ignored disposition survives exec: every hz the tests start would then ignore the signals
+# the tests send it. Give them back their defaults (Python's handler for SIGINT).
+for _signum, _default in (
+    (signal.SIGINT, signal.default_int_handler),
+    (signal.SIGQUIT, signal.SIG_DFL),
+):
+    if signal.getsignal(_signum) == signal.SIG_IGN:
+        signal.signal(_signum, _default)
 
 REPO = Path(__file__).resolve().parent.parent
 #: Where `.ci/install-agent-clis` put the pinned claude/codex (captured before HOME is isolated).
