@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from hz.runtime.ledger.owner import Binding, Interrupted, Outcome, OwnedRun, Policy
-from hz.runtime.ledger.store import Ledger
+from hz.runtime.ledger.store import Ledger, Owner
 from hz.runtime.models import Packet
 
 #: The signals that cancel a run (SIGINT included: Ctrl-C is the same path).
@@ -123,12 +123,14 @@ def run_foreground(
 
 
 class BatchDisplay:
-    """Done / running / queued and spend so far, one line on a terminal, rewritten."""
+    """Done / running / queued and spend so far, one line on a terminal, rewritten. Targets
+    not read yet count as queued (``unread``)."""
 
-    def __init__(self, ledger: Ledger, batch: str, stream: Any) -> None:
+    def __init__(self, ledger: Ledger, batch: str, stream: Any, unread: Callable[[], int]) -> None:
         self.ledger = Ledger(ledger.path)
         self.batch = batch
         self.stream = stream
+        self.unread = unread
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._tick, name="hz-batch", daemon=True)
 
@@ -160,50 +162,94 @@ class BatchDisplay:
         spent = self.ledger.connection.execute(
             "SELECT COALESCE(SUM(reserved_usd), 0) FROM runs WHERE batch = ?", (self.batch,)
         ).fetchone()[0]
+        queued = counts.get("queued", 0) + self.unread()
         return (
             f"hz: {counts.get('done', 0)} done · {counts.get('running', 0)} running · "
-            f"{counts.get('queued', 0)} queued · ${spent:.2f} reserved or spent"
+            f"{queued} queued · ${spent:.2f} reserved or spent"
         )
+
+
+class BatchSource:
+    """A batch's runs, read one target at a time as a slot frees: the packet of a target is
+    built (compiled, rendered or read) only when a slot can take its run, and is dropped once
+    its run is in the ledger, so hz holds the packets of at most ``jobs`` runs whatever the
+    size of the batch.
+
+    ``requests`` yields a ``Request`` per target, or None for a target whose packet could not
+    be built (its diagnostics are reported already). A pool's ``claim``: the batch's own queued
+    runs first (automatic retries whose time has come), then the next target's new run; False
+    while some are elsewhere in flight or wait for their time; None once all are settled."""
+
+    def __init__(self, requests: Iterator[Request | None], total: int, batch: str) -> None:
+        self.requests = requests
+        self.total = total
+        self.batch = batch
+        self.ids: list[str] = []
+        self.read = 0
+        self.unbuilt = 0
+        self.held = 0
+        self._lock = threading.Lock()
+
+    def unread(self) -> int:
+        return self.total - self.read
+
+    def __call__(self, ledger: Ledger, owner: Owner) -> tuple[str, int] | bool | None:
+        from hz.runtime.ledger.store import KeyHeld
+
+        claimed = ledger.claim_next(owner, batch=self.batch)
+        if claimed is not None:
+            return claimed
+        with self._lock:  # one target at a time: building a packet may compile and render
+            for request in self.requests:
+                self.read += 1
+                if request is None:
+                    self.unbuilt += 1
+                    continue
+                try:
+                    run_id, _ = ledger.create(
+                        request.packet,
+                        key=request.key,
+                        workdir=request.workdir,
+                        receipt_dir=request.receipt_dir,
+                        force_new=request.force_new,
+                        batch=self.batch,
+                    )
+                except KeyHeld as e:
+                    self.held += 1
+                    click.echo(f"hz: error: {e.message}", err=True)
+                    continue
+                self.ids.append(run_id)
+                claimed = ledger.claim_next(owner, batch=self.batch)
+                if claimed is not None:
+                    return claimed
+                # A worker on the same ledger took it: read the next target.
+        return None if ledger.batch_done(self.batch) else False
 
 
 def run_batch(
     ledger: Ledger,
-    requests: list[Request],
+    requests: Iterator[Request | None],
     *,
+    total: int,
     jobs: int,
     binding: Binding,
     policy: Policy,
     fmt: str,
     quiet: bool,
 ) -> int:
-    """Queue every request as one batch, run it with ``jobs`` slots; the exit status says how
-    the runs ended (0 all completed, else the first other run's status)."""
+    """Run ``total`` requests as one batch with ``jobs`` slots, reading each only when a slot
+    can take it; the exit status says how the runs ended (0 all completed, else the first
+    other run's status; 1 when a target could not be built, 2 when a request key had a run)."""
     import json
     import secrets
 
     from hz.runtime.errors import HzError
     from hz.runtime.ledger.cancel import cancel
-    from hz.runtime.ledger.store import KeyHeld
-    from hz.runtime.ledger.view import exit_status, run_json, summarize_exits
-    from hz.runtime.ledger.worker import Pool, from_batch
+    from hz.runtime.ledger.view import exit_status, run_json
+    from hz.runtime.ledger.worker import Pool
 
     batch = f"batch_{secrets.token_hex(6)}"
-    ids: list[str] = []
-    held = 0
-    for request in requests:
-        try:
-            run_id, _ = ledger.create(
-                request.packet,
-                key=request.key,
-                workdir=request.workdir,
-                receipt_dir=request.receipt_dir,
-                force_new=request.force_new,
-                batch=batch,
-            )
-            ids.append(run_id)
-        except KeyHeld as e:
-            held += 1
-            click.echo(f"hz: error: {e.message}", err=True)
+    source = BatchSource(requests, total, batch)
     lock = threading.Lock()
 
     def done(outcome: Outcome) -> None:
@@ -224,7 +270,7 @@ def run_batch(
         jobs=jobs,
         binding=binding,
         policy=policy,
-        claim=from_batch(batch),
+        claim=source,
         on_done=done,
         on_error=failed,
     )
@@ -233,17 +279,34 @@ def run_batch(
         pool.stop(f"hz was interrupted ({name})")
 
     display = (
-        BatchDisplay(ledger, batch, sys.stderr)
+        BatchDisplay(ledger, batch, sys.stderr, source.unread)
         if sys.stderr.isatty() and not quiet and fmt != "json"
         else contextlib.nullcontext()
     )
     with signals_to(on_signal), display:
         pool.run()
-    for run_id in ids:  # left in the queue by a stop: nothing of them ran
-        if ledger.get(run_id)["state"] == "queued":
-            cancel(ledger, run_id)
-    documents = [run_json(ledger, ledger.get(run_id), timeline=False) for run_id in ids]
+    for row in ledger.select("batch = ? AND state = 'queued'", (batch,)):
+        cancel(ledger, row["id"])  # left in the queue by a stop (a retry): nothing of it ran
+    if source.unbuilt:
+        click.echo(
+            f"hz: {source.unbuilt} of {total} targets could not be built (reported above); "
+            "nothing of them ran",
+            err=True,
+        )
+    if source.unread():
+        click.echo(
+            f"hz: {source.unread()} of {total} targets were not started: the batch was stopped",
+            err=True,
+        )
+    # One run's document at a time, as json.dumps would write the whole list.
+    code = 0
     if fmt == "json":
-        click.echo(json.dumps({"kind": "run_list", "runs": documents}, ensure_ascii=False))
-    code = summarize_exits([exit_status(d) for d in documents])
-    return code or (2 if held else 0)
+        click.echo('{"kind": "run_list", "runs": [', nl=False)
+    for n, run_id in enumerate(source.ids):
+        document = run_json(ledger, ledger.get(run_id), timeline=False)
+        code = code or exit_status(document)
+        if fmt == "json":
+            click.echo((", " if n else "") + json.dumps(document, ensure_ascii=False), nl=False)
+    if fmt == "json":
+        click.echo("]}")
+    return code or (1 if source.unbuilt else 0) or (2 if source.held else 0)

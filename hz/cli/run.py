@@ -16,6 +16,7 @@ import shlex
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -270,33 +271,56 @@ def _batch(
     from hz.cli.ledger_run import Request, run_batch
     from hz.cli.runs import report_settled
     from hz.runtime.config.layers import load_config
+    from hz.runtime.errors import HzError
     from hz.runtime.ledger.owner import Binding
     from hz.runtime.ledger.session import open_ledger, policy
     from hz.runtime.ledger.store import request_key as derived_key
+    from hz.runtime.models import ToolProfile
 
     config = load_config(cwd=Path.cwd())
-    packets = reported_packets(targets, inputs_file, input_args, config.max_usd_ceiling)
-    if packets is None:
-        return 1
     binding = Binding.from_config(config)  # a misconfiguration starts nothing
-    RunRequest.for_packet(packets[0], workdir=workdir)  # the workdir must exist
+    ToolProfile().bind(workdir)  # the workdir must exist
     receipts = receipt_directory(receipt_dir, no_receipt, config, workdir)
     ledger, settled = open_ledger(config)
     if not quiet:
         report_settled(settled)
-    requests = [
-        Request(packet, derived_key(packet, workdir), workdir, receipts, force_new)
-        for packet in packets
-    ]
+
+    def requests() -> Iterator[Request | None]:
+        # One target at a time, as the batch takes it: no packet is built before a slot can
+        # run it, and none is kept after its run is in the ledger.
+        for target in targets:
+            try:
+                packets = reported_packets(
+                    (target,), inputs_file, input_args, config.max_usd_ceiling
+                )
+            except HzError as e:
+                report_error(e)
+                packets = None
+            if packets is None:
+                yield None
+                continue
+            [packet] = packets
+            yield Request(packet, derived_key(packet, workdir), workdir, receipts, force_new)
+
     return run_batch(
         ledger,
-        requests,
+        requests(),
+        total=len(targets),
         jobs=jobs,
         binding=binding,
         policy=policy(config),
         fmt=fmt,
         quiet=quiet,
     )
+
+
+def report_error(error: Any) -> None:
+    """An expected error (``HzError``) on stderr as the CLI's handler prints it."""
+    from hz.runtime.printable import printable
+
+    click.echo(f"hz: error: {printable(error.message)}", err=True)
+    if error.hint:
+        click.echo(f"  hint: {printable(error.hint)}", err=True)
 
 
 def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:

@@ -106,16 +106,3 @@ def from_queue(ledger: Ledger, owner: Owner) -> tuple[str, int] | bool:
     """A worker's source: the next queued run, or False (nothing now; look again later)."""
     claimed = ledger.claim_next(owner)
     return False if claimed is None else claimed
-
-
-def from_batch(batch: str) -> Callable[[Ledger, Owner], tuple[str, int] | bool | None]:
-    """A batch's source: its queued runs; False while some of them are elsewhere in flight
-    or wait for a spend ceiling; None once every one is settled."""
-
-    def claim(ledger: Ledger, owner: Owner) -> tuple[str, int] | bool | None:
-        claimed = ledger.claim_next(owner, batch=batch)
-        if claimed is not None:
-            return claimed
-        return None if ledger.batch_done(batch) else False
-
-    return claim

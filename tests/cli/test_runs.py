@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,71 @@ def test_a_worker_waits_out_an_expired_not_before(hz: Cli, tmp_path: Path) -> No
         c.execute("UPDATE runs SET not_before = ? WHERE id = ?", (time.time() + 0.3, run_id))
     done = hz("worker", "--drain", "--format", "json")
     assert [r["state"] for r in json.loads(done.stdout)["runs"]] == ["completed"]
+
+
+def test_a_batch_reads_each_target_only_when_a_slot_can_run_it(tmp_path: Path) -> None:
+    """Flat memory: a target's packet is built when a slot takes it, never all up front."""
+    from hz.cli.ledger_run import Request, run_batch
+    from hz.compiler.render.packet import packet_from_path
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.owner import Binding, Policy
+    from hz.runtime.ledger.store import TERMINAL
+
+    (tmp_path / "greet.yaml").write_text(CONTRACT)
+    store = ledger(tmp_path)
+    config = load_config(environ={"HZ_RUNNER": "echo"})
+    ended_before: list[int] = []
+
+    def requests() -> Iterator[Request | None]:
+        for n in range(6):
+            ended_before.append(len(store.select(f"state IN {TERMINAL}")))
+            packet, _ = packet_from_path(
+                tmp_path / "greet.yaml",
+                inputs_file=None,
+                input_args=(f"who={n}",),
+                max_usd_ceiling=10,
+            )
+            assert packet is not None
+            yield Request(packet, f"key-{n}", tmp_path, None, False)
+
+    code = run_batch(
+        store,
+        requests(),
+        total=6,
+        jobs=2,
+        binding=Binding.from_config(config),
+        policy=Policy(),
+        fmt="jsonl",
+        quiet=True,
+    )
+    assert code == 0
+    # Two slots: when target n is read, at most one other run is in flight (the reading slot's
+    # own run has ended), so n - 1 runs at least have ended. Read all up front, none would have.
+    assert len(ended_before) == 6
+    assert [ended >= n - 1 for n, ended in enumerate(ended_before)] == [True] * 6, ended_before
+    assert len(store.select("state = 'completed'")) == 6
+
+
+def test_a_target_that_cannot_be_built_is_reported_and_the_batch_goes_on(
+    hz: Cli, tmp_path: Path
+) -> None:
+    (tmp_path / "bad.yaml").write_text("hz:\n  contract: 1\n")
+    done = hz(
+        "run",
+        "greet.yaml",
+        "nope.yaml",
+        "greet.yaml",
+        "--input",
+        "who=Ann",
+        "--force-new",
+        "-j",
+        "1",
+    )
+    assert done.returncode == 1
+    assert [line.split()[1] for line in done.stdout.splitlines()] == ["completed", "completed"]
+    assert done.stderr == (
+        "nope.yaml:0:0: error: cannot read file: No such file or directory [HZ001]\n"
+        "Found 1 error in 1 file (checked 1 file)\n"
+        "hz: 1 of 3 targets could not be built (reported above); nothing of them ran\n"
+    )
+    assert len(ledger(tmp_path).select()) == 2
