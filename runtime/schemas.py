@@ -1,4 +1,6 @@
-"""JSON Schemas of the artifact formats (job, packet, receipt, result), from the runtime models.
+"""JSON Schemas of the artifact formats (job, packet, receipt, result), from the runtime models,
+and of the run ledger's JSON documents (runs: ``hz runs``, ``hz submit``, ``hz worker`` with
+``--format json``), written by hand as package data beside the ledger.
 
 The copies in ``schemas/`` are for editors and other tools; they are regenerated with
 ``python -m hz.runtime.schemas --write`` and a test fails when they differ from what this module
@@ -19,8 +21,10 @@ from hz.runtime.models import Job, Packet
 from hz.runtime.receipts.model import Receipt
 from hz.runtime.result import AgentResult
 
-Kind = Literal["job", "packet", "receipt", "result"]
-KINDS: tuple[Kind, ...] = ("job", "packet", "receipt", "result")
+Kind = Literal["job", "packet", "receipt", "result", "runs"]
+KINDS: tuple[Kind, ...] = ("job", "packet", "receipt", "result", "runs")
+#: Schemas written by hand, as package data: kind -> (package, resource).
+_WRITTEN = {"runs": ("hz.runtime.ledger", "runs.schema.json")}
 
 _MODELS: dict[str, type[BaseModel]] = {
     "job": Job,
@@ -39,6 +43,13 @@ SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
 
 def schema_data(kind: str) -> dict[str, Any]:
+    if kind in _WRITTEN:
+        import json
+        from importlib import resources
+
+        package, name = _WRITTEN[kind]
+        data: dict[str, Any] = json.loads(resources.files(package).joinpath(name).read_text())
+        return data
     model = _MODELS.get(kind)
     if model is None:
         raise ValueError(f"unknown schema kind {kind!r} (expected one of {', '.join(KINDS)})")
@@ -56,7 +67,7 @@ def schema_data(kind: str) -> dict[str, Any]:
 
 
 def schema_text(kind: str) -> str:
-    """The canonical JSON text of the schema of ``kind`` (job, packet, receipt or result)."""
+    """The canonical JSON text of the schema of ``kind`` (job, packet, receipt, result, runs)."""
     return canonical_json(schema_data(kind))
 
 

@@ -34,7 +34,7 @@ COMMANDS: dict[str, str] = {
 
 SHORT_HELP: dict[str, str] = {
     "validate": "Check contracts and report every problem with file:line:col.",
-    "schema": "Print a JSON Schema (contract, job, packet, receipt or result).",
+    "schema": "Print a JSON Schema (contract, job, packet, receipt, result, runs).",
     "explain": "Show the documentation of a rule code.",
     "compile": "Compile contracts into deterministic job files.",
     "render": "Render a job with input values into a prompt packet.",

@@ -1,7 +1,7 @@
 """``hz runs``: the run ledger — list, show, wait, cancel, retry, reconcile, cost.
 
 Every command first settles runs whose owner is gone (see ``hz runs reconcile``) and takes
-``--format json`` (one JSON document, ``schemas/runs.schema.json``).
+``--format json`` (one JSON document, described by ``hz schema runs``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ FORMAT = click.option(
     type=click.Choice(("text", "json")),
     default="text",
     show_default=True,
-    help="text for people; json: one JSON document on stdout (schemas/runs.schema.json).",
+    help="text for people; json: one JSON document on stdout (see hz schema runs).",
 )
 
 

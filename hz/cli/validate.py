@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 from hz.compiler.report.formats import FORMATS
 
-SCHEMA_KINDS = ("contract", "job", "packet", "receipt", "result")
+SCHEMA_KINDS = ("contract", "job", "packet", "receipt", "result", "runs")
 
 
 class Ceiling(click.ParamType[float]):
@@ -164,10 +164,11 @@ def project_files(problems: Sequence[Diagnostic]) -> int:
     return len({d.file for d in problems})
 
 
-@click.command(short_help="Print a JSON Schema (contract, job, packet, receipt or result).")
+@click.command(short_help="Print a JSON Schema (contract, job, packet, receipt, result, runs).")
 @click.argument("kind", type=click.Choice(SCHEMA_KINDS), default="contract", required=False)
 def schema(kind: str) -> int:
-    """Print the JSON Schema of a contract (default), a job, a packet, a receipt or a result."""
+    """Print the JSON Schema of a contract (default), a job, a packet, a receipt, a result, or
+    runs: the documents of hz runs, hz submit and hz worker with --format json."""
     if kind == "contract":
         from hz.compiler.checks.structure import schema_text
 

@@ -1,4 +1,4 @@
-"""A run as JSON (``hz runs … --format json``, schemas/run.schema.json) and as text."""
+"""A run as JSON (``hz runs … --format json``, ``hz schema runs``) and as text."""
 
 from __future__ import annotations
 

@@ -168,7 +168,7 @@ def test_schema_unknown_kind_is_a_usage_error(cli: Cli) -> None:
     result = hz(cli, "schema", "run")
     assert result.returncode == 2
     assert (
-        "Error: Invalid value for '[contract|job|packet|receipt|result]': 'run' is not one of"
+        "Error: Invalid value for '[contract|job|packet|receipt|result|runs]': 'run' is not one of"
         in result.stderr
     )
 

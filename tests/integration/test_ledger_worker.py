@@ -223,9 +223,13 @@ def test_the_daily_ceiling_holds_concurrent_submissions(
 def test_every_json_document_follows_the_published_schema(tmp_path: Path) -> None:
     import jsonschema
 
-    schema = json.loads((REPO / "schemas" / "runs.schema.json").read_text())
-    validator = jsonschema.Draft202012Validator(schema)
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    served = s.hz("schema", "runs")
+    assert served.returncode == 0, served.stderr
+    schema = json.loads(served.stdout)
+    assert schema == json.loads((REPO / "schemas" / "runs.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
     first = s.hz("submit", "greet.yaml", "--input", "who=Ann", "--format", "json")
     second = submit(s, "Bo")
     run_id = json.loads(first.stdout)["runs"][0]

@@ -97,6 +97,7 @@ def test_pip_installs_only_hz_into_site_packages(installed: Path) -> None:
     tops = {line.split("/")[0] for line in record.splitlines() if not line.startswith("..")}
     assert tops == {"hz", f"hz-{__version__}.dist-info"}
     assert (site / "hz" / "compiler" / "data" / "workflow-contract.schema.json").is_file()
+    assert (site / "hz" / "runtime" / "ledger" / "runs.schema.json").is_file()
     assert not (site / "hz" / "compiler").is_symlink()  # the links became real folders
 
 

@@ -70,7 +70,7 @@ def test_unknown_kind_is_refused() -> None:
         schema_text("contract")
     assert (
         str(e.value)
-        == "unknown schema kind 'contract' (expected one of job, packet, receipt, result)"
+        == "unknown schema kind 'contract' (expected one of job, packet, receipt, result, runs)"
     )
 
 
