@@ -50,6 +50,9 @@ def run_json(ledger: Ledger, row: Any, *, timeline: bool = True) -> dict[str, An
         "observed": json.loads(row["observed_json"]) if row["observed_json"] else None,
         "result": json.loads(row["result_json"]) if row["result_json"] else None,
     }
+    # Issue 10: a session the operator widened (network tools) is named wherever the run is.
+    result = document["result"]
+    document["session_widened"] = None if result is None else result.get("session_widened", [])
     if timeline:
         document["timeline"] = [
             {"at": iso(e["at"]), "state": e["state"], "detail": e["detail"]}
@@ -87,6 +90,8 @@ def run_text(document: dict[str, Any]) -> str:
     if document["observed"]:
         seen = document["observed"]
         rows.append(("seen so far", f"{seen['turns']} turns, {seen['tool_calls']} tool calls"))
+    if document["session_widened"]:
+        rows.append(("widened", f"{', '.join(document['session_widened'])} (network)"))
     result = document["result"]
     if result and result.get("reason"):
         rows.append(("reason", result["reason"]))
@@ -106,7 +111,10 @@ def list_line(document: dict[str, Any]) -> str:
     if document["failure_kind"]:
         state += f" ({document['failure_kind']})"
     cost = "?" if document["cost_usd"] is None else f"${document['cost_usd']:.4f}"
-    return f"{document['id']}  {document['created_at']}  {state:<28}{document['job_name']}  {cost}"
+    line = f"{document['id']}  {document['created_at']}  {state:<28}{document['job_name']}  {cost}"
+    if document["session_widened"]:
+        line += f"  widened: {', '.join(document['session_widened'])}"
+    return line
 
 
 def is_terminal(document: dict[str, Any]) -> bool:

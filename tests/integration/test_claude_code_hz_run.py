@@ -23,7 +23,7 @@ from tests.fakes.anthropic_server import (
     tool_results,
     tool_use,
 )
-from tests.fakes.claude_hz import HzRun, Workspace, hz_run, workspace
+from tests.fakes.claude_hz import HzRun, Workspace, contract_text, hz_run, workspace
 
 pytestmark = pytest.mark.real_cli
 
@@ -198,3 +198,43 @@ def test_hz_doctor_checks_the_pinned_cli(hz_argv: list[str], space: Workspace) -
     lines = [" ".join(line.split()) for line in done.stdout.splitlines()]
     assert "ok claude version: 2.1.332 (minimum 2.1.332)" in lines
     assert "ok claude login: API key from ANTHROPIC_API_KEY (billed to the API account)" in lines
+
+
+def test_hz_runs_names_a_widened_session(hz_argv: list[str], space: Workspace) -> None:
+    """Issue 10: a session widened by the operator's network_tools is named by hz runs."""
+    with space.config.open("a") as f:  # the file ends in [system.runner]
+        f.write('network_tools = ["WebFetch"]\n\n[system.policy]\n')
+        f.write('require = ["timeout", "file_writes", "sub_agents"]\n')
+    contract = space.tmp / "fetch.yaml"
+    contract.write_text(
+        contract_text(60)
+        .replace("name: notes-reader", "name: fetcher")
+        .replace("tools: [Read, Grep]", "tools: [Read, WebFetch]")
+    )
+    env = {
+        **os.environ,
+        "HZ_CONFIG": str(space.config),
+        "HZ_STATE_DIR": str(space.tmp / "state"),
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+
+    def hz(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*hz_argv, *args], capture_output=True, text=True, env=env, timeout=120, check=False
+        )
+
+    with FakeAnthropic([text("ok")]) as api:
+        env["ANTHROPIC_BASE_URL"] = api.url
+        done = hz(
+            "run", str(contract), "--input", "question=Q", "--workdir", str(space.work),
+            "--no-receipt", "--format", "json",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["session_widened"] == ["WebFetch"]
+    listed = hz("runs", "list")
+    [line] = listed.stdout.splitlines()
+    assert line.split()[2:] == ["completed", "fetcher", "$0.0002", "widened:", "WebFetch"], line
+    shown = json.loads(hz("runs", "show", line.split()[0], "--format", "json").stdout)
+    assert shown["session_widened"] == ["WebFetch"]
+    text_shown = hz("runs", "show", line.split()[0]).stdout.splitlines()
+    assert "widened:     WebFetch (network)" in text_shown
