@@ -10,6 +10,7 @@ ceilings across runs) and ``[authoring]`` (options of the authoring commands). O
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -50,15 +51,21 @@ def _boolean(value: Any) -> str | None:
 
 
 def _positive_number(value: Any) -> str | None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
-    return None if ok else "a number greater than 0"
+    # TOML has inf and nan: an unbounded ceiling is no ceiling, and nan compares false.
+    ok = (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
+    return None if ok else "a finite number greater than 0"
 
 
 def _ceilings(value: Any) -> str | None:
     ok = isinstance(value, dict) and all(
         isinstance(k, str) and _positive_number(v) is None for k, v in value.items()
     )
-    return None if ok else "a table of runner names to numbers greater than 0"
+    return None if ok else "a table of runner names to finite numbers greater than 0"
 
 
 def _capability_names(value: Any) -> str | None:

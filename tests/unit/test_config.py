@@ -87,6 +87,31 @@ def test_wrong_value_type(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("toml", "shown"), [("inf", "inf"), ("+inf", "inf"), ("nan", "nan"), ("-1", "-1"), ("0", "0")]
+)
+def test_an_unbounded_or_non_positive_ceiling_is_refused(
+    tmp_path: Path, toml: str, shown: str
+) -> None:
+    env = _explicit(tmp_path, f"[authoring]\nmax_usd_ceiling = {toml}\n")
+    assert _error(env).message == (
+        f"{env['HZ_CONFIG']}:2:1: [authoring] max_usd_ceiling must be a finite number greater "
+        f"than 0, got {shown}"
+    )
+    assert _error({"HZ_AUTHORING__MAX_USD_CEILING": toml}).message == (
+        "environment variable HZ_AUTHORING__MAX_USD_CEILING: [authoring] max_usd_ceiling must "
+        f"be a finite number greater than 0, got {shown}"
+    )
+
+
+def test_an_unbounded_daily_budget_is_refused(tmp_path: Path) -> None:
+    env = _explicit(tmp_path, "[system.budget]\nper_runner = { echo = inf }\n")
+    assert _error(env).message == (
+        f"{env['HZ_CONFIG']}:2:1: [system.budget] per_runner must be a table of runner names to "
+        "finite numbers greater than 0, got {'echo': inf}"
+    )
+
+
 def test_missing_hz_config_file_is_an_error(tmp_path: Path) -> None:
     missing = tmp_path / "nope.toml"
     assert _error({"HZ_CONFIG": str(missing)}).message == (

@@ -82,8 +82,8 @@ def test_bad_toml_and_bad_value(tmp_path: Path) -> None:
     assert str(syntax) == f"{tmp_path / 'hz.toml'}:2:19: HZ803 invalid TOML: Invalid value"
     [value] = _problems(tmp_path, '[authoring]\nmax_usd_ceiling = "five"\n')
     assert str(value) == (
-        f"{tmp_path / 'hz.toml'}:2:1: HZ804 [authoring] max_usd_ceiling must be a number "
-        "greater than 0, got 'five'"
+        f"{tmp_path / 'hz.toml'}:2:1: HZ804 [authoring] max_usd_ceiling must be a finite "
+        "number greater than 0, got 'five'"
     )
 
 
