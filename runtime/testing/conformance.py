@@ -62,8 +62,24 @@ class RunnerConformance:
     runner_class: ClassVar[Any]
     #: Where the tests cited as evidence live (None: the evidence is not checked).
     repository: ClassVar[Path | None] = None
-    #: The scenarios to run (all by default).
+    #: The scenarios to run (all by default; ``()`` for a runner that starts no process).
     scenarios: ClassVar[tuple[str, ...]] = fake_agent.SCENARIOS
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Only the cases that apply to the runner are generated, so none is collected only to
+        # be skipped: no scenario for a runner that starts no process, no evidence check
+        # without a repository to look in. (pytest does not collect an attribute set to None.)
+        super().__init_subclass__(**kwargs)
+        for name, applies in (
+            ("test_scenario", bool(cls.scenarios)),
+            ("test_descriptor_evidence_exists", cls.repository is not None),
+        ):
+            setattr(cls, name, getattr(RunnerConformance, name) if applies else None)
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """One ``test_scenario`` case for each of the runner's own scenarios."""
+        if "scenario" in metafunc.fixturenames:
+            metafunc.parametrize("scenario", self.scenarios)
 
     def settings_for(self, program: str) -> dict[str, Any]:
         """The ``[system.runner]`` table that makes the runner start ``program`` as its
@@ -80,8 +96,7 @@ class RunnerConformance:
             assert mark.evidence or mark.reason, f"{name}: neither evidence nor a reason"
 
     def test_descriptor_evidence_exists(self) -> None:
-        if self.repository is None:
-            pytest.skip("no repository given: the cited tests are not checked")
+        assert self.repository is not None
         settings = self.runner_class.settings_model.from_table(self.settings_for("/bin/false"))
         for name, mark in descriptor_of(self.runner_class, settings).marks:
             for node in mark.evidence:
@@ -92,12 +107,6 @@ class RunnerConformance:
                 assert found, f"{name}: {node} does not exist"
 
     # -- the scenarios -------------------------------------------------------------------
-
-    @pytest.fixture(params=fake_agent.SCENARIOS)
-    def scenario(self, request: pytest.FixtureRequest) -> str:
-        if request.param not in self.scenarios:
-            pytest.skip(f"{request.param} is not run for this runner")
-        return str(request.param)
 
     def test_scenario(self, scenario: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         for name, value in PLANTED.items():

@@ -52,3 +52,19 @@ def test_a_surviving_process_fails_and_is_killed(tmp_path: Path) -> None:
 def test_an_untyped_outcome_fails(scenario: str, result: AgentResult, message: str) -> None:
     with pytest.raises(AssertionError, match=message):
         conformance._check_outcome(scenario, result)
+
+
+def test_only_the_cases_that_apply_are_generated() -> None:
+    class Processless(conformance.RunnerConformance):
+        scenarios = ()
+
+    class Crashing(Processless):
+        scenarios = ("crash",)
+        repository = Path(".")
+
+    assert (Processless.test_scenario, Processless.test_descriptor_evidence_exists) == (None, None)
+    assert Crashing.test_scenario is conformance.RunnerConformance.test_scenario
+    assert (
+        Crashing.test_descriptor_evidence_exists
+        is conformance.RunnerConformance.test_descriptor_evidence_exists
+    )
