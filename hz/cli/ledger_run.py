@@ -29,17 +29,22 @@ CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 @contextlib.contextmanager
-def signals_to(handler: Callable[[str], None]) -> Iterator[None]:
-    """Route the cancel signals to ``handler(signal name)`` while the block runs. Only the
-    first one counts: later ones are ignored, so they cannot cut short the killing of the
-    run's processes or the writing of its receipt (they stay ignored to the end of hz)."""
+def signals_to(
+    handler: Callable[[str], None], again: Callable[[str], None] | None = None
+) -> Iterator[None]:
+    """Route the cancel signals to ``handler(signal name)`` while the block runs. The first
+    one calls ``handler``, the second ``again`` (a stopping worker or batch: kill the groups
+    now rather than after the grace); later ones are ignored, so they cannot cut short the
+    killing of the runs' processes or the writing of their receipts (they stay ignored to the
+    end of hz)."""
     started: list[int] = []
 
     def on_signal(signum: int, frame: object) -> None:
-        if started:
-            return
         started.append(signum)
-        handler(signal.Signals(signum).name)
+        if len(started) == 1:
+            handler(signal.Signals(signum).name)
+        elif len(started) == 2 and again is not None:
+            again(signal.Signals(signum).name)
 
     # SIGINT stays ignored where it was (a background job of a shell without job control).
     handled = [s for s in CANCEL_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
@@ -278,12 +283,15 @@ def run_batch(
     def on_signal(name: str) -> None:
         pool.stop(f"hz was interrupted ({name})")
 
+    def on_second(name: str) -> None:
+        pool.stop(f"hz was interrupted again ({name})", now=True)
+
     display = (
         BatchDisplay(ledger, batch, sys.stderr, source.unread)
         if sys.stderr.isatty() and not quiet and fmt != "json"
         else contextlib.nullcontext()
     )
-    with signals_to(on_signal), display:
+    with signals_to(on_signal, on_second), display:
         pool.run()
     for row in ledger.select("batch = ? AND state = 'queued'", (batch,)):
         cancel(ledger, row["id"])  # left in the queue by a stop (a retry): nothing of it ran

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
 import click
 
+from hz.cli.ledger_run import signals_to
 from hz.cli.runs import FORMAT, report_settled
 
 
@@ -23,9 +23,11 @@ from hz.cli.runs import FORMAT, report_settled
 @FORMAT
 def worker(jobs: int | None, drain: bool, fmt: str) -> int:
     """Take queued runs (hz submit, hz runs retry, automatic retries) and run them, reconciling
-    the ledger first. SIGTERM or SIGINT: claim nothing more, cancel what runs (as hz runs
-    cancel), exit when every run has settled (within 10 s). One line per finished run on
-    stdout (text), or one JSON document at exit (--format json)."""
+    the ledger first. SIGTERM, SIGINT, SIGHUP or SIGQUIT: claim nothing more, cancel what
+    runs (as hz runs cancel: SIGTERM, SIGKILL 2 s later), exit when every run has settled
+    (within 10 s); a second signal kills the runs' groups at once; later ones are ignored.
+    One line per finished run on stdout (text), or one JSON document at exit (--format
+    json)."""
     from hz.runtime.config.keys import SYSTEM
     from hz.runtime.config.layers import load_config
     from hz.runtime.ledger.owner import Binding
@@ -68,15 +70,14 @@ def worker(jobs: int | None, drain: bool, fmt: str) -> int:
         on_error=failed,
     )
 
-    def on_signal(signum: int, frame: object) -> None:
-        pool.stop(f"the worker got {signal.Signals(signum).name}")
+    def on_signal(name: str) -> None:
+        pool.stop(f"the worker got {name}")
 
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-    try:
+    def on_second(name: str) -> None:
+        pool.stop(f"the worker got {name} again", now=True)
+
+    with signals_to(on_signal, on_second):
         pool.run()
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
     if fmt == "json":
         click.echo(json.dumps({"kind": "worker", "runs": finished}, ensure_ascii=False))
     return 0

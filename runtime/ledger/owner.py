@@ -88,6 +88,8 @@ class _Watch:
     cancel_at: float | None = None
     termed: bool = False
     killed: bool = False
+    #: SIGKILL without the grace (a second signal to a stopping worker or batch).
+    urgent: bool = False
     progress: Progress | None = None
     intent_committed: bool = False
     #: True while the runner runs: an interrupt may then be raised into it.
@@ -120,13 +122,15 @@ class OwnedRun:
 
     # -- cancel ----------------------------------------------------------------------------
 
-    def interrupt(self, reason: str) -> bool:
+    def interrupt(self, reason: str, *, now: bool = False) -> bool:
         """Cancel from inside this process (a signal handler may call it: it touches no
-        database). The watcher thread commits the intent, then signals the group. False when
-        no agent runs yet (it is killed as it starts)."""
+        database). The watcher thread commits the intent, then signals the group: SIGTERM,
+        SIGKILL ``KILL_GRACE`` seconds later, or with ``now`` at once. False when no agent runs
+        yet (it is killed as it starts)."""
         with self.watch.lock:
             if self.watch.cancel_reason is None:
                 self.watch.cancel_reason = reason
+            self.watch.urgent = self.watch.urgent or now
             return self.watch.pgid is not None
 
     def _commit_intent(self) -> None:
@@ -154,7 +158,9 @@ class OwnedRun:
             if not self.watch.termed:
                 self.watch.termed, self.watch.cancel_at = True, now
                 signal_group(pgid, signal.SIGTERM)
-            elif self.watch.cancel_at is not None and now - self.watch.cancel_at >= KILL_GRACE:
+            if self.watch.urgent or (
+                self.watch.cancel_at is not None and now - self.watch.cancel_at >= KILL_GRACE
+            ):
                 self.watch.killed = True
                 signal_group(pgid, signal.SIGKILL)
 

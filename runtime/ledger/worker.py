@@ -56,13 +56,14 @@ class Pool:
             while thread.is_alive():
                 thread.join(timeout=0.2)  # joins in slices so signals reach the main thread
 
-    def stop(self, reason: str) -> None:
-        """Claim nothing more; cancel what runs (intent committed, then signals)."""
+    def stop(self, reason: str, *, now: bool = False) -> None:
+        """Claim nothing more; cancel what runs (intent committed, then signals: SIGTERM and
+        SIGKILL two seconds later, or with ``now`` SIGKILL at once)."""
         self.stopping.set()
         with self._lock:
             owned = list(self.running.values())
         for run in owned:
-            run.interrupt(reason)
+            run.interrupt(reason, now=now)
 
     def _slot(self) -> None:
         ledger = Ledger(self.ledger.path)  # this thread's own connection

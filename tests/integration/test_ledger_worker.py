@@ -255,3 +255,56 @@ def test_every_json_document_follows_the_published_schema(tmp_path: Path) -> Non
         2,
         f"hz: error: run {run_id} completed; a completed run is not retried\n",
     )
+
+
+def ignores_sigterm(pid: int) -> bool:
+    """Whether ``pid`` has set SIGTERM to ignored (its ``SigIgn`` mask in /proc)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    mask = int(status.split("SigIgn:")[1].split()[0], 16)
+    return bool(mask & (1 << (signal.SIGTERM - 1)))
+
+
+def test_a_second_signal_kills_a_stopping_workers_runs_at_once(
+    tmp_path: Path, cleanup: list[Space]
+) -> None:
+    s = space(tmp_path, "ignore-term")
+    cleanup.append(s)
+    run_id = submit(s, "Ann")
+    worker = s.popen("worker")
+    [agent] = until(s.starts, what="the agent's start")
+    pid = int(str(agent["pid"]))
+    until(lambda: ignores_sigterm(pid), what="the agent ignoring SIGTERM")
+    worker.send_signal(signal.SIGTERM)
+    started = time.monotonic()
+    until(lambda: s.rows("cancel_requested_at IS NOT NULL"), what="the cancel intent")
+    worker.send_signal(signal.SIGINT)  # without it, SIGKILL would come 2 s after SIGTERM
+    assert is_gone(pid)
+    assert time.monotonic() - started < 1.5
+    out, err = worker.communicate(timeout=15)
+    assert (worker.returncode, out, err) == (0, f"{run_id}  cancelled (aborted)\n", "")
+    shown = json.loads(s.hz("runs", "show", run_id, "--format", "json").stdout)
+    assert [(e["state"], e["detail"]) for e in shown["timeline"]][-2:] == [
+        ("cancel", "the worker got SIGTERM"),
+        ("cancelled", "cancelled (aborted)"),
+    ]
+
+
+def test_signals_after_the_second_cannot_stop_a_worker_settling_its_runs(
+    tmp_path: Path, cleanup: list[Space]
+) -> None:
+    s = space(tmp_path, "ignore-term")
+    cleanup.append(s)
+    run_id = submit(s, "Ann")
+    worker = s.popen("worker")
+    [agent] = until(s.starts, what="the agent's start")
+    until(lambda: ignores_sigterm(int(str(agent["pid"]))), what="the agent ignoring SIGTERM")
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM):
+        worker.send_signal(signum)
+        time.sleep(0.05)
+    out, err = worker.communicate(timeout=15)
+    assert (worker.returncode, out, err) == (0, f"{run_id}  cancelled (aborted)\n", "")
+    assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
+    assert [r["state"] for r in s.rows()] == ["cancelled"]
