@@ -119,15 +119,37 @@ def list_(states: tuple[str, ...], since: str | None, fmt: str) -> int:
 
 @runs.command()
 @click.argument("run_id")
+@click.option(
+    "--transcript",
+    is_flag=True,
+    help="Print what the agent did too: the transcript beside the run's receipt.",
+)
 @FORMAT
-def show(run_id: str, fmt: str) -> int:
-    """One run: state, result, receipt and timeline."""
+def show(run_id: str, transcript: bool, fmt: str) -> int:
+    """One run: state, result, receipt and timeline; with --transcript the run's transcript,
+    as hz receipts show --transcript prints it (exit 1 with a warning when it no longer
+    matches its receipt)."""
+    from hz.cli.transcripts import transcript_of, warn
     from hz.runtime.ledger.view import run_json, run_text
 
     ledger, _ = open_ledger(fmt)
     document = run_json(ledger, ledger.get(run_id))
-    emit(document, fmt, run_text(document))
-    return 0
+    text, warning = run_text(document), ""
+    if transcript:
+        if document["receipt"] is None:
+            raise HzError(
+                f"run {run_id} has no receipt, so no transcript",
+                hint="a run keeps its transcript beside its receipt; it had --no-receipt, or "
+                "has not ended",
+            )
+        receipt = Path(document["receipt"])
+        if not receipt.is_absolute():  # recorded by an earlier hz, relative to where it ran
+            receipt = Path(ledger.get(run_id)["receipt_dir"]) / receipt.name
+        shown, shown_text, warning = transcript_of(receipt)
+        document["transcript"] = shown
+        text += shown_text
+    emit(document, fmt, text)
+    return warn(warning)
 
 
 @runs.command()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -39,6 +40,19 @@ def show_receipt(target: Path, number: int | None, *, transcript: bool, fmt: str
         click.echo(format_receipt(path.name, receipt), nl=False)
         if shown is not None:
             click.echo(format_transcript(str(receipt.get("transcript_file")), shown), nl=False)
+    return warn(warning)
+
+
+def transcript_of(receipt_path: Path) -> tuple[dict[str, Any], str, str]:
+    """The transcript beside a receipt: its data, its text as ``hz receipts show
+    --transcript`` prints it, and a warning ("" when it matches the receipt's digest)."""
+    receipt = load_json(receipt_path)
+    shown, warning = load_transcript(receipt_path, receipt)
+    return shown, format_transcript(str(receipt.get("transcript_file")), shown), warning
+
+
+def warn(warning: str) -> int:
+    """A transcript's warning on stderr: exit status 1; 0 without one."""
     if warning:
         click.echo(f"hz: warning: {printable(warning)}", err=True)
         return 1

@@ -417,7 +417,8 @@ def _settle(
             failure_kind=result.failure_kind if state != "uncertain" else None,
             result=result.to_json_data(),
             cost_usd=result.cost_usd,
-            receipt=receipt,
+            # Absolute in the ledger: hz runs show may run from anywhere.
+            receipt=None if receipt is None else receipt.absolute(),
             detail=None if retry is None else f"{state} (rate_limited); retry {retry}",
         )
     except StaleOwner:

@@ -308,3 +308,47 @@ def test_signals_after_the_second_cannot_stop_a_worker_settling_its_runs(
     assert (worker.returncode, out, err) == (0, f"{run_id}  cancelled (aborted)\n", "")
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
     assert [r["state"] for r in s.rows()] == ["cancelled"]
+
+
+def test_runs_show_prints_the_transcript_as_receipts_show_does(tmp_path: Path) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    assert s.hz("run", "greet.yaml", "--input", "who=Ann", "-q").returncode == 0
+    [row] = s.rows()
+    assert row["receipt_path"] == str(tmp_path / ".hz-receipts" / "000001-greet.json")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def hz(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hz", *args],
+            cwd=elsewhere,
+            env=s.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    receipts = hz("receipts", "show", str(tmp_path / ".hz-receipts"), "--transcript")
+    assert receipts.returncode == 0, receipts.stderr
+    transcript = receipts.stdout[receipts.stdout.index("\ntranscript ") + 1 :]
+    assert transcript.startswith("transcript 000001-greet.transcript.jsonl (command: 1 event)\n")
+    plain = hz("runs", "show", row["id"])
+    shown = hz("runs", "show", row["id"], "--transcript")
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert shown.stdout == plain.stdout + transcript
+    document = json.loads(hz("runs", "show", row["id"], "--transcript", "--format", "json").stdout)
+    as_json = hz("receipts", "show", row["receipt_path"], "--transcript", "--format", "json")
+    assert document["transcript"] == json.loads(as_json.stdout)["transcript"]
+    import jsonschema
+
+    schema = json.loads(hz("schema", "runs").stdout)
+    assert [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(document)] == []
+    bare = s.hz("run", "greet.yaml", "--input", "who=Bo", "--no-receipt", "-q")
+    assert bare.returncode == 0
+    none = hz("runs", "show", s.rows()[1]["id"], "--transcript")
+    assert (none.returncode, none.stdout) == (2, "")
+    assert none.stderr == (
+        f"hz: error: run {s.rows()[1]['id']} has no receipt, so no transcript\n"
+        "  hint: a run keeps its transcript beside its receipt; it had --no-receipt, or has "
+        "not ended\n"
+    )
