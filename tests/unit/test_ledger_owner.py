@@ -288,7 +288,8 @@ def test_the_batch_display_counts_a_batch(tmp_path: Path) -> None:
     for key in ("a", "b"):
         ledger.create(make_packet(), key=key, workdir=tmp_path, receipt_dir=None, batch="b1")
     stream = io.StringIO()
-    with BatchDisplay(ledger, "b1", stream) as display:
+    with BatchDisplay(ledger, "b1", stream, unread=lambda: 3) as display:
         line = display.line()
-    assert line == "hz: 0 done · 0 running · 2 queued · $0.00 reserved or spent"
+    # Targets not read yet (a batch reads them as slots free) count as queued.
+    assert line == "hz: 0 done · 0 running · 5 queued · $0.00 reserved or spent"
     assert stream.getvalue().endswith("\r\x1b[K")
