@@ -401,6 +401,12 @@ def _settle(
             duration_seconds=duration,
             reason=why or "cancelled",
         )
+    settled = owned.ledger.get(owned.run_id)
+    if settled["generation"] != owned.generation:
+        # Another process settled the run meanwhile (a canceller past its ceiling while this
+        # owner was stalled): its record and receipt stand; a second receipt would contradict
+        # them.
+        return Outcome(owned.run_id, settled["state"], result, settled["failure_kind"], why)
     receipt, receipt_error = _write_receipt(receipts, row, packet, result, state, started_at)
     retry = None
     if (

@@ -22,7 +22,8 @@ Modes:
                  prints TEXT instead (malformed JSON)
   no-read        never read stdin; print "ok", exit 0
 
-Every mode writes the draft to --output-file when given, else to stdout. Two options work in
+Every mode writes the draft to --output-file when given, else to stdout. ``--delay S`` waits
+S seconds before the mode runs (a run that takes a while, in any mode). Two options work in
 every mode and act at start-up, before the mode runs, so tests can check any run:
 ``--env-out FILE`` writes the agent's environment as a JSON object (atomically: a run stopped
 early leaves the whole file or none), to show that no secret reached it; ``--pids FILE``
@@ -214,9 +215,11 @@ def main() -> int:
     p.add_argument("--input-tokens", type=int)
     p.add_argument("--output-tokens", type=int, default=0)
     p.add_argument("--cost", type=float)
+    p.add_argument("--delay", type=float, default=0.0)
     args, _unknown = p.parse_known_args()
     _record_env(args.env_out)
     _record(args.pids, "leader")
+    time.sleep(args.delay)
     mode = args.mode
     if mode == "echo":
         _emit(args, _prompt(args))

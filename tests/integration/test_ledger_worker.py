@@ -352,3 +352,124 @@ def test_runs_show_prints_the_transcript_as_receipts_show_does(tmp_path: Path) -
         "  hint: a run keeps its transcript beside its receipt; it had --no-receipt, or has "
         "not ended\n"
     )
+
+
+def waits(s: Space, run_id: str) -> list[str]:
+    """The "waiting" records of a run's timeline (a worker holding it for a spend ceiling)."""
+    shown = json.loads(s.hz("runs", "show", run_id, "--format", "json").stdout)
+    return [e["detail"] for e in shown["timeline"] if (e["detail"] or "").startswith("waiting: ")]
+
+
+def test_a_worker_holds_a_run_over_the_ceiling_until_the_window_allows_it(tmp_path: Path) -> None:
+    """A worker never fails a run for a spend ceiling: it waits in the queue until the
+    reservations of the day leave room (here: until the first run ends and its $0.60
+    reservation becomes its reported cost of $0.10)."""
+    s = space(
+        tmp_path,
+        "json",
+        "--cost=0.1",
+        "--delay=1.5",
+        max_usd=0.6,
+        extra='command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n',
+    )
+    ids = [submit(s, who) for who in ("Ann", "Bo")]
+    done = s.hz("worker", "-j", "2", "--drain", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    finished = json.loads(done.stdout)["runs"]
+    assert sorted((r["id"], r["state"], r["cost_usd"]) for r in finished) == sorted(
+        (run_id, "completed", 0.1) for run_id in ids
+    )
+    first, second = sorted(s.rows(), key=lambda r: r["dispatched_at"])
+    assert second["dispatched_at"] >= first["ended_at"]
+    assert set(waits(s, second["id"])) == {
+        "waiting: reserving $0.60 would cross [system.budget] max_usd_per_day of $1.00 "
+        "($0.60 reserved or spent today)"
+    }
+    timeline = json.loads(s.hz("runs", "show", second["id"], "--format", "json").stdout)["timeline"]
+    assert [e["state"] for e in timeline][-3:] == ["dispatching", "running", "completed"]
+    assert len(s.starts()) == 2
+
+
+def test_a_per_runner_ceiling_refuses_a_run_of_that_runner_only(tmp_path: Path) -> None:
+    s = space(
+        tmp_path,
+        "echo",
+        "--prompt-file={prompt_file}",
+        max_usd=0.4,
+        extra="[system.budget]\nper_runner = { command = 0.5 }\n",
+    )
+    first = s.hz("run", "greet.yaml", "--input", "who=Ann", "-q")
+    assert first.returncode == 0, first.stderr
+    refused = s.hz("run", "greet.yaml", "--input", "who=Bo")
+    held = s.rows("state = 'failed'")
+    assert [(r["failure_kind"], r["dispatched_at"]) for r in held] == [("budget_ceiling", None)]
+    assert (refused.returncode, refused.stdout) == (6, "")
+    assert refused.stderr == (
+        "hz: failed (budget_ceiling): reserving $0.40 would cross [system.budget] "
+        "per_runner.command of $0.50 ($0.40 reserved or spent today); nothing was started\n"
+        f"  run {held[0]['id']} (hz runs show {held[0]['id']})\n"
+    )
+    assert len(s.starts()) == 1
+    # The ceiling is the command runner's: a run of another runner is not held to it.
+    other = s.hz("run", "greet.yaml", "--input", "who=Cy", "-q", HZ_RUNNER="echo")
+    assert other.returncode == 0, other.stderr
+    # A worker holds a run over it in the queue rather than failing it.
+    waiting = submit(s, "Di")
+    worker = s.popen("worker")
+    try:
+        until(lambda: waits(s, waiting), what="the run held for the ceiling")
+        assert waits(s, waiting)[0].startswith(
+            "waiting: reserving $0.40 would cross [system.budget] per_runner.command of $0.50"
+        )
+        assert s.rows("id = ?", (waiting,))[0]["state"] == "queued"
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=15)
+    assert worker.returncode == 0
+    assert len(s.starts()) == 1
+
+
+def test_cancel_settles_uncertain_when_the_live_owner_ignores_it_past_the_ceiling(
+    tmp_path: Path, cleanup: list[Space]
+) -> None:
+    """The owner (a foreground hz run) lives but does not act on the cancel: stopped with
+    SIGSTOP, it neither signals its agent nor settles the run. hz runs cancel takes the run
+    over before its ceiling, kills the group itself and settles ``uncertain`` (nothing read
+    the agent's end); the owner, resumed, cannot write over that."""
+    s = space(tmp_path, "sleep")
+    cleanup.append(s)
+    owner = s.popen("run", "greet.yaml", "--input", "who=Ann", "--format", "json", "-q")
+    try:
+        [agent] = until(s.starts, what="the agent's start")
+        until(lambda: s.rows("state = 'running'"), what="the running record")
+        [row] = s.rows()
+        owner.send_signal(signal.SIGSTOP)
+        started = time.monotonic()
+        done = s.hz("runs", "cancel", row["id"], "--format", "json")
+        elapsed = time.monotonic() - started
+    finally:
+        owner.send_signal(signal.SIGCONT)
+    out, err = owner.communicate(timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert elapsed < 10, elapsed
+    [run] = json.loads(done.stdout)["runs"]
+    assert (run["state"], run["failure_kind"], run["result"]) == ("uncertain", None, None)
+    assert [(e["state"], e["detail"]) for e in run["timeline"]][-2:] == [
+        ("cancel", "cancel requested"),
+        (
+            "uncertain",
+            f"cancelled; owner {row['owner']} did not settle it within the ceiling; "
+            "its process group was killed; its private directory was removed",
+        ),
+    ]
+    assert is_gone(int(str(agent["pid"])))
+    # The resumed owner is fenced out: the run stays as the canceller settled it.
+    assert owner.returncode == 9, err
+    assert json.loads(out)["status"] != "completed"
+    assert [(r["state"], r["result_json"]) for r in s.rows()] == [("uncertain", None)]
+    statuses = [
+        json.loads(p.read_text())["status"]
+        for p in (tmp_path / ".hz-receipts").glob("0*-greet.json")
+    ]
+    assert statuses == ["uncertain"]
+    assert len(s.starts()) == 1
