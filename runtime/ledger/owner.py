@@ -282,8 +282,11 @@ def run_owned(
     over = ledger.dispatch(run_id, generation, policy.ceilings)
     if over is not None:
         if not policy.fail_over_ceiling:
-            ledger.release(run_id, generation, f"waiting: {over}", time.time() + 1.0)
-            return Outcome(run_id, "queued", reason=over, requeued=True)
+            beyond = _beyond(policy.ceilings, binding.name, row["max_usd"])
+            if beyond is None:
+                ledger.release(run_id, generation, f"waiting: {over}", time.time() + 1.0)
+                return Outcome(run_id, "queued", reason=over, requeued=True)
+            over = beyond  # no window will ever take it: it would wait for ever
         ledger.finish(
             run_id,
             generation,
@@ -300,6 +303,19 @@ def run_owned(
         on_owned(owned)
     receipts = receipt_dir if receipt_dir is not None else row["receipt_dir"]
     return _dispatched(owned, packet, row, binding.runner, binding.name, policy, progress, receipts)
+
+
+def _beyond(ceilings: Ceilings, runner: str, amount: float) -> str | None:
+    """Why a run's reservation is over a ceiling on its own, so that no day can take it."""
+    limits = [("max_usd_per_day", ceilings.per_day)]
+    limits += [(f"per_runner.{name}", v) for name, v in ceilings.per_runner if name == runner]
+    for label, limit in limits:
+        if limit is not None and amount > limit + 1e-9:
+            return (
+                f"its budget of ${amount:.2f} is over [system.budget] {label} of "
+                f"${limit:.2f} on its own"
+            )
+    return None
 
 
 def _dispatched(

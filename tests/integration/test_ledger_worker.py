@@ -473,3 +473,28 @@ def test_cancel_settles_uncertain_when_the_live_owner_ignores_it_past_the_ceilin
     ]
     assert statuses == ["uncertain"]
     assert len(s.starts()) == 1
+
+
+def test_a_worker_fails_a_run_that_no_window_can_take(tmp_path: Path) -> None:
+    """A run whose budget alone is over a ceiling would wait for ever: it fails at once."""
+    s = space(
+        tmp_path,
+        "echo",
+        "--prompt-file={prompt_file}",
+        max_usd=0.6,
+        extra="[system.budget]\nmax_usd_per_day = 0.5\n",
+    )
+    run_id = submit(s, "Ann")
+    done = s.hz("worker", "--drain")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        f"{run_id}  failed (budget_ceiling)\n",
+        "",
+    )
+    shown = json.loads(s.hz("runs", "show", run_id, "--format", "json").stdout)
+    assert shown["timeline"][-1]["detail"] == (
+        "not started: its budget of $0.60 is over [system.budget] max_usd_per_day of $0.50 "
+        "on its own"
+    )
+    assert waits(s, run_id) == []
+    assert s.starts() == []
