@@ -181,3 +181,20 @@ def test_sigint_cancels_through_the_ledger_within_the_ceiling(
         ("cancelled", "cancelled (aborted)"),
     ]
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
+
+
+def test_a_stopped_batch_reads_no_further_target(tmp_path: Path, cleanup: list[Space]) -> None:
+    s = space(tmp_path, "sleep")
+    cleanup.append(s)
+    batch = s.popen("run", "greet.yaml", "greet.yaml", "greet.yaml", "--input", "who=Ann",
+                    "--force-new", "-j", "1", "--format", "json")  # fmt: skip
+    [agent] = until(s.starts, what="the first agent's start")
+    batch.send_signal(signal.SIGINT)
+    out, err = batch.communicate(timeout=30)
+    assert batch.returncode == 7, err
+    assert err == "hz: 2 of 3 targets were not started: the batch was stopped\n"
+    [run_doc] = json.loads(out)["runs"]
+    assert (run_doc["state"], run_doc["failure_kind"]) == ("cancelled", "aborted")
+    assert [r["state"] for r in s.rows()] == ["cancelled"]  # the others were never read
+    assert is_gone(int(str(agent["pid"])))
+    assert len(s.starts()) == 1
