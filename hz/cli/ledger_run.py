@@ -193,6 +193,9 @@ class BatchSource:
         self.read = 0
         self.unbuilt = 0
         self.held = 0
+        #: A bug while reading a target: the batch reads no more, and ``run_batch`` raises it
+        #: once the runs in flight have settled.
+        self.error: Exception | None = None
         self._lock = threading.Lock()
 
     def unread(self) -> int:
@@ -205,7 +208,14 @@ class BatchSource:
         if claimed is not None:
             return claimed
         with self._lock:  # one target at a time: building a packet may compile and render
-            for request in self.requests:
+            while self.error is None:
+                try:
+                    request = next(self.requests)
+                except StopIteration:
+                    break
+                except Exception as e:  # a bug: handed to the main thread
+                    self.error = e
+                    break
                 self.read += 1
                 if request is None:
                     self.unbuilt += 1
@@ -301,6 +311,8 @@ def run_batch(
             "nothing of them ran",
             err=True,
         )
+    if source.error is not None:
+        raise source.error
     if source.unread():
         click.echo(
             f"hz: {source.unread()} of {total} targets were not started: the batch was stopped",

@@ -207,3 +207,37 @@ def test_a_target_that_cannot_be_built_is_reported_and_the_batch_goes_on(
         "hz: 1 of 3 targets could not be built (reported above); nothing of them ran\n"
     )
     assert len(ledger(tmp_path).select()) == 2
+
+
+def test_a_bug_while_reading_a_target_ends_the_batch_as_a_bug(tmp_path: Path) -> None:
+    """Not a thread dying quietly: the runs in flight settle, then the error reaches the
+    CLI's handler (exit 3, "unexpected error")."""
+    from hz.cli.ledger_run import Request, run_batch
+    from hz.compiler.render.packet import packet_from_path
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.owner import Binding, Policy
+
+    (tmp_path / "greet.yaml").write_text(CONTRACT)
+    store = ledger(tmp_path)
+
+    def requests() -> Iterator[Request | None]:
+        packet, _ = packet_from_path(
+            tmp_path / "greet.yaml", inputs_file=None, input_args=("who=Ann",), max_usd_ceiling=10
+        )
+        assert packet is not None
+        yield Request(packet, "key", tmp_path, None, False)
+        raise RuntimeError("boom")
+
+    config = load_config(environ={"HZ_RUNNER": "echo"})
+    with pytest.raises(RuntimeError, match=r"^boom$"):
+        run_batch(
+            store,
+            requests(),
+            total=3,
+            jobs=2,
+            binding=Binding.from_config(config),
+            policy=Policy(),
+            fmt="jsonl",
+            quiet=True,
+        )
+    assert [r["state"] for r in store.select()] == ["completed"]
