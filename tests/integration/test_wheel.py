@@ -1,14 +1,17 @@
 """The wheel: ``pip install`` puts only ``hz`` into site-packages, and hz works in a fresh
 environment beside a distribution that ships top-level ``runtime`` and ``compiler`` packages.
 
-Slow (a wheel build and a fresh venv, about half a minute); dependencies come from the package
-index pip is configured with, through its cache.
+A wheel build and a fresh venv. pip resolves hz's declared dependencies there, offline
+(``--no-index``), from wheels repacked out of the distributions this test environment has
+installed: no package index, no download, and still nothing in the venv that hz's metadata does
+not ask for.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.metadata
 import shutil
 import subprocess
 import sys
@@ -17,6 +20,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from hz import __version__
 from tests.cli.test_run import CONTRACT
@@ -42,6 +47,20 @@ def _run(argv: list[str | Path], cwd: Path, **env: str) -> subprocess.CompletedP
     )
 
 
+def _write_wheel(path: Path, files: dict[str, bytes], dist_info: str) -> Path:
+    """Writes a wheel of ``files`` (their names relative to site-packages) with its RECORD."""
+    record = []
+    for name, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+        record.append(f"{name},sha256={digest.decode()},{len(data)}")
+    record.append(f"{dist_info}/RECORD,,")
+    with zipfile.ZipFile(path, "w") as wheel:  # stored: these wheels are unpacked once
+        for name, data in files.items():
+            wheel.writestr(name, data)
+        wheel.writestr(f"{dist_info}/RECORD", "\n".join(record) + "\n")
+    return path
+
+
 def _clash_wheel(directory: Path) -> Path:
     """A wheel of the distribution ``clash`` 1.0, written by hand (no build backend needed)."""
     files = {
@@ -51,17 +70,57 @@ def _clash_wheel(directory: Path) -> Path:
             "Wheel-Version: 1.0\nGenerator: hz-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
         ),
     }
-    record = []
-    for name, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
-        record.append(f"{name},sha256={digest.decode()},{len(text.encode())}")
-    record.append("clash-1.0.dist-info/RECORD,,")
-    path = directory / "clash-1.0-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as wheel:
-        for name, text in files.items():
-            wheel.writestr(name, text)
-        wheel.writestr("clash-1.0.dist-info/RECORD", "\n".join(record) + "\n")
-    return path
+    encoded = {name: text.encode() for name, text in files.items()}
+    return _write_wheel(directory / "clash-1.0-py3-none-any.whl", encoded, "clash-1.0.dist-info")
+
+
+def _requirements(name: str) -> set[str]:
+    """The distributions that installing ``name`` pulls in here, transitively (markers and
+    extras evaluated), by their normalized names; ``name`` not included."""
+    found: dict[str, frozenset[str]] = {}
+    todo: list[tuple[str, frozenset[str]]] = [(name, frozenset())]
+    while todo:
+        wanted, extras = todo.pop()
+        key = canonicalize_name(wanted)
+        if key in found and extras <= found[key]:
+            continue
+        extras = found[key] = found.get(key, frozenset()) | extras
+        for line in importlib.metadata.distribution(wanted).requires or ():
+            req = Requirement(line)
+            envs = [{"extra": extra} for extra in extras or {""}]
+            if req.marker is None or any(req.marker.evaluate(env) for env in envs):
+                todo.append((req.name, frozenset(req.extras)))
+    return set(found) - {canonicalize_name(name)}
+
+
+#: What pip writes into a dist-info when it installs (the wheel never carries them).
+INSTALLED_ONLY = {"INSTALLER", "REQUESTED", "RECORD", "direct_url.json"}
+
+
+def _repack(name: str, directory: Path) -> Path:
+    """A wheel of the installed distribution ``name``, from the files its RECORD lists.
+
+    Files outside site-packages (``../../bin/...``: console scripts) are left out; pip writes
+    the scripts again from ``entry_points.txt``."""
+    dist = importlib.metadata.distribution(name)
+    meta = dist.metadata
+    files: dict[str, bytes] = {}
+    dist_info = ""
+    for file in dist.files or ():
+        parts = file.parts
+        if parts[0] == ".." or "__pycache__" in parts:
+            continue
+        if parts[0].endswith(".dist-info"):
+            dist_info = parts[0]
+            if len(parts) == 2 and parts[1] in INSTALLED_ONLY:
+                continue
+        files[file.as_posix()] = file.read_binary()
+    wheel_text = dist.read_text("WHEEL") or ""
+    tag = next(
+        line.split(":", 1)[1].strip() for line in wheel_text.splitlines() if line.startswith("Tag:")
+    )
+    stem = f"{canonicalize_name(meta['Name']).replace('-', '_')}-{meta['Version']}-{tag}"
+    return _write_wheel(directory / f"{stem}.whl", files, dist_info)
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +138,17 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", work, source], work)
     assert built.returncode == 0, built.stderr
     (wheel,) = work.glob("hz-*.whl")
+    house = work / "wheelhouse"
+    house.mkdir()
+    for name in sorted(_requirements("hz")):
+        _repack(name, house)
     env = work / "venv"
-    venv.create(env, with_pip=True)
-    done = _run([env / "bin" / "pip", "install", wheel, _clash_wheel(work)], work)
+    venv.create(env, with_pip=False)
+    # This environment's pip, installing into the venv's interpreter.
+    pip = [sys.executable, "-m", "pip", "--python", env / "bin" / "python"]
+    done = _run(
+        [*pip, "install", "--no-index", "--find-links", house, wheel, _clash_wheel(work)], work
+    )
     assert done.returncode == 0, done.stderr
     return env
 
