@@ -7,7 +7,7 @@ AGENT_CLIS ?= $(HOME)/.cache/hz/agent-clis
 # The official JSON-Schema-Test-Suite, from the sdist of the installed jsonschema; reused too.
 JSON_SCHEMA_SUITE ?= $(HOME)/.cache/hz/json-schema-suite
 
-.PHONY: demo test lint typecheck pytest agent-clis json-schema-suite bench clean
+.PHONY: demo test setup checks lint typecheck pytest agent-clis json-schema-suite bench clean
 
 $(BIN)/hz: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,7 +34,8 @@ demo: $(BIN)/hz
 agent-clis:
 	.ci/install-agent-clis "$(AGENT_CLIS)"
 
-json-schema-suite: $(VENV)/.test-deps
+# Needs only jsonschema, which hz itself installs.
+json-schema-suite: $(BIN)/hz
 	.ci/fetch-json-schema-suite $(BIN)/python "$(JSON_SCHEMA_SUITE)"
 
 lint: $(VENV)/.test-deps
@@ -48,7 +49,17 @@ typecheck: $(VENV)/.test-deps
 pytest: $(VENV)/.test-deps json-schema-suite
 	HZ_AGENT_CLIS="$(AGENT_CLIS)" HZ_JSON_SCHEMA_SUITE="$(JSON_SCHEMA_SUITE)" $(BIN)/pytest --cov
 
-test: $(VENV)/.test-deps agent-clis lint typecheck pytest
+# The downloads do not depend on each other (pip, npm, the suite's sdist): in parallel.
+setup: $(VENV)/.test-deps agent-clis json-schema-suite
+
+# lint and typecheck are two single-threaded programs: side by side on the two cores.
+checks: lint typecheck
+
+# pytest runs alone: its signal and timeout tests measure time.
+test:
+	$(MAKE) -j3 --output-sync=target setup
+	$(MAKE) -j2 --output-sync=target checks
+	$(MAKE) pytest
 
 bench: $(VENV)/.test-deps
 	$(BIN)/python benchmarks/validate.py
