@@ -33,12 +33,24 @@ def _kind(mode: int) -> str:
 
 
 def read_regular(
-    path: str | os.PathLike[str], *, limit: int, confined_to: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    limit: int,
+    confined_to: str | os.PathLike[str] | None = None,
+    follow_link: bool = True,
 ) -> bytes:
-    """At most ``limit + 1`` bytes of the regular file at ``path``; see the module docstring."""
+    """At most ``limit + 1`` bytes of the regular file at ``path``; see the module docstring.
+    ``follow_link=False``: a ``path`` that is itself a symbolic link is refused (``ELOOP``), even
+    one planted after the caller looked at it."""
     if confined_to is not None:
         check_links(path, confined_to)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_link else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ELOOP and not follow_link:
+            raise OSError(errno.ELOOP, "a symbolic link", str(path)) from e
+        raise
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):

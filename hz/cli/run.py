@@ -188,14 +188,16 @@ def report(
         # The reader went away (`hz run ... | head -1`). The run happened and its receipt is
         # written: its status is the exit status, not click's "1" for a broken pipe.
         _drop_stdout()
-    if not quiet:
-        from hz.runtime.printable import printable
+    from hz.runtime.printable import printable
 
+    if not quiet:
         lines = summary(result, receipt).split("\n")  # the stderr tail comes from the agent
         click.echo("\n".join(printable(line) for line in lines), err=True)
     if receipt_error is not None:
         # The session ran (and may have cost money): not a "nothing started" exit 2.
-        click.echo(f"hz: error: {receipt_error.message}", err=True)
+        click.echo(f"hz: error: {printable(receipt_error.message)}", err=True)
+        if receipt_error.hint:
+            click.echo(f"  hint: {printable(receipt_error.hint)}", err=True)
         click.echo(
             "  hint: the run itself ended and its result is printed; only the receipt is missing",
             err=True,

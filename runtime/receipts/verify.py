@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -11,13 +12,9 @@ from pydantic import ValidationError
 from hz.runtime import strict_json
 from hz.runtime.canonical import digest_of, sha256_hex
 from hz.runtime.errors import HzError
+from hz.runtime.receipts.files import read_receipt_file
 from hz.runtime.receipts.model import Receipt
 from hz.runtime.receipts.write import receipt_files
-from hz.runtime.regular_file import read_regular
-
-#: A larger file named like a receipt is none hz wrote, and is not read further (a receipt is a
-#: few KiB; a planted file of zeros compresses to nothing in git and would fill the memory).
-MAX_RECEIPT_BYTES = 16 * 1024 * 1024
 
 
 def _require_directory(directory: Path) -> None:
@@ -57,13 +54,12 @@ def verify_chain(directory: Path) -> tuple[int, list[str]]:
 def _load(path: Path) -> tuple[Any, str | None]:
     """A receipt file's JSON, or why it cannot be one (never an exception for bad content)."""
     try:
-        data = _read(path)
-        if len(data) > MAX_RECEIPT_BYTES:
-            return None, f"larger than {MAX_RECEIPT_BYTES // (1024 * 1024)} MiB"
-        document = strict_json.loads(data)
+        document = strict_json.loads(read_receipt_file(path))
     except strict_json.JsonError as e:
         return None, f"not valid JSON ({e})"
     except OSError as e:
+        if e.errno == errno.EFBIG:
+            return None, str(e.strerror)
         return None, f"cannot be read ({e.strerror or e})"
     return document, None
 
@@ -93,13 +89,9 @@ def _check_one(path: Path, sequence: int, previous: Path | None) -> list[str]:
     return problems
 
 
-def _read(path: Path) -> bytes:
-    return read_regular(path, limit=MAX_RECEIPT_BYTES)
-
-
 def _sha256_of(path: Path) -> str | None:
     try:
-        return sha256_hex(_read(path))
+        return sha256_hex(read_receipt_file(path))
     except OSError:
         return None  # reported as that receipt's own problem
 
@@ -123,7 +115,11 @@ def _transcript_problems(path: Path, document: dict[str, Any]) -> list[str]:
     transcript = path.parent / name
     if transcript.is_symlink() or not transcript.is_file():
         return [f"{path.name}: its transcript {name} is missing"]
-    if sha256_hex(transcript.read_bytes()) != recorded:
+    try:
+        data = read_receipt_file(transcript)
+    except OSError as e:
+        return [f"{path.name}: its transcript {name} cannot be read ({e.strerror or e})"]
+    if sha256_hex(data) != recorded:
         return [
             f"{path.name}: its transcript {name} was changed after it was written "
             "(its sha256 does not match)"

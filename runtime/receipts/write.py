@@ -26,11 +26,13 @@ from hz.runtime.canonical import canonical_json, sha256_hex
 from hz.runtime.errors import HzError
 from hz.runtime.files import write_atomically
 from hz.runtime.models import Packet
+from hz.runtime.receipts.files import read_receipt_file
 from hz.runtime.receipts.model import Receipt, ReceiptBody
 from hz.runtime.result import AgentResult
 from hz.runtime.transcript.build import TRANSCRIPT_SUFFIX, transcript_bytes, transcript_of
 
-RECEIPT_NAME = re.compile(r"(\d{6,})-([a-z0-9][a-z0-9-]*)\.json")
+#: ASCII digits only: ``\d`` would take ``٠٠٠٠٠٩-a.json`` for receipt 9.
+RECEIPT_NAME = re.compile(r"([0-9]{6,})-([a-z0-9][a-z0-9-]*)\.json")
 LOCK_FILE = ".lock"
 DEFAULT_DIR = ".hz-receipts"
 
@@ -107,6 +109,20 @@ def _free_name(directory: Path, stem: str) -> Path:
     return target
 
 
+def _sha256_of_head(directory: Path, head: Path) -> str:
+    """The sha256 of the chain's last receipt, which the next one names. A file too large or of
+    the wrong kind to be one hz wrote stops the chain: the receipt is not written after it."""
+    try:
+        return sha256_hex(read_receipt_file(head))
+    except OSError as e:
+        raise HzError(
+            f"cannot write a receipt in {directory}: {head.name}, the last receipt of its "
+            f"chain, cannot be read: {e.strerror or e}",
+            hint=f"hz receipts verify {directory} checks the chain; move the file away, or "
+            "give another directory with --receipt-dir",
+        ) from e
+
+
 @contextmanager
 def _locked(directory: Path) -> Iterator[None]:
     # O_NOFOLLOW: a planted .lock link must not make hz create or open a file elsewhere.
@@ -137,7 +153,7 @@ def write_receipt(directory: Path, body: ReceiptBody, transcript: bytes | None =
             existing = receipt_files(directory)
             head = existing[-1] if existing else None
             sequence = head[0] + 1 if head else 1
-            previous = (head[1].name, sha256_hex(head[1].read_bytes())) if head else None
+            previous = (head[1].name, _sha256_of_head(directory, head[1])) if head else None
             slug = re.sub(r"[^a-z0-9-]+", "-", body.job_name.lower()).strip("-")
             target = _free_name(directory, f"{sequence:06d}-{slug[:64] or 'job'}")
             transcript_file = None

@@ -15,6 +15,7 @@ from hz.runtime import strict_json
 from hz.runtime.canonical import sha256_hex
 from hz.runtime.errors import HzError
 from hz.runtime.printable import printable
+from hz.runtime.receipts.files import read_receipt_file
 from hz.runtime.receipts.model import Receipt
 from hz.runtime.receipts.write import receipt_files
 from hz.runtime.transcript.build import read_transcript
@@ -44,8 +45,10 @@ def find_receipt(target: Path, number: int | None = None) -> Path:
 
 def load_json(path: Path) -> dict[str, Any]:
     try:
-        document = strict_json.loads(path.read_bytes())
-    except (OSError, strict_json.JsonError) as e:
+        document = strict_json.loads(read_receipt_file(path))
+    except OSError as e:
+        raise HzError(f"{path}: cannot be read ({e.strerror or e})") from e
+    except strict_json.JsonError as e:
         raise HzError(f"{path}: cannot be read as JSON ({e})") from e
     if not isinstance(document, dict):
         raise HzError(f"{path}: not a JSON object")
@@ -60,7 +63,10 @@ def load_transcript(receipt_path: Path, receipt: dict[str, Any]) -> tuple[dict[s
     path = receipt_path.parent / name
     if path.is_symlink() or not path.is_file():
         raise HzError(f"{receipt_path}: its transcript {name} is missing")
-    data = path.read_bytes()
+    try:
+        data = read_receipt_file(path)
+    except OSError as e:
+        raise HzError(f"{path}: cannot be read ({e.strerror or e})") from e
     warning = ""
     if sha256_hex(data) != receipt.get("transcript_sha256"):
         warning = f"{name} does not match the receipt's transcript_sha256 (changed after the run)"

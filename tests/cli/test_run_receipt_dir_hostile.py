@@ -1,0 +1,66 @@
+"""``hz run`` writing into a receipt directory someone else filled: the chain's head is read
+under a cap, only a regular file, and what is not a receipt hz wrote stops the receipt (exit 8,
+the result printed), never a long read or a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.cli.test_run import ECHO, hz, work  # noqa: F401  (the fixture)
+from tests.conftest import Cli
+
+RUN = ("run", "greet.yaml", "--input", "who=A", "--format", "json", "-q")
+
+
+def test_a_huge_file_at_the_head_of_the_chain_is_not_read(cli: Cli, work: Path) -> None:  # noqa: F811
+    (work / "r").mkdir()
+    with open(work / "r/000001-a.json", "wb") as f:
+        f.truncate(16 * 1024 * 1024 + 1)  # sparse: no disk, but hashing it reads it all
+    done = hz(cli, work, *RUN, "--receipt-dir", "r", config=ECHO)
+    assert (done.returncode, json.loads(done.stdout)["status"]) == (8, "completed")
+    assert done.stderr == (
+        "hz: error: cannot write a receipt in r: 000001-a.json, the last receipt of its chain, "
+        "cannot be read: larger than 16 MiB\n"
+        "  hint: hz receipts verify r checks the chain; move the file away, or give another "
+        "directory with --receipt-dir\n"
+        "  hint: the run itself ended and its result is printed; only the receipt is missing\n"
+    )
+    assert sorted(p.name for p in (work / "r").iterdir()) == [".lock", "000001-a.json"]
+
+
+def test_a_receipt_name_in_other_digits_is_no_receipt(cli: Cli, work: Path) -> None:  # noqa: F811
+    (work / "r").mkdir()
+    (work / "r/٠٠٠٠٠٩-a.json").write_text("{}")  # Arabic-Indic digits: no sequence 9
+    done = hz(cli, work, *RUN, "--receipt-dir", "r", config=ECHO)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert (work / "r/000001-greet.json").is_file()
+    assert json.loads((work / "r/000001-greet.json").read_text())["previous_sha256"] is None
+
+
+def test_a_huge_transcript_is_not_read(cli: Cli, work: Path) -> None:  # noqa: F811
+    assert hz(cli, work, *RUN, "--receipt-dir", "r", config=ECHO).returncode == 0
+    with open(work / "r/000001-greet.transcript.jsonl", "wb") as f:
+        f.truncate(16 * 1024 * 1024 + 1)
+    verified = hz(cli, work, "receipts", "verify", "r")
+    assert (verified.returncode, verified.stdout) == (
+        1,
+        "FAILED 000001-greet.json: its transcript 000001-greet.transcript.jsonl cannot be read "
+        "(larger than 16 MiB)\n",
+    )
+    shown = hz(cli, work, "receipts", "show", "r", "--transcript")
+    assert (shown.returncode, shown.stderr) == (
+        2,
+        "hz: error: r/000001-greet.transcript.jsonl: cannot be read (larger than 16 MiB)\n",
+    )
+
+
+def test_a_receipt_file_that_is_a_fifo_is_refused_by_show(cli: Cli, work: Path) -> None:  # noqa: F811
+    (work / "r").mkdir()
+    os.mkfifo(work / "r/000001-a.json")
+    shown = hz(cli, work, "receipts", "show", "r/000001-a.json")
+    assert (shown.returncode, shown.stderr) == (
+        2,
+        "hz: error: r/000001-a.json: no such receipt or receipt directory\n",
+    )
