@@ -3,17 +3,57 @@
 Names, paths and values in messages come from contracts, inputs, file names and agents. A raw
 newline in one starts a new line that GitHub Actions reads as a workflow command
 (``::error::…``, ``::add-mask::…``); an ESC sequence reaches the terminal. ``printable`` writes
-every character that is not printable — control characters, line and paragraph separators,
-bidirectional overrides — as its Python escape (``\\n``, ``\\x1b``, ``\\u202e``); text that
-needs none comes back as it is. Every reporter and every ``hz: error:`` line goes through it.
+every character that is not printable — control characters (C0, DEL and C1: ``\\x9b`` is a
+terminal's CSI), line and paragraph separators, bidirectional overrides — as its Python escape
+(``\\n``, ``\\x1b``, ``\\u202e``); text that needs none comes back as it is. Every reporter and
+every ``hz: error:`` line goes through it.
+
+It also breaks a GitHub workflow command, which the runner reads after leading blanks
+(``::warning::x``; an agent's stderr line is printed indented) and, in the older form, anywhere
+in a line (``##[set-output name=x;]y``): a character of the marker is written escaped
+(``\\x3a:warning::x``, ``##\\x5bset-output…``). The text may then start a line, after blanks
+or not, or stand anywhere in one.
+
+``printable_json``: JSON for stdout or a report file. ``json.dumps`` escapes only C0 controls;
+the same characters ``printable`` escapes are written as ``\\uXXXX`` here (equal JSON, nothing a
+terminal or a log viewer acts on).
 """
 
 from __future__ import annotations
 
-__all__ = ["printable"]
+import json
+import re
+from typing import Any
+
+__all__ = ["printable", "printable_json"]
 
 
 def printable(text: str) -> str:
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    if "##[" in text:  # the older command form counts anywhere in a line
+        text = text.replace("##[", "##\\x5b")
+    rest = text.lstrip(" ")  # the only blanks left: every other one is escaped
+    if rest.startswith("::"):
+        text = text[: len(text) - len(rest)] + "\\x3a" + rest[1:]
+    return text
+
+
+_NOT_ASCII_PRINTABLE = re.compile(r"[^\n\x20-\x7e]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    c = match[0]
+    if c == "\n" or c.isprintable():
+        return c  # a raw newline is the layout's (json.dumps escapes one in a string)
+    code = ord(c)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def printable_json(value: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` with every unprintable character escaped."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=sort_keys)
+    return _NOT_ASCII_PRINTABLE.sub(_json_escape, text)

@@ -8,12 +8,11 @@ SARIF (which have no such position) leave the position out.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
-from hz.runtime.printable import printable
+from hz.runtime.printable import printable, printable_json
 
 FORMATS = ("text", "json", "github", "sarif")
 
@@ -85,7 +84,7 @@ def _json(diagnostics: Sequence[Diagnostic], files: int, _version: str, out: Tex
         "warnings": len(diagnostics) - errors,
         "diagnostics": [_as_dict(d) for d in diagnostics],
     }
-    out.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    out.write(printable_json(report, indent=2) + "\n")
 
 
 def _escape_data(text: str) -> str:
@@ -116,7 +115,7 @@ def _full_message(d: Diagnostic) -> str:
 def _sarif(diagnostics: Sequence[Diagnostic], _files: int, version: str, out: TextIO) -> None:
     from hz.compiler.report.sarif import sarif_log
 
-    out.write(json.dumps(sarif_log(diagnostics, version), indent=2, ensure_ascii=False) + "\n")
+    out.write(printable_json(sarif_log(diagnostics, version), indent=2) + "\n")
 
 
 _WRITERS: dict[str, Callable[[Sequence[Diagnostic], int, str, TextIO], None]] = {

@@ -45,7 +45,11 @@ def sarif_log(diagnostics: Sequence[Diagnostic], tool_version: str) -> dict[str,
 def _result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
     text = f"{d.message}\nhint: {d.hint}" if d.hint else d.message
     physical: dict[str, Any] = {
-        "artifactLocation": {"uri": quote(d.file, safe="/:@!$&'()*+,;=-._~")}
+        # The file name's own bytes, percent-encoded (one that is not UTF-8 comes as
+        # surrogate escapes from the file system).
+        "artifactLocation": {
+            "uri": quote(d.file.encode("utf-8", "surrogateescape"), safe="/:@!$&'()*+,;=-._~")
+        }
     }
     if d.line:
         region = {"startLine": d.line}

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from hz.runtime.files import write_atomically
+from hz.runtime.printable import printable_json
 from hz.runtime.regular_file import check_links
 
 #: A backstop over the job's own timeout, for hz's start-up, rendering and receipt.
@@ -208,7 +209,7 @@ def _outputs(runs: Sequence[JobRun]) -> dict[str, str]:
     values: dict[str, str] = {}
     for run in runs:
         result = run.result or {}
-        structured = json.dumps(result.get("structured_output"), ensure_ascii=False)
+        structured = printable_json(result.get("structured_output"))
         draft = "" if run.draft_path is None else str(run.draft_path)
         results[run.name] = {
             "status": run.status,
@@ -228,7 +229,7 @@ def _outputs(runs: Sequence[JobRun]) -> dict[str, str]:
         values["status"] = values[f"{only.name}-status"]
         values["draft"] = values[f"{only.name}-draft"]
         values["structured_output"] = values[f"{only.name}-structured-output"]
-    values["results"] = json.dumps(results, ensure_ascii=False, sort_keys=True)
+    values["results"] = printable_json(results, sort_keys=True)
     return values
 
 

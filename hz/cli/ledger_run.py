@@ -23,6 +23,7 @@ import click
 from hz.runtime.ledger.owner import Binding, Interrupted, Outcome, OwnedRun, Policy
 from hz.runtime.ledger.store import Ledger, Owner
 from hz.runtime.models import Packet
+from hz.runtime.printable import printable, printable_json
 
 #: The signals that cancel a run (SIGINT included: Ctrl-C is the same path).
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -231,7 +232,7 @@ class BatchSource:
                     )
                 except KeyHeld as e:
                     self.held += 1
-                    click.echo(f"hz: error: {e.message}", err=True)
+                    click.echo(f"hz: error: {printable(e.message)}", err=True)
                     continue
                 self.ids.append(run_id)
                 claimed = ledger.claim_next(owner, batch=self.batch)
@@ -255,7 +256,6 @@ def run_batch(
     """Run ``total`` requests as one batch with ``jobs`` slots, reading each only when a slot
     can take it; the exit status says how the runs ended (0 all completed, else the first
     other run's status; 1 when a target could not be built, 2 when a request key had a run)."""
-    import json
     import secrets
 
     from hz.runtime.errors import HzError
@@ -271,14 +271,15 @@ def run_batch(
         document = run_json(ledger, ledger.get(outcome.run_id), timeline=False)
         with lock:
             if fmt == "jsonl":
-                click.echo(json.dumps(document, ensure_ascii=False))
+                click.echo(printable_json(document))
             elif fmt == "text" and not quiet:
                 kind = f" ({document['failure_kind']})" if document["failure_kind"] else ""
-                click.echo(f"{outcome.run_id}  {document['state']}{kind}  {document['workdir']}")
+                workdir = printable(document["workdir"])
+                click.echo(f"{outcome.run_id}  {document['state']}{kind}  {workdir}")
 
     def failed(run_id: str, error: Exception) -> None:
         message = error.message if isinstance(error, HzError) else str(error)
-        click.echo(f"hz: error: {run_id}: {message}", err=True)
+        click.echo(f"hz: error: {run_id}: {printable(message)}", err=True)
 
     pool = Pool(
         ledger,
@@ -318,7 +319,7 @@ def run_batch(
             f"hz: {source.unread()} of {total} targets were not started: the batch was stopped",
             err=True,
         )
-    # One run's document at a time, as json.dumps would write the whole list.
+    # One run's document at a time, as printable_json would write the whole list.
     code = 0
     if fmt == "json":
         click.echo('{"kind": "run_list", "runs": [', nl=False)
@@ -326,7 +327,7 @@ def run_batch(
         document = run_json(ledger, ledger.get(run_id), timeline=False)
         code = code or exit_status(document)
         if fmt == "json":
-            click.echo((", " if n else "") + json.dumps(document, ensure_ascii=False), nl=False)
+            click.echo((", " if n else "") + printable_json(document), nl=False)
     if fmt == "json":
         click.echo("]}")
     return code or (1 if source.unbuilt else 0) or (2 if source.held else 0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -11,7 +10,7 @@ from hz.cli.transcripts import show as show_receipt
 from hz.runtime.config.layers import load_config
 from hz.runtime.config.show import show_json, show_text
 from hz.runtime.doctor import format_check, run_doctor
-from hz.runtime.printable import printable
+from hz.runtime.printable import printable, printable_json
 from hz.runtime.receipts.verify import receipt_rows, verify_chain
 
 
@@ -35,7 +34,7 @@ def show(fmt: str) -> int:
     """Print the effective configuration and where each value came from."""
     effective = load_config(cwd=Path.cwd())
     if fmt == "json":
-        click.echo(json.dumps(show_json(effective), indent=2, ensure_ascii=False))
+        click.echo(printable_json(show_json(effective), indent=2))
     else:
         click.echo(show_text(effective), nl=False)
     return 0
@@ -55,11 +54,11 @@ def verify(directory: Path) -> int:
     """Check the chain of receipts in DIRECTORY: exit 1 naming each broken receipt."""
     count, problems = verify_chain(directory)
     for problem in problems:
-        click.echo(f"FAILED {problem}")
+        click.echo(f"FAILED {printable(problem)}")  # names from the files
     if problems:
         return 1
     noun = "receipt" if count == 1 else "receipts"
-    click.echo(f"ok: {count} {noun} in {directory}, the chain is intact")
+    click.echo(f"ok: {count} {noun} in {printable(str(directory))}, the chain is intact")
     return 0
 
 
@@ -70,7 +69,7 @@ def list_(directory: Path, fmt: str) -> int:
     """One line per receipt in DIRECTORY: when, which job, runner, status, cost."""
     rows = receipt_rows(directory)
     if fmt == "json":
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        click.echo(printable_json(rows, indent=2))
         return 0
     for row in rows:
         # A receipt is a file anyone can edit: every value is shown, never trusted.

@@ -10,7 +10,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
-import json
 import os
 import shlex
 import signal
@@ -26,6 +25,7 @@ import click
 
 from hz.cli.request_options import receipt_directory, request_options, targets_argument
 from hz.runtime.models import Packet
+from hz.runtime.printable import printable, printable_json
 from hz.runtime.problem import Problem
 from hz.runtime.protocol import AgentRunner, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
@@ -140,7 +140,7 @@ def run(
             "max_usd": packet.job.budget.max_usd,
         }
         if fmt == "json":
-            click.echo(json.dumps(plan_json(runner_name, the_plan, limits), ensure_ascii=False))
+            click.echo(printable_json(plan_json(runner_name, the_plan, limits)))
         else:
             click.echo(plan_text(runner_name, the_plan, limits), nl=False)
         problem = missing_program(the_plan)
@@ -181,14 +181,13 @@ def report(
     """Print the result (stdout) and the summary (stderr); the exit status."""
     try:
         if fmt != "text":
-            click.echo(json.dumps(result.to_json_data(), ensure_ascii=False))
+            click.echo(printable_json(result.to_json_data()))
         elif result.draft:
             click.echo(result.draft, nl=not result.draft.endswith("\n"))
     except BrokenPipeError:
         # The reader went away (`hz run ... | head -1`). The run happened and its receipt is
         # written: its status is the exit status, not click's "1" for a broken pipe.
         _drop_stdout()
-    from hz.runtime.printable import printable
 
     if not quiet:
         lines = summary(result, receipt).split("\n")  # the stderr tail comes from the agent

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from hz.runtime.errors import HzError
+from hz.runtime.printable import printable, printable_json
 
 FORMAT = click.option(
     "--format",
@@ -42,13 +43,14 @@ def open_ledger(fmt: str) -> tuple[Any, Any]:
 def report_settled(settled: list[Any]) -> None:
     for item in settled:
         click.echo(
-            f"hz: reconciled {item.run_id}: {item.was} -> {item.state}: {item.detail}", err=True
+            f"hz: reconciled {item.run_id}: {item.was} -> {item.state}: {printable(item.detail)}",
+            err=True,
         )
 
 
 def emit(document: Any, fmt: str, text: str) -> None:
     if fmt == "json":
-        click.echo(json.dumps(document, ensure_ascii=False))
+        click.echo(printable_json(document))
     else:
         click.echo(text, nl=False)
 

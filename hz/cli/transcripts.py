@@ -6,13 +6,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
-from hz.runtime.printable import printable
+from hz.runtime.printable import printable, printable_json
 from hz.runtime.transcript.show import (
     find_receipt,
     format_receipt,
@@ -35,7 +34,7 @@ def show_receipt(target: Path, number: int | None, *, transcript: bool, fmt: str
         document = {"file": str(path), "receipt": receipt}
         if shown is not None:
             document["transcript"] = shown
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        click.echo(printable_json(document, indent=2))
     else:
         click.echo(format_receipt(path.name, receipt), nl=False)
         if shown is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ import click
 
 from hz.cli.ledger_run import signals_to
 from hz.cli.runs import FORMAT, report_settled
+from hz.runtime.printable import printable, printable_json
 
 
 @click.command(short_help="Run queued runs from the ledger until stopped (SIGTERM).")
@@ -48,7 +48,7 @@ def worker(jobs: int | None, drain: bool, fmt: str) -> int:
             click.echo(f"{outcome.run_id}  {document['state']}{kind}")
 
     def failed(run_id: str, error: Exception) -> None:
-        click.echo(f"hz: error: {run_id}: {error}", err=True)
+        click.echo(f"hz: error: {run_id}: {printable(str(error))}", err=True)
 
     def claim(ledger_: Any, owner: Any) -> Any:
         claimed = from_queue(ledger_, owner)
@@ -79,5 +79,5 @@ def worker(jobs: int | None, drain: bool, fmt: str) -> int:
     with signals_to(on_signal, on_second):
         pool.run()
     if fmt == "json":
-        click.echo(json.dumps({"kind": "worker", "runs": finished}, ensure_ascii=False))
+        click.echo(printable_json({"kind": "worker", "runs": finished}))
     return 0

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hz.runtime.ledger.store import TERMINAL, Ledger
+from hz.runtime.printable import printable
 
 RUN_FORMAT_VERSION = 1
 
@@ -95,10 +96,11 @@ def run_text(document: dict[str, Any]) -> str:
     result = document["result"]
     if result and result.get("reason"):
         rows.append(("reason", result["reason"]))
-    lines = [f"{name + ':':<13}{value}" for name, value in rows]
+    # Names, keys, paths and the reason come from contracts, operators and agents.
+    lines = [f"{name + ':':<13}{printable(str(value))}" for name, value in rows]
     lines.append("timeline:")
     lines += [
-        f"  {e['at']}  {e['state']:<12}{e['detail'] or ''}".rstrip()
+        f"  {e['at']}  {e['state']:<12}{printable(e['detail'] or '')}".rstrip()
         for e in document.get("timeline", [])
     ]
     if document["state"] == "uncertain":
@@ -111,7 +113,8 @@ def list_line(document: dict[str, Any]) -> str:
     if document["failure_kind"]:
         state += f" ({document['failure_kind']})"
     cost = "?" if document["cost_usd"] is None else f"${document['cost_usd']:.4f}"
-    line = f"{document['id']}  {document['created_at']}  {state:<28}{document['job_name']}  {cost}"
+    name = printable(str(document["job_name"]))
+    line = f"{document['id']}  {document['created_at']}  {state:<28}{name}  {cost}"
     if document["session_widened"]:
         line += f"  widened: {', '.join(document['session_widened'])}"
     return line

@@ -49,3 +49,27 @@ def test_a_huge_file_named_like_a_receipt_is_not_read(cli: Cli, tmp_path: Path) 
     assert (done.returncode, done.stdout) == (1, "FAILED 000001-a.json: larger than 16 MiB\n")
     listed = cli("receipts", "list", "r", cwd=tmp_path)
     assert (listed.returncode, listed.stdout) == (0, "000001-a.json  ?  ?  ?  ?\n")
+
+
+def test_verify_escapes_a_key_planted_in_a_sealed_receipt(cli: Cli, tmp_path: Path) -> None:
+    from hz.runtime.canonical import digest_of
+    from tests.cli.test_run import CONTRACT
+
+    (tmp_path / "greet.yaml").write_text(CONTRACT)
+    (tmp_path / "operator.toml").write_text('[capabilities]\nagent_runner = "echo"\n')
+    env = {"HZ_CONFIG": str(tmp_path / "operator.toml")}
+    ran = cli(
+        "run", "greet.yaml", "--input", "who=A", "-q", "--receipt-dir", "r", cwd=tmp_path, env=env
+    )
+    assert ran.returncode == 0, ran.stderr
+    path = tmp_path / "r/000001-greet.json"
+    receipt = json.loads(path.read_text())
+    del receipt["digest"]
+    receipt["x\n::warning::pwned"] = 1
+    path.write_text(json.dumps({**receipt, "digest": digest_of(receipt)}))
+    done = cli("receipts", "verify", "r", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (
+        1,
+        "FAILED 000001-greet.json: not in the receipt format (x\\n::warning::pwned: Extra inputs "
+        "are not permitted)\n",
+    )

@@ -241,3 +241,19 @@ def test_a_bug_while_reading_a_target_ends_the_batch_as_a_bug(tmp_path: Path) ->
             quiet=True,
         )
     assert [r["state"] for r in store.select()] == ["completed"]
+
+
+def test_runs_show_escapes_what_others_chose(hz: Cli, tmp_path: Path) -> None:
+    key = "k\n::warning::x\x1b[2J\u202e"
+    (tmp_path / "w\n::error::y").mkdir()
+    ran = hz("run", "greet.yaml", "--input", "who=A", "-q", "--request-key", key,
+             "--workdir", "w\n::error::y", "--no-receipt")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    [document] = json.loads(hz("runs", "list", "--format", "json").stdout)["runs"]
+    assert document["request_key"] == key
+    shown = hz("runs", "show", document["id"]).stdout.splitlines()
+    assert shown[4:6] == [
+        "request key: k\\n::warning::x\\x1b[2J\\u202e",
+        f"workdir:     {tmp_path}/w\\n::error::y",
+    ]
+    assert not any(line.lstrip().startswith("::") for line in shown)

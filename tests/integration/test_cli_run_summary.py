@@ -124,3 +124,20 @@ def test_a_widened_session_is_named_in_the_summary() -> None:
         "hz: completed · runner claude-code · 1 turn · 0 tool calls · 1.0s · "
         "session widened: WebFetch (network)"
     )
+
+
+def test_the_agents_stderr_cannot_write_a_workflow_command_or_drive_the_terminal(
+    tmp_path: Path,
+) -> None:
+    # GitHub reads `::command::` after leading blanks, and `##[command]` anywhere in a line.
+    lines = "::warning::x\n  ::set-output name=a::b\nsee ##[add-mask]s\n\x1b[31mred\x9b2J\u202egnp."
+    done = hz(tmp_path, [sys.executable, AGENT, "fail", f"--stderr={lines}\n", "--code=3"])
+    assert done.returncode == 4
+    assert _duration(done.stderr).split("\n", 1)[1] == (
+        "  the agent's stderr, last lines:\n"
+        "    \\x3a:warning::x\n"
+        "      \\x3a:set-output name=a::b\n"
+        "    see ##\\x5badd-mask]s\n"
+        "    \\x1b[31mred\\x9b2J\\u202egnp.\n"
+    )
+    assert not any(line.lstrip().startswith("::") for line in done.stderr.splitlines())

@@ -350,8 +350,9 @@ def test_the_agents_stderr_cannot_issue_workflow_commands(tmp_path: Path, repo: 
         "hz: failed (runtime_error): the command exited with code 1 · runner command · "
         + lines[start + 1].split(" · runner command · ", 1)[1],
         "  the agent's stderr, last lines:",
-        "    ::add-mask::hz",
-        "      ::warning::injected",
-        "    ::stop-commands::x",
+        # hz run escapes them itself too (run directly in a workflow, no wrapper to stop them).
+        "    \\x3a:add-mask::hz",
+        "      \\x3a:warning::injected",
+        "    \\x3a:stop-commands::x",
         f"::{token}::",
     ]

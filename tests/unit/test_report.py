@@ -198,3 +198,30 @@ def test_control_characters_from_a_contract_are_escaped(fmt: str) -> None:
         }[fmt]
     )
     assert len(out.splitlines()) == (2 if fmt == "text" else 1)
+
+
+#: C1 controls (U+009B is a terminal's CSI), a line separator, bidi overrides and isolates, and
+#: a lone surrogate (from a file name that is not UTF-8).
+DANGEROUS = "\x85\x9b2J\u2028\u202a\u202e\u2066\u2069\x7f\udcff"
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "json", "sarif"])
+def test_c1_controls_and_bidi_overrides_are_escaped_in_every_format(fmt: str) -> None:
+    hostile = Diagnostic("HZ502", f"m{DANGEROUS}", f"f{DANGEROUS}.yaml", 1, 1, hint=DANGEROUS)
+    out, _ = run(fmt, [hostile], 1)
+    assert out.isascii()
+    out.encode("utf-8")  # no lone surrogate left to fail the write
+    if fmt in ("json", "sarif"):
+        report = json.loads(out)
+        message = report["diagnostics"][0] if fmt == "json" else report["runs"][0]["results"][0]
+        assert message["message"] == (
+            f"m{DANGEROUS}" if fmt == "json" else {"text": f"m{DANGEROUS}\nhint: {DANGEROUS}"}
+        )
+        assert "\\u0085\\u009b2J\\u2028\\u202a\\u202e\\u2066\\u2069\\u007f\\udcff" in out
+    else:
+        assert "\\x85\\x9b2J\\u2028\\u202a\\u202e\\u2066\\u2069\\x7f\\udcff" in out
+
+
+def test_json_keeps_printable_text_as_it_is() -> None:
+    out, _ = run("json", [Diagnostic("HZ502", "é 😀 中", "a.yaml", 1, 1)], 1)
+    assert '"message": "é 😀 中"' in out
