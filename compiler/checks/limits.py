@@ -15,7 +15,9 @@ from hz.compiler.source import SourceDoc
 SUPPORTED_VERSION = 1
 MAX_TIMEOUT = 24 * 3600
 
-_DURATION = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
+#: ASCII digits, as the published schema's ECMA-262 ``\d`` (Python's ``\d`` and ``str.isdigit``
+#: take other scripts' digits, and ``isdigit`` superscripts that ``int`` refuses).
+_DURATION = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?")
 _DURATION_HINT = 'write integer seconds or hours, minutes and seconds: "90s", "10m", "1h30m"'
 #: A number with more significant digits than this is over 24 hours in any unit; it is not
 #: converted (int() refuses strings over 4300 digits, and a huge one is slow anyway).
@@ -23,6 +25,10 @@ _MAX_DIGITS = 9
 _RANGE_HINT = "a session may run at least 1 second and at most 24 hours (86400 seconds)"
 _CLIP = 40
 _NUMERIC = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def clip(text: str) -> str:
@@ -39,7 +45,7 @@ def check_version(doc: SourceDoc) -> Diagnostic | None:
     version: Any = hz["contract"]
     path = ("hz", "contract")
     shown = clip(version if isinstance(version, str) else repr(version))
-    if isinstance(version, str) and version.isdigit() and _plain(doc, path):
+    if isinstance(version, str) and _digits(version) and _plain(doc, path):
         version = _number(version)  # unquoted, too many digits for the loader to convert
     if isinstance(version, bool) or not isinstance(version, (int, float)):
         text = version.strip() if isinstance(version, str) else ""
@@ -108,7 +114,7 @@ def check_timeout(doc: SourceDoc) -> tuple[int | None, list[Diagnostic]]:
     raw: Any = hz["timeout"]
     path = ("hz", "timeout")
     seconds: int | None
-    if isinstance(raw, str) and raw.isdigit() and _plain(doc, path):
+    if isinstance(raw, str) and _digits(raw) and _plain(doc, path):
         # An unquoted integer too long for the loader to convert: a number, and far too big.
         seconds = _number(raw)
     elif isinstance(raw, str):
@@ -116,11 +122,11 @@ def check_timeout(doc: SourceDoc) -> tuple[int | None, list[Diagnostic]]:
         if seconds is None:
             msg = f"hz.timeout: {clip(raw)!r} is not a duration"
             hint = _duration_hint(raw)
-            if raw.strip().isdigit() and _number(raw.strip()) <= MAX_TIMEOUT:
+            if _digits(raw.strip()) and _number(raw.strip()) <= MAX_TIMEOUT:
                 # "600" quoted: seconds need no quotes, strings a unit
                 n = raw.strip()
                 hint = f'write {n} without quotes for seconds, or "{n}s"'
-            elif raw.strip().isdigit():
+            elif _digits(raw.strip()):
                 hint = _RANGE_HINT
             return None, [at(doc, path, HZ301, msg, hint=hint)]
     elif isinstance(raw, int) and not isinstance(raw, bool):
@@ -129,8 +135,8 @@ def check_timeout(doc: SourceDoc) -> tuple[int | None, list[Diagnostic]]:
         msg = f'hz.timeout: expected integer seconds or a duration such as "10m", got {got(raw)}'
         return None, [at(doc, path, HZ103, msg, hint=_DURATION_HINT)]
     if seconds is None or not 1 <= seconds <= MAX_TIMEOUT:
-        shown = clip(raw if isinstance(raw, str) and not raw.isdigit() else f"{raw}")
-        shown += "" if isinstance(raw, str) and not raw.isdigit() else " seconds"
+        shown = clip(raw if isinstance(raw, str) and not _digits(raw) else f"{raw}")
+        shown += "" if isinstance(raw, str) and not _digits(raw) else " seconds"
         msg = f"hz.timeout: {shown} is outside 1 second … 24 hours"
         hint = _RANGE_HINT
         return None, [at(doc, path, HZ302, msg, hint=hint)]

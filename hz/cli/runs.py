@@ -65,7 +65,7 @@ def runs() -> None:
     """
 
 
-_SINCE = re.compile(r"^(\d+)([smhd])$")
+_SINCE = re.compile(r"^([0-9]+)([smhd])$")
 
 
 def parse_since(value: str | None) -> float | None:

@@ -4,14 +4,19 @@ where jsonschema says so too."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema.validators import Draft202012Validator
 
-from hz.compiler.checks.structure import certainly_valid, contract_schema, schema_text
+from hz.compiler.checks.structure import (
+    certainly_valid,
+    contract_schema,
+    contract_validator,
+    schema_text,
+)
 from hz.compiler.load.loader import load_path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,7 +24,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from gen_contracts import generate  # noqa: E402
 
 SCHEMA = contract_schema()
-VALIDATOR = Draft202012Validator(SCHEMA)
+#: The locating validator: the published schema, its patterns as ECMA-262 means them.
+VALIDATOR = contract_validator()
 FILES = sorted([*(REPO / "tests" / "cases").rglob("*.yaml"), *(REPO / "contracts").glob("*.yaml")])
 
 
@@ -73,6 +79,9 @@ def test_every_generated_contract_takes_the_fast_path(tmp_path: Path) -> None:
         lambda d: d["hz"].update(title=""),
         lambda d: d["hz"].update(output={"format": "json", "schema": 1}),
         lambda d: d.update(contract=None),
+        # ECMA-262's \d is [0-9]; Python's takes an Arabic-Indic three.
+        lambda d: d["hz"].update(timeout="٣m"),
+        lambda d: d["hz"]["agent"].update(tools=["Read\n"]),
     ],
 )
 def test_an_invalid_contract_never_takes_the_fast_path(mutation: Any) -> None:
@@ -102,3 +111,23 @@ def test_a_name_with_a_final_newline_is_invalid_on_both_paths() -> None:
 def test_compiling_the_fast_path_leaves_the_contract_schema_alone() -> None:
     assert certainly_valid(_data(REPO / "contracts" / "weekly-digest.yaml"))
     assert contract_schema() == json.loads(schema_text())
+
+
+def _patterns(schema: Any) -> list[str]:
+    if isinstance(schema, dict):
+        found = [schema["pattern"]] if isinstance(schema.get("pattern"), str) else []
+        found += list(schema.get("patternProperties", {}))
+        return found + [p for value in schema.values() for p in _patterns(value)]
+    if isinstance(schema, list):
+        return [p for value in schema for p in _patterns(value)]
+    return []
+
+
+def test_the_schemas_patterns_mean_the_same_to_python_and_to_ecma_262() -> None:
+    # The fast path is Python's re: a class escape (\d \w \s \b) takes other scripts'
+    # characters there and not in ECMA-262, and "$" must refuse a final newline explicitly.
+    patterns = _patterns(SCHEMA)
+    assert len(patterns) == 4
+    for pattern in patterns:
+        assert not re.search(r"\\[dDwWsSbB]", pattern), pattern
+        assert pattern.endswith("$(?!\\n)"), pattern
