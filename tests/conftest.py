@@ -99,3 +99,9 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Cli:
             return CliResult(code, out.getvalue().decode(), err.getvalue().decode())
 
     return run
+
+
+def default_receipt_dir() -> Path:
+    """Where ``hz run`` chains receipts when nothing says otherwise, in a test: ``receipts/`` in
+    the state directory of the isolated HOME (``platformdirs``' user state directory)."""
+    return Path(os.environ["HOME"]) / ".local" / "state" / "hz" / "receipts"

@@ -110,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--run", default="", help="job names, space-separated, or 'all'")
     parser.add_argument("--inputs-dir", default="", help="NAME.json / NAME.yaml per job")
     parser.add_argument("--workdir", default=".")
-    parser.add_argument("--receipt-dir", default=".hz-receipts")
+    parser.add_argument("--receipt-dir", default="hz-receipts")
     parser.add_argument("--drafts-dir", default="hz-drafts")
     return parser
 

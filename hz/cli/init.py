@@ -1,14 +1,14 @@
 """``hz init``: set up hz in the user's own repository.
 
-It writes the contract schema where the editor modeline of the starter contract finds it, a
-starter contract that validates and runs with the echo runner, and a ``.gitignore`` entry for
-the files hz keeps locally. It never overwrites a contract or removes a line: running it again
-refreshes only the schema (after upgrading hz) and adds what is missing.
+It writes the contract schema where the editor modeline of the starter contract finds it and
+a starter contract that validates and runs with the echo runner. It never overwrites a
+contract: running it again refreshes only the schema (after upgrading hz) and adds what is
+missing. Nothing needs a ``.gitignore`` line: hz keeps its receipts and its run ledger in the
+operator's state directory, outside the working tree.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -22,9 +22,7 @@ from hz.runtime.regular_file import check_links, read_regular_text
 NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 SCHEMA_PATH = Path(".hz") / "contract.schema.json"
-#: What hz writes in a working tree and nobody commits: the default receipt chain.
-IGNORED = ".hz-receipts/"
-#: A larger schema or .gitignore is none hz wrote or can sensibly extend.
+#: A larger schema is none hz wrote.
 _MAX_BYTES = 4 * 1024 * 1024
 
 STARTER = """\
@@ -73,7 +71,6 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
     \b
       .hz/contract.schema.json      the contract schema, for the editor (refreshed each time)
       CONTRACTS/NAME.yaml           a starter contract whose modeline points at that schema
-      .gitignore                    gains .hz-receipts/ (hz's local receipt chain)
 
     An existing contract is never overwritten. Commit .hz/contract.schema.json so everyone's
     editor completes and checks contracts; run hz init again after upgrading hz.
@@ -92,12 +89,9 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
     text = text if text.endswith("\n") else text + "\n"
     schema = directory / SCHEMA_PATH
     contract = directory / contracts / f"{name}.yaml"
-    gitignore = directory / ".gitignore"
-    # A repository can plant links (.hz -> ~/.config, .gitignore -> ~/.bashrc): refuse them
-    # all before writing anything.
-    for path in (schema, contract, gitignore):
+    # A repository can plant links (.hz -> ~/.config): refuse them all before writing anything.
+    for path in (schema, contract):
         _inside(path, directory)
-    previous = _read(gitignore) or ""
     changed = _read(schema) != text
     if changed:
         _write(schema, text)
@@ -110,15 +104,6 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
         modeline = f"{up}/{SCHEMA_PATH.as_posix()}" if up else SCHEMA_PATH.as_posix()
         _write(contract, STARTER.format(schema=modeline, name=name))
         _report("wrote", contract)
-
-    if IGNORED in previous.splitlines() or IGNORED.rstrip("/") in previous.splitlines():
-        _report("unchanged", gitignore)
-    else:
-        separator = "" if not previous or previous.endswith("\n") else "\n"
-        entry = f"# hz's local receipt chain (the default of hz run --receipt-dir)\n{IGNORED}\n"
-        # A .gitignore linked inside the tree stays a link: the file it names is updated.
-        _write(Path(os.path.realpath(gitignore)), previous + separator + entry)
-        _report("updated", gitignore)
 
     steps = [
         (f"hz validate {contract.parent}", "every problem, with file:line:col"),

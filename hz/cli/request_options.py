@@ -44,7 +44,7 @@ _OPTIONS = (
         "--receipt-dir",
         type=click.Path(file_okay=False, path_type=Path),
         help="Where the receipt is chained [default: [system.runner] receipt_dir, else "
-        "WORKDIR/.hz-receipts].",
+        "receipts/ in the operator's state directory ([system] state_dir)].",
     ),
     click.option("--no-receipt", is_flag=True, help="Write no receipt for this run."),
     click.option(
@@ -62,15 +62,22 @@ def request_options(function: F) -> F:
     return function
 
 
-def receipt_directory(
-    receipt_dir: Path | None, no_receipt: bool, config: Any, workdir: Path
-) -> Path | None:
-    """``--receipt-dir``, else ``[system.runner] receipt_dir``, else ``WORKDIR/.hz-receipts``;
-    None with ``--no-receipt``."""
+def receipt_directory(receipt_dir: Path | None, no_receipt: bool, config: Any) -> Path | None:
+    """``--receipt-dir``, else ``[system.runner] receipt_dir``, else ``receipts/`` in the
+    operator's state directory, beside the run ledger (not in the working tree, where it would
+    show in ``git status`` and the repository could plant files in it); None with
+    ``--no-receipt``."""
     if no_receipt:
         return None
-    from hz.runtime.receipts.write import DEFAULT_DIR
+    if receipt_dir is not None:
+        return receipt_dir
     from hz.runtime.runners.settings import SharedSettings
 
     configured = SharedSettings.from_config(config).receipt_dir
-    return receipt_dir or Path(configured or workdir / DEFAULT_DIR)
+    if configured:
+        return Path(configured)
+    from hz.runtime.config.keys import SYSTEM
+    from hz.runtime.ledger.paths import state_dir
+    from hz.runtime.receipts.write import DEFAULT_DIR
+
+    return state_dir(config.table(SYSTEM)) / DEFAULT_DIR

@@ -148,7 +148,7 @@ def run(
             click.echo(f"hz: warning: {problem}", err=True)
             click.echo("  hint: hz doctor checks the bound runner", err=True)
         return 0
-    receipts = receipt_directory(receipt_dir, no_receipt, config, workdir)
+    receipts = receipt_directory(receipt_dir, no_receipt, config)
     if not no_ledger:
         from hz.runtime.config.keys import RUNNER
         from hz.runtime.ledger.owner import Binding, settings_digest
@@ -281,7 +281,7 @@ def _batch(
     config = load_config(cwd=Path.cwd())
     binding = Binding.from_config(config)  # a misconfiguration starts nothing
     ToolProfile().bind(workdir)  # the workdir must exist
-    receipts = receipt_directory(receipt_dir, no_receipt, config, workdir)
+    receipts = receipt_directory(receipt_dir, no_receipt, config)
     ledger, settled = open_ledger(config)
     if not quiet:
         report_settled(settled)

@@ -47,7 +47,7 @@ def submit(
         return 1
     ledger, settled = open_ledger(config)
     report_settled(settled)
-    receipts = receipt_directory(receipt_dir, no_receipt, config, workdir)
+    receipts = receipt_directory(receipt_dir, no_receipt, config)
     ids = []
     for packet in packets:
         key = request_key or derived_key(packet, workdir)

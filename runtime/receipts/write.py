@@ -34,7 +34,8 @@ from hz.runtime.transcript.build import TRANSCRIPT_SUFFIX, transcript_bytes, tra
 #: ASCII digits only: ``\d`` would take ``٠٠٠٠٠٩-a.json`` for receipt 9.
 RECEIPT_NAME = re.compile(r"([0-9]{6,})-([a-z0-9][a-z0-9-]*)\.json")
 LOCK_FILE = ".lock"
-DEFAULT_DIR = ".hz-receipts"
+#: The default receipt directory, in the operator's state directory (``[system] state_dir``).
+DEFAULT_DIR = "receipts"
 
 
 def utc_iso(moment: datetime) -> str:
@@ -142,7 +143,7 @@ def write_receipt(directory: Path, body: ReceiptBody, transcript: bytes | None =
     ):
         raise ValueError("the transcript is not the one the receipt names")
     if directory.is_symlink():
-        # The default directory lives in the working directory, which a repository controls.
+        # A configured or given directory may lie in a tree a repository controls.
         raise HzError(
             f"cannot write a receipt in {directory}: it is a symbolic link",
             hint="give the real directory with --receipt-dir",

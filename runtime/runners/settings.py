@@ -160,7 +160,7 @@ class SharedSettings(RunnerSettings):
             strict=True,
             min_length=1,
             description="where `hz run` chains receipts (`--receipt-dir` overrides it); unset: "
-            "`WORKDIR/.hz-receipts`",
+            "`receipts/` in the state directory (`[system] state_dir`)",
         ),
         _STRING,
     ] = None

@@ -15,14 +15,13 @@ def hz(cli: Cli, cwd: Path, *args: str, **env: str) -> CliResult:
     return cli(*args, cwd=cwd, env=env)
 
 
-def test_init_writes_schema_starter_and_gitignore(cli: Cli, tmp_path: Path) -> None:
+def test_init_writes_schema_and_starter(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / ".gitignore").write_text("node_modules/", encoding="utf-8")
     done = hz(cli, tmp_path, "init")
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == (
         "wrote:     .hz/contract.schema.json\n"
         "wrote:     contracts/todo-summary.yaml\n"
-        "updated:   .gitignore\n"
         "next:\n"
         "  hz validate contracts                              # every problem, with file:line:col\n"
         "  HZ_RUNNER=echo hz run contracts/todo-summary.yaml"
@@ -35,10 +34,8 @@ def test_init_writes_schema_starter_and_gitignore(cli: Cli, tmp_path: Path) -> N
     # The modeline is relative to the contract, so it resolves in the user's repository.
     assert contract.splitlines()[0] == "# yaml-language-server: $schema=../.hz/contract.schema.json"
     assert (tmp_path / "contracts" / "../.hz/contract.schema.json").resolve().is_file()
-    assert (tmp_path / ".gitignore").read_text(encoding="utf-8") == (
-        "node_modules/\n# hz's local receipt chain (the default of hz run --receipt-dir)\n"
-        ".hz-receipts/\n"
-    )
+    # Nothing of hz's own stays in the tree to ignore: receipts go to the state directory.
+    assert (tmp_path / ".gitignore").read_text(encoding="utf-8") == "node_modules/"
 
     checked = hz(cli, tmp_path, "validate", "contracts")
     assert (checked.returncode, checked.stderr) == (0, "Success: no issues found in 1 file\n")
@@ -61,7 +58,7 @@ def test_init_again_keeps_the_contract_and_refreshes_the_schema(cli: Cli, tmp_pa
     assert again.stdout.splitlines()[:3] == [
         "wrote:     .hz/contract.schema.json",
         "kept:      ci/hz/triage.yaml",
-        "unchanged: .gitignore",
+        "next:",
     ]
     assert contract.read_text(encoding="utf-8") == "edited\n"
     assert json.loads((tmp_path / ".hz/contract.schema.json").read_text(encoding="utf-8")) != {}
@@ -81,19 +78,13 @@ def test_init_refuses_links_out_of_the_directory_before_writing(cli: Cli, tmp_pa
     repo.mkdir()
     outside.mkdir()
     (outside / "bashrc").write_text("x\n", encoding="utf-8")
-    (repo / ".gitignore").symlink_to(outside / "bashrc")
+    (repo / ".hz").symlink_to(outside)
     done = hz(cli, repo, "init")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        f"hz: error: .gitignore is a symbolic link that leads out of . (to {outside}/bashrc)\n"
-        "  hint: remove the link, or run hz init in the tree it leads to\n"
-    )
-    (repo / ".gitignore").unlink()
-    (repo / ".hz").symlink_to(outside)
-    done = hz(cli, repo, "init")
-    assert done.stderr.splitlines()[0] == (
         "hz: error: .hz/contract.schema.json is a symbolic link that leads out of ."
-        f" (to {outside}/contract.schema.json)"
+        f" (to {outside}/contract.schema.json)\n"
+        "  hint: remove the link, or run hz init in the tree it leads to\n"
     )
     (repo / ".hz").unlink()
     (repo / "contracts").symlink_to(outside)
@@ -107,30 +98,20 @@ def test_init_refuses_links_out_of_the_directory_before_writing(cli: Cli, tmp_pa
     assert (outside / "bashrc").read_text(encoding="utf-8") == "x\n"
 
 
-def test_init_updates_a_gitignore_linked_inside_the_tree(cli: Cli, tmp_path: Path) -> None:
-    (tmp_path / "conf").mkdir()
-    (tmp_path / "conf/gitignore").write_text("build/\n", encoding="utf-8")
-    (tmp_path / ".gitignore").symlink_to("conf/gitignore")
-    assert hz(cli, tmp_path, "init").returncode == 0
-    assert (tmp_path / ".gitignore").readlink() == Path("conf/gitignore")
-    assert (tmp_path / "conf/gitignore").read_text(encoding="utf-8").splitlines()[-1] == (
-        ".hz-receipts/"
-    )
-
-
 def test_init_neither_blocks_on_nor_replaces_what_is_no_text_file(cli: Cli, tmp_path: Path) -> None:
-    os.mkfifo(tmp_path / ".gitignore")
+    (tmp_path / ".hz").mkdir()
+    os.mkfifo(tmp_path / ".hz/contract.schema.json")
     done = hz(cli, tmp_path, "init")
     assert (done.returncode, done.stdout, done.stderr) == (
         2,
         "",
-        "hz: error: cannot read .gitignore: not a regular file (a named pipe)\n",
+        "hz: error: cannot read .hz/contract.schema.json: not a regular file (a named pipe)\n",
     )
-    (tmp_path / ".gitignore").unlink()
-    (tmp_path / ".gitignore").write_bytes(b"\xff\xfe")
+    (tmp_path / ".hz/contract.schema.json").unlink()
+    (tmp_path / ".hz/contract.schema.json").write_bytes(b"\xff\xfe")
     done = hz(cli, tmp_path, "init")
-    assert done.stderr == "hz: error: cannot read .gitignore: it is not UTF-8 text\n"
-    (tmp_path / ".gitignore").unlink()
+    assert done.stderr == "hz: error: cannot read .hz/contract.schema.json: it is not UTF-8 text\n"
+    (tmp_path / ".hz/contract.schema.json").unlink()
     (tmp_path / ".hz/contract.schema.json").mkdir(parents=True)
     done = hz(cli, tmp_path, "init")
     assert done.stderr == "hz: error: cannot read .hz/contract.schema.json: Is a directory\n"

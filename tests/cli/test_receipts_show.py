@@ -17,7 +17,7 @@ def _two_runs(cli: Cli, work: Path) -> None:  # noqa: F811
 
 def test_show_the_newest_receipt_with_its_transcript(cli: Cli, work: Path) -> None:  # noqa: F811
     _two_runs(cli, work)
-    done = hz(cli, work, "receipts", "show", ".hz-receipts", "--transcript")
+    done = hz(cli, work, "receipts", "show", "state/receipts", "--transcript")
     assert done.returncode == 0, done.stderr
     receipt, transcript = done.stdout.split("transcript 000002-greet.transcript.jsonl", 1)
     assert receipt.startswith("receipt 000002-greet.json\n  kind: receipt\n")
@@ -33,16 +33,16 @@ def test_show_the_newest_receipt_with_its_transcript(cli: Cli, work: Path) -> No
 
 def test_show_a_numbered_receipt_as_json(cli: Cli, work: Path) -> None:  # noqa: F811
     _two_runs(cli, work)
-    done = hz(cli, work, "receipts", "show", ".hz-receipts", "1", "--format", "json")
+    done = hz(cli, work, "receipts", "show", "state/receipts", "1", "--format", "json")
     document = json.loads(done.stdout)
     assert (done.returncode, document["file"], document["receipt"]["sequence"]) == (
         0,
-        ".hz-receipts/000001-greet.json",
+        "state/receipts/000001-greet.json",
         1,
     )
     assert "transcript" not in document
     file_done = hz(
-        cli, work, "receipts", "show", ".hz-receipts/000001-greet.json", "--transcript",
+        cli, work, "receipts", "show", "state/receipts/000001-greet.json", "--transcript",
         "--format", "json",
     )  # fmt: skip
     shown = json.loads(file_done.stdout)["transcript"]
@@ -54,9 +54,9 @@ def test_show_refuses_what_is_not_there(cli: Cli, work: Path) -> None:  # noqa: 
     _two_runs(cli, work)
     cases = {
         ("nope",): "hz: error: nope: no such receipt or receipt directory\n",
-        (".hz-receipts", "3"): "hz: error: .hz-receipts: no receipt with sequence 3 "
+        ("state/receipts", "3"): "hz: error: state/receipts: no receipt with sequence 3 "
         "(there are 1 to 2)\n",
-        (".hz-receipts/000001-greet.json", "1"): "hz: error: .hz-receipts/000001-greet.json: "
+        ("state/receipts/000001-greet.json", "1"): "hz: error: state/receipts/000001-greet.json: "
         "a receipt file takes no receipt number\n",
     }
     for args, message in cases.items():
@@ -66,9 +66,9 @@ def test_show_refuses_what_is_not_there(cli: Cli, work: Path) -> None:  # noqa: 
 
 def test_a_changed_transcript_is_shown_with_a_warning(cli: Cli, work: Path) -> None:  # noqa: F811
     _two_runs(cli, work)
-    path = work / ".hz-receipts" / "000001-greet.transcript.jsonl"
+    path = work / "state/receipts" / "000001-greet.transcript.jsonl"
     path.write_text(re.sub("Ann", "Eve", path.read_text()))
-    done = hz(cli, work, "receipts", "show", ".hz-receipts", "1", "--transcript")
+    done = hz(cli, work, "receipts", "show", "state/receipts", "1", "--transcript")
     assert (done.returncode, done.stderr) == (
         1,
         "hz: warning: 000001-greet.transcript.jsonl does not match the receipt's "

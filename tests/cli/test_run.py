@@ -53,6 +53,8 @@ prompt: "{{ inputs.body }}"
 
 
 def hz(cli: Cli, cwd: Path, *args: str, config: str = "", **env: str) -> CliResult:
+    # The operator's state directory, where the ledger and the default receipt chain live.
+    env.setdefault("HZ_STATE_DIR", "state")
     if config:
         (cwd / "operator.toml").write_text(config)
         env["HZ_CONFIG"] = str(cwd / "operator.toml")
@@ -75,10 +77,10 @@ def test_run_prints_the_draft_and_a_summary(cli: Cli, work: Path) -> None:
         0,
         "Say hi to Ann.\n",
         "hz: completed · runner echo · model echo · 1 turn · 0 tool calls · $0.0000 · 0.0s · "
-        "receipt .hz-receipts/000001-greet.json\n",
+        "receipt state/receipts/000001-greet.json\n",
     )
-    assert hz(cli, work, "receipts", "verify", ".hz-receipts").stdout == (
-        "ok: 1 receipt in .hz-receipts, the chain is intact\n"
+    assert hz(cli, work, "receipts", "verify", "state/receipts").stdout == (
+        "ok: 1 receipt in state/receipts, the chain is intact\n"
     )
 
 
@@ -166,7 +168,7 @@ def test_dry_run_text(cli: Cli, work: Path) -> None:
         "  budget:       $0.50\n"
         "  not enforced: (none)\n"
     )
-    assert not (work / ".hz-receipts").exists()
+    assert not (work / "state/receipts").exists()
 
 
 def test_dry_run_json(cli: Cli, work: Path) -> None:
@@ -201,7 +203,7 @@ def test_contract_errors_exit_1_with_the_report_on_stderr(cli: Cli, work: Path) 
     done = hz(cli, work, "run", "greet.yaml", "--format", "json", config=ECHO)
     assert (done.returncode, done.stdout) == (1, "")
     assert "[HZ7" in done.stderr
-    assert not (work / ".hz-receipts").exists()
+    assert not (work / "state/receipts").exists()
 
 
 def test_unknown_runner_is_a_configuration_error(cli: Cli, work: Path) -> None:
@@ -227,15 +229,15 @@ def test_receipt_dir_option_config_and_opt_out(cli: Cli, work: Path) -> None:
     written = [".lock", "000001-greet.json", "000001-greet.transcript.jsonl"]
     assert sorted(p.name for p in (work / "r1").iterdir()) == written
     assert sorted(p.name for p in (work / "r2").iterdir()) == written
-    assert not (work / ".hz-receipts").exists()
+    assert not (work / "state/receipts").exists()
 
 
 def test_receipts_verify_names_an_edited_receipt(cli: Cli, work: Path) -> None:
     for _ in range(2):
         hz(cli, work, "run", "greet.yaml", "--input", "who=A", "-q", "--force-new", config=ECHO)
-    first = work / ".hz-receipts" / "000001-greet.json"
+    first = work / "state/receipts" / "000001-greet.json"
     first.write_text(first.read_text().replace('"echo"', '"other"'))
-    done = hz(cli, work, "receipts", "verify", ".hz-receipts")
+    done = hz(cli, work, "receipts", "verify", "state/receipts")
     assert (done.returncode, done.stdout) == (
         1,
         "FAILED 000001-greet.json: edited after it was written (its digest does not match)\n"
@@ -264,7 +266,7 @@ def test_a_packet_with_a_hand_edited_prompt_is_refused(cli: Cli, work: Path) -> 
         "hz: error: p.json: prompt_sha256 does not match the packet's prompt (was it edited?)\n"
         "  hint: render the job again (hz render) to get a packet to run\n",
     )
-    assert not (work / ".hz-receipts").exists()
+    assert not (work / "state/receipts").exists()
 
 
 def test_unwritable_receipt_dir_prints_the_result_then_fails(cli: Cli, work: Path) -> None:
@@ -294,12 +296,14 @@ def test_receipts_list(cli: Cli, work: Path) -> None:
     hz(cli, work, "run", "greet.yaml", "--input", "who=A", "-q", config=ECHO)
     timeout = ECHO + '[system.runner]\necho_status = "timeout"\n'
     hz(cli, work, "run", "greet.yaml", "--input", "who=A", "-q", "--force-new", config=timeout)
-    rows = json.loads(hz(cli, work, "receipts", "list", ".hz-receipts", "--format", "json").stdout)
+    rows = json.loads(
+        hz(cli, work, "receipts", "list", "state/receipts", "--format", "json").stdout
+    )
     assert [(r["file"], r["sequence"], r["status"]) for r in rows] == [
         ("000001-greet.json", 1, "completed"),
         ("000002-greet.json", 2, "timeout"),
     ]
-    text = hz(cli, work, "receipts", "list", ".hz-receipts").stdout.splitlines()
+    text = hz(cli, work, "receipts", "list", "state/receipts").stdout.splitlines()
     assert [re.sub(r"\S+Z", "TIME", line) for line in text] == [
         "000001-greet.json  TIME  echo  completed  $0.0000",
         "000002-greet.json  TIME  echo  timeout  $0.0000",

@@ -128,7 +128,7 @@ def test_reconcile_settles_a_run_whose_owner_died_after_dispatch(hz: Cli, tmp_pa
     assert (settled["id"], settled["was"], settled["state"]) == (run_id, "dispatching", "uncertain")
     shown = hz("runs", "show", run_id)
     assert "hz will not run it again" in shown.stdout
-    [receipt] = (tmp_path / ".hz-receipts").glob("*.json")
+    [receipt] = (tmp_path / "s" / "receipts").glob("*.json")
     assert json.loads(receipt.read_text())["status"] == "uncertain"
     assert hz("runs", "reconcile").stdout == "nothing to reconcile\n"
 

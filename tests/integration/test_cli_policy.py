@@ -8,6 +8,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from tests.conftest import default_receipt_dir
 from tests.integration.test_cli_run_command import hz, operator
 
 
@@ -28,7 +29,7 @@ def test_a_requirement_the_runner_cannot_prove_refuses_before_any_process(
         "files its agent can read is the command's business"
     )
     assert not pids.exists()
-    assert not (tmp_path / ".hz-receipts").exists()
+    assert not default_receipt_dir().exists()
 
 
 def test_an_allowed_unenforced_need_is_named_in_the_result_and_receipt(
@@ -39,7 +40,7 @@ def test_an_allowed_unenforced_need_is_named_in_the_result_and_receipt(
     assert done.returncode == 0, done.stderr
     # The command takes no {tools} and no {max_usd}: neither is enforced.
     assert json.loads(done.stdout)["limits_unenforced"] == ["budget", "tools", "turns"]
-    [receipt] = (tmp_path / ".hz-receipts").glob("0*.json")
+    [receipt] = default_receipt_dir().glob("0*.json")
     assert json.loads(receipt.read_text())["limits_unenforced"] == ["budget", "tools", "turns"]
 
 

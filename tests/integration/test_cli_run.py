@@ -12,6 +12,7 @@ import pytest
 
 from hz.cli.run import EXIT_CODES
 from tests.cli.test_run import CONTRACT, ECHO
+from tests.conftest import default_receipt_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -114,6 +115,6 @@ def test_a_reader_that_went_away_does_not_turn_a_run_into_nothing_ran(
         os.close(write_end)
     assert done.returncode == 0
     assert done.stderr.startswith("hz: completed · runner echo")
-    assert json.loads((work / ".hz-receipts" / "000001-greet.json").read_text())["status"] == (
+    assert json.loads((default_receipt_dir() / "000001-greet.json").read_text())["status"] == (
         "completed"
     )

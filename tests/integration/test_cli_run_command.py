@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import default_receipt_dir
 from tests.fakes.agent import is_gone, recorded_pids
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,7 +75,7 @@ def test_echo_through_the_command_runner(hz_argv: list[str], tmp_path: Path) -> 
         "command",
     )
     assert result["limits_unenforced"] == ["budget", "tools", "turns"]
-    receipt = json.loads((tmp_path / ".hz-receipts" / "000001-greet.json").read_text())
+    receipt = json.loads((default_receipt_dir() / "000001-greet.json").read_text())
     assert (receipt["runner"], receipt["status"], receipt["limits_unenforced"]) == (
         "command",
         "completed",
@@ -113,7 +114,7 @@ def test_required_budget_refuses_before_any_process(hz_argv: list[str], tmp_path
         "require_enforced_budget is true; nothing was started"
     )
     assert not pids.exists()
-    assert not (tmp_path / ".hz-receipts").exists()
+    assert not default_receipt_dir().exists()
 
 
 def test_timeout_exits_5_and_leaves_no_process(hz_argv: list[str], tmp_path: Path) -> None:
@@ -155,7 +156,7 @@ def test_receipt_chain_over_several_runs(hz_argv: list[str], tmp_path: Path, fmt
     for _ in range(3):
         assert hz(hz_argv, tmp_path, config, "--format", fmt, "-q", "--force-new").returncode == 0
     verify = subprocess.run(
-        [*hz_argv, "receipts", "verify", ".hz-receipts"],
+        [*hz_argv, "receipts", "verify", str(default_receipt_dir())],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
@@ -164,7 +165,7 @@ def test_receipt_chain_over_several_runs(hz_argv: list[str], tmp_path: Path, fmt
     )
     assert (verify.returncode, verify.stdout) == (
         0,
-        "ok: 3 receipts in .hz-receipts, the chain is intact\n",
+        f"ok: 3 receipts in {default_receipt_dir()}, the chain is intact\n",
     )
 
 
@@ -230,7 +231,7 @@ def test_interrupted_run_is_cancelled_with_a_receipt_and_nothing_left(
         f"hz was interrupted ({name}); the run's processes were killed",
     )
     assert all(is_gone(int(p["pid"])) for p in recorded_pids(pids))
-    receipt = json.loads((tmp_path / ".hz-receipts" / "000001-greet.json").read_text())
+    receipt = json.loads((default_receipt_dir() / "000001-greet.json").read_text())
     assert receipt["status"] == "cancelled"
 
 
@@ -279,7 +280,7 @@ def test_a_second_signal_does_not_stop_the_cleanup(
     assert result["reason"] == f"hz was interrupted ({name}); the run's processes were killed"
     assert [p for p in recorded_pids(pids) if not is_gone(int(p["pid"]))] == []
     assert list(private_parent.iterdir()) == []
-    receipt = json.loads((tmp_path / ".hz-receipts" / "000001-greet.json").read_text())
+    receipt = json.loads((default_receipt_dir() / "000001-greet.json").read_text())
     assert receipt["status"] == "cancelled"
 
 

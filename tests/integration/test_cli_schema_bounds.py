@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import default_receipt_dir
+
 REPO = Path(__file__).resolve().parents[2]
 SLOW = "a" * 40 + "b"
 TIMEOUT = (
@@ -89,5 +91,5 @@ def test_run_ends_schema_invalid_with_a_receipt(hz_argv: list[str], work: Path) 
         "schema_invalid",
         f"the draft could not be checked against the output schema: {TIMEOUT}",
     )
-    assert [p.name for p in (work / ".hz-receipts").glob("*.json")] == ["000001-slow.json"]
+    assert [p.name for p in default_receipt_dir().glob("*.json")] == ["000001-slow.json"]
     assert took < 30

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import default_receipt_dir
+
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
 
@@ -61,7 +63,7 @@ def run_with_answer(
         timeout=120,
     )
     result = json.loads(done.stdout) if done.stdout else {}
-    receipts = sorted((tmp_path / ".hz-receipts").glob("*.json"))
+    receipts = sorted(default_receipt_dir().glob("*.json"))
     receipt = json.loads(receipts[-1].read_text()) if receipts else {}
     return done, result, receipt
 

@@ -72,7 +72,7 @@ def test_sigkill_of_hz_run_is_recovered_by_the_next_command(
     )
     assert is_gone(leader)
     assert not Path(row["private_dir"]).exists()
-    [receipt] = (tmp_path / ".hz-receipts").glob("*.json")
+    [receipt] = (tmp_path / "state/receipts").glob("*.json")
     assert json.loads(receipt.read_text())["status"] == "uncertain"
     # Never again: the same request is held by the uncertain run.
     again = s.hz("run", "greet.yaml", "--input", "who=Ann")
@@ -103,8 +103,8 @@ def test_twenty_concurrent_runs_and_a_worker_share_one_ledger(tmp_path: Path) ->
     assert len(s.starts()) == 11
     with sqlite3.connect(s.state / "ledger.sqlite3") as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    verified = s.hz("receipts", "verify", ".hz-receipts")
-    assert verified.stdout == "ok: 11 receipts in .hz-receipts, the chain is intact\n"
+    verified = s.hz("receipts", "verify", "state/receipts")
+    assert verified.stdout == "ok: 11 receipts in state/receipts, the chain is intact\n"
 
 
 def test_a_batch_runs_n_at_once_with_one_json_line_per_run(tmp_path: Path) -> None:

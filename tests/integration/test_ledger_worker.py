@@ -49,7 +49,7 @@ def test_submitted_runs_complete_once_each(tmp_path: Path) -> None:
         "completed",
     ]
     assert shown["result"]["draft"] == "Say hi to Ann.\n"
-    verified = s.hz("receipts", "verify", ".hz-receipts")
+    verified = s.hz("receipts", "verify", "state/receipts")
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
@@ -91,10 +91,10 @@ def test_sigkill_of_a_worker_with_four_running_leaves_uncertain_runs_and_no_orph
     assert listed.stderr.count("-> uncertain: owner") == 4
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
     assert not any(p.exists() for p in private)
-    receipts = sorted((tmp_path / ".hz-receipts").glob("*.json"))
+    receipts = sorted((tmp_path / "state/receipts").glob("*.json"))
     statuses = [json.loads(p.read_text())["status"] for p in receipts]
     assert statuses == ["uncertain"] * 4
-    assert s.hz("receipts", "verify", ".hz-receipts").returncode == 0
+    assert s.hz("receipts", "verify", "state/receipts").returncode == 0
     # Never relaunched: another worker and another reconcile start nothing.
     assert s.hz("worker", "--drain").returncode == 0
     assert s.hz("runs", "reconcile").stdout == "nothing to reconcile\n"
@@ -314,7 +314,7 @@ def test_runs_show_prints_the_transcript_as_receipts_show_does(tmp_path: Path) -
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
     assert s.hz("run", "greet.yaml", "--input", "who=Ann", "-q").returncode == 0
     [row] = s.rows()
-    assert row["receipt_path"] == str(tmp_path / ".hz-receipts" / "000001-greet.json")
+    assert row["receipt_path"] == str(s.state / "receipts" / "000001-greet.json")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
 
@@ -328,7 +328,7 @@ def test_runs_show_prints_the_transcript_as_receipts_show_does(tmp_path: Path) -
             timeout=60,
         )
 
-    receipts = hz("receipts", "show", str(tmp_path / ".hz-receipts"), "--transcript")
+    receipts = hz("receipts", "show", str(s.state / "receipts"), "--transcript")
     assert receipts.returncode == 0, receipts.stderr
     transcript = receipts.stdout[receipts.stdout.index("\ntranscript ") + 1 :]
     assert transcript.startswith("transcript 000001-greet.transcript.jsonl (command: 1 event)\n")

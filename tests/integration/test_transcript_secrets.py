@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.conftest import default_receipt_dir
 from tests.integration.test_cli_run_command import AGENT, CONTRACT, REPO
 
 PLANTED = "planted-secret-5f1e0c9a"  # never passed to the agent
@@ -48,12 +49,12 @@ def test_an_agent_echoing_its_environment_leaks_no_secret(
     done = _run(hz_argv, tmp_path, "env")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["HZ_TEST_API_KEY"] == PASSED  # the draft itself is the agent's
-    transcript = (tmp_path / ".hz-receipts" / "000001-greet.transcript.jsonl").read_text()
+    transcript = (default_receipt_dir() / "000001-greet.transcript.jsonl").read_text()
     header, *_, end = (json.loads(line) for line in transcript.splitlines())
     assert (end["type"], end["status"]) == ("end", "completed")
     assert json.loads(end["text"])["HZ_TEST_API_KEY"] == "[redacted HZ_TEST_API_KEY]"
     assert header["redacted"] == 1
-    for path in (tmp_path / ".hz-receipts").iterdir():
+    for path in default_receipt_dir().iterdir():
         if path.is_file():
             text = path.read_text()
             assert PLANTED not in text, path.name
@@ -66,7 +67,7 @@ def test_a_failing_agent_leaves_its_stderr_tail_redacted(
     done = _run(hz_argv, tmp_path, "fail", "--code", "3", "--stderr", f"boom {PASSED}\x1b[2J")
     assert done.returncode != 0
     shown = subprocess.run(
-        [*hz_argv, "receipts", "show", ".hz-receipts", "1", "--transcript"],
+        [*hz_argv, "receipts", "show", str(default_receipt_dir()), "1", "--transcript"],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         capture_output=True,
