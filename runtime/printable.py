@@ -15,8 +15,8 @@ in a line (``##[set-output name=x;]y``): a character of the marker is written es
 or not, or stand anywhere in one.
 
 ``printable_json``: JSON for stdout or a report file. ``json.dumps`` escapes only C0 controls;
-the same characters ``printable`` escapes are written as ``\\uXXXX`` here (equal JSON, nothing a
-terminal or a log viewer acts on).
+the same characters ``printable`` escapes, and the ``[`` of ``##[``, are written as ``\\uXXXX``
+here (equal JSON, nothing a terminal or a log viewer acts on).
 """
 
 from __future__ import annotations
@@ -56,4 +56,6 @@ def _json_escape(match: re.Match[str]) -> str:
 def printable_json(value: Any, *, indent: int | None = None, sort_keys: bool = False) -> str:
     """``json.dumps(value, ensure_ascii=False)`` with every unprintable character escaped."""
     text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=sort_keys)
-    return _NOT_ASCII_PRINTABLE.sub(_json_escape, text)
+    text = _NOT_ASCII_PRINTABLE.sub(_json_escape, text)
+    # Only a string can hold "#": the older workflow command form, anywhere in a line of a log.
+    return text.replace("##[", "##\\u005b") if "##[" in text else text

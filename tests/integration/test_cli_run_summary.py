@@ -141,3 +141,18 @@ def test_the_agents_stderr_cannot_write_a_workflow_command_or_drive_the_terminal
         "    \\x1b[31mred\\x9b2J\\u202egnp.\n"
     )
     assert not any(line.lstrip().startswith("::") for line in done.stderr.splitlines())
+
+
+def test_the_reason_and_model_stay_on_the_summary_line() -> None:
+    result = AgentResult(
+        runner="claude-code",
+        model="m\n::error::x",
+        status="failed",
+        failure_kind="runtime_error",
+        reason="API Error\n::warning::y\x1b[2J",
+        duration_seconds=2.0,
+    )
+    assert summary(result, None) == (
+        "hz: failed (runtime_error): API Error\\n::warning::y\\x1b[2J · runner claude-code · "
+        "model m\\n::error::x · 0 tool calls · 2.0s"
+    )

@@ -22,3 +22,13 @@ def test_events_redraw_and_exit_clears_the_line() -> None:
     with TerminalProgress(stream, interval=3600) as progress:
         progress(Progress(elapsed_seconds=0.0, turns=1, tool_calls=0))
     assert stream.getvalue() == "\r\x1b[Khz: running 0s · 1 turn · 0 tool calls\r\x1b[K"
+
+
+def test_the_agents_tool_name_cannot_drive_the_terminal() -> None:
+    # An OSC 52 sequence would write the user's clipboard; a long name would wrap the line.
+    hostile = Progress(elapsed_seconds=0, turns=1, tool_calls=1, last_tool="\x1b]52;c;aGk=\x07Read")
+    assert line(3, hostile) == (
+        "hz: running 3s · 1 turn · 1 tool call (last: \\x1b]52;c;aGk=\\x07Read)"
+    )
+    long = Progress(elapsed_seconds=0, turns=1, tool_calls=1, last_tool="m" * 1000)
+    assert line(3, long) == f"hz: running 3s · 1 turn · 1 tool call (last: {'m' * 40}…)"

@@ -1,0 +1,43 @@
+"""``printable`` and ``printable_json``: what a terminal or a CI log may not be handed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hz.runtime.printable import printable, printable_json
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("plain é 😀", "plain é 😀"),
+        ("a\nb\r\t", "a\\nb\\r\\t"),
+        ("\x1b[2J\x9b2J\x85\x7f", "\\x1b[2J\\x9b2J\\x85\\x7f"),
+        ("\u202egnp.exe\u2066\u2069\u2028\u00a0", "\\u202egnp.exe\\u2066\\u2069\\u2028\\xa0"),
+        # GitHub reads "::" after leading blanks, "##[" anywhere in a line.
+        ("::warning::x", "\\x3a:warning::x"),
+        ("   ::add-mask::x", "   \\x3a:add-mask::x"),
+        ("\t::error::x", "\\t::error::x"),  # the tab is escaped: no blank is left before it
+        ("a::b", "a::b"),
+        ("see ##[set-output name=a;]b", "see ##\\x5bset-output name=a;]b"),
+        ("###[[", "###\\x5b["),
+    ],
+)
+def test_printable(text: str, shown: str) -> None:
+    assert printable(text) == shown
+    assert printable(shown) == shown  # escaping twice changes nothing more
+
+
+def test_printable_json_escapes_what_printable_does_and_stays_equal_json() -> None:
+    value = {"k\x85": ["\u202e", "\U000e0001", "\udcff", "##[add-mask]x", "é\n", 1]}
+    text = printable_json(value, indent=2)
+    assert text.isascii() or all(c.isprintable() or c == "\n" for c in text)
+    assert "\\u0085" in text
+    assert "\\u202e" in text
+    assert "\\udb40\\udc01" in text
+    assert "\\udcff" in text
+    assert "##\\u005badd-mask]x" in text
+    assert '"é\\n"' in text
+    assert json.loads(text) == value
