@@ -41,6 +41,12 @@ def _string(value: Any) -> str | None:
     return None if isinstance(value, str) and value else "a non-empty string"
 
 
+def _path(value: Any) -> str | None:
+    # A NUL cannot be in a file name: the first use of the path would be a ValueError.
+    ok = isinstance(value, str) and value != "" and "\x00" not in value
+    return None if ok else "a path (a non-empty string without a NUL character)"
+
+
 def _positive_int(value: Any) -> str | None:
     ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
     return None if ok else "a positive integer"
@@ -81,9 +87,9 @@ _CHECKS: dict[tuple[str, str], Callable[[Any], str | None]] = {
     (RUNNER, "model"): _string,
     (RUNNER, "max_turns"): _positive_int,
     (RUNNER, "require_enforced_budget"): _boolean,
-    (RUNNER, "receipt_dir"): _string,
+    (RUNNER, "receipt_dir"): _path,
     (AUTHORING, "max_usd_ceiling"): _positive_number,
-    (SYSTEM, "state_dir"): _string,
+    (SYSTEM, "state_dir"): _path,
     (SYSTEM, "max_attempts"): _positive_int,
     (SYSTEM, "max_parallel"): _positive_int,
     (BUDGET, "max_usd_per_day"): _positive_number,

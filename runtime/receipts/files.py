@@ -18,10 +18,10 @@ from hz.runtime.regular_file import read_regular
 MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
-def read_receipt_file(path: Path) -> bytes:
-    """The bytes of ``path``; ``OSError`` when it is no regular file, is a symbolic link, or is
-    larger than ``MAX_FILE_BYTES``."""
-    data = read_regular(path, limit=MAX_FILE_BYTES, follow_link=False)
+def read_receipt_file(path: Path, *, follow_link: bool = False) -> bytes:
+    """The bytes of ``path``; ``OSError`` when it is no regular file, is a symbolic link (unless
+    ``follow_link``: a path the operator gave), or is larger than ``MAX_FILE_BYTES``."""
+    data = read_regular(path, limit=MAX_FILE_BYTES, follow_link=follow_link)
     if len(data) > MAX_FILE_BYTES:
         message = f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
         raise OSError(errno.EFBIG, message, str(path))

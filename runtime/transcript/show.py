@@ -45,7 +45,9 @@ def find_receipt(target: Path, number: int | None = None) -> Path:
 
 def load_json(path: Path) -> dict[str, Any]:
     try:
-        document = strict_json.loads(read_receipt_file(path))
+        # A receipt file given by name may be the operator's own link; one found in a
+        # directory is none (receipt_files).
+        document = strict_json.loads(read_receipt_file(path, follow_link=True))
     except OSError as e:
         raise HzError(f"{path}: cannot be read ({e.strerror or e})") from e
     except strict_json.JsonError as e:

@@ -64,3 +64,21 @@ def test_a_receipt_file_that_is_a_fifo_is_refused_by_show(cli: Cli, work: Path) 
         2,
         "hz: error: r/000001-a.json: no such receipt or receipt directory\n",
     )
+
+
+def test_a_receipt_the_operator_names_through_a_link_is_shown(cli: Cli, work: Path) -> None:  # noqa: F811
+    assert hz(cli, work, *RUN, "--receipt-dir", "r", config=ECHO).returncode == 0
+    (work / "latest.json").symlink_to("r/000001-greet.json")
+    shown = hz(cli, work, "receipts", "show", "latest.json")
+    assert (shown.returncode, shown.stdout.splitlines()[0]) == (0, "receipt latest.json")
+
+
+def test_a_nul_in_a_configured_directory_is_a_configuration_error(cli: Cli, work: Path) -> None:  # noqa: F811
+    for table, key in (("system.runner", "receipt_dir"), ("system", "state_dir")):
+        config = ECHO + f'[{table}]\n{key} = "a\\u0000b"\n'
+        done = hz(cli, work, *RUN, config=config, HZ_STATE_DIR="")
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (
+            f"hz: error: {work}/operator.toml:4:1: [{table}] {key} must be a path (a non-empty "
+            "string without a NUL character), got 'a\\x00b'\n"
+        )
