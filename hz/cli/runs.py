@@ -258,7 +258,7 @@ def reconcile(fmt: str) -> int:
             {"id": s.run_id, "was": s.was, "state": s.state, "detail": s.detail} for s in settled
         ],
     }
-    text = "".join(f"{s.run_id}  {s.was} -> {s.state}: {s.detail}\n" for s in settled)
+    text = "".join(f"{s.run_id}  {s.was} -> {s.state}: {printable(s.detail)}\n" for s in settled)
     emit(document, fmt, text or "nothing to reconcile\n")
     return 0
 
@@ -301,7 +301,8 @@ def cost(by: str, since: str | None, fmt: str) -> int:
     ]
     lines = [f"{'(' + by + ')':<24}{'runs':>6}{'cost':>12}{'reserved':>12}{'no cost':>9}"]
     lines += [
-        f"{e['key']:<24}{e['runs']:>6}{'$' + format(e['cost_usd'], '.4f'):>12}"
+        # A model's name is what the runner reported: the agent's word.
+        f"{printable(str(e['key'])):<24}{e['runs']:>6}{'$' + format(e['cost_usd'], '.4f'):>12}"
         f"{'$' + format(e['reserved_usd'], '.4f'):>12}{e['unknown_cost_runs']:>9}"
         for e in entries
     ]

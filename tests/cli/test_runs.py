@@ -257,3 +257,14 @@ def test_runs_show_escapes_what_others_chose(hz: Cli, tmp_path: Path) -> None:
         f"workdir:     {tmp_path}/w\\n::error::y",
     ]
     assert not any(line.lstrip().startswith("::") for line in shown)
+
+
+def test_cost_by_model_escapes_the_name_the_runner_reported(hz: Cli, tmp_path: Path) -> None:
+    # The model's name comes from the agent's stream; the echo runner names the configured one.
+    (tmp_path / "operator.toml").write_text(
+        '[capabilities]\nagent_runner = "echo"\n[system.runner]\n'
+        'model = "::warning::x\\u001b]0;t\\u0007"\n'
+    )
+    assert hz("run", "greet.yaml", "--input", "who=A", "-q", "--no-receipt").returncode == 0
+    cost = hz("runs", "cost", "--by", "model")
+    assert cost.stdout.splitlines()[1].split()[0] == "\\x3a:warning::x\\x1b]0;t\\x07"
