@@ -18,6 +18,7 @@ from hz.runtime.config.layers import UNSET, LayerState, load_config, read_source
 from hz.runtime.config.project import find_project_file, read_project_file
 from hz.runtime.errors import ConfigError, HzError
 from hz.runtime.execute import check_capabilities
+from hz.runtime.printable import printable
 from hz.runtime.protocol import Capabilities, Check
 from hz.runtime.runners.settings import SharedSettings
 
@@ -101,4 +102,5 @@ def run_doctor(environ: Mapping[str, str] | None = None, cwd: Path | None = None
 
 def format_check(check: Check) -> str:
     status = "FAILED" if check.status == "failed" else check.status
-    return f"{status:<9}{check.name}: {check.detail}"
+    # A detail can quote a program's own output (its --version, its error).
+    return f"{status:<9}{printable(check.name)}: {printable(check.detail)}"

@@ -122,3 +122,18 @@ def test_unknown_runner_fails(cli: Cli, tmp_path: Path, isolated_home: Path) -> 
         1,
         f"FAILED   runner: unknown runner 'nope'; known runners: {known}",
     )
+
+
+def test_a_detail_quoting_a_program_is_escaped(
+    cli: Cli, tmp_path: Path, isolated_home: Path
+) -> None:
+    config = (
+        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
+        'command = ["no-such\\u001b]0;t\\u0007agent", "{contract_file}"]\n'
+        "command_enforces_read_only = true\n"
+    )
+    code, out = doctor(cli, tmp_path, config)
+    assert code == 1
+    assert "FAILED   command executable: no-such\\x1b]0;t\\x07agent: not found on PATH" in (
+        out.splitlines()
+    )
