@@ -14,6 +14,13 @@ in a line (``##[set-output name=x;]y``): a character of the marker is written es
 (``\\x3a:warning::x``, ``##\\x5bset-output…``). The text may then start a line, after blanks
 or not, or stand anywhere in one.
 
+``guarded``: a whole text from outside (an agent's draft, a rendered prompt) for stdout, where
+it is data: byte for byte into a file or a pipe. Two readers of stdout act on text, so for them
+it is guarded: a terminal (control characters escaped, newlines and tabs kept) and the log of a
+GitHub Actions step, which takes every line a step prints for a workflow command (the text is
+framed by ``::stop-commands::TOKEN`` ... ``::TOKEN::``, a token the text cannot know, unless
+stdout is a regular file: ``hz run ... > draft.md`` keeps the bytes).
+
 ``printable_json``: JSON for stdout or a report file. ``json.dumps`` escapes only C0 controls;
 the same characters ``printable`` escapes, and the ``[`` of ``##[``, are written as ``\\uXXXX``
 here (equal JSON, nothing a terminal or a log viewer acts on).
@@ -21,11 +28,16 @@ here (equal JSON, nothing a terminal or a log viewer acts on).
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import re
+import secrets
+import stat
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["printable", "printable_json"]
+__all__ = ["guarded", "printable", "printable_json"]
 
 
 def printable(text: str) -> str:
@@ -59,3 +71,29 @@ def printable_json(value: Any, *, indent: int | None = None, sort_keys: bool = F
     text = _NOT_ASCII_PRINTABLE.sub(_json_escape, text)
     # Only a string can hold "#": the older workflow command form, anywhere in a line of a log.
     return text.replace("##[", "##\\u005b") if "##[" in text else text
+
+
+def guarded(text: str, stream: Any, environ: Mapping[str, str]) -> str:
+    """``text`` as it may be written to ``stream``: see the module docstring."""
+    if _isatty(stream):
+        lines = text.split("\n")
+        return "\n".join("\t".join(map(printable, line.split("\t"))) for line in lines)
+    if environ.get("GITHUB_ACTIONS") == "true" and not _regular_file(stream) and text:
+        token = secrets.token_hex(16)
+        end = "" if text.endswith("\n") else "\n"
+        return f"::stop-commands::{token}\n{text}{end}::{token}::\n"
+    return text
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (OSError, ValueError):
+        return False
+
+
+def _regular_file(stream: Any) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return False  # no file descriptor (a test's buffer): taken for a pipe

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 from pathlib import Path
 
@@ -247,5 +248,8 @@ def render(
             raise HzError(f"cannot write {output}: {e.strerror or e}") from e
         click.echo(f"wrote {output}", err=True)
     else:
-        sys.stdout.write(packet.prompt if fmt == "text" else text)
+        from hz.runtime.printable import guarded
+
+        # The prompt is the contract's and the inputs' text: guarded like an agent's draft.
+        sys.stdout.write(guarded(packet.prompt, sys.stdout, os.environ) if fmt == "text" else text)
     return 0

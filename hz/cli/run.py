@@ -25,7 +25,7 @@ import click
 
 from hz.cli.request_options import receipt_directory, request_options, targets_argument
 from hz.runtime.models import Packet
-from hz.runtime.printable import printable, printable_json
+from hz.runtime.printable import guarded, printable, printable_json
 from hz.runtime.problem import Problem
 from hz.runtime.protocol import AgentRunner, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
@@ -183,7 +183,8 @@ def report(
         if fmt != "text":
             click.echo(printable_json(result.to_json_data()))
         elif result.draft:
-            click.echo(shown_draft(result.draft, sys.stdout, os.environ), nl=False)
+            draft = result.draft if result.draft.endswith("\n") else result.draft + "\n"
+            click.echo(guarded(draft, sys.stdout, os.environ), nl=False)
     except BrokenPipeError:
         # The reader went away (`hz run ... | head -1`). The run happened and its receipt is
         # written: its status is the exit status, not click's "1" for a broken pipe.
@@ -203,34 +204,6 @@ def report(
         )
         return RECEIPT_NOT_WRITTEN
     return EXIT_CODES[result.status]
-
-
-def shown_draft(draft: str, stdout: Any, environ: Any) -> str:
-    """The draft as ``hz run`` prints it: the agent's text as it is, for a file or a program,
-    ending in a newline. Two readers of stdout act on text, so for them it is guarded: a
-    terminal (control characters escaped, newlines and tabs kept) and the log of a GitHub
-    Actions step, which takes every line a step prints for a workflow command (the draft is
-    framed by ``::stop-commands::TOKEN`` ... ``::TOKEN::``, a token the agent cannot know,
-    unless stdout is a regular file: ``hz run ... > draft.md`` keeps the bytes)."""
-    text = draft if draft.endswith("\n") else draft + "\n"
-    if stdout.isatty():
-        lines = text[:-1].split("\n")
-        return "\n".join("\t".join(map(printable, line.split("\t"))) for line in lines) + "\n"
-    if environ.get("GITHUB_ACTIONS") == "true" and not _regular_file(stdout):
-        import secrets
-
-        token = secrets.token_hex(16)
-        return f"::stop-commands::{token}\n{text}::{token}::\n"
-    return text
-
-
-def _regular_file(stream: Any) -> bool:
-    import stat
-
-    try:
-        return stat.S_ISREG(os.fstat(stream.fileno()).st_mode)
-    except (OSError, ValueError, io.UnsupportedOperation):
-        return False  # no file descriptor (a test's buffer): treated as a pipe
 
 
 def _drop_stdout() -> None:

@@ -110,3 +110,20 @@ def test_on_a_terminal_control_sequences_are_escaped(tmp_path: Path) -> None:
     assert shown.decode().replace("\r\n", "\n") == (
         "\\x1b]0;t\\x07red\\x1b]52;c;aGk=\\x07\tok\n\\x3a:warning::x\n  see ##\\x5badd-mask]s\n"
     )
+
+
+def test_hz_render_guards_the_prompt_as_hz_run_guards_the_draft(tmp_path: Path) -> None:
+    env = {**_setup(tmp_path), "GITHUB_ACTIONS": "true"}
+    done = subprocess.run(
+        [sys.executable, "-m", "hz", "render", "greet.yaml", "--format", "text"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    match = re.fullmatch(r"::stop-commands::([0-9a-f]{32})\n(.*)::\1::\n", done.stdout, re.S)
+    assert match is not None, done.stdout
+    assert match[2] == DRAFT

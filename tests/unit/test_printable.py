@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
+from pathlib import Path
 
 import pytest
 
-from hz.runtime.printable import printable, printable_json
+from hz.runtime.printable import guarded, printable, printable_json
 
 
 @pytest.mark.parametrize(
@@ -41,3 +44,22 @@ def test_printable_json_escapes_what_printable_does_and_stays_equal_json() -> No
     assert "##\\u005badd-mask]x" in text
     assert '"é\\n"' in text
     assert json.loads(text) == value
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_guarded_text_is_escaped_on_a_terminal_framed_in_a_github_log_else_as_it_is(
+    tmp_path: Path,
+) -> None:
+    text = "\x1b]52;c;aGk=\x07\tok\n::warning::x"
+    assert guarded(text, _Terminal(), {}) == "\\x1b]52;c;aGk=\\x07\tok\n\\x3a:warning::x"
+    assert guarded(text, io.StringIO(), {}) == text
+    framed = guarded(text, io.StringIO(), {"GITHUB_ACTIONS": "true"})
+    match = re.fullmatch(r"::stop-commands::([0-9a-f]{32})\n(.*)\n::\1::\n", framed, re.S)
+    assert match is not None
+    assert match[2] == text
+    with open(tmp_path / "out", "w") as f:  # hz run ... > draft.md: the bytes, even in Actions
+        assert guarded(text, f, {"GITHUB_ACTIONS": "true"}) == text
