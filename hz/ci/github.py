@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from hz.runtime.files import write_atomically
-from hz.runtime.printable import printable_json
+from hz.runtime.printable import printable, printable_json
 from hz.runtime.regular_file import check_links
 
 #: A backstop over the job's own timeout, for hz's start-up, rendering and receipt.
@@ -93,10 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = [_run_job(name, jobs_dir, drafts, args) for name in names]
     for run in runs:
         if run.status != "completed":
-            print(
-                f"::error title={_command_property(f'hz run {run.name}')}::"
-                f"{_command_data(_headline(run))}"
-            )
+            print(annotation(run))
     _write_outputs(environ.get("GITHUB_OUTPUT"), runs)
     _write_summary(environ.get("GITHUB_STEP_SUMMARY"), runs)
     return 0 if all(run.status == "completed" for run in runs) else 1
@@ -190,6 +187,13 @@ def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) 
         # hz-drafts/NAME.md -> ~/.bashrc, and the draft is the agent's text.
         write_atomically(draft_path, str(result["draft"]))
     return JobRun(name, done.returncode, result, job, draft_path)
+
+
+def annotation(run: JobRun) -> str:
+    """The ``::error`` line of a run that did not complete. Its reason can be the agent's own
+    words (an API error it relayed): escaped like every text hz shows."""
+    title = _command_property(f"hz run {run.name}")
+    return f"::error title={title}::{_command_data(printable(_headline(run)))}"
 
 
 def _headline(run: JobRun) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hz.ci.github import markdown_text, output_block
+from hz.ci.github import JobRun, annotation, markdown_text, output_block
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
@@ -356,3 +356,11 @@ def test_the_agents_stderr_cannot_issue_workflow_commands(tmp_path: Path, repo: 
         "    \\x3a:stop-commands::x",
         f"::{token}::",
     ]
+
+
+def test_an_annotation_escapes_the_reason_the_agent_relayed() -> None:
+    result = {"status": "failed", "failure_kind": "runtime_error", "reason": "e\x1b]0;t\x07\nx%"}
+    run = JobRun("digest", 4, result, {}, None)
+    assert annotation(run) == (
+        "::error title=hz run digest::digest: failed (runtime_error): e\\x1b]0;t\\x07\\nx%25"
+    )
