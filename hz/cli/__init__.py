@@ -43,7 +43,7 @@ SHORT_HELP: dict[str, str] = {
     "config": "Show the effective configuration and where each value came from.",
     "receipts": "Inspect and verify run receipts.",
     "runners": "List the registered runners and what they enforce.",
-    "init": "Set up hz in a repository: schema, starter contract, .gitignore.",
+    "init": "Set up hz in a repository: the editor schema and a starter contract.",
     "runs": "Inspect and control runs in the run ledger.",
     "submit": "Queue runs for hz worker; print their run ids.",
     "worker": "Run queued runs from the ledger until stopped (SIGTERM).",

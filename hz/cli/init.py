@@ -51,7 +51,7 @@ prompt: |
 """
 
 
-@click.command(short_help="Set up hz in a repository: schema, starter contract, .gitignore.")
+@click.command(short_help="Set up hz in a repository: the editor schema and a starter contract.")
 @click.argument(
     "directory",
     default=".",
