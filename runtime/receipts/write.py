@@ -13,6 +13,8 @@ leaves no half receipt. A run's transcript is written the same way first, beside
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -124,6 +126,23 @@ def _sha256_of_head(directory: Path, head: Path) -> str:
         ) from e
 
 
+def _make_private(directory: Path) -> None:
+    """Create ``directory`` and every missing parent readable by this user only (``mkdir -p``
+    gives the parents the umask's mode). By default it is ``receipts/`` in the state directory,
+    which the run ledger shares: a first ``hz run --no-ledger`` must not leave the directory of
+    the ledger (prompts, inputs) and of the transcripts (what the agent read) open to others."""
+    missing = []
+    for path in (directory, *directory.parents):
+        if os.path.lexists(path):
+            break
+        missing.append(path)
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # made by a concurrent run meanwhile
+            path.mkdir(mode=0o700)
+    if not directory.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(directory))
+
+
 @contextmanager
 def _locked(directory: Path) -> Iterator[None]:
     # O_NOFOLLOW: a planted .lock link must not make hz create or open a file elsewhere.
@@ -149,7 +168,7 @@ def write_receipt(directory: Path, body: ReceiptBody, transcript: bytes | None =
             hint="give the real directory with --receipt-dir",
         )
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        _make_private(directory)
         with _locked(directory):
             existing = receipt_files(directory)
             head = existing[-1] if existing else None

@@ -82,3 +82,12 @@ def test_a_nul_in_a_configured_directory_is_a_configuration_error(cli: Cli, work
             f"hz: error: {work}/operator.toml:4:1: [{table}] {key} must be a path (a non-empty "
             "string without a NUL character), got 'a\\x00b'\n"
         )
+
+
+def test_the_directories_a_receipt_creates_are_private(cli: Cli, work: Path) -> None:  # noqa: F811
+    # Without the ledger the receipt creates the state directory, which the ledger then shares:
+    # its prompts and the transcripts must not be left readable by other users.
+    done = hz(cli, work, *RUN, "--no-ledger", config=ECHO, HZ_STATE_DIR=str(work / "new/state"))
+    assert (done.returncode, done.stderr) == (0, "")
+    modes = [(work / p).stat().st_mode & 0o777 for p in ("new", "new/state", "new/state/receipts")]
+    assert modes == [0o700, 0o700, 0o700]
