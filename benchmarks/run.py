@@ -75,6 +75,8 @@ def setup(work: Path) -> dict[str, str]:
         **ENV,
         "HZ_CONFIG": str(work / "operator.toml"),
         "HZ_SITE_CONFIG": str(work / "no-site.toml"),
+        # The ledger and the default receipt chain: not the user's own.
+        "HZ_STATE_DIR": str(work / "state"),
     }
     subprocess.run(
         [HZ, "render", "bench.yaml", "--input", "who=Ann", "-o", "packet.json"],
