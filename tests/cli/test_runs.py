@@ -268,3 +268,11 @@ def test_cost_by_model_escapes_the_name_the_runner_reported(hz: Cli, tmp_path: P
     assert hz("run", "greet.yaml", "--input", "who=A", "-q", "--no-receipt").returncode == 0
     cost = hz("runs", "cost", "--by", "model")
     assert cost.stdout.splitlines()[1].split()[0] == "\\x3a:warning::x\\x1b]0;t\\x07"
+
+
+def test_since_takes_ascii_digits_only(hz: Cli) -> None:
+    done = hz("runs", "list", "--since", "٣d")  # an Arabic-Indic three
+    assert done.returncode == 2
+    assert done.stderr.endswith(
+        "'٣d' is neither a duration (30m, 12h, 7d) nor an ISO date or time\n"
+    )
