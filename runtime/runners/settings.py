@@ -159,8 +159,9 @@ class SharedSettings(RunnerSettings):
         Field(
             strict=True,
             min_length=1,
+            pattern=r"^[^\x00]*$",
             description="where `hz run` chains receipts (`--receipt-dir` overrides it); unset: "
             "`receipts/` in the state directory (`[system] state_dir`)",
         ),
-        _STRING,
+        Expect("must be a path (a non-empty string without a NUL character), got {value!r}"),
     ] = None

@@ -40,7 +40,13 @@ def test_shared_keys_are_the_shared_model() -> None:
 
 @pytest.mark.parametrize(
     ("key", "value"),
-    [("model", ""), ("max_turns", 0), ("require_enforced_budget", 1), ("receipt_dir", 3)],
+    [
+        ("model", ""),
+        ("max_turns", 0),
+        ("require_enforced_budget", 1),
+        ("receipt_dir", 3),
+        ("receipt_dir", "a\x00b"),
+    ],
 )
 def test_shared_keys_are_worded_as_the_configuration_words_them(key: str, value: object) -> None:
     with pytest.raises(ConfigError) as caught:
