@@ -468,8 +468,7 @@ def test_cancel_settles_uncertain_when_the_live_owner_ignores_it_past_the_ceilin
     assert json.loads(out)["status"] != "completed"
     assert [(r["state"], r["result_json"]) for r in s.rows()] == [("uncertain", None)]
     statuses = [
-        json.loads(p.read_text())["status"]
-        for p in (tmp_path / ".hz-receipts").glob("0*-greet.json")
+        json.loads(p.read_text())["status"] for p in (s.state / "receipts").glob("0*-greet.json")
     ]
     assert statuses == ["uncertain"]
     assert len(s.starts()) == 1
