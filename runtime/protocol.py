@@ -27,11 +27,13 @@ Rules every runner follows:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
+from hz.runtime.errors import RunnerError
 from hz.runtime.models import Budget, OutputSpec, Packet, ToolProfile
 from hz.runtime.result import AgentResult
 
@@ -50,6 +52,23 @@ class Progress:
 ProgressCallback = Callable[[Progress], None]
 
 
+class ProgressReporter:
+    """A run's progress sink as a runner feeds it: called with the counts so far, it passes
+    them on (with the time since the reporter was made) when they changed, and does nothing
+    when the request has no sink."""
+
+    def __init__(self, sink: ProgressCallback | None) -> None:
+        self._sink = sink
+        self._started = time.monotonic()
+        self._seen = (0, 0)
+
+    def __call__(self, turns: int, tool_calls: int, last_tool: str | None = None) -> None:
+        if self._sink is None or (turns, tool_calls) == self._seen:
+            return
+        self._seen = (turns, tool_calls)
+        self._sink(Progress(time.monotonic() - self._started, turns, tool_calls, last_tool))
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunRequest:
     """One session to run (or, for ``plan``, to describe): everything ``plan`` and ``run`` get.
@@ -65,6 +84,13 @@ class RunRequest:
     budget: Budget
     output: OutputSpec = field(default_factory=OutputSpec)
     progress: ProgressCallback | None = None
+
+    @property
+    def working_dir(self) -> str:
+        """Where the session runs; ``RunnerError`` (nothing starts) when ``tools`` is unbound."""
+        if self.tools.working_dir is None:
+            raise RunnerError("the tool profile has no working directory bound")
+        return self.tools.working_dir
 
     @classmethod
     def for_packet(

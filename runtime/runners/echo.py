@@ -17,7 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal, cast, get_args
 from pydantic import Field, JsonValue
 
 from hz.runtime.capabilities import NAMES, Descriptor, supported
-from hz.runtime.protocol import Capabilities, Check, Progress, RunPlan, RunRequest
+from hz.runtime.protocol import Capabilities, Check, ProgressReporter, RunPlan, RunRequest
 from hz.runtime.result import AgentResult, FailureKind, Status
 from hz.runtime.runners.settings import Expect, RunnerSettings
 
@@ -90,10 +90,7 @@ class EchoRunner:
 
     def run(self, request: RunRequest) -> AgentResult:
         started = time.monotonic()
-        if request.progress is not None:
-            request.progress(
-                Progress(elapsed_seconds=time.monotonic() - started, turns=1, tool_calls=0)
-            )
+        ProgressReporter(request.progress)(turns=1, tool_calls=0)
         status = self.settings.status
         draft = request.prompt
         if self.settings.draft == "example" and request.output.format == "json":

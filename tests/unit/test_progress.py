@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from hz.runtime.progress import TerminalProgress, line
-from hz.runtime.protocol import Progress
+from hz.runtime.protocol import Progress, ProgressReporter
 
 
 def test_line() -> None:
@@ -32,3 +32,13 @@ def test_the_agents_tool_name_cannot_drive_the_terminal() -> None:
     )
     long = Progress(elapsed_seconds=0, turns=1, tool_calls=1, last_tool="m" * 1000)
     assert line(3, long) == f"hz: running 3s · 1 turn · 1 tool call (last: {'m' * 40}…)"
+
+
+def test_a_reporter_passes_on_only_changed_counts() -> None:
+    seen: list[Progress] = []
+    report = ProgressReporter(seen.append)
+    for turns, calls, last in [(0, 0, None), (1, 0, None), (1, 0, None), (1, 1, "Read")]:
+        report(turns, calls, last)
+    assert [(p.turns, p.tool_calls, p.last_tool) for p in seen] == [(1, 0, None), (1, 1, "Read")]
+    assert all(p.elapsed_seconds >= 0 for p in seen)
+    ProgressReporter(None)(1, 1, "Read")  # no sink: nothing to call

@@ -19,7 +19,7 @@ from hz.runtime.protocol import (
     Capabilities,
     Check,
     Enforcement,
-    Progress,
+    ProgressReporter,
     RunPlan,
     RunRequest,
     applied_limits,
@@ -110,22 +110,17 @@ class ClaudeCodeRunner:
         names = session_tools(request.tools, self.settings)  # RunnerError before anything starts
         env = self.settings.environment()
         cwd = request.tools.working_dir or "."
-        timeout, progress = request.timeout, request.progress
+        timeout = request.timeout
         executable = resolve_executable(self.settings.executable, env)
         if executable is None:
             missing = unusable(self.settings.executable)
             return self._result(request, RunEnd.not_started(missing, timeout), None, None)
         parser = StreamParser(max_line_chars=MAX_OUTPUT)
-        started = time.monotonic()
-        seen = (0, 0)
+        report = ProgressReporter(request.progress)
 
         def on_line(raw: bytes) -> bool:
-            nonlocal seen
             done = parser.feed(raw.decode("utf-8", errors="replace"))
-            now = (parser.turns, parser.tool_call_count)
-            if progress is not None and now != seen:
-                seen = now
-                progress(Progress(time.monotonic() - started, now[0], now[1], parser.last_tool))
+            report(parser.turns, parser.tool_call_count, parser.last_tool)
             return done
 
         with private_directory({CONTRACT_FILE: request.contract}, prefix="hz-claude-") as private:

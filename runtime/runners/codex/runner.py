@@ -13,22 +13,19 @@ session to named tools or count turns either: its read-only sandbox is what hold
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
 from hz.runtime.capabilities import Descriptor
-from hz.runtime.errors import RunnerError
-from hz.runtime.models import ToolProfile
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
 from hz.runtime.protocol import (
     Capabilities,
     Check,
-    Progress,
+    ProgressReporter,
     RunPlan,
     RunRequest,
     applied_limits,
@@ -113,7 +110,7 @@ class CodexRunner:
         )
 
     def plan(self, request: RunRequest) -> RunPlan:
-        working_dir = working_dir_of(request.tools)
+        working_dir = request.working_dir
         names = self._files(request)
         shown = {name: f"{PLACEHOLDER_DIR}/{name}" for name in names}
         home = str(self.settings.home) if self.settings.home else f"{PLACEHOLDER_DIR}/codex-home"
@@ -129,20 +126,15 @@ class CodexRunner:
         )
 
     def run(self, request: RunRequest) -> AgentResult:
-        working_dir = working_dir_of(request.tools)
-        timeout, progress = request.timeout, request.progress
+        working_dir = request.working_dir
+        timeout = request.timeout
         stream = CodexStream()
-        started = time.monotonic()
-        seen = (0, 0)
+        report = ProgressReporter(request.progress)
 
         def on_line(raw: bytes) -> bool:
-            nonlocal seen
             done = stream.feed(raw)
-            now = (stream.turns_started, len(stream.tool_calls))
-            if progress is not None and now != seen:
-                seen = now
-                last = stream.tool_calls[-1].name if stream.tool_calls else None
-                progress(Progress(time.monotonic() - started, now[0], now[1], last))
+            calls = stream.tool_calls
+            report(stream.turns_started, len(calls), calls[-1].name if calls else None)
             return done
 
         with self._home() as home:
@@ -196,9 +188,3 @@ class CodexRunner:
             transcript_events=tuple(stream.transcript.events),
             transcript_counts=stream.transcript.counts(),
         )
-
-
-def working_dir_of(tools: ToolProfile) -> str:
-    if tools.working_dir is None:
-        raise RunnerError("the tool profile has no working directory bound")
-    return tools.working_dir

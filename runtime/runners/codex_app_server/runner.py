@@ -17,11 +17,11 @@ from hz.runtime.capabilities import Descriptor
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.interactive import Interactive, Stopped
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR
-from hz.runtime.protocol import Check, Progress, RunPlan, RunRequest
+from hz.runtime.protocol import Check, ProgressReporter, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.codex.argv import private_codex_home
 from hz.runtime.runners.codex.descriptor import app_server_descriptor
-from hz.runtime.runners.codex.runner import CodexRunner, working_dir_of
+from hz.runtime.runners.codex.runner import CodexRunner
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.codex_app_server.argv import build_argv, thread_params, turn_params
 from hz.runtime.runners.codex_app_server.classify import classify
@@ -73,7 +73,7 @@ class CodexAppServerRunner(CodexRunner):
         )
 
     def plan(self, request: RunRequest) -> RunPlan:
-        working_dir = working_dir_of(request.tools)
+        working_dir = request.working_dir
         home = f"{PLACEHOLDER_DIR}/codex-home"
         env = self.environment(home)
         executable = resolve_executable(self.settings.executable, env) or self.settings.executable
@@ -87,17 +87,14 @@ class CodexAppServerRunner(CodexRunner):
         )
 
     def run(self, request: RunRequest) -> AgentResult:
-        working_dir = working_dir_of(request.tools)
+        working_dir = request.working_dir
         started = time.monotonic()
         deadline = started + request.timeout
-        progress = request.progress
+        report = ProgressReporter(request.progress)
 
         def changed(talk: Conversation) -> None:
-            if progress is not None:
-                calls = talk.turn.tool_calls
-                last = calls[-1].name if calls else None
-                turns = 1 if talk.turn.turn_id else 0
-                progress(Progress(time.monotonic() - started, turns, len(calls), last))
+            calls = talk.turn.tool_calls
+            report(1 if talk.turn.turn_id else 0, len(calls), calls[-1].name if calls else None)
 
         with private_codex_home() as home:
             env = self.environment(str(home))

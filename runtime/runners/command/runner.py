@@ -82,7 +82,8 @@ class CommandRunner:
         return checks
 
     def plan(self, request: RunRequest) -> RunPlan:
-        working_dir, tool_names = self._admit(request.tools)
+        tool_names = self._admit(request.tools)
+        working_dir = request.working_dir
         env = child_environment(passthrough=self.settings.env)
         private = Path(PLACEHOLDER_DIR)
         files = tuple(
@@ -101,7 +102,8 @@ class CommandRunner:
         )
 
     def run(self, request: RunRequest) -> AgentResult:
-        working_dir, tool_names = self._admit(request.tools)
+        tool_names = self._admit(request.tools)
+        working_dir = request.working_dir
         env = child_environment(passthrough=self.settings.env)
         uses_output = self.settings.uses("output_file")
         uses_prompt = self.settings.uses("prompt_file")
@@ -139,8 +141,8 @@ class CommandRunner:
             base=base,
         )
 
-    def _admit(self, tools: ToolProfile) -> tuple[str, tuple[str, ...]]:
-        """Refuse before anything runs; the working directory and the tools to pass."""
+    def _admit(self, tools: ToolProfile) -> tuple[str, ...]:
+        """Refuse before anything runs; the tools to pass."""
         if not self.settings.enforces_read_only:
             raise RunnerError(f"the command runner {_REFUSAL}", hint=_REFUSAL_HINT)
         allowed = self.settings.read_only_tools
@@ -151,9 +153,7 @@ class CommandRunner:
                 f"command_read_only_tools ({', '.join(allowed) or 'none'}); "
                 f"not listed: {', '.join(offending)}"
             )
-        if tools.working_dir is None:
-            raise RunnerError("the tool profile has no working directory bound")
-        return tools.working_dir, tools.tools or allowed
+        return tools.tools or allowed
 
     def _argv(
         self,
