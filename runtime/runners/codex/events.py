@@ -22,13 +22,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import JsonValue
-
 from hz.runtime import strict_json
 from hz.runtime.result import ToolCall, Usage
 from hz.runtime.runners.codex.fields import as_dict as _dict
-from hz.runtime.runners.codex.fields import as_int as _int
 from hz.runtime.runners.codex.fields import as_str as _str
+from hz.runtime.runners.codex.items import EXEC
 from hz.runtime.transcript.record import Recorder
 
 _KNOWN_EVENTS = frozenset(
@@ -43,37 +41,9 @@ _KNOWN_EVENTS = frozenset(
         "error",
     }
 )
-#: Item types that are tool calls, and the ones that are known but are not.
-_TOOL_ITEMS = frozenset({"command_execution", "mcp_tool_call", "web_search", "file_change"})
+#: Item types that are known but are not tool calls.
 _OTHER_ITEMS = frozenset({"agent_message", "reasoning", "todo_list", "error"})
-#: Statuses the CLI gives a tool item that did not do what was asked.
-_ERROR_STATUSES = frozenset({"failed", "declined"})
 RETRY_NOTICE_PREFIX = "Reconnecting..."
-
-
-def _tool_call(item: dict[str, Any]) -> ToolCall:
-    kind = item["type"]
-    status = _str(item.get("status"))
-    failed: bool | None = None if status in (None, "in_progress") else status in _ERROR_STATUSES
-    input_: JsonValue
-    if kind == "command_execution":
-        input_ = {"command": _str(item.get("command"))}
-        code = item.get("exit_code")
-        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-            failed = True
-        return ToolCall(name="command_execution", input=input_, is_error=failed)
-    if kind == "mcp_tool_call":
-        server, tool = _str(item.get("server")) or "?", _str(item.get("tool")) or "?"
-        if item.get("error") not in (None, {}):
-            failed = True
-        arguments = item.get("arguments")
-        input_ = arguments if isinstance(arguments, dict | list | str) else None
-        return ToolCall(name=f"mcp__{server}__{tool}", input=input_, is_error=failed)
-    if kind == "web_search":
-        return ToolCall(name="web_search", input={"query": _str(item.get("query"))})
-    changes = item.get("changes")
-    paths = [_str(_dict(c).get("path")) for c in changes] if isinstance(changes, list) else []
-    return ToolCall(name="file_change", input={"paths": paths}, is_error=failed)
 
 
 @dataclass
@@ -121,8 +91,7 @@ class CodexStream:
         elif kind.startswith("item."):
             self._item(kind, _dict(event.get("item")))
         elif kind == "turn.completed":
-            self._add_usage(_dict(event.get("usage")))
-            self._record_usage(_dict(event.get("usage")))
+            self._add_usage(EXEC.usage_of(_dict(event.get("usage"))))
             self.turn_completed = True
         elif kind == "turn.failed":
             self.turn_failed = _str(_dict(event.get("error")).get("message")) or "turn failed"
@@ -134,16 +103,16 @@ class CodexStream:
 
     def _item(self, event: str, item: dict[str, Any]) -> None:
         kind = _str(item.get("type")) or "(no type)"
-        if kind in _TOOL_ITEMS:
+        if kind in EXEC.tool_items:
             key = _str(item.get("id"))
             if key is None:
                 self._anonymous += 1
                 key = f"(anonymous {self._anonymous})"
             if item.get("status") == "declined":
                 self.declined.add(key)
-            self._tools[key] = call = _tool_call({**item, "type": kind})
+            self._tools[key] = call = EXEC.tool_call({**item, "type": kind})
             if event == "item.completed":
-                self._record_tool(call, item)
+                EXEC.record_tool(self.transcript, self.turns_started, call, item)
         elif kind not in _OTHER_ITEMS or event != "item.completed":
             return
         elif kind == "agent_message":
@@ -152,37 +121,13 @@ class CodexStream:
         elif kind == "error":
             self.warnings.append(_str(item.get("message")) or "")
 
-    def _record_tool(self, call: ToolCall, item: dict[str, Any]) -> None:
-        turn = self.turns_started
-        self.transcript.add("tool_call", turn=turn, name=call.name, input=call.input)
-        output = _str(item.get("aggregated_output"))
-        if output is None and item.get("result") is not None:  # an MCP tool's result
-            output = json.dumps(item.get("result"), ensure_ascii=False)
-        if output is not None or call.is_error is not None:
-            self.transcript.add(
-                "tool_result", turn=turn, name=call.name, text=output, is_error=call.is_error
-            )
-
-    def _record_usage(self, usage: dict[str, Any]) -> None:
-        total_in = _int(usage.get("input_tokens"))
-        cached = min(_int(usage.get("cached_input_tokens")), total_in)
-        counts = {
-            "input_tokens": total_in - cached,
-            "output_tokens": _int(usage.get("output_tokens")),
-            "cache_read_input_tokens": cached,
-            "cache_creation_input_tokens": _int(usage.get("cache_write_input_tokens")),
-        }
-        self.transcript.add("usage", turn=self.turns_started, usage=counts)
-
-    def _add_usage(self, usage: dict[str, Any]) -> None:
-        # The CLI counts cached input inside input_tokens; hz's Usage keeps them apart.
-        total_in = _int(usage.get("input_tokens"))
-        cached = min(_int(usage.get("cached_input_tokens")), total_in)
+    def _add_usage(self, turn: Usage) -> None:
+        self.transcript.add("usage", turn=self.turns_started, usage=turn.to_json_data())
         u = self.usage
         self.usage = Usage(
-            input_tokens=u.input_tokens + total_in - cached,
-            output_tokens=u.output_tokens + _int(usage.get("output_tokens")),
-            cache_read_input_tokens=u.cache_read_input_tokens + cached,
+            input_tokens=u.input_tokens + turn.input_tokens,
+            output_tokens=u.output_tokens + turn.output_tokens,
+            cache_read_input_tokens=u.cache_read_input_tokens + turn.cache_read_input_tokens,
             cache_creation_input_tokens=u.cache_creation_input_tokens
-            + _int(usage.get("cache_write_input_tokens")),
+            + turn.cache_creation_input_tokens,
         )

@@ -14,52 +14,17 @@ the run's transcript (``transcript``, capped as they arrive).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import JsonValue
-
 from hz.runtime.result import ToolCall, Usage
 from hz.runtime.runners.codex.fields import as_dict as _dict
-from hz.runtime.runners.codex.fields import as_int as _int
 from hz.runtime.runners.codex.fields import as_str as _str
+from hz.runtime.runners.codex.items import APP_SERVER
 from hz.runtime.runners.codex_app_server.protocol import notification_methods
 from hz.runtime.runners.codex_app_server.rpc import Notification
 from hz.runtime.transcript.record import Recorder
-
-_TOOL_ITEMS = frozenset(
-    {"commandExecution", "fileChange", "mcpToolCall", "dynamicToolCall", "webSearch"}
-)
-#: Statuses the server gives a tool item that did not do what was asked.
-_ERROR_STATUSES = frozenset({"failed", "declined"})
-
-
-def tool_call(item: dict[str, Any]) -> ToolCall:
-    kind = item["type"]
-    status = _str(item.get("status"))
-    failed: bool | None = None if status in (None, "inProgress") else status in _ERROR_STATUSES
-    input_: JsonValue
-    if kind == "commandExecution":
-        code = item.get("exitCode")
-        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-            failed = True
-        return ToolCall(
-            name="command_execution", input={"command": _str(item.get("command"))}, is_error=failed
-        )
-    if kind == "mcpToolCall":
-        server, tool = _str(item.get("server")) or "?", _str(item.get("tool")) or "?"
-        arguments = item.get("arguments")
-        input_ = arguments if isinstance(arguments, dict | list | str) else None
-        return ToolCall(name=f"mcp__{server}__{tool}", input=input_, is_error=failed)
-    if kind == "webSearch":
-        return ToolCall(name="web_search", input={"query": _str(item.get("query"))})
-    if kind == "dynamicToolCall":
-        return ToolCall(name=_str(item.get("tool")) or "dynamic_tool", is_error=failed)
-    changes = item.get("changes")
-    paths = [_str(_dict(c).get("path")) for c in changes] if isinstance(changes, list) else []
-    return ToolCall(name="file_change", input={"paths": paths}, is_error=failed)
 
 
 @dataclass
@@ -120,35 +85,17 @@ class Turn:
 
     def _item(self, method: str, item: dict[str, Any]) -> None:
         kind = _str(item.get("type"))
-        if kind in _TOOL_ITEMS:
+        if kind in APP_SERVER.tool_items:
             key = _str(item.get("id")) or f"(anonymous {len(self._tools) + 1})"
-            self._tools[key] = call = tool_call(item)
+            self._tools[key] = call = APP_SERVER.tool_call(item)
             if method == "item/completed":
-                self._record_tool(call, item)
+                APP_SERVER.record_tool(self.transcript, 1, call, item)
         elif kind == "agentMessage" and method == "item/completed":
             self.final_message = _str(item.get("text"))
             self.transcript.add("message", turn=1, text=self.final_message)
 
-    def _record_tool(self, call: ToolCall, item: dict[str, Any]) -> None:
-        self.transcript.add("tool_call", turn=1, name=call.name, input=call.input)
-        output = _str(item.get("aggregatedOutput"))
-        if output is None and item.get("result") is not None:  # an MCP tool's result
-            output = json.dumps(item.get("result"), ensure_ascii=False)
-        if output is not None or call.is_error is not None:
-            self.transcript.add(
-                "tool_result", turn=1, name=call.name, text=output, is_error=call.is_error
-            )
-
     def _usage(self, total: dict[str, Any]) -> None:
-        # The server counts cached input inside inputTokens; hz's Usage keeps them apart.
-        total_in = _int(total.get("inputTokens"))
-        cached = min(_int(total.get("cachedInputTokens")), total_in)
-        self.usage = Usage(
-            input_tokens=total_in - cached,
-            output_tokens=_int(total.get("outputTokens")),
-            cache_read_input_tokens=cached,
-            cache_creation_input_tokens=_int(total.get("cacheWriteInputTokens")),
-        )
+        self.usage = APP_SERVER.usage_of(total)
 
     def error_info(self) -> str | None:
         """``turn.error.codexErrorInfo`` when it is one of the plain names (``sandboxError``)."""
