@@ -19,6 +19,7 @@ from pydantic import Field, JsonValue
 from hz.runtime.capabilities import NAMES, Descriptor, supported
 from hz.runtime.protocol import Capabilities, Check, ProgressReporter, RunPlan, RunRequest
 from hz.runtime.result import AgentResult, FailureKind, Status
+from hz.runtime.runners.base import SettingsRunner
 from hz.runtime.runners.settings import Expect, RunnerSettings
 
 _STATUSES: tuple[str, ...] = get_args(Status)
@@ -55,12 +56,9 @@ class EchoSettings(RunnerSettings):
     ] = "prompt"
 
 
-class EchoRunner:
+class EchoRunner(SettingsRunner[EchoSettings]):
     name: ClassVar[str] = "echo"
     settings_model: ClassVar[type[EchoSettings]] = EchoSettings
-
-    def __init__(self, settings: EchoSettings) -> None:
-        self.settings = settings
 
     @classmethod
     def descriptor(cls, settings: EchoSettings | None) -> Descriptor:

@@ -22,9 +22,9 @@ from hz.runtime.protocol import (
     ProgressReporter,
     RunPlan,
     RunRequest,
-    applied_limits,
 )
 from hz.runtime.result import AgentResult
+from hz.runtime.runners.base import SettingsRunner
 from hz.runtime.runners.claude_code.argv import (
     build_argv,
     schema_on_stdin,
@@ -44,12 +44,9 @@ CONTRACT_FILE = "contract.md"
 MAX_OUTPUT = 8 * 1024 * 1024
 
 
-class ClaudeCodeRunner:
+class ClaudeCodeRunner(SettingsRunner[ClaudeSettings]):
     name: ClassVar[str] = "claude-code"
     settings_model: ClassVar[type[ClaudeSettings]] = ClaudeSettings
-
-    def __init__(self, settings: ClaudeSettings) -> None:
-        self.settings = settings
 
     @classmethod
     def descriptor(cls, settings: ClaudeSettings | None) -> Descriptor:
@@ -74,11 +71,6 @@ class ClaudeCodeRunner:
     def accepted_tools(cls, settings: ClaudeSettings) -> tuple[str, ...]:
         """The tool names a contract may ask for (``hz validate`` warns about others)."""
         return settings.read_only_tools
-
-    def unenforced(self, request: RunRequest) -> tuple[str, ...]:
-        return self.capabilities(self.settings).unenforced(
-            *applied_limits(request, self.settings.max_turns)
-        )
 
     def plan(self, request: RunRequest) -> RunPlan:
         env = self.settings.environment()

@@ -28,9 +28,9 @@ from hz.runtime.protocol import (
     ProgressReporter,
     RunPlan,
     RunRequest,
-    applied_limits,
 )
 from hz.runtime.result import AgentResult
+from hz.runtime.runners.base import SettingsRunner
 from hz.runtime.runners.codex.argv import (
     CONTRACT_FILE,
     SCHEMA_FILE,
@@ -66,12 +66,9 @@ _CAPABILITIES = Capabilities(
 )
 
 
-class CodexRunner:
+class CodexRunner(SettingsRunner[CodexSettings]):
     name: ClassVar[str] = "codex"
     settings_model: ClassVar[type[CodexSettings]] = CodexSettings
-
-    def __init__(self, settings: CodexSettings) -> None:
-        self.settings = settings
 
     @classmethod
     def descriptor(cls, settings: CodexSettings | None) -> Descriptor:
@@ -88,9 +85,6 @@ class CodexRunner:
 
     def environment(self, home: str) -> dict[str, str]:
         return child_environment(passthrough=self.settings.env, extra={"CODEX_HOME": home})
-
-    def unenforced(self, request: RunRequest) -> tuple[str, ...]:
-        return _CAPABILITIES.unenforced(*applied_limits(request, self.settings.max_turns))
 
     def _files(self, request: RunRequest) -> dict[str, str]:
         files: dict[str, str] = {}

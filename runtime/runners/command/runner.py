@@ -21,6 +21,7 @@ from hz.runtime.process.environment import child_environment
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory, write_private_file
 from hz.runtime.protocol import Capabilities, Check, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
+from hz.runtime.runners.base import SettingsRunner
 from hz.runtime.runners.command.descriptor import descriptor as command_descriptor
 from hz.runtime.runners.command.result import Output, OutputProblem, read_output_file, result_from
 from hz.runtime.runners.command.settings import CommandSettings
@@ -31,12 +32,9 @@ CONTRACT_FILE = "contract.md"
 OUTPUT_FILE = "output.txt"
 
 
-class CommandRunner:
+class CommandRunner(SettingsRunner[CommandSettings]):
     name: ClassVar[str] = "command"
     settings_model: ClassVar[type[CommandSettings]] = CommandSettings
-
-    def __init__(self, settings: CommandSettings) -> None:
-        self.settings = settings
 
     @classmethod
     def descriptor(cls, settings: CommandSettings | None) -> Descriptor:
