@@ -27,6 +27,8 @@ from tests.conftest import AGENT_CLIS
 from tests.fakes.sse_server import JsonSseHandler, LoopbackServer, ScriptServer
 
 _ids = itertools.count(1)
+#: The model name the real-CLI tests ask for; the fake answers whatever is asked.
+MODEL = "fake-model"
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,26 @@ class FakeResponses(LoopbackServer[_State]):
             f'env_key="{key_env}",request_max_retries={retries},stream_max_retries={retries}}}'
         )
         return [f'model_provider="{name}"', f"model_providers.{name}={table}"]
+
+    def codex_settings(self, codex: Path | str, **extra: Any) -> dict[str, Any]:
+        """The ``[system.runner]`` table that points the real ``codex`` at this server, with
+        ``MODEL`` and the key in ``FAKE_KEY`` (passed by ``codex_env``)."""
+        return {
+            "codex_executable": str(codex),
+            "codex_config": self.provider_config("FAKE_KEY"),
+            "codex_env": ["FAKE_KEY"],
+            "model": MODEL,
+            **extra,
+        }
+
+    def codex_operator_file(self, runner: str, codex: Path | str) -> str:
+        """An operator configuration binding ``runner`` with ``codex_settings``."""
+        lines = [
+            f"{key} = {json.dumps(value)}" for key, value in self.codex_settings(codex).items()
+        ]
+        return f'[capabilities]\nagent_runner = "{runner}"\n\n[system.runner]\n' + "\n".join(
+            [*lines, ""]
+        )
 
     def __enter__(self) -> FakeResponses:
         self.start()

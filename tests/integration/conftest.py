@@ -1,15 +1,19 @@
-"""Fixtures for runs of the fake agent: secrets planted in hz's environment, and one check that
-a run leaked none of them and left no process behind."""
+"""Fixtures for runs of the fake agent (secrets planted in hz's environment, and one check that
+a run leaked none of them and left no process behind) and for the real agent CLIs (the pinned
+``codex``, its key, a working directory with a note to read)."""
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.agent import recorded_env, recorded_pids, survivors
+from tests.fakes.claude_cli import processes_with_env
+from tests.fakes.responses_server import codex_binary
 
 #: Secrets an operator's shell typically holds: hz's own credentials and the vendors'.
 SECRET_NAMES = (
@@ -47,3 +51,27 @@ def contained(planted_secrets: dict[str, str]) -> Contained:
         assert survivors(pids) == []
 
     return check
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """A working directory for a real agent CLI, with a note the fake model asks it to read."""
+    path = tmp_path / "work"
+    path.mkdir()
+    (path / "notes.txt").write_text("the secret word is marmalade\n")
+    return path
+
+
+@pytest.fixture
+def codex() -> Path:
+    return codex_binary()
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """``FAKE_KEY`` for the fake Responses API, unique per test so that every process of the
+    run can be found by it: none may be left once the test is done."""
+    value = f"fake-key-{uuid.uuid4()}"
+    monkeypatch.setenv("FAKE_KEY", value)
+    yield value
+    assert processes_with_env("FAKE_KEY", value) == {}

@@ -51,14 +51,6 @@ def claude() -> Path:
     return claude_binary()
 
 
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    (path / "notes.txt").write_text("the secret word is marmalade\n")
-    return path
-
-
 def settings(claude: Path, **extra: Any) -> dict[str, Any]:
     return {
         "claude_executable": str(claude),

@@ -18,8 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +30,8 @@ from hz.runtime.runners.codex_app_server.runner import CodexAppServerRunner
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
 from tests.fakes.claude_cli import processes_with_env
 from tests.fakes.responses_server import (
+    MODEL,
     FakeResponses,
-    codex_binary,
     function_outputs,
     hang,
     message,
@@ -42,45 +41,13 @@ from tests.run_request import run_request
 
 pytestmark = pytest.mark.real_cli
 
-MODEL = "fake-model"
 PROXY = Path(__file__).resolve().parent.parent / "fakes" / "appserver_proxy.py"
 #: The fixed ceilings: 5 s interrupt, 2 s reap, 2 s collect, 1 s drain; a loaded machine's slack.
 SETTLED = 10 + 3
 
 
-@pytest.fixture
-def codex() -> Path:
-    return codex_binary()
-
-
-@pytest.fixture
-def key(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    value = f"fake-key-{uuid.uuid4()}"
-    monkeypatch.setenv("FAKE_KEY", value)
-    yield value
-    assert processes_with_env("FAKE_KEY", value) == {}
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    (path / "notes.txt").write_text("the secret word is marmalade\n")
-    return path
-
-
 def make_runner(table: dict[str, Any]) -> CodexAppServerRunner:
     return CodexAppServerRunner(CodexAppServerSettings.from_table(table))
-
-
-def settings(api: FakeResponses, codex: Path | str, **extra: Any) -> dict[str, Any]:
-    return {
-        "codex_executable": str(codex),
-        "codex_config": api.provider_config("FAKE_KEY"),
-        "codex_env": ["FAKE_KEY"],
-        "model": MODEL,
-        **extra,
-    }
 
 
 def run(
@@ -92,7 +59,7 @@ def run(
     progress: Callable[..., None] | None = None,
     **extra: Any,
 ) -> AgentResult:
-    runner = make_runner(settings(api, codex, **extra))
+    runner = make_runner(api.codex_settings(codex, **extra))
     try:
         return runner.run(
             run_request(
@@ -385,12 +352,7 @@ def hz_run(
     contract = tmp_path / "contract.yaml"
     contract.write_text(CONTRACT)
     config = tmp_path / "operator.toml"
-    overrides = ", ".join(json.dumps(entry) for entry in api.provider_config("FAKE_KEY"))
-    config.write_text(
-        '[capabilities]\nagent_runner = "codex-app-server"\n\n[system.runner]\n'
-        f"codex_executable = {json.dumps(str(codex))}\ncodex_config = [{overrides}]\n"
-        f'codex_env = ["FAKE_KEY"]\nmodel = "{MODEL}"\n'
-    )
+    config.write_text(api.codex_operator_file("codex-app-server", codex))
     env = {**os.environ, "HZ_CONFIG": str(config), "FAKE_KEY": key}
     argv = [*hz_argv, "run", str(contract), "--workdir", str(work), "--format", "json"]
     argv += ["--receipt-dir", str(tmp_path / "receipts")]

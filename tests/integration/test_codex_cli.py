@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +26,9 @@ from hz.runtime.runners.codex.runner import CodexRunner
 from hz.runtime.runners.codex.settings import CodexSettings
 from tests.fakes.claude_cli import processes_with_env
 from tests.fakes.responses_server import (
+    MODEL,
     FakeResponses,
     api_error,
-    codex_binary,
     function_outputs,
     hang,
     message,
@@ -39,43 +38,12 @@ from tests.run_request import run_request, runner_config
 
 pytestmark = pytest.mark.real_cli
 
-MODEL = "fake-model"
 SCHEMA = {
     "type": "object",
     "properties": {"n": {"type": "integer"}},
     "required": ["n"],
     "additionalProperties": False,
 }
-
-
-@pytest.fixture
-def codex() -> Path:
-    return codex_binary()
-
-
-@pytest.fixture
-def key(monkeypatch: pytest.MonkeyPatch) -> str:
-    value = f"fake-key-{uuid.uuid4()}"
-    monkeypatch.setenv("FAKE_KEY", value)
-    return value
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    (path / "notes.txt").write_text("the secret word is marmalade\n")
-    return path
-
-
-def settings(api: FakeResponses, codex: Path, **extra: Any) -> dict[str, Any]:
-    return {
-        "codex_executable": str(codex),
-        "codex_config": api.provider_config("FAKE_KEY"),
-        "codex_env": ["FAKE_KEY"],
-        "model": MODEL,
-        **extra,
-    }
 
 
 def run(
@@ -88,7 +56,7 @@ def run(
     contract: str = "Answer briefly. Never write files.",
     **extra: Any,
 ) -> AgentResult:
-    runner = CodexRunner(CodexSettings.from_table(settings(api, codex, **extra)))
+    runner = CodexRunner(CodexSettings.from_table(api.codex_settings(codex, **extra)))
     return execute(
         runner,
         run_request(
@@ -202,7 +170,7 @@ def test_a_retry_notice_is_not_a_failure(codex: Path, work: Path, key: str) -> N
     replies = [slow_down, message("after the retry")]
     with FakeResponses(replies) as api:
         retrying = api.provider_config("FAKE_KEY", retries=2)
-        runner_settings = settings(api, codex, codex_config=retrying)
+        runner_settings = api.codex_settings(codex, codex_config=retrying)
         result = CodexRunner(CodexSettings.from_table(runner_settings)).run(
             run_request(work, prompt="go", contract="")
         )
@@ -301,7 +269,9 @@ def test_a_required_budget_refuses_the_run_before_anything_starts(
     with FakeResponses([message("marmalade")]) as api:
         with pytest.raises(RunnerError) as caught:
             execute(
-                bind(runner_config("codex", settings(api, codex, require_enforced_budget=True))),
+                bind(
+                    runner_config("codex", api.codex_settings(codex, require_enforced_budget=True))
+                ),
                 RunRequest.for_packet(packet, workdir=work),
             )
         assert api.requests == []
@@ -344,7 +314,7 @@ def test_a_configured_codex_home_is_used_and_its_config_ignored(
 def test_progress_reports_turns_and_tool_calls(codex: Path, work: Path, key: str) -> None:
     seen: list[Progress] = []
     with FakeResponses([shell("cat notes.txt"), message("marmalade")]) as api:
-        runner = CodexRunner(CodexSettings.from_table(settings(api, codex)))
+        runner = CodexRunner(CodexSettings.from_table(api.codex_settings(codex)))
         result = runner.run(run_request(work, prompt="go", contract="", progress=seen.append))
     assert result.status == "completed"
     assert [(p.turns, p.tool_calls, p.last_tool) for p in seen] == [

@@ -16,6 +16,7 @@ import pytest
 
 from tests.fakes.claude_cli import processes_with_env
 from tests.fakes.responses_server import (
+    MODEL,
     FakeResponses,
     api_error,
     codex_binary,
@@ -27,7 +28,6 @@ from tests.fakes.responses_server import (
 
 pytestmark = pytest.mark.real_cli
 
-MODEL = "fake-model"
 CONTRACT = """\
 hz:
   contract: 1
@@ -63,18 +63,10 @@ class Setup:
 
     def config(self, api: FakeResponses, extra: str = "") -> Path:
         path = self.tmp / "operator.toml"
-        overrides = ", ".join(json.dumps(entry) for entry in api.provider_config("FAKE_KEY"))
         path.write_text(
             # One attempt: these tests classify single sessions (the ledger retries a rate
             # limit by itself; tests/unit/test_ledger_owner.py covers that).
-            "[system]\nmax_attempts = 1\n\n"
-            "[capabilities]\n"
-            'agent_runner = "codex"\n\n'
-            "[system.runner]\n"
-            f"codex_executable = {json.dumps(str(self.codex))}\n"
-            f"codex_config = [{overrides}]\n"
-            'codex_env = ["FAKE_KEY"]\n'
-            f'model = "{MODEL}"\n' + extra
+            "[system]\nmax_attempts = 1\n\n" + api.codex_operator_file("codex", self.codex) + extra
         )
         return path
 
