@@ -21,30 +21,29 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hz.runtime.capabilities import Descriptor
-from hz.runtime.config.keys import POLICY
+from hz.runtime.config.keys import RUNNER, PolicySettings
 from hz.runtime.errors import RunnerError
 from hz.runtime.protocol import RunRequest
 
 if TYPE_CHECKING:
     from hz.runtime.config.layers import Config
 
-DEFAULT_REQUIRE: tuple[str, ...] = ("timeout", "file_writes", "network", "sub_agents")
-DEFAULT_ALLOW_UNENFORCED: tuple[str, ...] = ("budget", "tools", "turns", "structured_output")
+#: The defaults of ``[system.policy]``, as its settings model declares them.
+_DEFAULTS = PolicySettings()
 
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    require: tuple[str, ...] = DEFAULT_REQUIRE
-    allow_unenforced: tuple[str, ...] = DEFAULT_ALLOW_UNENFORCED
+    require: tuple[str, ...] = _DEFAULTS.require
+    allow_unenforced: tuple[str, ...] = _DEFAULTS.allow_unenforced
 
     @classmethod
     def from_config(cls, config: Config) -> Policy:
         """The effective ``[system.policy]`` (values were checked when the file was read);
         ``require_enforced_budget`` removes ``budget`` from ``allow_unenforced``."""
-        table = config.table(POLICY)
-        require = tuple(table.get("require", DEFAULT_REQUIRE))
-        allowed = tuple(table.get("allow_unenforced", DEFAULT_ALLOW_UNENFORCED))
-        if config.get("system.runner", "require_enforced_budget", False) is True:
+        settings = PolicySettings.from_config(config)
+        require, allowed = settings.require, settings.allow_unenforced
+        if config.get(RUNNER, "require_enforced_budget", False) is True:
             allowed = tuple(name for name in allowed if name != "budget")
         return cls(require, allowed)
 

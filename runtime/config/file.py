@@ -1,7 +1,8 @@
 """Checking operator settings (site, user and ``HZ_CONFIG`` files, ``HZ_*`` variables).
 
-Every key must be known: a table hz has, a key hz reads, or a ``[system.runner]`` key some
-registered runner declares. A typo is an error with a did-you-mean, never a silent default.
+Every key must be known: a table hz has, a key of its settings model, or a ``[system.runner]``
+key some registered runner declares. A typo is an error with a did-you-mean, never a silent
+default.
 """
 
 from __future__ import annotations
@@ -9,22 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.config.keys import (
-    AUTHORING,
-    AUTHORING_KEYS,
-    BUDGET,
-    BUDGET_KEYS,
-    CAPABILITIES,
-    CAPABILITY_KEYS,
-    POLICY,
-    POLICY_KEYS,
-    RUNNER,
-    SHARED_RUNNER_KEYS,
-    SYSTEM,
-    SYSTEM_KEYS,
-    TABLES,
-    value_problem,
-)
+from hz.runtime.config.keys import RUNNER, TABLES, model_of, value_problem
 from hz.runtime.config.toml_file import flatten, read_toml
 from hz.runtime.errors import ConfigError
 from hz.runtime.suggest import did_you_mean_suffix
@@ -34,19 +20,14 @@ Located = dict[tuple[str, str], tuple[Any, str]]
 
 
 def known_keys(table: str) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The keys ``table`` accepts, and the runners whose keys are unknown (failed to load)."""
-    if table == CAPABILITIES:
-        return CAPABILITY_KEYS, ()
-    if table == AUTHORING:
-        return AUTHORING_KEYS, ()
-    if table in (SYSTEM, BUDGET):
-        return (SYSTEM_KEYS if table == SYSTEM else BUDGET_KEYS), ()
-    if table == POLICY:
-        return POLICY_KEYS, ()
+    """The keys ``table`` accepts (its settings model's), and the runners whose keys are
+    unknown (failed to load)."""
+    if table != RUNNER:
+        return model_of(table).keys(), ()
     from hz.runtime import registry  # loads every runner class: only when a runner key is checked
 
     runner_keys, broken = registry.all_settings_keys()
-    return SHARED_RUNNER_KEYS | runner_keys, broken
+    return model_of(RUNNER).keys() | runner_keys, broken
 
 
 def check_setting(

@@ -1,18 +1,34 @@
-"""What the configuration may contain: its tables, their keys, defaults and value checks.
+"""What the configuration may contain: its tables, and the settings model of each.
 
 Six tables exist: ``[capabilities]`` (which runner is bound), ``[system.runner]`` (how the
-bound runner runs: the shared keys below plus every key some registered runner declares in
-its ``settings_model``), ``[system.policy]`` (the pre-run gate), ``[system]`` and
+bound runner runs: the shared keys of ``SharedSettings`` plus every key some registered runner
+declares in its ``settings_model``), ``[system.policy]`` (the pre-run gate), ``[system]`` and
 ``[system.budget]`` (the run ledger: where it lives, how many attempts and parallel runs, spend
 ceilings across runs) and ``[authoring]`` (options of the authoring commands). Only
 ``[authoring]`` may appear in a project's ``hz.toml``.
+
+The keys of each table, the checks of their values and how a bad one is worded, their
+defaults and their docs tables come from the table's model (``hz.runtime.config.model``):
+nothing here lists a key by hand.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field
+
+from hz.runtime.capabilities import NAMES
+from hz.runtime.config.model import (
+    Amount,
+    Dollars,
+    Expect,
+    NonEmptyString,
+    PathString,
+    PositiveInteger,
+    TableSettings,
+)
+from hz.runtime.errors import ConfigError
 
 CAPABILITIES = "capabilities"
 RUNNER = "system.runner"
@@ -22,90 +38,143 @@ BUDGET = "system.budget"
 POLICY = "system.policy"
 TABLES: tuple[str, ...] = (CAPABILITIES, RUNNER, AUTHORING, SYSTEM, BUDGET, POLICY)
 
-#: [system.runner] keys hz itself reads, whatever runner is bound.
-SHARED_RUNNER_KEYS = frozenset({"model", "max_turns", "require_enforced_budget", "receipt_dir"})
-CAPABILITY_KEYS = frozenset({"agent_runner"})
-AUTHORING_KEYS = frozenset({"max_usd_ceiling"})
-SYSTEM_KEYS = frozenset({"state_dir", "max_attempts", "max_parallel"})
-BUDGET_KEYS = frozenset({"max_usd_per_day", "per_runner"})
-#: [system.policy]: the pre-run gate (``hz.runtime.policy``).
-POLICY_KEYS = frozenset({"require", "allow_unenforced"})
 
+class CapabilitiesSettings(TableSettings):
+    table = CAPABILITIES
+
+    agent_runner: Annotated[
+        NonEmptyString,
+        Field(
+            description="the runner that executes jobs: a core runner (`claude-code`, "
+            "`command`, `echo`) or a plugin (`hz runners` lists them)"
+        ),
+    ] = "claude-code"
+
+
+class AuthoringSettings(TableSettings):
+    table = AUTHORING
+
+    max_usd_ceiling: Annotated[
+        Dollars,
+        Field(description="the largest `hz.agent.max_usd` a contract may ask for (HZ304)"),
+    ] = 100
+
+
+class SystemSettings(TableSettings):
+    table = SYSTEM
+
+    state_dir: Annotated[
+        PathString | None,
+        Field(
+            description="where the run ledger lives (`HZ_STATE_DIR` overrides it); unset: the "
+            "platform's user state directory"
+        ),
+    ] = None
+    max_attempts: Annotated[
+        PositiveInteger,
+        Field(
+            description="how many attempts the ledger makes at a run that ended before it "
+            "was dispatched or failed in a way that may be retried"
+        ),
+    ] = 3
+    max_parallel: Annotated[
+        PositiveInteger,
+        Field(description="how many runs `hz worker` runs at once (`-j N` overrides it)"),
+    ] = 1
+
+
+class BudgetSettings(TableSettings):
+    table = BUDGET
+
+    max_usd_per_day: Annotated[
+        Dollars | None,
+        Field(description="the spend ceiling of the current UTC day, every runner; unset: none"),
+    ] = None
+    per_runner: Annotated[
+        dict[str, Amount],
+        Field(
+            strict=True,
+            description="the spend ceilings of the current UTC day per bound runner, by name",
+        ),
+        Expect("must be a table of runner names to finite numbers greater than 0, got {value!r}"),
+    ] = Field(default_factory=dict)
+
+
+def _capability_names(value: tuple[str, ...]) -> tuple[str, ...]:
+    unknown = [name for name in value if name not in NAMES]
+    if unknown:
+        raise ValueError(f"not capability names: {', '.join(unknown)}")
+    return value
+
+
+CapabilityNames = Annotated[
+    tuple[Annotated[str, Field(strict=True)], ...],
+    AfterValidator(_capability_names),
+    Expect(f"must be a list of capability names ({', '.join(NAMES)}), got {{value!r}}"),
+]
+
+
+class PolicySettings(TableSettings):
+    table = POLICY
+
+    require: Annotated[
+        CapabilityNames,
+        Field(description="capabilities the runner must mark `supported` for every run"),
+    ] = ("timeout", "file_writes", "network", "sub_agents")
+    allow_unenforced: Annotated[
+        CapabilityNames,
+        Field(
+            description="a job's needs a run may have although the runner does not enforce "
+            "them (named in `limits_unenforced`); `require_enforced_budget = true` removes "
+            "`budget`"
+        ),
+    ] = ("budget", "tools", "turns", "structured_output")
+
+
+#: The model of each table but ``[system.runner]``, whose keys are the shared ones
+#: (``hz.runtime.runners.settings.SharedSettings``) and those of the registered runners.
+MODELS: dict[str, type[TableSettings]] = {
+    model.table: model
+    for model in (
+        CapabilitiesSettings,
+        AuthoringSettings,
+        SystemSettings,
+        BudgetSettings,
+        PolicySettings,
+    )
+}
+
+#: The built-in layer: the defaults of the tables whose values hz reads through the layers
+#: (the other tables' defaults apply where they are read, so a runner's settings digest and
+#: ``hz config show`` name only what was set).
 DEFAULTS: dict[tuple[str, str], Any] = {
-    (CAPABILITIES, "agent_runner"): "claude-code",
-    (AUTHORING, "max_usd_ceiling"): 100,
+    (model.table, key): value
+    for model in (CapabilitiesSettings, AuthoringSettings)
+    for key, value in model.defaults().items()
 }
 
 
-def _string(value: Any) -> str | None:
-    return None if isinstance(value, str) and value else "a non-empty string"
+def model_of(table: str) -> type[TableSettings]:
+    """The settings model of a table: for ``[system.runner]`` its shared keys."""
+    if table == RUNNER:
+        from hz.runtime.runners.settings import SharedSettings  # imports this module
 
-
-def _path(value: Any) -> str | None:
-    # A NUL cannot be in a file name: the first use of the path would be a ValueError.
-    ok = isinstance(value, str) and value != "" and "\x00" not in value
-    return None if ok else "a path (a non-empty string without a NUL character)"
-
-
-def _positive_int(value: Any) -> str | None:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
-    return None if ok else "a positive integer"
-
-
-def _boolean(value: Any) -> str | None:
-    return None if isinstance(value, bool) else "true or false"
-
-
-def _positive_number(value: Any) -> str | None:
-    # TOML has inf and nan: an unbounded ceiling is no ceiling, and nan compares false.
-    ok = (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value > 0
-    )
-    return None if ok else "a finite number greater than 0"
-
-
-def _ceilings(value: Any) -> str | None:
-    ok = isinstance(value, dict) and all(
-        isinstance(k, str) and _positive_number(v) is None for k, v in value.items()
-    )
-    return None if ok else "a table of runner names to finite numbers greater than 0"
-
-
-def _capability_names(value: Any) -> str | None:
-    from hz.runtime.capabilities import NAMES
-
-    ok = isinstance(value, list) and all(isinstance(v, str) and v in NAMES for v in value)
-    return None if ok else f"a list of capability names ({', '.join(NAMES)})"
-
-
-#: Value checks for the keys hz reads itself; runner-specific keys are checked by the runner.
-_CHECKS: dict[tuple[str, str], Callable[[Any], str | None]] = {
-    (CAPABILITIES, "agent_runner"): _string,
-    (RUNNER, "model"): _string,
-    (RUNNER, "max_turns"): _positive_int,
-    (RUNNER, "require_enforced_budget"): _boolean,
-    (RUNNER, "receipt_dir"): _path,
-    (AUTHORING, "max_usd_ceiling"): _positive_number,
-    (SYSTEM, "state_dir"): _path,
-    (SYSTEM, "max_attempts"): _positive_int,
-    (SYSTEM, "max_parallel"): _positive_int,
-    (BUDGET, "max_usd_per_day"): _positive_number,
-    (BUDGET, "per_runner"): _ceilings,
-    (POLICY, "require"): _capability_names,
-    (POLICY, "allow_unenforced"): _capability_names,
-}
+        return SharedSettings
+    return MODELS[table]
 
 
 def value_problem(table: str, key: str, value: Any) -> str | None:
-    """What the value should have been, or None when it is acceptable."""
-    check = _CHECKS.get((table, key))
-    if check is None:
+    """What the value should have been, or None when it is acceptable (or ``key`` is no key of
+    the table's model: a runner's own keys are checked by the runner)."""
+    model = model_of(table)
+    accepted = model.keys()
+    if key not in accepted:
         return None
-    expected = check(value)
-    return None if expected is None else f"[{table}] {key} must be {expected}, got {value!r}"
+    try:
+        model.from_table({key: value})
+    except ConfigError as e:
+        return e.message
+    return None
 
 
 _EXECUTION_WORDS = ("runner", "model", "executable", "command", "env", "argv", "shell")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.config.keys import AUTHORING, AUTHORING_KEYS, is_execution_key
+from hz.runtime.config.keys import AUTHORING, AuthoringSettings, is_execution_key
 from hz.runtime.config.keys import value_problem as _value_problem
 from hz.runtime.config.toml_file import TomlEntry, flatten, read_toml
 from hz.runtime.errors import ConfigError
@@ -103,8 +103,9 @@ def _problem(path: Path, entry: TomlEntry) -> Problem | None:
             f"'{dotted}' configures execution and is not allowed in a project hz.toml",
             f"execution is configured by the operator: {_OPERATOR_FILES}",
         )
-    if entry.table != AUTHORING or entry.key not in AUTHORING_KEYS:
-        known = [f"{AUTHORING}.{k}" for k in sorted(AUTHORING_KEYS)]
+    accepted = AuthoringSettings.keys()
+    if entry.table != AUTHORING or entry.key not in accepted:
+        known = [f"{AUTHORING}.{k}" for k in sorted(accepted)]
         return problem(
             "HZ802",
             f"unknown key '{dotted}' in a project hz.toml{did_you_mean_suffix(dotted, known)}",

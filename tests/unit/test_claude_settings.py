@@ -161,7 +161,7 @@ def test_claude_env_adds_deliberate_names_only() -> None:
             {"network_tools": "WebFetch"},
             "[system.runner] network_tools must be a list of tool names",
         ),
-        ({"max_turns": 0}, "[system.runner] max_turns must be an integer >= 1, got 0"),
+        ({"max_turns": 0}, "[system.runner] max_turns must be a positive integer, got 0"),
         (
             {"claude_max_retries": -1},
             "[system.runner] claude_max_retries must be an integer >= 0, got -1",

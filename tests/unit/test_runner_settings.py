@@ -1,5 +1,5 @@
-"""Runner settings models: the keys each accepts, the docs tables generated from them, and
-pydantic's errors in hz's words."""
+"""Settings models (each runner's, each configuration table's): the keys each accepts, the
+docs tables generated from them, and pydantic's errors in hz's words."""
 
 from __future__ import annotations
 
@@ -7,14 +7,26 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.config.keys import RUNNER, SHARED_RUNNER_KEYS, value_problem
+from hz.runtime.config.file import known_keys
+from hz.runtime.config.keys import (
+    MODELS,
+    RUNNER,
+    TABLES,
+    AuthoringSettings,
+    BudgetSettings,
+    CapabilitiesSettings,
+    PolicySettings,
+    SystemSettings,
+    value_problem,
+)
+from hz.runtime.config.model import TableSettings
 from hz.runtime.errors import ConfigError
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
 from hz.runtime.runners.command.settings import CommandSettings
 from hz.runtime.runners.echo import EchoSettings
-from hz.runtime.runners.settings import RunnerSettings, SharedSettings
+from hz.runtime.runners.settings import SharedSettings
 
 DOCS = Path(__file__).parents[2] / "docs"
 
@@ -28,14 +40,32 @@ DOCS = Path(__file__).parents[2] / "docs"
         ("runners/command.md", CommandSettings),
         ("runners.md", EchoSettings),
         ("configuration.md", SharedSettings),
+        ("configuration.md", CapabilitiesSettings),
+        ("configuration.md", AuthoringSettings),
+        ("configuration.md", PolicySettings),
+        ("configuration.md", SystemSettings),
+        ("configuration.md", BudgetSettings),
     ],
 )
-def test_docs_table_is_generated_from_the_model(doc: str, model: type[RunnerSettings]) -> None:
+def test_docs_table_is_generated_from_the_model(doc: str, model: type[TableSettings]) -> None:
     assert model.docs_table() in (DOCS / doc).read_text()
 
 
-def test_shared_keys_are_the_shared_model() -> None:
-    assert SharedSettings.keys() == SHARED_RUNNER_KEYS
+def test_every_table_has_a_model_and_accepts_its_keys() -> None:
+    assert sorted([*MODELS, RUNNER]) == sorted(TABLES)
+    for table, model in MODELS.items():
+        assert known_keys(table) == (model.keys(), ())
+    runner_keys, broken = known_keys(RUNNER)
+    assert (SharedSettings.keys() <= runner_keys, broken) == (True, ())
+
+
+def test_max_turns_has_one_wording_wherever_it_is_declared() -> None:
+    problems = set()
+    for model in (SharedSettings, ClaudeSettings, CodexSettings):
+        with pytest.raises(ConfigError) as caught:
+            model.from_table({"max_turns": 0})
+        problems.add(caught.value.message)
+    assert problems == {"[system.runner] max_turns must be a positive integer, got 0"}
 
 
 @pytest.mark.parametrize(
