@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, get_args, get_
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
-from pydantic_core import ErrorDetails
+from pydantic_core import ErrorDetails, to_jsonable_python
 
 from hz.runtime.errors import ConfigError
 
@@ -73,9 +73,11 @@ class TableSettings(BaseModel):
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
-        """Each key's default, ``None`` where it has none (unset)."""
+        """Each key's default as JSON data, ``None`` where it has none (unset or required)."""
         return {
-            key_of(name, field): field.get_default(call_default_factory=True)
+            key_of(name, field): None
+            if field.is_required()
+            else to_jsonable_python(field.get_default(call_default_factory=True))
             for name, field in cls.model_fields.items()
         }
 

@@ -1,12 +1,14 @@
-"""``hz config show``: the effective configuration, each value with the layer it came from."""
+"""``hz config show``: the effective configuration, each value with the layer it came from, and
+every key the settings models declare that no layer set, with its default."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from hz.runtime.config.keys import TABLES
+from hz.runtime.config.keys import RUNNER, TABLES, model_of
 from hz.runtime.config.layers import UNSET, Config
+from hz.runtime.errors import ConfigError
 from hz.runtime.printable import printable
 
 #: Assignments up to this long align their comments; longer ones do not set the column.
@@ -21,8 +23,31 @@ def toml_value(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+        pairs = ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items())
+        return "{ " + pairs + " }" if pairs else "{}"
     return str(value)
+
+
+def defaults(config: Config) -> list[tuple[str, str, Any]]:
+    """``(table, key, default)`` of every key the settings models declare that no layer set:
+    each table's model, and for ``[system.runner]`` the shared keys and the bound runner's
+    (its own default of a shared key wins; ``None``: unset)."""
+    found: dict[tuple[str, str], Any] = {}
+    for table in TABLES:
+        found |= {(table, key): value for key, value in model_of(table).defaults().items()}
+    try:
+        from hz.runtime import registry
+
+        runner = registry.resolve(config.agent_runner).settings_model
+    except ConfigError:
+        pass  # an unknown or broken runner: its keys are not known, the shared ones are
+    else:
+        found |= {(RUNNER, key): value for key, value in runner.defaults().items()}
+    set_ = {(s.table, s.key) for s in config.settings}
+    left = [
+        (table, key, value) for (table, key), value in found.items() if (table, key) not in set_
+    ]
+    return sorted(left, key=lambda entry: TABLES.index(entry[0]))
 
 
 def show_text(config: Config) -> str:
@@ -32,10 +57,9 @@ def show_text(config: Config) -> str:
         detail = {"loaded": state.where or "built in", "missing": f"{state.where} (not present)"}
         unset = UNSET.get(state.layer, "not set")
         lines.append(f"#   {state.layer:<12} {detail.get(state.state, unset)}")
+    not_set = defaults(config)
     for table in TABLES:
         settings = [s for s in config.settings if s.table == table]
-        if not settings:
-            continue
         lines += ["", f"[{table}]"]
         lengths = [len(f"{s.key} = {toml_value(s.value)}") for s in settings]
         # Comments line up after the short assignments; a long one (a command line) keeps
@@ -44,6 +68,15 @@ def show_text(config: Config) -> str:
         for s in settings:
             assignment = f"{s.key} = {toml_value(s.value)}"
             lines.append(f"{assignment:<{width}}  # {s.origin}")
+        # The keys no layer set, from the settings models, commented out with their defaults.
+        left = [(key, value) for t, key, value in not_set if t == table]
+        if left:
+            lines += [""] if settings else []
+            lines += ["# not set:"]
+            lines += [
+                f"# {key} is unset" if value is None else f"# {key} = {toml_value(value)}"
+                for key, value in left
+            ]
     # Paths (HZ_CONFIG, the project's hz.toml), keys and characters JSON leaves as they are
     # (U+2028, bidirectional overrides) come from outside: one line each, escaped.
     return "\n".join(printable(line) for line in lines) + "\n"
@@ -60,6 +93,9 @@ def show_json(config: Config) -> dict[str, Any]:
                 "where": s.origin.where or None,
             }
             for s in config.settings
+        ],
+        "defaults": [
+            {"table": table, "key": key, "value": value} for table, key, value in defaults(config)
         ],
         "sources": [
             {"layer": st.layer, "where": st.where or None, "state": st.state}

@@ -42,9 +42,52 @@ def test_text(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
         "[system.runner]\n"
         f'model = "user-model"  # user {user}:5:1\n'
         "\n"
+        "# not set:\n"
+        "# max_turns is unset\n"
+        "# require_enforced_budget = false\n"
+        "# receipt_dir is unset\n"
+        '# echo_status = "completed"\n'
+        "# echo_failure_kind is unset\n"
+        '# echo_draft = "prompt"\n'
+        "\n"
         "[authoring]\n"
         f"max_usd_ceiling = 5  # project {tmp_path / 'hz.toml'}:2:1\n"
+        "\n"
+        "[system]\n"
+        "# not set:\n"
+        "# state_dir is unset\n"
+        "# max_attempts = 3\n"
+        "# max_parallel = 1\n"
+        "\n"
+        "[system.budget]\n"
+        "# not set:\n"
+        "# max_usd_per_day is unset\n"
+        "# per_runner = {}\n"
+        "\n"
+        "[system.policy]\n"
+        "# not set:\n"
+        '# require = ["timeout", "file_writes", "network", "sub_agents"]\n'
+        '# allow_unenforced = ["budget", "tools", "turns", "structured_output"]\n'
     )
+
+
+def test_text_lists_the_bound_runners_keys_from_its_settings_model(
+    cli: Cli, tmp_path: Path
+) -> None:
+    done = show(cli, tmp_path, HZ_RUNNER="codex", HZ_SYSTEM_RUNNER__MAX_TURNS="3")
+    runner = done.stdout.split("[system.runner]\n")[1].split("\n\n[")[0]
+    assert runner.splitlines() == [
+        "max_turns = 3  # environment HZ_SYSTEM_RUNNER__MAX_TURNS",
+        "",
+        "# not set:",
+        "# model is unset",
+        "# require_enforced_budget = false",
+        "# receipt_dir is unset",
+        '# codex_executable = "codex"',
+        "# codex_config = []",
+        "# codex_env = []",
+        "# codex_home is unset",
+    ]
 
 
 def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
@@ -73,6 +116,28 @@ def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
                 "layer": "user",
                 "where": f"{user}:5:1",
             },
+        ],
+        "defaults": [
+            {"table": table, "key": key, "value": value}
+            for table, key, value in [
+                ("system.runner", "max_turns", None),
+                ("system.runner", "require_enforced_budget", False),
+                ("system.runner", "receipt_dir", None),
+                ("system.runner", "echo_status", "completed"),
+                ("system.runner", "echo_failure_kind", None),
+                ("system.runner", "echo_draft", "prompt"),
+                ("system", "state_dir", None),
+                ("system", "max_attempts", 3),
+                ("system", "max_parallel", 1),
+                ("system.budget", "max_usd_per_day", None),
+                ("system.budget", "per_runner", {}),
+                ("system.policy", "require", ["timeout", "file_writes", "network", "sub_agents"]),
+                (
+                    "system.policy",
+                    "allow_unenforced",
+                    ["budget", "tools", "turns", "structured_output"],
+                ),
+            ]
         ],
         "sources": [
             {"layer": "default", "where": None, "state": "loaded"},
@@ -110,4 +175,4 @@ def test_text_escapes_paths_and_characters_json_leaves(cli: Cli, tmp_path: Path)
     shown = f"{tmp_path}/a\\x1b[2J\\n::warning::x/c.toml"
     assert done.returncode == 0
     assert done.stdout.splitlines()[5] == f"#   HZ_CONFIG    {shown}"
-    assert done.stdout.splitlines()[-4] == f'model = "\\u202eabc\\u2028"  # HZ_CONFIG {shown}:2:1'
+    assert f'model = "\\u202eabc\\u2028"  # HZ_CONFIG {shown}:2:1' in done.stdout.splitlines()
