@@ -1,5 +1,6 @@
 """What the tests that bind or call a runner directly build: a ``RunRequest`` with defaults for
-what a test does not look at, and an effective configuration binding a runner."""
+what a test does not look at, an effective configuration binding a runner, and the output
+schema the structured-output tests ask for."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ from hz.runtime.config.keys import CAPABILITIES, RUNNER
 from hz.runtime.config.layers import Config, Origin, Setting
 from hz.runtime.models import Budget, OutputSpec, ToolProfile
 from hz.runtime.protocol import ProgressCallback, RunRequest
+
+#: The output schema of the structured-output tests: an object with an integer ``n``.
+SCHEMA = {
+    "type": "object",
+    "properties": {"n": {"type": "integer"}},
+    "required": ["n"],
+    "additionalProperties": False,
+}
 
 
 def run_request(

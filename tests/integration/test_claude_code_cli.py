@@ -34,16 +34,9 @@ from tests.fakes.claude_cli import (
     living_in_groups,
     processes_with_env,
 )
-from tests.run_request import run_request
+from tests.run_request import SCHEMA, run_request
 
 pytestmark = pytest.mark.real_cli
-
-SCHEMA = {
-    "type": "object",
-    "properties": {"n": {"type": "integer"}},
-    "required": ["n"],
-    "additionalProperties": False,
-}
 
 
 @pytest.fixture

@@ -24,15 +24,9 @@ from tests.fakes.anthropic_server import (
     tool_use,
 )
 from tests.fakes.claude_hz import HzRun, Workspace, contract_text, hz_run, workspace
+from tests.run_request import SCHEMA
 
 pytestmark = pytest.mark.real_cli
-
-SCHEMA = {
-    "type": "object",
-    "properties": {"n": {"type": "integer"}},
-    "required": ["n"],
-    "additionalProperties": False,
-}
 
 
 @pytest.fixture

@@ -34,16 +34,9 @@ from tests.fakes.responses_server import (
     message,
     shell,
 )
-from tests.run_request import run_request, runner_config
+from tests.run_request import SCHEMA, run_request, runner_config
 
 pytestmark = pytest.mark.real_cli
-
-SCHEMA = {
-    "type": "object",
-    "properties": {"n": {"type": "integer"}},
-    "required": ["n"],
-    "additionalProperties": False,
-}
 
 
 def run(
