@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hz.runtime.capabilities import Descriptor
-from hz.runtime.config.keys import RUNNER, PolicySettings
+from hz.runtime.config.keys import RUNNER
+from hz.runtime.config.tables import PolicySettings
 from hz.runtime.errors import RunnerError
 from hz.runtime.protocol import RunRequest
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.config.keys import AUTHORING, AuthoringSettings, is_execution_key
+from hz.runtime.config.keys import AUTHORING, is_execution_key, model_of
 from hz.runtime.config.keys import value_problem as _value_problem
 from hz.runtime.config.toml_file import TomlEntry, flatten, read_toml
 from hz.runtime.errors import ConfigError
@@ -103,7 +103,7 @@ def _problem(path: Path, entry: TomlEntry) -> Problem | None:
             f"'{dotted}' configures execution and is not allowed in a project hz.toml",
             f"execution is configured by the operator: {_OPERATOR_FILES}",
         )
-    accepted = AuthoringSettings.keys()
+    accepted = model_of(AUTHORING).keys()
     if entry.table != AUTHORING or entry.key not in accepted:
         known = [f"{AUTHORING}.{k}" for k in sorted(accepted)]
         return problem(

@@ -8,18 +8,16 @@ from pathlib import Path
 import pytest
 
 from hz.runtime.config.file import known_keys
-from hz.runtime.config.keys import (
+from hz.runtime.config.keys import DEFAULTS, RUNNER, TABLES, value_problem
+from hz.runtime.config.model import TableSettings
+from hz.runtime.config.tables import (
     MODELS,
-    RUNNER,
-    TABLES,
     AuthoringSettings,
     BudgetSettings,
     CapabilitiesSettings,
     PolicySettings,
     SystemSettings,
-    value_problem,
 )
-from hz.runtime.config.model import TableSettings
 from hz.runtime.errors import ConfigError
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.codex.settings import CodexSettings
@@ -57,6 +55,11 @@ def test_every_table_has_a_model_and_accepts_its_keys() -> None:
         assert known_keys(table) == (model.keys(), ())
     runner_keys, broken = known_keys(RUNNER)
     assert (SharedSettings.keys() <= runner_keys, broken) == (True, ())
+
+
+def test_the_built_in_layer_is_the_models_defaults() -> None:
+    for (table, key), value in DEFAULTS.items():
+        assert MODELS[table].defaults()[key] == value
 
 
 def test_max_turns_has_one_wording_wherever_it_is_declared() -> None:

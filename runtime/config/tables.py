@@ -1,0 +1,139 @@
+"""The settings model of each configuration table but ``[system.runner]`` (whose shared keys are
+``hz.runtime.runners.settings.SharedSettings`` and whose other keys belong to the registered
+runners): the keys each table accepts, the checks of their values and how a bad one is worded,
+their defaults and their docs tables.
+
+Imported only when a key is looked at (``hz.runtime.config.keys.model_of``): the authoring
+commands read a configuration that sets nothing without importing pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
+from hz.runtime.capabilities import NAMES
+from hz.runtime.config.keys import (
+    AUTHORING,
+    BUDGET,
+    CAPABILITIES,
+    DEFAULTS,
+    POLICY,
+    SYSTEM,
+)
+from hz.runtime.config.model import (
+    Amount,
+    Dollars,
+    Expect,
+    NonEmptyString,
+    PathString,
+    PositiveInteger,
+    TableSettings,
+)
+
+
+class CapabilitiesSettings(TableSettings):
+    table = CAPABILITIES
+
+    agent_runner: Annotated[
+        NonEmptyString,
+        Field(
+            description="the runner that executes jobs: a core runner (`claude-code`, "
+            "`command`, `echo`) or a plugin (`hz runners` lists them)"
+        ),
+    ] = DEFAULTS[CAPABILITIES, "agent_runner"]
+
+
+class AuthoringSettings(TableSettings):
+    table = AUTHORING
+
+    max_usd_ceiling: Annotated[
+        Dollars,
+        Field(description="the largest `hz.agent.max_usd` a contract may ask for (HZ304)"),
+    ] = DEFAULTS[AUTHORING, "max_usd_ceiling"]
+
+
+class SystemSettings(TableSettings):
+    table = SYSTEM
+
+    state_dir: Annotated[
+        PathString | None,
+        Field(
+            description="where the run ledger lives (`HZ_STATE_DIR` overrides it); unset: the "
+            "platform's user state directory"
+        ),
+    ] = None
+    max_attempts: Annotated[
+        PositiveInteger,
+        Field(
+            description="how many attempts the ledger makes at a run that ended before it "
+            "was dispatched or failed in a way that may be retried"
+        ),
+    ] = 3
+    max_parallel: Annotated[
+        PositiveInteger,
+        Field(description="how many runs `hz worker` runs at once (`-j N` overrides it)"),
+    ] = 1
+
+
+class BudgetSettings(TableSettings):
+    table = BUDGET
+
+    max_usd_per_day: Annotated[
+        Dollars | None,
+        Field(description="the spend ceiling of the current UTC day, every runner; unset: none"),
+    ] = None
+    per_runner: Annotated[
+        dict[str, Amount],
+        Field(
+            strict=True,
+            description="the spend ceilings of the current UTC day per bound runner, by name",
+        ),
+        Expect("must be a table of runner names to finite numbers greater than 0, got {value!r}"),
+    ] = Field(default_factory=dict)
+
+
+def _capability_names(value: tuple[str, ...]) -> tuple[str, ...]:
+    unknown = [name for name in value if name not in NAMES]
+    if unknown:
+        raise ValueError(f"not capability names: {', '.join(unknown)}")
+    return value
+
+
+CapabilityNames = Annotated[
+    tuple[Annotated[str, Field(strict=True)], ...],
+    AfterValidator(_capability_names),
+    Expect(f"must be a list of capability names ({', '.join(NAMES)}), got {{value!r}}"),
+]
+
+
+class PolicySettings(TableSettings):
+    table = POLICY
+
+    require: Annotated[
+        CapabilityNames,
+        Field(description="capabilities the runner must mark `supported` for every run"),
+    ] = ("timeout", "file_writes", "network", "sub_agents")
+    allow_unenforced: Annotated[
+        CapabilityNames,
+        Field(
+            description="a job's needs a run may have although the runner does not enforce "
+            "them (named in `limits_unenforced`); `require_enforced_budget = true` removes "
+            "`budget`"
+        ),
+    ] = ("budget", "tools", "turns", "structured_output")
+
+
+#: The model of each table but ``[system.runner]``, whose keys are the shared ones
+#: (``hz.runtime.runners.settings.SharedSettings``) and those of the registered runners.
+MODELS: dict[str, type[TableSettings]] = {
+    model.table: model
+    for model in (
+        CapabilitiesSettings,
+        AuthoringSettings,
+        SystemSettings,
+        BudgetSettings,
+        PolicySettings,
+    )
+}
