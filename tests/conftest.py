@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -49,6 +50,63 @@ def isolated_home(
     # Under GitHub Actions hz run frames a draft it prints for the log; a test says when it is.
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     return home
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Any]:
+    """One throwaway PostgreSQL cluster for the session (tests/pg.py), started on first use."""
+    from tests.pg import cluster
+
+    with cluster() as made:
+        yield made
+
+
+@pytest.fixture
+def pg_dsn(pg_cluster: Any) -> Iterator[str]:
+    """A fresh database of the session's cluster with hz's and procrastinate's schema."""
+    name = pg_cluster.new_database()
+    yield pg_cluster.dsn(name)
+    pg_cluster.drop_database(name)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def ledger_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def new_ledger(
+    ledger_backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Callable[[], Any]]:
+    """``new_ledger()``: a ledger on the backend under test (one database per test; every
+    call a new handle on it, as another process would open)."""
+    from hz.runtime.ledger.store import Ledger
+
+    made: list[Any] = []
+
+    if ledger_backend == "sqlite":
+
+        def open_() -> Any:
+            made.append(Ledger(tmp_path / "ledger.sqlite3"))
+            return made[-1]
+
+    else:
+        from hz.runtime.ledger.pg.db import PgDb
+        from hz.runtime.ledger.pg.dispatch import Procrastinate, make_app
+
+        dsn = request.getfixturevalue("pg_dsn")
+
+        def open_() -> Any:
+            made.append(
+                Ledger(
+                    PgDb(dsn, where="the test database"), dispatcher=Procrastinate(make_app(dsn))
+                )
+            )
+            return made[-1]
+
+    yield open_
+    for ledger in made:
+        ledger.close()
 
 
 @pytest.fixture
