@@ -133,7 +133,7 @@ class BatchDisplay:
     not read yet count as queued (``unread``)."""
 
     def __init__(self, ledger: Ledger, batch: str, stream: Any, unread: Callable[[], int]) -> None:
-        self.ledger = Ledger(ledger.path)
+        self.ledger = ledger
         self.batch = batch
         self.stream = stream
         self.unread = unread
@@ -157,17 +157,18 @@ class BatchDisplay:
                 self.stream.flush()
 
     def line(self) -> str:
-        counts = dict(
-            self.ledger.connection.execute(
-                "SELECT CASE WHEN state IN ('queued') THEN 'queued' WHEN state IN ('prepared', "
-                "'dispatching', 'running') THEN 'running' ELSE 'done' END AS s, COUNT(*) "
-                "FROM runs WHERE batch = ? GROUP BY s",
-                (self.batch,),
-            ).fetchall()
-        )
-        spent = self.ledger.connection.execute(
-            "SELECT COALESCE(SUM(reserved_usd), 0) FROM runs WHERE batch = ?", (self.batch,)
-        ).fetchone()[0]
+        counts: dict[str, int] = {}
+        spent = 0.0
+        for row in self.ledger.connection.execute(
+            "SELECT state, COUNT(*) AS n, COALESCE(SUM(reserved_usd), 0) AS spent "
+            "FROM runs WHERE batch = ? GROUP BY state",
+            (self.batch,),
+        ).fetchall():
+            phase = {"queued": "queued", "prepared": "running", "dispatching": "running"}.get(
+                row["state"], "running" if row["state"] == "running" else "done"
+            )
+            counts[phase] = counts.get(phase, 0) + int(row["n"])
+            spent += float(row["spent"])
         queued = counts.get("queued", 0) + self.unread()
         return (
             f"hz: {counts.get('done', 0)} done · {counts.get('running', 0)} running · "

@@ -101,7 +101,7 @@ def list_(states: tuple[str, ...], since: str | None, fmt: str) -> int:
                 f"unknown state {state!r} (one of {', '.join(STATES)})", param_hint="--state"
             )
     ledger, _ = open_ledger(fmt)
-    where: list[str] = ["1"]
+    where: list[str] = ["TRUE"]
     params: list[Any] = []
     if states:
         where.append(f"state IN ({', '.join('?' * len(states))})")
@@ -214,14 +214,14 @@ def cancel(run_ids: tuple[str, ...], fmt: str) -> int:
 def retry(run_id: str, fmt: str) -> int:
     """Queue a new run of the same request, linked to RUN_ID (for a worker, or adopted by the
     next hz run of the same request). Refused for completed and live runs."""
-    from hz.runtime.ledger.store import TERMINAL, insert_run
+    from hz.runtime.ledger.store import TERMINAL
     from hz.runtime.ledger.view import run_json
 
     ledger, _ = open_ledger(fmt)
+    ledger.get(run_id)  # an unknown id fails here
     with ledger.tx() as c:
-        row = c.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-        if row is None:
-            ledger.get(run_id)
+        row = ledger.locked(c, run_id)
+        ledger.db.lock(c, f"request_key:{row['request_key']}")
         if row["state"] == "completed":
             raise HzError(f"run {run_id} completed; a completed run is not retried")
         if row["state"] not in TERMINAL:
@@ -235,7 +235,7 @@ def retry(run_id: str, fmt: str) -> int:
             raise HzError(
                 f"run {newer['id']} ({newer['state']}) is newer for this request; retry that one"
             )
-        new_id = insert_run(c, row, attempt=row["attempt"] + 1, retry_of=run_id)
+        new_id = ledger.insert_run(c, row, attempt=row["attempt"] + 1, retry_of=run_id)
     document = run_json(ledger, ledger.get(new_id))
     emit(document, fmt, f"{new_id}  queued (retry of {run_id})\n")
     return 0

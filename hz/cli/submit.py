@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import click
@@ -10,10 +11,36 @@ import click
 from hz.cli.request_options import receipt_directory, request_options, targets_argument
 from hz.cli.runs import FORMAT, report_settled
 
+#: A queue name: what procrastinate and hz both store and show without escaping.
+_QUEUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def check_queue(name: str) -> str:
+    if not _QUEUE.match(name):
+        raise click.BadParameter(
+            f"{name!r} is not a queue name (1 to 64 letters, digits, '.', '_' or '-')",
+            param_hint="--queue",
+        )
+    return name
+
 
 @click.command(short_help="Queue runs for hz worker; print their run ids.")
 @targets_argument
 @request_options
+@click.option(
+    "--queue",
+    default="default",
+    show_default=True,
+    metavar="NAME",
+    help="The queue a worker takes them from (hz worker --queue NAME).",
+)
+@click.option(
+    "--priority",
+    type=click.IntRange(-1000, 1000),
+    default=0,
+    show_default=True,
+    help="Higher runs first among queued runs of a queue.",
+)
 @FORMAT
 def submit(
     targets: tuple[Path, ...],
@@ -24,6 +51,8 @@ def submit(
     no_receipt: bool,
     request_key: str | None,
     force_new: bool,
+    queue: str,
+    priority: int,
     fmt: str,
 ) -> int:
     """Queue one run per target; a worker (hz worker) runs them.
@@ -37,6 +66,7 @@ def submit(
     from hz.runtime.ledger.session import open_ledger
     from hz.runtime.ledger.store import request_key as derived_key
 
+    check_queue(queue)
     if request_key is not None and len(targets) > 1:
         raise click.UsageError("--request-key names one request: give one target")
     if not workdir.is_dir():
@@ -52,7 +82,13 @@ def submit(
     for packet in packets:
         key = request_key or derived_key(packet, workdir)
         run_id, _ = ledger.create(
-            packet, key=key, workdir=workdir, receipt_dir=receipts, force_new=force_new
+            packet,
+            key=key,
+            workdir=workdir,
+            receipt_dir=receipts,
+            force_new=force_new,
+            queue=queue,
+            priority=priority,
         )
         ids.append(run_id)
     if fmt == "json":

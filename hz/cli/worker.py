@@ -16,26 +16,41 @@ from hz.runtime.printable import printable, printable_json
 @click.option(
     "-j",
     "--jobs",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=256),
     help="Runs at once [default: [system] max_parallel, 1].",
+)
+@click.option(
+    "--queue",
+    "queues",
+    multiple=True,
+    metavar="NAME",
+    help="Take runs of this queue only (repeatable) [default: every queue].",
 )
 @click.option("--drain", is_flag=True, help="Exit when the queue is empty instead of waiting.")
 @FORMAT
-def worker(jobs: int | None, drain: bool, fmt: str) -> int:
+def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> int:
     """Take queued runs (hz submit, hz runs retry, automatic retries) and run them, reconciling
     the ledger first. SIGTERM, SIGINT, SIGHUP or SIGQUIT: claim nothing more, cancel what
     runs (as hz runs cancel: SIGTERM, SIGKILL 2 s later), exit when every run has settled
     (within 10 s); a second signal kills the runs' groups at once; later ones are ignored.
     One line per finished run on stdout (text), or one JSON document at exit (--format
-    json)."""
+    json).
+
+    With [system.queue] backend = "postgres" the runs come through procrastinate, from any
+    machine's hz submit; the worker reconciles every half lease, and restarts procrastinate's
+    worker when it stops (a side task died, the database went away)."""
+    from hz.cli.submit import check_queue
     from hz.runtime.config.keys import SYSTEM
     from hz.runtime.config.layers import load_config
     from hz.runtime.ledger.owner import Binding
-    from hz.runtime.ledger.session import open_ledger, policy
+    from hz.runtime.ledger.session import backend, open_ledger, policy
     from hz.runtime.ledger.view import run_json
     from hz.runtime.ledger.worker import Pool, from_queue
 
+    for name in queues:
+        check_queue(name)
     config = load_config(cwd=Path.cwd())
+    binding = Binding.from_config(config)
     ledger, settled = open_ledger(config)
     report_settled(settled)
     finished: list[dict[str, Any]] = []
@@ -50,8 +65,16 @@ def worker(jobs: int | None, drain: bool, fmt: str) -> int:
     def failed(run_id: str, error: Exception) -> None:
         click.echo(f"hz: error: {run_id}: {printable(str(error))}", err=True)
 
+    slots = jobs or int(config.get(SYSTEM, "max_parallel", 1))
+    if backend(config) == "postgres":
+        _run_postgres(ledger, queues, slots, drain, binding, policy(config), done, failed)
+        if fmt == "json":
+            click.echo(json.dumps({"kind": "worker", "runs": finished}, ensure_ascii=False))
+        return 0
+    take = from_queue(queues)
+
     def claim(ledger_: Any, owner: Any) -> Any:
-        claimed = from_queue(ledger_, owner)
+        claimed = take(ledger_, owner)
         if (
             claimed is False
             and drain
@@ -62,8 +85,8 @@ def worker(jobs: int | None, drain: bool, fmt: str) -> int:
 
     pool = Pool(
         ledger,
-        jobs=jobs or int(config.get(SYSTEM, "max_parallel", 1)),
-        binding=Binding.from_config(config),
+        jobs=slots,
+        binding=binding,
         policy=policy(config, fail_over_ceiling=False),
         claim=claim,
         on_done=done,
@@ -81,3 +104,34 @@ def worker(jobs: int | None, drain: bool, fmt: str) -> int:
     if fmt == "json":
         click.echo(printable_json({"kind": "worker", "runs": finished}))
     return 0
+
+
+def _run_postgres(
+    ledger: Any,
+    queues: tuple[str, ...],
+    slots: int,
+    drain: bool,
+    binding: Any,
+    policy: Any,
+    done: Any,
+    failed: Any,
+) -> None:
+    from dataclasses import replace
+
+    from hz.runtime.ledger.pg.dispatch import make_app
+    from hz.runtime.ledger.pg.worker import PgWorker, WorkerOptions
+
+    def note(message: str) -> None:
+        click.echo(message, err=True)
+
+    PgWorker(
+        ledger,
+        make_app(ledger.dispatcher.conninfo),  # its own: opened for asyncio
+        options=WorkerOptions(queues=queues, jobs=slots, drain=drain),
+        binding=binding,
+        policy=replace(policy, fail_over_ceiling=False),
+        on_done=done,
+        on_error=failed,
+        on_settled=report_settled,
+        note=note,
+    ).run()

@@ -16,6 +16,7 @@ nothing (``hz validate`` in a fresh checkout) does not either.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from hz.runtime.errors import ConfigError
@@ -29,7 +30,8 @@ AUTHORING = "authoring"
 SYSTEM = "system"
 BUDGET = "system.budget"
 POLICY = "system.policy"
-TABLES: tuple[str, ...] = (CAPABILITIES, RUNNER, AUTHORING, SYSTEM, BUDGET, POLICY)
+QUEUE = "system.queue"
+TABLES: tuple[str, ...] = (CAPABILITIES, RUNNER, AUTHORING, SYSTEM, BUDGET, POLICY, QUEUE)
 
 #: The built-in layer, which the models of these tables take their defaults from. Only the
 #: values hz reads through the layers are here: the other keys' defaults apply where they are
@@ -53,7 +55,15 @@ def model_of(table: str) -> type[TableSettings]:
 
 def value_problem(table: str, key: str, value: Any) -> str | None:
     """What the value should have been, or None when it is acceptable (or ``key`` is no key of
-    the table's model: a runner's own keys are checked by the runner)."""
+    the table's model: a runner's own keys are checked by the runner). No configured string
+    may hold a password: ``hz config show`` prints the configuration, and PostgreSQL's
+    password comes the libpq way (``PGPASSWORD``, ``~/.pgpass``, the DSN ``dsn_env`` names)."""
+    if _holds_password(value):
+        return (
+            f"[{table}] {key} holds a password; a password is never configured here: give it "
+            "the libpq way (PGPASSWORD, ~/.pgpass, or the DSN in the environment variable "
+            "[system.queue] dsn_env names)"
+        )
     model = model_of(table)
     accepted = model.keys()
     if key not in accepted:
@@ -63,6 +73,19 @@ def value_problem(table: str, key: str, value: Any) -> str | None:
     except ConfigError as e:
         return e.message
     return None
+
+
+_PASSWORD = re.compile(r"password\s*=|://[^/@\s]*:[^/@\s]*@", re.IGNORECASE)
+
+
+def _holds_password(value: Any) -> bool:
+    if isinstance(value, str):
+        return _PASSWORD.search(value) is not None
+    if isinstance(value, list | tuple):
+        return any(_holds_password(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_password(v) for v in value.values())
+    return False
 
 
 _EXECUTION_WORDS = ("runner", "model", "executable", "command", "env", "argv", "shell")

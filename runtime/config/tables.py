@@ -9,7 +9,7 @@ commands read a configuration that sets nothing without importing pydantic.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
@@ -20,6 +20,7 @@ from hz.runtime.config.keys import (
     CAPABILITIES,
     DEFAULTS,
     POLICY,
+    QUEUE,
     SYSTEM,
 )
 from hz.runtime.config.model import (
@@ -125,6 +126,43 @@ class PolicySettings(TableSettings):
     ] = ("budget", "tools", "turns", "structured_output")
 
 
+class QueueSettings(TableSettings):
+    table = QUEUE
+
+    backend: Annotated[
+        Literal["sqlite", "postgres"],
+        Field(
+            description="`\"sqlite\"`: one file in the state directory; `\"postgres\"`: a shared "
+            "PostgreSQL database with procrastinate as the dispatcher (needs "
+            "`pip install 'hz[postgres]'`)"
+        ),
+        Expect("must be one of 'sqlite', 'postgres', got {value!r}"),
+    ] = "sqlite"
+    dsn_env: Annotated[
+        str | None,
+        Field(
+            strict=True,
+            pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$",
+            description="the name of the environment variable that holds the PostgreSQL DSN "
+            "(libpq `key=value` or a `postgresql://` URI); unset: libpq's `PGHOST`, "
+            "`PGDATABASE`, `PGUSER`… apply",
+        ),
+        # Never echoed: a DSN put here by mistake may hold a password.
+        Expect("must be the name of an environment variable that holds the DSN"),
+    ] = None
+    lease_seconds: Annotated[
+        float,
+        Field(
+            strict=False,
+            ge=1,
+            le=3600,
+            description="how long a run's owner holds it without renewing; another machine "
+            "turns its run `uncertain` only after this",
+        ),
+        Expect("must be a number of seconds from 1 to 3600, got {value!r}"),
+    ] = 15.0
+
+
 #: The model of each table but ``[system.runner]``, whose keys are the shared ones
 #: (``hz.runtime.runners.settings.SharedSettings``) and those of the registered runners.
 MODELS: dict[str, type[TableSettings]] = {
@@ -135,5 +173,6 @@ MODELS: dict[str, type[TableSettings]] = {
         SystemSettings,
         BudgetSettings,
         PolicySettings,
+        QueueSettings,
     )
 }

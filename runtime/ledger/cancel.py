@@ -32,23 +32,30 @@ def cancel(ledger: Ledger, run_id: str, *, ceiling: float = CEILING) -> Any:
     if row["state"] in TERMINAL:
         return row
     with ledger.tx() as c:
-        row = c.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        row = ledger.locked(c, run_id)
         if row["state"] in TERMINAL:
             return row
-        if row["state"] in ("queued", "prepared"):
-            c.execute(
+        nothing_ran = row["state"] in ("queued", "prepared")
+        if nothing_ran:
+            settled = c.execute(
                 "UPDATE runs SET generation = generation + 1, state = 'cancelled', "
                 "failure_kind = 'aborted', cancel_requested_at = ?, ended_at = ?, "
-                "lease_until = NULL WHERE id = ?",
+                "lease_until = NULL WHERE id = ? RETURNING *",
                 (time.time(), time.time(), run_id),
-            )
+            ).fetchone()
             ledger.event(c, run_id, "cancelled", f"cancelled while {row['state']}: nothing ran")
-            return c.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-        c.execute(
-            "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) WHERE id = ?",
-            (time.time(), run_id),
-        )
-        ledger.event(c, run_id, "cancel", "cancel requested")
+        else:
+            c.execute(
+                "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) "
+                "WHERE id = ?",
+                (time.time(), run_id),
+            )
+            ledger.event(c, run_id, "cancel", "cancel requested")
+    # The intent is on record: now the dispatcher's side (its job out of the queue, or the
+    # worker running it asked to abort).
+    ledger.cancel_dispatch(row)
+    if nothing_ran:
+        return settled
     # The owner's watcher signals the group within a tick; wait for it to settle the run,
     # leaving time to settle it here if it does not.
     settle_by = deadline - 2 * 2.0 - 1.0

@@ -1,4 +1,4 @@
-"""The SQLite file: WAL, short ``BEGIN IMMEDIATE`` transactions, a versioned schema.
+"""The SQLite backend: WAL, short ``BEGIN IMMEDIATE`` transactions, a versioned schema.
 
 Each migration runs inside one immediate transaction that first re-reads the version, so two
 processes opening a fresh ledger at once apply it exactly once. A ledger written by a newer hz
@@ -8,9 +8,11 @@ processes opening a fresh ledger at once apply it exactly once. A ledger written
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from hz.runtime.errors import HzError
 
@@ -73,13 +75,63 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX events_run ON events (run_id, seq);
     """,
+    # 2: host identity (host id beside the boot id), queues and priorities, the dispatcher's
+    # job id (PostgreSQL), the worker, and when this host last killed a run's orphans.
+    """
+    ALTER TABLE runs ADD COLUMN host_id TEXT;
+    ALTER TABLE runs ADD COLUMN owner_host TEXT;
+    ALTER TABLE runs ADD COLUMN queue TEXT NOT NULL DEFAULT 'default';
+    ALTER TABLE runs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN job_id INTEGER;
+    ALTER TABLE runs ADD COLUMN worker TEXT;
+    ALTER TABLE runs ADD COLUMN swept_at REAL;
+    CREATE INDEX runs_claim ON runs (state, queue, priority, not_before);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 class LedgerError(HzError):
-    """The ledger cannot be opened or used (a newer schema, a file that is not a ledger)."""
+    """The ledger cannot be opened or used (a newer schema, a file that is not a ledger, a
+    database that cannot be reached)."""
+
+
+class SqliteDb:
+    """One ledger file; a connection per thread (sqlite3 connections are not shared)."""
+
+    for_update = ""
+    skip_locked = ""
+    insert_order = "rowid"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.where = str(path)
+        self._local = threading.local()
+        self.connection  # noqa: B018 -- open (and migrate) now, so errors surface here
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        found: sqlite3.Connection | None = getattr(self._local, "connection", None)
+        if found is None:
+            found = connect(self.path)
+            self._local.connection = found
+        return found
+
+    def tx(self) -> Any:
+        return immediate(self.connection)
+
+    def durable(self) -> Any:
+        return durable(self.connection)
+
+    def lock(self, c: Any, name: str) -> None:
+        """Nothing: ``BEGIN IMMEDIATE`` already holds the database's one write lock."""
+
+    def close(self) -> None:
+        found = getattr(self._local, "connection", None)
+        if found is not None:
+            found.close()
+            self._local.connection = None
 
 
 def connect(path: Path) -> sqlite3.Connection:

@@ -4,8 +4,13 @@ start time (clock ticks since boot, ``/proc/PID/stat`` field 22) on the same boo
 from __future__ import annotations
 
 import os
+import re
 import socket
 from functools import cache
+
+#: What ``HZ_HOST_ID`` may hold: it names this machine in the ledger (tests run several
+#: "machines" as processes on one).
+_HOST_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 @cache
@@ -20,6 +25,39 @@ def boot_id() -> str:
 @cache
 def host_name() -> str:
     return socket.gethostname()
+
+
+def host_id() -> str:
+    """This machine's identity in the ledger: ``HZ_HOST_ID`` when set, else the machine id
+    (``/etc/machine-id``), else the host name. A run is this host's only when its host id
+    *and* boot id are this machine's: only then may hz signal its processes."""
+    explicit = os.environ.get("HZ_HOST_ID", "")
+    if explicit:
+        if not _HOST_ID.match(explicit):
+            from hz.runtime.errors import HzError
+
+            raise HzError(
+                "HZ_HOST_ID must be 1 to 64 letters, digits, '.', '_' or '-', starting with a "
+                "letter or digit"
+            )
+        return explicit
+    return _machine_id()
+
+
+@cache
+def _machine_id() -> str:
+    try:
+        with open("/etc/machine-id", encoding="ascii") as f:
+            found = f.read(64).strip()
+    except (OSError, UnicodeDecodeError):
+        found = ""
+    return found if _HOST_ID.match(found) else host_name()[:64]
+
+
+def is_this_host(host: str | None, boot: str | None) -> bool:
+    """Whether a run recorded with ``host`` and ``boot`` ran on this machine since its last
+    boot (a row from before host ids were recorded, ``host`` None, counts by boot alone)."""
+    return boot == boot_id() and (host is None or host == host_id())
 
 
 def start_time(pid: int) -> int | None:

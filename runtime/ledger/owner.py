@@ -24,7 +24,7 @@ from typing import Any
 from hz.runtime.canonical import digest_of
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
-from hz.runtime.ledger.store import LEASE_SECONDS, Ceilings, Ledger, StaleOwner
+from hz.runtime.ledger.store import Ceilings, Ledger, StaleOwner
 from hz.runtime.models import Packet
 from hz.runtime.process import observe
 from hz.runtime.process.group import signal_group
@@ -105,6 +105,8 @@ class OwnedRun:
         self.run_id = run_id
         self.generation = generation
         self.watch = _Watch()
+        #: Asked at every tick: a cancel the dispatcher delivered (procrastinate's abort).
+        self.abort_requested: Any = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -178,7 +180,7 @@ class OwnedRun:
         self._commit_intent()  # an interrupt the watcher had no tick left to record
 
     def _watch(self) -> None:
-        renew_every = LEASE_SECONDS / 3
+        renew_every = self.ledger.lease_seconds / 3
         renewed = time.monotonic()
         reported: Progress | None = None
         while not self._stop.wait(_TICK):
@@ -193,6 +195,12 @@ class OwnedRun:
                         self.ledger.set_observed(self.run_id, self.generation, _observed(progress))
                 elif self.watch.cancel_reason is None and self.ledger.cancel_requested(self.run_id):
                     self._note_cancel(EXTERNAL_CANCEL)
+                elif (
+                    self.watch.cancel_reason is None
+                    and self.abort_requested is not None
+                    and self.abort_requested()
+                ):
+                    self.interrupt(EXTERNAL_CANCEL)  # not on record yet: committed below
                 if self.watch.cancel_reason is not None:
                     self._commit_intent()  # the intent is on record before any signal
                     self._signal_now()
@@ -471,10 +479,8 @@ def backoff(attempt: int, retry_after: float | None) -> float:
 
 
 def _queue_retry(ledger: Ledger, row: Any, result: AgentResult) -> str:
-    from hz.runtime.ledger.store import insert_run
-
     with ledger.tx() as c:
-        return insert_run(
+        return ledger.insert_run(
             c,
             row,
             attempt=row["attempt"] + 1,
@@ -508,4 +514,6 @@ def _write_receipt(
 
 def is_alive_here(row: Any) -> bool:
     """Whether the run's agent (its leader, by pid and start time) lives on this machine."""
-    return host.is_same_process(row["pid"], row["proc_start"], row["boot_id"])
+    return host.is_this_host(row["host_id"], row["boot_id"]) and host.is_same_process(
+        row["pid"], row["proc_start"], row["boot_id"]
+    )

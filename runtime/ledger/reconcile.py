@@ -25,7 +25,7 @@ from typing import Any
 
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
-from hz.runtime.ledger.store import Ledger, Owner, StaleOwner, insert_run
+from hz.runtime.ledger.store import Ledger, Owner, StaleOwner
 from hz.runtime.models import Packet
 from hz.runtime.process.group import UnsafeGroupError, signal_group
 from hz.runtime.process.privatefiles import remove_tree
@@ -48,7 +48,9 @@ def owner_gone(row: Any, now: float) -> bool:
     lease = row["lease_until"]
     if lease is not None and lease < now:
         return True
-    return Owner(row["owner"], row["owner_pid"], row["owner_start"], row["owner_boot"]).is_gone()
+    return Owner(
+        row["owner"], row["owner_pid"], row["owner_start"], row["owner_boot"], row["owner_host"]
+    ).is_gone()
 
 
 def reconcile(ledger: Ledger, *, max_attempts: int = 3) -> list[Settled]:
@@ -70,24 +72,51 @@ def reconcile(ledger: Ledger, *, max_attempts: int = 3) -> list[Settled]:
         else:
             detail = f"owner {row['owner']} is gone; the agent may have run"
             settled.append(settle_lost(ledger, taken, generation=taken["generation"], why=detail))
+    sweep_orphans(ledger)
     return settled
+
+
+def sweep_orphans(ledger: Ledger) -> int:
+    """Kill what is left of this host's runs that another host settled: a run another
+    machine turned ``uncertain`` (its lease expired) may still have its process group here,
+    which only this host can see and signal. Each run is swept once; the number killed."""
+    rows = ledger.select(
+        "state = 'uncertain' AND host_id = ? AND boot_id = ? AND pgid IS NOT NULL "
+        "AND swept_at IS NULL",
+        (host.host_id(), host.boot_id()),
+    )
+    killed = 0
+    for row in rows:
+        with ledger.tx() as c:
+            claimed = c.execute(
+                "UPDATE runs SET swept_at = ? WHERE id = ? AND swept_at IS NULL RETURNING id",
+                (time.time(), row["id"]),
+            ).fetchone()
+        if claimed is None:
+            continue  # another process of this host swept it
+        if kill_group(row):
+            killed += 1
+            with ledger.tx() as c:
+                ledger.event(c, row["id"], "uncertain", "its orphaned process group was killed")
+        remove_private_dir(row)
+    return killed
 
 
 def take_over(ledger: Ledger, row: Any, me: Owner) -> Any:
     """The run's row with this process as its owner at a new generation, or None when it
     changed since ``row`` was read."""
     with ledger.tx() as c:
-        current = c.execute("SELECT * FROM runs WHERE id = ?", (row["id"],)).fetchone()
+        current = ledger.locked(c, row["id"])
         if current is None or current["generation"] != row["generation"]:
             return None
         if current["state"] != row["state"]:
             return None
-        c.execute(
+        return c.execute(
             "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "
-            "owner_start = ?, owner_boot = ?, lease_until = ? WHERE id = ?",
-            (me.name, me.pid, me.start, me.boot, time.time() + 60, row["id"]),
-        )
-        return c.execute("SELECT * FROM runs WHERE id = ?", (row["id"],)).fetchone()
+            "owner_start = ?, owner_boot = ?, owner_host = ?, lease_until = ? WHERE id = ? "
+            "RETURNING *",
+            (me.name, me.pid, me.start, me.boot, me.host, time.time() + 60, row["id"]),
+        ).fetchone()
 
 
 def _not_started(ledger: Ledger, row: Any, taken: Any, max_attempts: int) -> Settled:
@@ -96,7 +125,7 @@ def _not_started(ledger: Ledger, row: Any, taken: Any, max_attempts: int) -> Set
     try:
         with ledger.fenced(row["id"], taken["generation"]) as c:
             if row["attempt"] < max_attempts:
-                retry = insert_run(
+                retry = ledger.insert_run(
                     c, taken, attempt=row["attempt"] + 1, retry_of=row["id"], not_before=0.0
                 )
                 detail += f"; retried as {retry}"
@@ -106,6 +135,7 @@ def _not_started(ledger: Ledger, row: Any, taken: Any, max_attempts: int) -> Set
                 (time.time(), row["id"]),
             )
             ledger.event(c, row["id"], "failed", f"not started: {detail}")
+            ledger.abandon(c, taken)
     except StaleOwner:
         return Settled(row["id"], row["state"], "unchanged", "settled by another process")
     return Settled(row["id"], row["state"], "failed", detail)
@@ -116,7 +146,7 @@ def kill_group(row: Any) -> bool:
     pid and start time, or a leaderless group whose id no new process can have taken);
     True when something was killed."""
     pgid = row["pgid"]
-    if pgid is None or row["boot_id"] != host.boot_id():
+    if pgid is None or not host.is_this_host(row["host_id"], row["boot_id"]):
         return False
     # When the leader is gone: a pid is never reused as a group id while that group has
     # members, so members of this group are still the run's.
@@ -137,7 +167,7 @@ def kill_group(row: Any) -> bool:
 
 def remove_private_dir(row: Any) -> bool:
     """Remove the run's private directory: only a temporary directory hz made (``hz-…``)."""
-    if not row["private_dir"] or row["boot_id"] != host.boot_id():
+    if not row["private_dir"] or not host.is_this_host(row["host_id"], row["boot_id"]):
         return False
     path = Path(row["private_dir"])
     if path.parent != Path(tempfile.gettempdir()) or not path.name.startswith("hz-"):
@@ -193,6 +223,11 @@ def settle_lost(
         )
     except StaleOwner:
         return Settled(row["id"], row["state"], "unchanged", "settled by another process")
+    with ledger.tx() as c:
+        ledger.abandon(c, row)
+    if killed:
+        with ledger.tx() as c:
+            c.execute("UPDATE runs SET swept_at = ? WHERE id = ?", (time.time(), row["id"]))
     return Settled(row["id"], row["state"], state, detail)
 
 

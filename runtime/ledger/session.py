@@ -1,14 +1,18 @@
-"""Opening the operator's ledger from the effective configuration, reconciled."""
+"""Opening the operator's ledger from the effective configuration, reconciled.
+
+``[system.queue] backend``: ``sqlite`` (the default: one file in the state directory) or
+``postgres`` (hz's run table beside procrastinate's queue, ``hz.runtime.ledger.pg``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hz.runtime.config.keys import BUDGET, SYSTEM
+from hz.runtime.config.keys import BUDGET, QUEUE, SYSTEM
 from hz.runtime.ledger.owner import Policy
 from hz.runtime.ledger.paths import DATABASE, state_dir
 from hz.runtime.ledger.reconcile import Settled, reconcile
-from hz.runtime.ledger.store import Ceilings, Ledger
+from hz.runtime.ledger.store import LEASE_SECONDS, Ceilings, Ledger
 
 
 def policy(config: Any, *, fail_over_ceiling: bool = True) -> Policy:
@@ -24,9 +28,32 @@ def policy(config: Any, *, fail_over_ceiling: bool = True) -> Policy:
     )
 
 
+def backend(config: Any) -> str:
+    return str(config.get(QUEUE, "backend", "sqlite"))
+
+
+def ledger_for(config: Any) -> Ledger:
+    """The configured ledger, its schema migrated (PostgreSQL: under a lock, on first use)."""
+    queue = config.table(QUEUE)
+    lease = float(queue.get("lease_seconds", LEASE_SECONDS))
+    if backend(config) != "postgres":
+        return Ledger(state_dir(config.table(SYSTEM)) / DATABASE, lease_seconds=lease)
+    from hz.runtime.ledger.pg import require
+
+    require()
+    from hz.runtime.ledger.pg.connect import target
+    from hz.runtime.ledger.pg.db import PgDb
+    from hz.runtime.ledger.pg.dispatch import Procrastinate, make_app
+
+    where = target(queue)
+    db = PgDb(where.conninfo, where=where.where)
+    db.migrate()
+    return Ledger(db, dispatcher=Procrastinate(make_app(where.conninfo)), lease_seconds=lease)
+
+
 def open_ledger(config: Any, *, reconciled: bool = True) -> tuple[Ledger, list[Settled]]:
-    """The ledger in the operator's state directory; every run whose owner is gone settled
-    first (``hz.runtime.ledger.reconcile``) unless ``reconciled`` is false."""
-    ledger = Ledger(state_dir(config.table(SYSTEM)) / DATABASE)
+    """The configured ledger; every run whose owner is gone settled first
+    (``hz.runtime.ledger.reconcile``) unless ``reconciled`` is false."""
+    ledger = ledger_for(config)
     settled = reconcile(ledger, max_attempts=policy(config).max_attempts) if reconciled else []
     return ledger, settled

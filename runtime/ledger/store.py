@@ -1,18 +1,18 @@
 """The ledger's records and every write to them.
 
-Each write is one short immediate transaction. A run's owner holds ``generation``: every write
-it makes says which generation it holds (``WHERE generation = ?``) and fails with
-``StaleOwner`` when someone else (a canceller, a reconciler, a newer owner) has moved the run
-on since, so a stale owner can never write a terminal result over a newer one.
+Each write is one short transaction of the backend (``hz.runtime.ledger.backend``: SQLite or
+PostgreSQL; the logic here is the same for both). A run's owner holds ``generation``: every
+write it makes says which generation it holds (``WHERE generation = ?``, the row locked) and
+fails with ``StaleOwner`` when someone else (a canceller, a reconciler, a newer owner) has moved
+the run on since, so a stale owner can never write a terminal result over a newer one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
-import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,14 +23,19 @@ from typing import Any
 from hz.runtime.canonical import sha256_hex
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
-from hz.runtime.ledger.db import connect, durable, immediate
+from hz.runtime.ledger.backend import Connection, Db, Dispatcher
+from hz.runtime.ledger.db import SqliteDb
 from hz.runtime.models import Packet
 
 LIVE = ("queued", "prepared", "dispatching", "running")
 TERMINAL = ("completed", "failed", "timeout", "budget", "cancelled", "uncertain")
 STATES = LIVE + TERMINAL
 #: How long an owner's lease lasts without renewal (seconds); it renews every third of that.
+#: ``[system.queue] lease_seconds`` sets another.
 LEASE_SECONDS = 15.0
+DEFAULT_QUEUE = "default"
+#: What a run id looks like (``new_run_id``); ids read from outside are checked against it.
+RUN_ID = re.compile(r"^run_[0-9]{8}_[0-9a-f]{12}$")
 
 
 class StaleOwner(Exception):
@@ -47,20 +52,25 @@ class UnknownRun(HzError):
 
 @dataclass(frozen=True, slots=True)
 class Owner:
-    """The process that runs a job: recognisable after a crash by pid, start time and boot."""
+    """The process that runs a job: recognisable after a crash by host, pid, start time and
+    boot. Only on its own host (host id and boot id) can it be seen to be gone; elsewhere its
+    lease says so."""
 
     name: str
     pid: int
     start: int | None
     boot: str
+    host: str | None = None
 
     @classmethod
     def this_process(cls) -> Owner:
         pid = os.getpid()
-        return cls(f"{host.host_name()}:{pid}", pid, host.start_time(pid), host.boot_id())
+        return cls(
+            f"{host.host_name()}:{pid}", pid, host.start_time(pid), host.boot_id(), host.host_id()
+        )
 
     def is_gone(self) -> bool:
-        return self.boot == host.boot_id() and not host.is_same_process(
+        return host.is_this_host(self.host, self.boot) and not host.is_same_process(
             self.pid, self.start, self.boot
         )
 
@@ -75,45 +85,61 @@ def new_run_id() -> str:
 
 
 class Ledger:
-    """One ledger file; a connection per thread (sqlite3 connections are not shared)."""
+    """The run ledger on one database (a SQLite file, or a PostgreSQL database with a
+    ``dispatcher`` that hands queued runs to workers)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._local = threading.local()
-        self.connection  # noqa: B018 -- open (and migrate) now, so errors surface here
+    def __init__(
+        self,
+        db: Db | Path,
+        *,
+        dispatcher: Dispatcher | None = None,
+        lease_seconds: float = LEASE_SECONDS,
+    ) -> None:
+        self.db: Db = SqliteDb(db) if isinstance(db, Path) else db
+        self.dispatcher = dispatcher
+        self.lease_seconds = lease_seconds
 
     @property
-    def connection(self) -> sqlite3.Connection:
-        found: sqlite3.Connection | None = getattr(self._local, "connection", None)
-        if found is None:
-            found = connect(self.path)
-            self._local.connection = found
-        return found
+    def connection(self) -> Connection:
+        return self.db.connection
 
     def tx(self) -> Any:
-        return immediate(self.connection)
+        return self.db.tx()
+
+    def close(self) -> None:
+        self.db.close()
 
     # -- reading ---------------------------------------------------------------------------
 
-    def get(self, run_id: str) -> sqlite3.Row:
+    def get(self, run_id: str) -> Any:
         row = self.connection.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
-            raise UnknownRun(f"no run {run_id} in the ledger at {self.path}")
-        return row  # type: ignore[no-any-return]
+            raise UnknownRun(f"no run {run_id} in the ledger at {self.db.where}")
+        return row
 
-    def events(self, run_id: str) -> list[sqlite3.Row]:
-        return self.connection.execute(
-            "SELECT at, state, detail FROM events WHERE run_id = ? ORDER BY seq", (run_id,)
-        ).fetchall()
+    def locked(self, c: Connection, run_id: str) -> Any:
+        """Inside a transaction: the run's row, locked until the transaction ends; None when
+        there is no such run."""
+        return c.execute(
+            f"SELECT * FROM runs WHERE id = ?{self.db.for_update}",  # noqa: S608
+            (run_id,),
+        ).fetchone()
 
-    def select(self, where: str = "1", params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+    def events(self, run_id: str) -> list[Any]:
+        return list(
+            self.connection.execute(
+                "SELECT at, state, detail FROM events WHERE run_id = ? ORDER BY seq", (run_id,)
+            ).fetchall()
+        )
+
+    def select(self, where: str = "TRUE", params: tuple[Any, ...] = ()) -> list[Any]:
         query = f"SELECT * FROM runs WHERE {where} ORDER BY created_at, id"  # noqa: S608
-        return self.connection.execute(query, params).fetchall()
+        return list(self.connection.execute(query, params).fetchall())
 
     # -- writing ---------------------------------------------------------------------------
 
     @staticmethod
-    def event(c: sqlite3.Connection, run_id: str, state: str, detail: str | None = None) -> None:
+    def event(c: Connection, run_id: str, state: str, detail: str | None = None) -> None:
         c.execute(
             "INSERT INTO events (run_id, at, state, detail) VALUES (?, ?, ?, ?)",
             (run_id, time.time(), state, detail),
@@ -132,16 +158,22 @@ class Ledger:
         attempt: int = 1,
         not_before: float = 0.0,
         batch: str | None = None,
+        queue: str = DEFAULT_QUEUE,
+        priority: int = 0,
     ) -> tuple[str, int]:
         """A new queued run, or with ``adopt`` an unowned queued run of the same key taken over
         (a retry waiting for its turn): ``(run id, generation)``; ``adopt`` owns the result.
+        A run nobody adopts and outside a batch goes to the dispatcher (when there is one) in
+        the same transaction.
 
         ``KeyHeld`` when the key already has a run and ``force_new`` is false."""
         with self.tx() as c:
+            self.db.lock(c, f"request_key:{key}")
             if not force_new:
                 held = c.execute(
-                    "SELECT id, state, failure_kind, owner FROM runs WHERE request_key = ? "
-                    "ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                    "SELECT id, state, failure_kind, owner FROM runs WHERE request_key = ? "  # noqa: S608
+                    f"ORDER BY created_at DESC, {self.db.insert_order} DESC LIMIT 1"
+                    f"{self.db.for_update}",
                     (key,),
                 ).fetchone()
                 if held is not None:
@@ -166,39 +198,112 @@ class Ledger:
                 "receipt_dir": None if receipt_dir is None else str(receipt_dir.resolve()),
                 "packet_json": packet.model_dump_json(),
                 "max_usd": packet.job.budget.max_usd,
+                "queue": queue,
+                "priority": priority,
             }
-            run_id = insert_run(
-                c, template, attempt=attempt, retry_of=retry_of, not_before=not_before
+            run_id = self.insert_run(
+                c,
+                template,
+                attempt=attempt,
+                retry_of=retry_of,
+                not_before=not_before,
+                dispatch=adopt is None,
             )
             generation = 0 if adopt is None else self._claim(c, run_id, adopt, None)
             return run_id, generation
 
-    def _claim(self, c: sqlite3.Connection, run_id: str, owner: Owner, why: str | None) -> int:
+    def insert_run(
+        self,
+        c: Connection,
+        template: Any,
+        *,
+        attempt: int = 1,
+        retry_of: str | None = None,
+        not_before: float = 0.0,
+        dispatch: bool = True,
+    ) -> str:
+        """Inside a transaction: a new queued run with ``template``'s request (a row or a
+        dict), handed to the dispatcher unless it belongs to a batch (the batch's own process
+        runs it) or ``dispatch`` is false (its creator owns it at once)."""
+        run_id = new_run_id()
+        values = [template[name] for name in _COPIED]
         c.execute(
-            "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "
-            "owner_start = ?, owner_boot = ?, lease_until = ? WHERE id = ?",
-            (owner.name, owner.pid, owner.start, owner.boot, time.time() + LEASE_SECONDS, run_id),
+            f"INSERT INTO runs ({', '.join(_COPIED)}, id, state, attempt, retry_of, "  # noqa: S608
+            f"not_before, created_at) VALUES ({', '.join('?' * len(_COPIED))}, ?, 'queued', "
+            "?, ?, ?, ?)",
+            (*values, run_id, attempt, retry_of, not_before, time.time()),
         )
+        detail = f"retry of {retry_of} (attempt {attempt})" if retry_of else None
+        self.event(c, run_id, "queued", detail)
+        if dispatch and template["batch"] is None:
+            self._enqueue(c, run_id, template["queue"], template["priority"], not_before)
+        return run_id
+
+    def _enqueue(
+        self, c: Connection, run_id: str, queue: str, priority: int, not_before: float
+    ) -> None:
+        if self.dispatcher is None:
+            return
+        job_id = self.dispatcher.enqueue(
+            c, run_id, queue=queue, priority=priority, not_before=not_before
+        )
+        c.execute("UPDATE runs SET job_id = ? WHERE id = ?", (job_id, run_id))
+
+    def _claim(self, c: Connection, run_id: str, owner: Owner, why: str | None) -> int:
+        row = c.execute(
+            "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "
+            "owner_start = ?, owner_boot = ?, owner_host = ?, lease_until = ? WHERE id = ? "
+            "RETURNING generation",
+            (
+                owner.name,
+                owner.pid,
+                owner.start,
+                owner.boot,
+                owner.host,
+                time.time() + self.lease_seconds,
+                run_id,
+            ),
+        ).fetchone()
         if why:
             self.event(c, run_id, "queued", f"{why} by {owner.name}")
-        return int(c.execute("SELECT generation FROM runs WHERE id = ?", (run_id,)).fetchone()[0])
+        return int(row["generation"])
 
-    def claim_next(self, owner: Owner, *, batch: str | None = None) -> tuple[str, int] | None:
-        """The oldest queued, unowned run whose time has come (of ``batch`` when given), now
-        owned by ``owner``."""
+    def claim_next(
+        self, owner: Owner, *, batch: str | None = None, queues: tuple[str, ...] = ()
+    ) -> tuple[str, int] | None:
+        """The next queued, unowned run whose time has come (of ``batch`` or ``queues`` when
+        given; the highest priority first, then the oldest), now owned by ``owner``."""
         where = "state = 'queued' AND owner IS NULL AND not_before <= ?"
         params: tuple[Any, ...] = (time.time(),)
         if batch is not None:
             where += " AND batch = ?"
             params += (batch,)
+        if queues:
+            where += f" AND queue IN ({', '.join('?' * len(queues))})"
+            params += queues
         with self.tx() as c:
             row = c.execute(
-                f"SELECT id FROM runs WHERE {where} ORDER BY not_before, created_at LIMIT 1",  # noqa: S608
+                f"SELECT id FROM runs WHERE {where} "  # noqa: S608
+                f"ORDER BY priority DESC, not_before, created_at LIMIT 1{self.db.skip_locked}",
                 params,
             ).fetchone()
             if row is None:
                 return None
             return row["id"], self._claim(c, row["id"], owner, "claimed")
+
+    def claim(self, run_id: str, owner: Owner, *, worker: str | None = None) -> int | None:
+        """Take ``run_id`` when it is queued and nobody owns it (a dispatcher's worker was
+        handed it); its new generation, or None when it is not to be run (cancelled, adopted,
+        already taken: the ledger decides, not the queue)."""
+        with self.tx() as c:
+            row = c.execute(
+                "UPDATE runs SET worker = ? WHERE id = ? AND state = 'queued' AND owner IS NULL "
+                "RETURNING id",
+                (worker, run_id),
+            ).fetchone()
+            if row is None:
+                return None
+            return self._claim(c, run_id, owner, "claimed")
 
     def batch_done(self, batch: str) -> bool:
         row = self.connection.execute(
@@ -209,45 +314,45 @@ class Ledger:
         return row is None
 
     @contextmanager
-    def fenced(
-        self, run_id: str, generation: int, *, sync: bool = False
-    ) -> Iterator[sqlite3.Connection]:
-        """A transaction that raises ``StaleOwner`` unless ``generation`` still owns the run;
-        ``sync``: on disk when committed (see ``db.durable``)."""
-        with durable(self.connection) if sync else self.tx() as c:
-            row = c.execute("SELECT generation FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is None or row[0] != generation:
+    def fenced(self, run_id: str, generation: int, *, sync: bool = False) -> Iterator[Connection]:
+        """A transaction that raises ``StaleOwner`` unless ``generation`` still owns the run
+        (its row locked to the end); ``sync``: on disk when committed (see ``db.durable``)."""
+        with self.db.durable() if sync else self.tx() as c:
+            row = c.execute(
+                f"SELECT generation FROM runs WHERE id = ?{self.db.for_update}",  # noqa: S608
+                (run_id,),
+            ).fetchone()
+            if row is None or row["generation"] != generation:
                 raise StaleOwner(run_id)
             yield c
 
     def release(self, run_id: str, generation: int, why: str, not_before: float) -> None:
         """Hand an owned run back to the queue (it could not be dispatched yet)."""
         with self.fenced(run_id, generation) as c:
-            c.execute(
+            row = c.execute(
                 "UPDATE runs SET state = 'queued', owner = NULL, owner_pid = NULL, "
-                "owner_start = NULL, owner_boot = NULL, lease_until = NULL, not_before = ? "
-                "WHERE id = ?",
+                "owner_start = NULL, owner_boot = NULL, owner_host = NULL, lease_until = NULL, "
+                "not_before = ? WHERE id = ? RETURNING batch, queue, priority",
                 (not_before, run_id),
-            )
+            ).fetchone()
             self.event(c, run_id, "queued", why)
+            if row["batch"] is None:
+                self._enqueue(c, run_id, row["queue"], row["priority"], not_before)
 
     def renew(self, run_id: str, generation: int) -> bool:
         """Extend the lease; True when a cancel was requested."""
         with self.fenced(run_id, generation) as c:
-            c.execute(
-                "UPDATE runs SET lease_until = ? WHERE id = ?",
-                (time.time() + LEASE_SECONDS, run_id),
-            )
             row = c.execute(
-                "SELECT cancel_requested_at FROM runs WHERE id = ?", (run_id,)
+                "UPDATE runs SET lease_until = ? WHERE id = ? RETURNING cancel_requested_at",
+                (time.time() + self.lease_seconds, run_id),
             ).fetchone()
-            return row[0] is not None
+            return row["cancel_requested_at"] is not None
 
     def cancel_requested(self, run_id: str) -> bool:
         row = self.connection.execute(
             "SELECT cancel_requested_at FROM runs WHERE id = ?", (run_id,)
         ).fetchone()
-        return row is not None and row[0] is not None
+        return row is not None and row["cancel_requested_at"] is not None
 
     def set_observed(self, run_id: str, generation: int, observed: dict[str, Any]) -> None:
         with self.fenced(run_id, generation) as c:
@@ -274,13 +379,15 @@ class Ledger:
             ).fetchone()
             if row["cancel_requested_at"] is not None:
                 raise StaleOwner(run_id)  # cancelled before dispatch: never spawn
+            if ceilings.active:
+                self.db.lock(c, "ceilings")  # one reservation at a time across all workers
             over = ceilings.refusal(c, row["runner"], row["max_usd"])
             if over is not None:
                 return over
             c.execute(
                 "UPDATE runs SET state = 'dispatching', reserved_usd = max_usd, "
-                "dispatched_at = ?, host = ?, boot_id = ? WHERE id = ?",
-                (time.time(), host.host_name(), host.boot_id(), run_id),
+                "dispatched_at = ?, host = ?, host_id = ?, boot_id = ? WHERE id = ?",
+                (time.time(), host.host_name(), host.host_id(), host.boot_id(), run_id),
             )
             self.event(c, run_id, "dispatching", f"reserved ${row['max_usd']:.2f}")
             return None
@@ -296,7 +403,7 @@ class Ledger:
             row = c.execute(
                 "SELECT cancel_requested_at FROM runs WHERE id = ?", (run_id,)
             ).fetchone()
-            return row[0] is not None
+            return row["cancel_requested_at"] is not None
 
     def private_dir(self, run_id: str, generation: int, path: Path) -> None:
         with self.fenced(run_id, generation) as c:
@@ -319,7 +426,7 @@ class Ledger:
         ``generation=None`` is for writers that already hold the run (see ``fenced``)."""
         assert state in TERMINAL
 
-        def write(c: sqlite3.Connection) -> None:
+        def write(c: Connection) -> None:
             keep = state == "uncertain" or cost_usd is None
             c.execute(
                 "UPDATE runs SET state = ?, failure_kind = ?, result_json = ?, cost_usd = ?, "
@@ -348,10 +455,22 @@ class Ledger:
             with self.fenced(run_id, generation) as c:
                 write(c)
 
-    def take_over(self, c: sqlite3.Connection, run_id: str) -> None:
+    def take_over(self, c: Connection, run_id: str) -> None:
         """Inside a transaction: fence out whoever owned the run (a canceller or reconciler
         is about to settle it)."""
         c.execute("UPDATE runs SET generation = generation + 1 WHERE id = ?", (run_id,))
+
+    def cancel_dispatch(self, row: Any) -> None:
+        """After a cancel intent is committed: the dispatcher's side of it (its job out of
+        the queue, or the worker running it asked to abort)."""
+        if self.dispatcher is not None and row["job_id"] is not None:
+            self.dispatcher.cancel(self.db, int(row["job_id"]))
+
+    def abandon(self, c: Connection, row: Any) -> None:
+        """Inside the transaction that settled the run here (not by its worker): its job,
+        when it has one, ends without a retry."""
+        if self.dispatcher is not None and row["job_id"] is not None:
+            self.dispatcher.abandon(c, int(row["job_id"]))
 
 
 _COPIED = (
@@ -364,28 +483,9 @@ _COPIED = (
     "receipt_dir",
     "packet_json",
     "max_usd",
+    "queue",
+    "priority",
 )
-
-
-def insert_run(
-    c: sqlite3.Connection,
-    template: Any,
-    *,
-    attempt: int = 1,
-    retry_of: str | None = None,
-    not_before: float = 0.0,
-) -> str:
-    """Inside a transaction: a new queued run with ``template``'s request (a row or a dict)."""
-    run_id = new_run_id()
-    values = [template[name] for name in _COPIED]
-    c.execute(
-        f"INSERT INTO runs ({', '.join(_COPIED)}, id, state, attempt, retry_of, not_before, "  # noqa: S608
-        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
-        (*values, run_id, attempt, retry_of, not_before, time.time()),
-    )
-    detail = f"retry of {retry_of} (attempt {attempt})" if retry_of else None
-    Ledger.event(c, run_id, "queued", detail)
-    return run_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,8 +495,12 @@ class Ceilings:
     per_day: float | None = None
     per_runner: tuple[tuple[str, float], ...] = ()
 
-    def refusal(self, c: sqlite3.Connection, runner: str | None, amount: float) -> str | None:
-        if self.per_day is None and not self.per_runner:
+    @property
+    def active(self) -> bool:
+        return self.per_day is not None or bool(self.per_runner)
+
+    def refusal(self, c: Connection, runner: str | None, amount: float) -> str | None:
+        if not self.active:
             return None
         day_start = time.time() - time.time() % 86400  # the current UTC day
         limits: list[tuple[str, str | None, float | None]] = [
@@ -408,12 +512,14 @@ class Ceilings:
         for label, only, limit in limits:
             if limit is None:
                 continue
-            query = "SELECT COALESCE(SUM(reserved_usd), 0) FROM runs WHERE dispatched_at >= ?"
+            query = (
+                "SELECT COALESCE(SUM(reserved_usd), 0) AS total FROM runs WHERE dispatched_at >= ?"
+            )
             params: tuple[Any, ...] = (day_start,)
             if only is not None:
                 query += " AND runner = ?"
                 params += (only,)
-            spent = float(c.execute(query, params).fetchone()[0])
+            spent = float(c.execute(query, params).fetchone()["total"])
             if spent + amount > limit + 1e-9:
                 return (
                     f"reserving ${amount:.2f} would cross [system.budget] {label} of "

@@ -66,7 +66,7 @@ class Pool:
             run.interrupt(reason, now=now)
 
     def _slot(self) -> None:
-        ledger = Ledger(self.ledger.path)  # this thread's own connection
+        ledger = self.ledger  # a connection per thread, or one per statement from a pool
         while not self.stopping.is_set():
             claimed = self.claim(ledger, self.owner)
             if claimed is None:
@@ -103,7 +103,15 @@ class Pool:
             owned.interrupt("the worker is stopping")
 
 
-def from_queue(ledger: Ledger, owner: Owner) -> tuple[str, int] | bool:
-    """A worker's source: the next queued run, or False (nothing now; look again later)."""
-    claimed = ledger.claim_next(owner)
-    return False if claimed is None else claimed
+def from_queue(
+    queues: tuple[str, ...] = (),
+) -> Callable[[Ledger, Owner], tuple[str, int] | bool]:
+    """A worker's source: the next queued run (of ``queues`` when given), or False (nothing
+    now; look again later)."""
+
+    def claim(ledger: Ledger, owner: Owner) -> tuple[str, int] | bool:
+        claimed = ledger.claim_next(owner, queues=queues)
+        return False if claimed is None else claimed
+
+    return claim
+

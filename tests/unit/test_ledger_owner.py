@@ -58,10 +58,10 @@ DONE = AgentResult(runner="scripted", status="completed", draft="ok")
 
 
 def run_with(
-    tmp_path: Path, results: list[AgentResult], attempts: int
+    new_ledger: Any, tmp_path: Path, results: list[AgentResult], attempts: int
 ) -> tuple[Ledger, Scripted, str]:
     runner = Scripted(results)
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    ledger = new_ledger()
     outcome = run_foreground(
         ledger,
         Request(make_packet(), "k", tmp_path, None, False),
@@ -72,9 +72,9 @@ def run_with(
 
 
 def test_a_rate_limit_before_any_tool_is_retried(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    new_ledger: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ledger, runner, state = run_with(tmp_path, [limited(), limited(), DONE], 3)
+    ledger, runner, state = run_with(new_ledger, tmp_path, [limited(), limited(), DONE], 3)
     assert (state, runner.calls) == ("completed", 3)
     rows = ledger.select()
     assert [(r["attempt"], r["state"], r["retry_of"]) for r in rows] == [
@@ -84,16 +84,16 @@ def test_a_rate_limit_before_any_tool_is_retried(
     ]
 
 
-def test_retries_stop_at_max_attempts(tmp_path: Path) -> None:
-    _, runner, state = run_with(tmp_path, [limited(), limited(), DONE], 2)
+def test_retries_stop_at_max_attempts(new_ledger: Any, tmp_path: Path) -> None:
+    _, runner, state = run_with(new_ledger, tmp_path, [limited(), limited(), DONE], 2)
     assert (state, runner.calls) == ("failed", 2)
 
 
 def test_a_rate_limit_after_a_tool_ran_is_not_retried(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    new_ledger: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     after_tool = limited(tool_calls=(ToolCall(name="Read"),))
-    _, runner, state = run_with(tmp_path, [after_tool, DONE], 3)
+    _, runner, state = run_with(new_ledger, tmp_path, [after_tool, DONE], 3)
     assert (state, runner.calls) == ("failed", 1)
 
 
@@ -137,14 +137,16 @@ def started(tmp_path: Path, count: int = 1) -> None:
         time.sleep(0.05)
 
 
-def test_a_cancel_from_another_thread_stops_a_stubborn_agent(tmp_path: Path) -> None:
+def test_a_cancel_from_another_thread_stops_a_stubborn_agent(
+    new_ledger: Any, tmp_path: Path
+) -> None:
     binding = command_binding(tmp_path, "stubborn")
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    ledger = new_ledger()
     run_id, generation = owned(ledger, tmp_path, tmp_path / "r")
     outcome: list[object] = []
     owner = threading.Thread(
         target=lambda: outcome.append(
-            run_owned(Ledger(ledger.path), run_id, generation, binding=binding, policy=Policy())
+            run_owned(ledger, run_id, generation, binding=binding, policy=Policy())
         )
     )
     owner.start()
@@ -159,9 +161,9 @@ def test_a_cancel_from_another_thread_stops_a_stubborn_agent(tmp_path: Path) -> 
     assert result["reason"] == "cancelled (hz runs cancel); the run's processes were killed"
 
 
-def test_a_worker_pool_stops_and_cancels_what_runs(tmp_path: Path) -> None:
+def test_a_worker_pool_stops_and_cancels_what_runs(new_ledger: Any, tmp_path: Path) -> None:
     binding = command_binding(tmp_path, "sleep")
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    ledger = new_ledger()
     run_id, _ = ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
     done: list[str] = []
     pool = Pool(
@@ -169,7 +171,7 @@ def test_a_worker_pool_stops_and_cancels_what_runs(tmp_path: Path) -> None:
         jobs=2,
         binding=binding,
         policy=Policy(),
-        claim=from_queue,
+        claim=from_queue(),
         on_done=lambda outcome: done.append(outcome.state),
     )
     worker = threading.Thread(target=pool.run)
@@ -182,8 +184,10 @@ def test_a_worker_pool_stops_and_cancels_what_runs(tmp_path: Path) -> None:
     assert ("cancel", "the worker got SIGTERM") in timeline
 
 
-def test_reconcile_kills_an_orphaned_group_and_removes_its_private_dir(tmp_path: Path) -> None:
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
+def test_reconcile_kills_an_orphaned_group_and_removes_its_private_dir(
+    new_ledger: Any, tmp_path: Path
+) -> None:
+    ledger = new_ledger()
     run_id, _ = ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
     child = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
@@ -227,9 +231,9 @@ def test_reconcile_kills_an_orphaned_group_and_removes_its_private_dir(tmp_path:
         orphan.stdout.close()
 
 
-def test_a_run_cancelled_before_dispatch_is_never_spawned(tmp_path: Path) -> None:
+def test_a_run_cancelled_before_dispatch_is_never_spawned(new_ledger: Any, tmp_path: Path) -> None:
     binding = command_binding(tmp_path, "echo", "--prompt-file={prompt_file}")
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    ledger = new_ledger()
     run_id, generation = owned(ledger, tmp_path, None)
     cancel(ledger, run_id)
     with pytest.raises(StaleOwner):
@@ -237,9 +241,9 @@ def test_a_run_cancelled_before_dispatch_is_never_spawned(tmp_path: Path) -> Non
     assert not (tmp_path / "pids").exists()
 
 
-def test_a_missing_workdir_fails_the_run_as_not_started(tmp_path: Path) -> None:
+def test_a_missing_workdir_fails_the_run_as_not_started(new_ledger: Any, tmp_path: Path) -> None:
     binding = command_binding(tmp_path, "echo")
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    ledger = new_ledger()
     run_id, generation = owned(ledger, tmp_path / "gone", None)
     with pytest.raises(HzError):
         run_owned(ledger, run_id, generation, binding=binding, policy=Policy())
@@ -264,9 +268,9 @@ class Interrupting(Scripted):
 
 @pytest.mark.parametrize(("turns", "state"), [(0, "cancelled"), (2, "cancelled")])
 def test_an_owner_interrupted_inside_the_runner_settles_by_what_it_saw(
-    tmp_path: Path, turns: int, state: str
+    new_ledger: Any, tmp_path: Path, turns: int, state: str
 ) -> None:
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    ledger = new_ledger()
     run_id, generation = owned(ledger, tmp_path, tmp_path / "r")
     binding = Binding(Interrupting(turns), "scripted", "")
     outcome = run_owned(ledger, run_id, generation, binding=binding, policy=Policy())
@@ -279,12 +283,12 @@ def test_an_owner_interrupted_inside_the_runner_settles_by_what_it_saw(
     assert ("cancel", "hz was interrupted (SIGINT)") in events
 
 
-def test_the_batch_display_counts_a_batch(tmp_path: Path) -> None:
+def test_the_batch_display_counts_a_batch(new_ledger: Any, tmp_path: Path) -> None:
     import io
 
     from hz.cli.ledger_run import BatchDisplay
 
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    ledger = new_ledger()
     for key in ("a", "b"):
         ledger.create(make_packet(), key=key, workdir=tmp_path, receipt_dir=None, batch="b1")
     stream = io.StringIO()

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,9 @@ from tests.unit.test_execute import make_packet
 
 
 @pytest.fixture
-def ledger(tmp_path: Path) -> Ledger:
-    return Ledger(tmp_path / "state" / "ledger.sqlite3")
+def ledger(new_ledger: Any) -> Ledger:
+    """A ledger on each backend (``new_ledger`` in tests/conftest.py)."""
+    return new_ledger()  # type: ignore[no-any-return]
 
 
 def dead_owner() -> Owner:
@@ -47,8 +49,8 @@ def new_run(ledger: Ledger, tmp_path: Path, key: str = "k", **kwargs: object) ->
     )
 
 
-def test_a_fresh_ledger_has_the_current_schema_in_wal_mode(ledger: Ledger) -> None:
-    c = ledger.connection
+def test_a_fresh_ledger_has_the_current_schema_in_wal_mode(tmp_path: Path) -> None:
+    c = Ledger(tmp_path / "ledger.sqlite3").connection
     assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert c.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -1,0 +1,232 @@
+"""The PostgreSQL adapter of the ledger (``hz.runtime.ledger.backend.Db``).
+
+Connections are borrowed per statement (a read) or per transaction and given back; a broken
+one (the server restarted) is dropped and the next borrow connects anew, so every caller that
+retries — the owner's watcher at its next tick, a worker's next claim — reconnects by itself.
+Driver failures to reach the server become ``LedgerError`` here, at the boundary.
+
+Row locks make a read-then-write safe (``for_update``); ``lock`` takes a transaction advisory
+lock on a name (a request key being created, the day's spend being reserved). Migrations run
+under a session advisory lock, so two processes opening a fresh database apply them once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+
+from hz.runtime.ledger.db import LedgerError
+from hz.runtime.ledger.pg.schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION
+
+#: The advisory lock namespace of hz's locks (the first key of the two-key form).
+LOCK_NAMESPACE = 0x687A  # "hz"
+#: The session lock key that serialises migrations.
+MIGRATION_LOCK = 1
+#: Idle connections kept for reuse.
+MAX_IDLE = 16
+
+
+def _version(raw: psycopg.Connection[dict[str, Any]]) -> int:
+    found = raw.execute("SELECT to_regclass('hz.meta') IS NOT NULL AS present").fetchone()
+    if not found or not found["present"]:
+        return 0
+    row = raw.execute("SELECT version FROM hz.meta").fetchone()
+    return int(row["version"]) if row else 0
+
+
+@cache
+def _portable(sql: str) -> str:
+    """The ledger's ``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class PgConnection:
+    """One borrowed connection inside a transaction: ``execute`` returns psycopg's cursor,
+    whose rows are dicts. ``raw`` is the psycopg connection (procrastinate defers on it)."""
+
+    def __init__(self, raw: psycopg.Connection[dict[str, Any]]) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Any = (), /) -> Any:
+        return self.raw.execute(_portable(sql), params)
+
+
+class _Rows:
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        self._rows = rows
+
+    def fetchone(self) -> dict[str, Any] | None:
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self) -> list[dict[str, Any]]:
+        return self._rows
+
+
+class _Statements:
+    """``connection`` outside a transaction: each statement on a borrowed connection, its
+    rows read at once."""
+
+    def __init__(self, db: PgDb) -> None:
+        self._db = db
+
+    def execute(self, sql: str, params: Any = (), /) -> _Rows:
+        for attempt in (1, 2):
+            try:
+                with self._db.borrow() as raw:
+                    cursor = raw.execute(_portable(sql), params)
+                    return _Rows(cursor.fetchall() if cursor.description else [])
+            except LedgerError:
+                if attempt == 2:
+                    raise  # a stale connection is retried once, on a fresh one
+        raise AssertionError("unreachable")
+
+
+class PgDb:
+    for_update = " FOR UPDATE"
+    skip_locked = " FOR UPDATE SKIP LOCKED"
+    insert_order = "seq"
+
+    def __init__(self, conninfo: str, *, where: str) -> None:
+        self.conninfo = conninfo
+        self.where = where
+        self._idle: list[psycopg.Connection[dict[str, Any]]] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # -- connections -------------------------------------------------------------------------
+
+    def _connect(self) -> psycopg.Connection[dict[str, Any]]:
+        try:
+            raw = psycopg.connect(self.conninfo, autocommit=True, row_factory=dict_row)
+        except psycopg.Error as e:
+            raise self._unreachable(e) from e
+        try:
+            # hz's tables first; procrastinate's where its own connections find them.
+            raw.execute(
+                "SELECT set_config('search_path', %s || current_setting('search_path'), false)",
+                (f"{SCHEMA}, ",),
+            )
+        except psycopg.Error as e:
+            raw.close()
+            raise self._unreachable(e) from e
+        return raw
+
+    def _unreachable(self, e: BaseException) -> LedgerError:
+        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+        return LedgerError(
+            f"{self.where}: the PostgreSQL ledger cannot be used: {first}",
+            hint="is the server up, and the DSN ([system.queue] dsn_env or PG* variables) right?",
+        )
+
+    @contextmanager
+    def borrow(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
+        """A connection for one statement or transaction; driver failures to reach the server
+        become ``LedgerError`` and the connection is dropped."""
+        with self._lock:
+            raw = self._idle.pop() if self._idle else None
+        if raw is None:
+            raw = self._connect()
+        healthy = False
+        try:
+            yield raw
+            healthy = True
+        except (psycopg.OperationalError, psycopg.InterfaceError) as e:
+            raise self._unreachable(e) from e
+        finally:
+            usable = (
+                healthy or not raw.broken
+            ) and raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            with self._lock:
+                if usable and not raw.closed and not self._closed and len(self._idle) < MAX_IDLE:
+                    self._idle.append(raw)
+                    raw = None
+            if raw is not None:
+                raw.close()
+
+    @property
+    def connection(self) -> _Statements:
+        return _Statements(self)
+
+    @contextmanager
+    def tx(self) -> Iterator[PgConnection]:
+        with self.borrow() as raw, raw.transaction():
+            yield PgConnection(raw)
+
+    @contextmanager
+    def durable(self) -> Iterator[PgConnection]:
+        """A transaction flushed to the server's disk at commit, whatever the server's
+        ``synchronous_commit`` default."""
+        with self.tx() as c:
+            c.execute("SET LOCAL synchronous_commit = on")
+            yield c
+
+    def lock(self, c: Any, name: str) -> None:
+        c.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (LOCK_NAMESPACE, name))
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for raw in idle:
+            raw.close()
+
+    # -- schema ------------------------------------------------------------------------------
+
+    def version(self) -> int:
+        with self.borrow() as raw:
+            return _version(raw)
+
+    def migrate(self) -> bool:
+        """Bring procrastinate's schema and hz's tables to this hz's version; True when
+        something was applied. A database written by a newer hz is refused."""
+        if self.version() == SCHEMA_VERSION:
+            return False
+        # A plain connection (the server's own search_path): procrastinate's objects go where
+        # its own connections look for them.
+        try:
+            raw = psycopg.connect(self.conninfo, autocommit=True, row_factory=dict_row)
+        except psycopg.Error as e:
+            raise self._unreachable(e) from e
+        try:
+            with raw:
+                raw.execute("SELECT pg_advisory_lock(%s, %s)", (LOCK_NAMESPACE, MIGRATION_LOCK))
+                with raw.transaction():
+                    return self._apply(raw)
+        except (psycopg.OperationalError, psycopg.InterfaceError) as e:
+            raise self._unreachable(e) from e
+
+    def _apply(self, raw: psycopg.Connection[dict[str, Any]]) -> bool:
+        version = _version(raw)
+        if version > SCHEMA_VERSION:
+            raise LedgerError(
+                f"{self.where}: the run ledger has schema version {version}; this hz knows up "
+                f"to {SCHEMA_VERSION}",
+                hint="use the newer hz that wrote it",
+            )
+        if version == SCHEMA_VERSION:
+            return False
+        present = raw.execute("SELECT to_regclass('procrastinate_jobs') AS t").fetchone()
+        if present is None or present["t"] is None:
+            from procrastinate.schema import SchemaManager
+
+            raw.execute(SchemaManager.get_schema())
+        raw.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+        if version == 0:
+            raw.execute(
+                "CREATE TABLE IF NOT EXISTS hz.meta (one integer PRIMARY KEY CHECK (one = 1), "
+                "version integer NOT NULL)"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            raw.execute(MIGRATIONS[number])
+        raw.execute(
+            "INSERT INTO hz.meta (one, version) VALUES (1, %s) "
+            "ON CONFLICT (one) DO UPDATE SET version = EXCLUDED.version",
+            (SCHEMA_VERSION,),
+        )
+        return True

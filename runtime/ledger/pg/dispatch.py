@@ -1,0 +1,67 @@
+"""procrastinate as the ledger's dispatcher (``hz.runtime.ledger.backend.Dispatcher``).
+
+procrastinate moves work: a queued run is one job of the task ``hz.run`` (its only argument
+the run id), deferred in the transaction that inserts the run, so a run exists exactly when its
+job does. It decides nothing: the worker claims the run in hz's table before it starts anything
+(a job whose run is cancelled, adopted or already taken does nothing), and hz's run table says
+how the run ended. No retry strategy is ever set on the task: procrastinate never runs a job
+twice, and hz never relaunches a run that was dispatched.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from procrastinate import App, PsycopgConnector
+
+from hz.runtime.ledger.backend import Connection, Db
+from hz.runtime.ledger.pg.db import PgConnection
+
+#: The procrastinate task every hz run is a job of.
+TASK = "hz.run"
+#: A queue name hz accepts (procrastinate's is a varchar; hz keeps it short and plain).
+QUEUE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+#: procrastinate's priority is an integer; hz bounds it.
+PRIORITY_RANGE = (-1000, 1000)
+
+
+def make_app(conninfo: str) -> App:
+    """An app whose connector opens its pool only when a worker runs (``open_async``)."""
+    return App(connector=PsycopgConnector(conninfo=conninfo))
+
+
+class Procrastinate:
+    def __init__(self, app: App) -> None:
+        self.app = app
+
+    def enqueue(
+        self, c: Connection, run_id: str, *, queue: str, priority: int, not_before: float
+    ) -> int:
+        assert isinstance(c, PgConnection)
+        options: dict[str, Any] = {"queue": queue, "priority": priority, "connection": c.raw}
+        if not_before > time.time():
+            options["schedule_at"] = datetime.fromtimestamp(not_before, UTC)
+        job_id = self.app.configure_task(TASK, **options).defer(run_id=run_id)
+        return int(job_id)
+
+    def cancel(self, db: Db, job_id: int) -> None:
+        with db.tx() as c:
+            assert isinstance(c, PgConnection)
+            self.app.job_manager.cancel_job_by_id(job_id, abort=True, connection=c.raw)
+
+    def abandon(self, c: Connection, job_id: int) -> None:
+        # procrastinate's own functions, as its job manager calls them: a job still waiting
+        # is cancelled, one a worker took ends failed; neither is retried, neither raises
+        # when the job has ended already.
+        c.execute(
+            "SELECT procrastinate_cancel_job_v1(id, false, false) FROM procrastinate_jobs "
+            "WHERE id = ? AND status = 'todo'",
+            (job_id,),
+        )
+        c.execute(
+            "SELECT procrastinate_finish_job_v1(id, 'failed', false) FROM procrastinate_jobs "
+            "WHERE id = ? AND status = 'doing'",
+            (job_id,),
+        )

@@ -1,0 +1,80 @@
+"""hz's tables in PostgreSQL (schema ``hz``), versioned like the SQLite ledger's.
+
+The columns are the SQLite ledger's (``hz.runtime.ledger.db``) with PostgreSQL types, plus
+``seq`` (insertion order; SQLite has its ``rowid``). Times are seconds since the epoch, as in
+SQLite, so the shared code reads both alike.
+"""
+
+from __future__ import annotations
+
+SCHEMA = "hz"
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE hz.runs (
+        id text PRIMARY KEY,
+        seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+        request_key text NOT NULL,
+        state text NOT NULL CHECK (state IN ('queued', 'prepared', 'dispatching', 'running',
+            'completed', 'failed', 'timeout', 'budget', 'cancelled', 'uncertain')),
+        failure_kind text,
+        attempt integer NOT NULL DEFAULT 1,
+        retry_of text,
+        batch text,
+        job_name text NOT NULL,
+        job_digest text NOT NULL,
+        inputs_sha256 text NOT NULL,
+        workdir text NOT NULL,
+        receipt_dir text,
+        packet_json text NOT NULL,
+        max_usd double precision NOT NULL,
+        runner text,
+        settings_digest text,
+        reserved_usd double precision NOT NULL DEFAULT 0,
+        cost_usd double precision,
+        generation bigint NOT NULL DEFAULT 0,
+        owner text,
+        owner_pid integer,
+        owner_start bigint,
+        owner_boot text,
+        owner_host text,
+        lease_until double precision,
+        host text,
+        host_id text,
+        boot_id text,
+        pid integer,
+        pgid integer,
+        proc_start bigint,
+        private_dir text,
+        cancel_requested_at double precision,
+        observed_json text,
+        result_json text,
+        receipt_path text,
+        not_before double precision NOT NULL DEFAULT 0,
+        created_at double precision NOT NULL,
+        dispatched_at double precision,
+        ended_at double precision,
+        queue text NOT NULL DEFAULT 'default',
+        priority integer NOT NULL DEFAULT 0,
+        job_id bigint,
+        worker text,
+        swept_at double precision
+    );
+    CREATE INDEX runs_request_key ON hz.runs (request_key, created_at);
+    CREATE INDEX runs_state ON hz.runs (state, not_before);
+    CREATE INDEX runs_dispatched ON hz.runs (dispatched_at);
+    CREATE INDEX runs_batch ON hz.runs (batch, state);
+    CREATE INDEX runs_claim ON hz.runs (state, queue, priority, not_before);
+    CREATE INDEX runs_host ON hz.runs (host_id, state);
+    CREATE TABLE hz.events (
+        seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        run_id text NOT NULL REFERENCES hz.runs (id),
+        at double precision NOT NULL,
+        state text NOT NULL,
+        detail text
+    );
+    CREATE INDEX events_run ON hz.events (run_id, seq);
+    """,
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,261 @@
+"""``hz worker`` on PostgreSQL: a procrastinate worker, supervised, running each job through
+the owner machinery every backend shares (``hz.runtime.ledger.owner.run_owned``).
+
+- A job is one run id. The task claims the run in hz's table (only a ``queued`` run nobody
+  owns; the generation moves on) before anything starts; a job whose run is not claimable does
+  nothing. The run is then owned exactly as on one machine: its agent in its own process
+  group, the lease renewed by the owner's watcher, every write fenced by the generation.
+- Cancel: ``hz runs cancel`` commits the intent in hz's table, which the owner's watcher reads
+  within a tick, then asks procrastinate to abort the job (the watcher also polls the job's
+  ``should_abort``). The run is cancelled by its phase as on one machine; the job ends
+  ``aborted``.
+- Supervision: procrastinate's worker stops itself when one of its side tasks (heartbeat,
+  listener, abort poll) ends — hz watches every one of them, not only the first to finish
+  (procrastinate issue #1597) — and when it loses the database. This loop starts a new one,
+  with backoff, until ``hz worker`` is told to stop.
+- Reconciliation at start and every half lease: this host's runs whose owner is gone are
+  settled (their process groups killed: same host id, boot id, pid and start time), any host's
+  runs whose lease expired become ``uncertain``, their jobs ended without a retry; runs another
+  host settled have their orphans here killed. Never relaunched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from procrastinate import App, JobContext
+from procrastinate.exceptions import JobAborted
+from procrastinate.worker import Worker
+
+from hz.runtime.errors import HzError
+from hz.runtime.ledger import host
+from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
+from hz.runtime.ledger.pg.dispatch import TASK
+from hz.runtime.ledger.reconcile import Settled, reconcile
+from hz.runtime.ledger.store import RUN_ID, Ledger, Owner, StaleOwner
+
+#: How often a worker looks for jobs when no notification came (the listener may be gone).
+FETCH_POLL = 1.0
+#: How often it asks the database which running jobs are to abort (besides notifications).
+ABORT_POLL = 1.0
+#: The signals that stop a worker (as ``hz.cli.ledger_run.CANCEL_SIGNALS``).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+#: Restart delays of the supervised worker (doubling, reset after a worker that ran 30 s).
+RESTART_MIN, RESTART_MAX = 0.5, 15.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerOptions:
+    queues: tuple[str, ...] = ()
+    jobs: int = 1
+    drain: bool = False
+
+
+class _Worker(Worker):
+    """procrastinate's worker, stopped when *any* of its side tasks ends."""
+
+    side_failure: str | None = None
+
+    async def _monitor_side_tasks(self, side_tasks: list[asyncio.Task[Any]]) -> None:
+        # The periodic deferrer ends at once when no periodic task is registered (hz has
+        # none); every other side task runs for the worker's life.
+        watched = [t for t in side_tasks if t.get_name() != "deferrer"]
+        if not watched:
+            return
+        done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            failure = None if task.cancelled() else task.exception()
+            self.side_failure = f"its side task {task.get_name()} " + (
+                f"failed: {failure}" if failure else "ended"
+            )
+        self.stop()  # type: ignore[no-untyped-call]
+
+
+class PgWorker:
+    def __init__(
+        self,
+        ledger: Ledger,
+        app: App,
+        *,
+        options: WorkerOptions,
+        binding: Binding,
+        policy: Policy,
+        on_done: Callable[[Outcome], None],
+        on_error: Callable[[str, Exception], None],
+        on_settled: Callable[[list[Settled]], None],
+        note: Callable[[str], None],
+    ) -> None:
+        self.ledger = ledger
+        self.app = app
+        self.options = options
+        self.binding = binding
+        self.policy = policy
+        self.on_done = on_done
+        self.on_error = on_error
+        self.on_settled = on_settled
+        self.note = note
+        self.owner = Owner.this_process()
+        self.name = f"hz@{host.host_id()}:{self.owner.pid}"
+        self.running: dict[str, OwnedRun] = {}
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._worker: _Worker | None = None
+        self._wake: asyncio.Event | None = None
+        app.task(name=TASK, pass_context=True)(self._job)
+
+    # -- the task (a thread of the loop's executor) ------------------------------------------
+
+    def _job(self, context: JobContext, run_id: object = None) -> None:
+        if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+            raise ValueError(f"{TASK}: the job's run_id is not an hz run id")
+        try:
+            generation = self.ledger.claim(run_id, self.owner, worker=self.name)
+        except HzError as e:
+            self.on_error(run_id, e)
+            raise
+        if generation is None:
+            return  # cancelled, adopted or taken: the ledger says it is not to run here
+
+        def owned(run: OwnedRun) -> None:
+            run.abort_requested = context.should_abort
+            with self._lock:
+                self.running[run_id] = run
+            if self._stopping:
+                run.interrupt("the worker is stopping")
+
+        try:
+            outcome = run_owned(
+                self.ledger,
+                run_id,
+                generation,
+                binding=self.binding,
+                policy=self.policy,
+                on_owned=owned,
+            )
+        except HzError as e:
+            self.on_error(run_id, e)
+            return
+        except StaleOwner:
+            return  # settled by another process (a cancel) before this one dispatched it
+        finally:
+            with self._lock:
+                self.running.pop(run_id, None)
+        if not outcome.requeued:
+            self.on_done(outcome)
+        if context.should_abort():
+            raise JobAborted(f"run {run_id} was cancelled")
+
+    # -- the process ---------------------------------------------------------------------------
+
+    def stop(self, reason: str, *, now: bool = False) -> None:
+        """Take no more jobs; cancel what runs (as ``hz runs cancel``: SIGTERM, SIGKILL two
+        seconds later, or with ``now`` SIGKILL at once); exit once settled."""
+        self._stopping = True
+        if self._worker is not None:
+            self._worker.stop()  # type: ignore[no-untyped-call]
+        if self._wake is not None:
+            self._wake.set()
+        with self._lock:
+            runs = list(self.running.values())
+        for run in runs:
+            run.interrupt(reason, now=now)
+
+    def run(self) -> None:
+        asyncio.run(self._main())
+
+    async def _main(self) -> None:
+        loop = asyncio.get_running_loop()
+        # Sync tasks run in the loop's default executor: one thread per slot, and two for
+        # reconciliation and cancels.
+        loop.set_default_executor(
+            ThreadPoolExecutor(max_workers=self.options.jobs + 2, thread_name_prefix="hz-job")
+        )
+        self._wake = asyncio.Event()
+        got: list[str] = []
+
+        def on_signal(name: str) -> None:
+            # As on one machine: the first signal stops and cancels, the second kills the
+            # runs' groups at once, later ones cannot interrupt the settling.
+            got.append(name)
+            if len(got) == 1:
+                self.stop(f"the worker got {name}")
+            elif len(got) == 2:
+                self.stop(f"the worker got {name} again", now=True)
+
+        handled = [s for s in STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
+        for signum in handled:
+            loop.add_signal_handler(signum, on_signal, signal.Signals(signum).name)
+        await self._reconcile()
+        reaper = asyncio.create_task(self._reap(), name="hz-reaper")
+        try:
+            await self._supervise()
+        finally:
+            reaper.cancel()
+            for signum in handled:
+                loop.remove_signal_handler(signum)
+                if got:
+                    signal.signal(signum, signal.SIG_IGN)
+
+    async def _reconcile(self) -> None:
+        try:
+            settled = await asyncio.to_thread(
+                reconcile, self.ledger, max_attempts=self.policy.max_attempts
+            )
+        except HzError as e:
+            self.note(f"hz: worker: reconcile: {e.message}")
+            return
+        self.on_settled(settled)
+
+    async def _reap(self) -> None:
+        while True:
+            await asyncio.sleep(self.ledger.lease_seconds / 2)
+            await self._reconcile()
+
+    async def _supervise(self) -> None:
+        lease = self.ledger.lease_seconds
+        delay = RESTART_MIN
+        while not self._stopping:
+            worker = _Worker(
+                self.app,
+                queues=list(self.options.queues) or None,
+                name=self.name,
+                concurrency=self.options.jobs,
+                wait=not self.options.drain,
+                install_signal_handlers=False,
+                update_heartbeat_interval=max(1.0, lease / 3),
+                stalled_worker_timeout=max(10.0, lease * 4),
+                fetch_job_polling_interval=FETCH_POLL,
+                abort_job_polling_interval=ABORT_POLL,
+                listen_notify=True,
+                shutdown_graceful_timeout=None,
+            )
+            self._worker = worker
+            began = time.monotonic()
+            failure: str | None = None
+            try:
+                async with self.app.open_async():
+                    if self._stopping:
+                        return
+                    await worker.run()  # type: ignore[no-untyped-call]
+            except Exception as e:  # the database gone, a foreign-key error after a prune
+                failure = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+            finally:
+                self._worker = None
+            if self._stopping or (self.options.drain and failure is None):
+                return
+            why = failure or worker.side_failure or "it stopped"
+            self.note(f"hz: worker: procrastinate's worker stopped ({why}); restarting")
+            if time.monotonic() - began > 30:
+                delay = RESTART_MIN
+            assert self._wake is not None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=delay)
+            delay = min(delay * 2, RESTART_MAX)
