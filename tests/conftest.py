@@ -92,16 +92,12 @@ def new_ledger(
 
     else:
         from hz.runtime.ledger.pg.db import PgDb
-        from hz.runtime.ledger.pg.dispatch import Procrastinate, make_app
+        from hz.runtime.ledger.pg.dispatch import Procrastinate
 
         dsn = request.getfixturevalue("pg_dsn")
 
         def open_() -> Any:
-            made.append(
-                Ledger(
-                    PgDb(dsn, where="the test database"), dispatcher=Procrastinate(make_app(dsn))
-                )
-            )
+            made.append(Ledger(PgDb(dsn, where="the test database"), dispatcher=Procrastinate(dsn)))
             return made[-1]
 
     yield open_

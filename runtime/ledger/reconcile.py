@@ -87,18 +87,18 @@ def sweep_orphans(ledger: Ledger) -> int:
     )
     killed = 0
     for row in rows:
+        # Killed first, then marked: a sweeper that dies in between leaves it to the next
+        # (signalling a group twice is harmless; never signalling it is not).
+        was_killed = kill_group(row)
+        remove_private_dir(row)
         with ledger.tx() as c:
-            claimed = c.execute(
+            marked = c.execute(
                 "UPDATE runs SET swept_at = ? WHERE id = ? AND swept_at IS NULL RETURNING id",
                 (time.time(), row["id"]),
             ).fetchone()
-        if claimed is None:
-            continue  # another process of this host swept it
-        if kill_group(row):
-            killed += 1
-            with ledger.tx() as c:
+            if marked is not None and was_killed:
+                killed += 1
                 ledger.event(c, row["id"], "uncertain", "its orphaned process group was killed")
-        remove_private_dir(row)
     return killed
 
 

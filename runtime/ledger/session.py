@@ -43,12 +43,12 @@ def ledger_for(config: Any) -> Ledger:
     require()
     from hz.runtime.ledger.pg.connect import target
     from hz.runtime.ledger.pg.db import PgDb
-    from hz.runtime.ledger.pg.dispatch import Procrastinate, make_app
+    from hz.runtime.ledger.pg.dispatch import Procrastinate
 
     where = target(queue)
     db = PgDb(where.conninfo, where=where.where)
     db.migrate()
-    return Ledger(db, dispatcher=Procrastinate(make_app(where.conninfo)), lease_seconds=lease)
+    return Ledger(db, dispatcher=Procrastinate(where.conninfo), lease_seconds=lease)
 
 
 def open_ledger(config: Any, *, reconciled: bool = True) -> tuple[Ledger, list[Settled]]:

@@ -40,7 +40,12 @@ def run_json(ledger: Ledger, row: Any, *, timeline: bool = True) -> dict[str, An
         "max_usd": row["max_usd"],
         "reserved_usd": row["reserved_usd"],
         "cost_usd": row["cost_usd"],
+        "queue": row["queue"],
+        "priority": row["priority"],
         "host": row["host"],
+        "host_id": row["host_id"],
+        "worker": row["worker"],
+        "job_id": row["job_id"],
         "pid": row["pid"],
         "private_dir": row["private_dir"],
         "cancel_requested_at": iso(row["cancel_requested_at"]),
@@ -81,6 +86,9 @@ def run_text(document: dict[str, Any]) -> str:
         ("request key", document["request_key"]),
         ("workdir", document["workdir"]),
         ("runner", document["runner"] or "-"),
+        ("queue", f"{document['queue']} (priority {document['priority']})"),
+        ("host", document["host"] or "-"),
+        ("worker", document["worker"] or "-"),
         ("reserved", f"${document['reserved_usd']:.2f}"),
         ("cost", "?" if document["cost_usd"] is None else f"${document['cost_usd']:.4f}"),
     ]
@@ -114,7 +122,8 @@ def list_line(document: dict[str, Any]) -> str:
         state += f" ({document['failure_kind']})"
     cost = "?" if document["cost_usd"] is None else f"${document['cost_usd']:.4f}"
     name = printable(str(document["job_name"]))
-    line = f"{document['id']}  {document['created_at']}  {state:<28}{name}  {cost}"
+    where = printable(str(document["worker"] or document["host"] or "-"))
+    line = f"{document['id']}  {document['created_at']}  {state:<28}{name}  {cost}  {where}"
     if document["session_widened"]:
         line += f"  widened: {', '.join(document['session_widened'])}"
     return line

@@ -114,4 +114,3 @@ def from_queue(
         return False if claimed is None else claimed
 
     return claim
-

@@ -39,12 +39,20 @@ prompt: |
 """
 
 
+#: The variable the PostgreSQL spaces name in ``[system.queue] dsn_env``.
+DSN_VARIABLE = "HZ_TEST_LEDGER_DSN"
+#: A PostgreSQL space's lease: short, so an expired lease is seen within seconds.
+PG_LEASE = 2
+
+
 @dataclass
 class Space:
     root: Path
     config: Path
     state: Path
     pids: Path
+    #: The PostgreSQL ledger's DSN; None for the SQLite ledger in ``state``.
+    dsn: str | None = None
 
     def env(self, **extra: str) -> dict[str, str]:
         return {
@@ -52,6 +60,7 @@ class Space:
             "PYTHONPATH": str(REPO),
             "HZ_CONFIG": str(self.config),
             "HZ_STATE_DIR": str(self.state),
+            **({DSN_VARIABLE: self.dsn} if self.dsn else {}),
             **extra,
         }
 
@@ -80,11 +89,18 @@ class Space:
         connection.row_factory = sqlite3.Row
         return connection
 
-    def rows(self, where: str = "1", params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+    def rows(self, where: str = "TRUE", params: tuple[Any, ...] = ()) -> list[Any]:
+        query = f"SELECT * FROM runs WHERE {where} ORDER BY created_at"
+        if self.dsn is not None:
+            return pg_rows(self.dsn, query.replace("?", "%s"), params)
         with contextlib.closing(self.db()) as c:
-            return c.execute(
-                f"SELECT * FROM runs WHERE {where} ORDER BY created_at", params
-            ).fetchall()
+            return c.execute(query, params).fetchall()
+
+    def jobs(self) -> dict[int, str]:
+        """procrastinate's jobs: id -> status (PostgreSQL spaces)."""
+        assert self.dsn is not None
+        rows = pg_rows(self.dsn, "SELECT id, status FROM procrastinate_jobs ORDER BY id", ())
+        return {int(r["id"]): str(r["status"]) for r in rows}
 
     def starts(self) -> list[dict[str, object]]:
         """Every agent leader started (each start appends one line)."""
@@ -100,9 +116,30 @@ class Space:
                     os.killpg(int(str(process["pgid"])), signal.SIGKILL)
 
 
+def pg_rows(dsn: str, query: str, params: tuple[Any, ...]) -> list[Any]:
+    import psycopg
+    from psycopg.rows import dict_row
+
+    with psycopg.connect(dsn, row_factory=dict_row) as c:
+        c.execute("SET search_path TO hz, public")
+        return c.execute(query, params).fetchall()  # type: ignore[arg-type]
+
+
 def space(
-    tmp_path: Path, *agent_args: str, max_usd: float = 0.5, timeout: str = "60s", extra: str = ""
+    tmp_path: Path,
+    *agent_args: str,
+    max_usd: float = 0.5,
+    timeout: str = "60s",
+    extra: str = "",
+    dsn: str | None = None,
 ) -> Space:
+    """An operator configuration binding the fake agent; with ``dsn``, the PostgreSQL ledger
+    (``[system.queue]``, a short lease) instead of the SQLite one."""
+    if dsn is not None:
+        extra += (
+            f'[system.queue]\nbackend = "postgres"\ndsn_env = "{DSN_VARIABLE}"\n'
+            f"lease_seconds = {PG_LEASE}\n"
+        )
     pids = tmp_path / "pids"
     command = [
         sys.executable,
@@ -119,7 +156,7 @@ def space(
         'command_read_only_tools = ["Read"]\n' + extra
     )
     (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout=timeout, max_usd=max_usd))
-    return Space(tmp_path, config, tmp_path / "state", pids)
+    return Space(tmp_path, config, tmp_path / "state", pids, dsn)
 
 
 def until(condition: Callable[[], Any], *, ceiling: float = 30.0, what: str = "") -> Any:

@@ -15,6 +15,13 @@ from tests.fakes.agent import is_gone, recorded_pids
 from tests.integration.ledger_env import Space, space, until
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def dsn(request: pytest.FixtureRequest) -> str | None:
+    """Every test here runs on both ledgers: None for SQLite, else a fresh PostgreSQL
+    database's DSN."""
+    return None if request.param == "sqlite" else str(request.getfixturevalue("pg_dsn"))
+
+
 @pytest.fixture
 def cleanup() -> list[Space]:
     spaces: list[Space] = []
@@ -28,8 +35,10 @@ def run(s: Space, who: str, *args: str) -> tuple[int, dict[str, object], str]:
     return done.returncode, json.loads(done.stdout) if done.stdout else {}, done.stderr
 
 
-def test_a_foreground_run_is_recorded_and_its_request_key_held(tmp_path: Path) -> None:
-    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+def test_a_foreground_run_is_recorded_and_its_request_key_held(
+    dsn: str | None, tmp_path: Path
+) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
     code, result, _ = run(s, "Ann")
     assert (code, result["status"]) == (0, "completed")
     [row] = s.rows()
@@ -48,9 +57,9 @@ def test_a_foreground_run_is_recorded_and_its_request_key_held(tmp_path: Path) -
 
 
 def test_sigkill_of_hz_run_is_recovered_by_the_next_command(
-    tmp_path: Path, cleanup: list[Space]
+    dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
-    s = space(tmp_path, "sleep")
+    s = space(tmp_path, "sleep", dsn=dsn)
     cleanup.append(s)
     hz = s.popen("run", "greet.yaml", "--input", "who=Ann", "-q")
     until(s.starts, what="the agent's start")
@@ -81,8 +90,10 @@ def test_sigkill_of_hz_run_is_recovered_by_the_next_command(
     assert len(s.starts()) == 1
 
 
-def test_twenty_concurrent_runs_and_a_worker_share_one_ledger(tmp_path: Path) -> None:
-    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+def test_twenty_concurrent_runs_and_a_worker_share_one_ledger(
+    dsn: str | None, tmp_path: Path
+) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
     submitted = s.hz("submit", "greet.yaml", "--input", "who=queued", "--format", "json")
     assert submitted.returncode == 0, submitted.stderr
     worker = s.popen("worker", "-j", "2")
@@ -101,14 +112,15 @@ def test_twenty_concurrent_runs_and_a_worker_share_one_ledger(tmp_path: Path) ->
     assert len(rows) == 11
     assert len({r["request_key"] for r in rows}) == 11
     assert len(s.starts()) == 11
-    with sqlite3.connect(s.state / "ledger.sqlite3") as c:
-        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if dsn is None:
+        with sqlite3.connect(s.state / "ledger.sqlite3") as c:
+            assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     verified = s.hz("receipts", "verify", "state/receipts")
     assert verified.stdout == "ok: 11 receipts in state/receipts, the chain is intact\n"
 
 
-def test_a_batch_runs_n_at_once_with_one_json_line_per_run(tmp_path: Path) -> None:
-    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+def test_a_batch_runs_n_at_once_with_one_json_line_per_run(dsn: str | None, tmp_path: Path) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
     for n in range(3):
         (tmp_path / f"g{n}.yaml").write_text(
             (tmp_path / "greet.yaml").read_text().replace("name: greet", f"name: greet-{n}")
@@ -122,21 +134,24 @@ def test_a_batch_runs_n_at_once_with_one_json_line_per_run(tmp_path: Path) -> No
     assert {d["state"] for d in lines} == {"completed"}
 
 
-def test_a_batch_exit_status_names_the_first_run_that_did_not_complete(tmp_path: Path) -> None:
-    s = space(tmp_path, "fail", "--code=3")
+def test_a_batch_exit_status_names_the_first_run_that_did_not_complete(
+    dsn: str | None, tmp_path: Path
+) -> None:
+    s = space(tmp_path, "fail", "--code=3", dsn=dsn)
     done = s.hz("run", "greet.yaml", "-j", "1", "--input", "who=Ann", "--format", "json")
     assert done.returncode == 4
     [run_doc] = json.loads(done.stdout)["runs"]
     assert (run_doc["state"], run_doc["failure_kind"]) == ("failed", "runtime_error")
 
 
-def test_a_run_over_the_daily_ceiling_starts_nothing(tmp_path: Path) -> None:
+def test_a_run_over_the_daily_ceiling_starts_nothing(dsn: str | None, tmp_path: Path) -> None:
     s = space(
         tmp_path,
         "echo",
         "--prompt-file={prompt_file}",
         max_usd=0.6,
         extra="[system.budget]\nmax_usd_per_day = 1.0\n",
+        dsn=dsn,
     )
     assert run(s, "Ann")[0] == 0
     done = s.hz("run", "greet.yaml", "--input", "who=Bo")
@@ -156,9 +171,9 @@ def test_a_run_over_the_daily_ceiling_starts_nothing(tmp_path: Path) -> None:
 
 
 def test_sigint_cancels_through_the_ledger_within_the_ceiling(
-    tmp_path: Path, cleanup: list[Space]
+    dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
-    s = space(tmp_path, "stubborn")
+    s = space(tmp_path, "stubborn", dsn=dsn)
     cleanup.append(s)
     hz = s.popen("run", "greet.yaml", "--input", "who=Ann", "--format", "json", "-q")
     until(lambda: s.pids.exists() and len(recorded_pids(s.pids)) == 2, what="agent and helper")

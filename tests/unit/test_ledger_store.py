@@ -206,3 +206,50 @@ def test_an_expired_lease_is_a_gone_owner(ledger: Ledger, tmp_path: Path) -> Non
     with ledger.tx() as c:
         c.execute("UPDATE runs SET lease_until = ? WHERE id = ?", (time.time() - 1, run_id))
     assert [s.state for s in reconcile(ledger)] == ["failed"]
+
+
+def test_a_stale_generation_cannot_write_a_terminal_over_uncertain(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    # An owner on another host whose lease expired (a partition): reconcile settles the run
+    # uncertain; the owner, back, finds its generation fenced out.
+    run_id, _ = new_run(ledger, tmp_path)
+    elsewhere = Owner("elsewhere:1", 1, 1, "another-boot", "another-host")
+    _, old = ledger.claim_next(elsewhere) or ("", 0)
+    ledger.prepare(run_id, old, "command", "d")
+    assert ledger.dispatch(run_id, old, Ceilings()) is None
+    ledger.spawned(run_id, old, 1, 1)
+    assert reconcile(ledger) == []  # its lease still runs
+    with ledger.tx() as c:
+        c.execute("UPDATE runs SET lease_until = ? WHERE id = ?", (time.time() - 1, run_id))
+    [settled] = reconcile(ledger)
+    assert (settled.was, settled.state) == ("running", "uncertain")
+    with pytest.raises(StaleOwner):
+        ledger.renew(run_id, old)
+    with pytest.raises(StaleOwner):
+        ledger.finish(
+            run_id, old, "completed", failure_kind=None, result=None, cost_usd=0.1, receipt=None
+        )
+    row = ledger.get(run_id)
+    assert (row["state"], row["reserved_usd"], row["cost_usd"]) == ("uncertain", 0.5, None)
+
+
+def test_claiming_a_run_takes_only_a_queued_unowned_one(ledger: Ledger, tmp_path: Path) -> None:
+    run_id, _ = new_run(ledger, tmp_path)
+    me = Owner.this_process()
+    generation = ledger.claim(run_id, me, worker="w1")
+    assert generation == 1
+    assert ledger.claim(run_id, me, worker="w2") is None  # taken
+    other, _ = new_run(ledger, tmp_path, key="other")
+    cancel(ledger, other)
+    assert ledger.claim(other, me) is None  # cancelled: the ledger says no, whatever the queue
+    assert ledger.get(run_id)["worker"] == "w1"
+
+
+def test_priority_then_age_orders_claims_within_queues(ledger: Ledger, tmp_path: Path) -> None:
+    low, _ = new_run(ledger, tmp_path, key="low")
+    high, _ = new_run(ledger, tmp_path, key="high", priority=5)
+    review, _ = new_run(ledger, tmp_path, key="review", queue="reviews")
+    me = Owner.this_process()
+    assert (ledger.claim_next(me, queues=("reviews",)) or ("",))[0] == review
+    assert [(ledger.claim_next(me) or ("",))[0] for _ in range(3)] == [high, low, ""]

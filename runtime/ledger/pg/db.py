@@ -176,6 +176,11 @@ class PgDb:
         for raw in idle:
             raw.close()
 
+    def __del__(self) -> None:
+        # A command that never closed its ledger: its idle connections end with it.
+        for raw in getattr(self, "_idle", ()):
+            raw.close()
+
     # -- schema ------------------------------------------------------------------------------
 
     def version(self) -> int:

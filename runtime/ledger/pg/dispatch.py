@@ -28,13 +28,18 @@ PRIORITY_RANGE = (-1000, 1000)
 
 
 def make_app(conninfo: str) -> App:
-    """An app whose connector opens its pool only when a worker runs (``open_async``)."""
+    """An app whose connector opens its pool only when a worker runs (``open_async``).
+
+    The dispatcher's app is never opened: it defers and cancels on hz's own connection, in
+    hz's transaction (procrastinate's sync path). A worker opens an app of its own, whose
+    connector then speaks asyncio only."""
     return App(connector=PsycopgConnector(conninfo=conninfo))
 
 
 class Procrastinate:
-    def __init__(self, app: App) -> None:
-        self.app = app
+    def __init__(self, conninfo: str) -> None:
+        self.conninfo = conninfo
+        self.app = make_app(conninfo)
 
     def enqueue(
         self, c: Connection, run_id: str, *, queue: str, priority: int, not_before: float

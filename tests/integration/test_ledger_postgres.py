@@ -1,0 +1,197 @@
+"""The PostgreSQL ledger with procrastinate, as real processes on a real server: separate
+``hz`` processes stand in for machines (``HZ_HOST_ID``). What every backend shares runs on
+both in test_ledger_worker.py and test_ledger_run.py; here is what only many machines show."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.fakes.agent import is_gone, recorded_pids
+from tests.integration.ledger_env import Space, space, until
+
+
+@pytest.fixture
+def cleanup() -> list[Space]:
+    spaces: list[Space] = []
+    yield spaces
+    for s in spaces:
+        s.kill_recorded()
+
+
+def submit(s: Space, who: str, *args: str) -> str:
+    done = s.hz("submit", "greet.yaml", "--input", f"who={who}", *args)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def stop(*workers: object) -> list[tuple[str, str]]:
+    """SIGTERM each worker; what each printed (stdout, stderr)."""
+    for worker in workers:
+        worker.send_signal(signal.SIGTERM)  # type: ignore[attr-defined]
+    return [worker.communicate(timeout=30) for worker in workers]  # type: ignore[attr-defined]
+
+
+def test_a_request_key_is_held_across_concurrent_submissions(tmp_path: Path, pg_dsn: str) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
+    racing = [
+        s.popen("submit", "greet.yaml", "--input", "who=Ann", "--request-key", "once")
+        for _ in range(6)
+    ]
+    outcomes = [(p.communicate(timeout=60), p.returncode) for p in racing]
+    assert sorted(code for _, code in outcomes) == [0, 2, 2, 2, 2, 2]
+    [row] = s.rows()
+    held = [err for (_, err), code in outcomes if code == 2]
+    assert set(held) == {
+        f"hz: error: run {row['id']} (queued) already holds this request key; nothing was "
+        f"started\n  hint: see hz runs show {row['id']}; --force-new runs it anyway, "
+        "--request-key KEY names the request yourself\n"
+    }
+    assert list(s.jobs().values()) == ["todo"]  # one job, deferred with its run
+
+
+def test_queues_and_priorities_through_procrastinate(tmp_path: Path, pg_dsn: str) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
+    plain = submit(s, "Ann")
+    low = submit(s, "Bo", "--queue", "reviews")
+    high = submit(s, "Cy", "--queue", "reviews", "--priority", "7")
+    rows = {r["id"]: r for r in s.rows()}
+    assert [(rows[i]["queue"], rows[i]["priority"]) for i in (plain, low, high)] == [
+        ("default", 0),
+        ("reviews", 0),
+        ("reviews", 7),
+    ]
+    assert s.jobs() == {rows[i]["job_id"]: "todo" for i in (plain, low, high)}
+    done = s.hz("worker", "--queue", "reviews", "--drain", HZ_HOST_ID="reviewer")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{high}  completed\n{low}  completed\n"  # one slot: priority first
+    assert s.jobs()[rows[plain]["job_id"]] == "todo"
+    assert {s.jobs()[rows[i]["job_id"]] for i in (low, high)} == {"succeeded"}
+    listed = json.loads(s.hz("runs", "list", "--format", "json").stdout)["runs"]
+    by_id = {r["id"]: r for r in listed}
+    assert by_id[high]["worker"].startswith("hz@reviewer:")
+    assert (by_id[high]["host_id"], by_id[plain]["worker"]) == ("reviewer", None)
+    text = s.hz("runs", "list").stdout
+    assert by_id[high]["worker"] in text
+    refused = s.hz("submit", "greet.yaml", "--queue", "no queue")
+    assert refused.returncode == 2
+    assert "'no queue' is not a queue name" in refused.stderr
+
+
+def test_cancel_reaches_the_queue_and_the_running_job(
+    tmp_path: Path, pg_dsn: str, cleanup: list[Space]
+) -> None:
+    s = space(tmp_path, "sleep", dsn=pg_dsn)
+    cleanup.append(s)
+    waiting = submit(s, "Ann", "--queue", "later")
+    cancelled = s.hz("runs", "cancel", waiting)
+    assert cancelled.stdout == f"{waiting}  cancelled (aborted)\n"
+    [row] = s.rows()
+    assert s.jobs() == {row["job_id"]: "cancelled"}  # out of the queue: no worker gets it
+    running = submit(s, "Bo")
+    worker = s.popen("worker", HZ_HOST_ID="one")
+    try:
+        until(s.starts, what="the agent's start")
+        started = time.monotonic()
+        done = s.hz("runs", "cancel", running, HZ_HOST_ID="two")  # another machine
+        assert time.monotonic() - started < 10
+        assert done.stdout == f"{running}  cancelled (aborted)\n"
+        assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
+        job = s.rows("id = %s", (running,))[0]["job_id"]
+        until(lambda: s.jobs()[job] == "aborted", what="the job aborted")
+    finally:
+        stop(worker)
+    assert len(s.starts()) == 1
+
+
+def _watchdogs(parent: int) -> list[int]:
+    """The process chokepoint's watchdogs a worker started (``hz-watchdog`` children)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and b"hz-watchdog" in argv:
+            found.append(int(entry))
+    return found
+
+
+def test_a_lost_worker_runs_become_uncertain_elsewhere_and_its_host_kills_its_orphans(
+    tmp_path: Path, pg_dsn: str, cleanup: list[Space]
+) -> None:
+    s = space(tmp_path, "sleep", dsn=pg_dsn)
+    cleanup.append(s)
+    ids = sorted(submit(s, str(n)) for n in range(2))
+    alpha = s.popen("worker", "-j", "2", HZ_HOST_ID="alpha")
+    until(lambda: len(s.starts()) == 2, what="two started agents")
+    # The machine is lost with everything hz had on it; its agents live on (a partition).
+    watchdogs = until(lambda: len(_watchdogs(alpha.pid)) == 2 and _watchdogs(alpha.pid))
+    for watchdog in watchdogs:
+        os.kill(watchdog, signal.SIGKILL)
+    alpha.kill()
+    alpha.communicate()
+    agents = [int(str(p["pid"])) for p in s.starts()]
+    beta = s.popen("worker", HZ_HOST_ID="beta")
+    try:
+        until(
+            lambda: [r["state"] for r in s.rows()] == ["uncertain", "uncertain"],
+            what="uncertain after the lease expired",
+        )
+        assert sorted(r["id"] for r in s.rows()) == ids
+        # Another host never signals alpha's processes: they still run.
+        assert not any(is_gone(pid, wait=0.5) for pid in agents)
+        assert set(s.jobs().values()) == {"failed"}  # ended without a retry
+        alpha = s.popen("worker", HZ_HOST_ID="alpha")  # alpha comes back
+        until(
+            lambda: len(s.rows("swept_at IS NOT NULL")) == 2, what="its orphans swept", ceiling=30
+        )
+        assert all(is_gone(pid) for pid in agents)
+    finally:
+        said = stop(alpha, beta)
+    assert len(s.starts()) == 2  # never relaunched
+    for run_id in ids:
+        shown = json.loads(s.hz("runs", "show", run_id, "--format", "json").stdout)
+        details = [e["detail"] for e in shown["timeline"]]
+        assert "its orphaned process group was killed" in details, (details, said)
+        assert any("is gone; the agent may have run" in (d or "") for d in details)
+
+
+def test_a_worker_whose_connections_are_cut_keeps_working(tmp_path: Path, pg_dsn: str) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
+    worker = s.popen("worker")
+    try:
+        first = submit(s, "Ann")
+        until(lambda: s.rows("id = %s AND state = 'completed'", (first,)), what="first run")
+        # Every connection of the worker cut (a database restart as the worker sees it):
+        # procrastinate's pool and listener reconnect, hz's ledger connections too; a side
+        # task that fails instead gets procrastinate's worker restarted.
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            killed = c.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchall()
+        assert killed
+        second = submit(s, "Bo")
+        until(lambda: s.rows("id = %s AND state = 'completed'", (second,)), what="second run")
+    finally:
+        [(out, err)] = stop(worker)
+    assert worker.returncode == 0
+    assert out == f"{first}  completed\n{second}  completed\n"
+    notes = err.splitlines()
+    assert all(
+        re.fullmatch(r"hz: worker: procrastinate's worker stopped \(.+\); restarting", note)
+        for note in notes
+    ), notes

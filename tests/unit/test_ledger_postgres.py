@@ -1,0 +1,239 @@
+"""The PostgreSQL backend in process, on the session's real server: its configuration (the
+DSN the libpq way, never a password), its migrations, and the worker's supervision."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from hz.runtime.config.layers import load_config
+from hz.runtime.errors import ConfigError
+from hz.runtime.ledger.db import LedgerError
+from hz.runtime.ledger.owner import Binding, Policy
+from hz.runtime.ledger.pg import require
+from hz.runtime.ledger.pg.connect import target
+from hz.runtime.ledger.pg.db import PgDb
+from hz.runtime.ledger.pg.dispatch import Procrastinate, make_app
+from hz.runtime.ledger.pg.schema import SCHEMA_VERSION
+from hz.runtime.ledger.pg.worker import PgWorker, WorkerOptions, _Worker
+from hz.runtime.ledger.session import ledger_for
+from hz.runtime.ledger.store import Ledger
+
+
+def operator(tmp_path: Path, queue: str) -> Path:
+    path = tmp_path / "operator.toml"
+    path.write_text("[system.queue]\n" + queue)
+    return path
+
+
+def config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, queue: str, dsn: str | None = None
+) -> str:
+    if dsn is None:
+        monkeypatch.delenv("LEDGER_DSN", raising=False)
+    else:
+        monkeypatch.setenv("LEDGER_DSN", dsn)
+    config = load_config(environ={"HZ_CONFIG": str(operator(tmp_path, queue))})
+    with pytest.raises(ConfigError) as caught:
+        ledger_for(config)
+    return caught.value.message
+
+
+def test_a_password_is_never_configured(tmp_path: Path) -> None:
+    path = operator(tmp_path, 'dsn_env = "host=db password=hunter2"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={"HZ_CONFIG": str(path)})
+    assert caught.value.message == (
+        f"{path}:2:1: [system.queue] dsn_env holds a password; a password is never configured "
+        "here: give it the libpq way (PGPASSWORD, ~/.pgpass, or the DSN in the environment "
+        "variable [system.queue] dsn_env names)"
+    )
+    assert "hunter2" not in str(caught.value.hint)
+    path = operator(tmp_path, 'dsn_env = "postgresql://me@db/hz"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={"HZ_CONFIG": str(path)})
+    assert caught.value.message == (
+        f"{path}:2:1: [system.queue] dsn_env must be the name of an environment variable that "
+        "holds the DSN"
+    )
+
+
+def test_a_project_cannot_choose_the_queue_backend(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "hz.toml").write_text('[system.queue]\nbackend = "postgres"\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={}, cwd=tmp_path)
+    assert caught.value.message == (
+        f"{tmp_path / 'hz.toml'}:2:1: HZ801 'system.queue.backend' configures execution "
+        "and is not allowed in a project hz.toml"
+    )
+
+
+def test_the_dsn_variable_must_be_set_and_a_dsn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queue = 'backend = "postgres"\ndsn_env = "LEDGER_DSN"\n'
+    assert config_error(tmp_path, monkeypatch, queue) == (
+        "[system.queue] dsn_env names the environment variable LEDGER_DSN, which is not set "
+        "or empty"
+    )
+    assert config_error(tmp_path, monkeypatch, queue, "host=db password='unclosed") == (
+        "environment variable LEDGER_DSN: not a PostgreSQL connection string (libpq key=value "
+        "pairs or a postgresql:// URI)"
+    )
+    assert config_error(tmp_path, monkeypatch, queue, "x" * 5000) == (
+        "environment variable LEDGER_DSN: a DSN of at most 4096 characters without NUL is expected"
+    )
+
+
+def test_the_target_names_the_database_never_the_password() -> None:
+    found = target(
+        {"dsn_env": "D"}, {"D": "host=db.example port=5433 dbname=hz user=me password=s3cret"}
+    )
+    assert found.where == "postgresql database hz on db.example port 5433"
+    assert "s3cret" in found.conninfo
+    assert "s3cret" not in repr(found)
+    assert "connect_timeout=10" in found.conninfo
+    from_env = target({}, {"PGHOST": "h", "PGDATABASE": "d"})
+    assert (from_env.conninfo, from_env.where) == (
+        "connect_timeout=10",
+        "postgresql database d on h",
+    )
+
+
+def test_config_show_names_the_variable_not_the_dsn(tmp_path: Path, cli: Any) -> None:
+    path = operator(tmp_path, 'backend = "postgres"\ndsn_env = "LEDGER_DSN"\n')
+    shown = cli("config", "show", env={"HZ_CONFIG": str(path), "LEDGER_DSN": "password=x"})
+    assert shown.returncode == 0, shown.stderr
+    assert 'dsn_env = "LEDGER_DSN"' in shown.stdout
+    assert "password" not in shown.stdout
+
+
+def test_a_missing_extra_names_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "procrastinate", None)
+    with pytest.raises(ConfigError) as caught:
+        require()
+    assert caught.value.message == (
+        '[system.queue] backend = "postgres" needs psycopg and procrastinate (procrastinate is '
+        "not installed)"
+    )
+    assert caught.value.hint == "install the extra: pip install 'hz[postgres]'"
+
+
+def test_an_unreachable_server_is_a_ledger_error(tmp_path: Path) -> None:
+    db = PgDb(f"host={tmp_path} port=1 dbname=none connect_timeout=2", where="the void")
+    with pytest.raises(LedgerError) as caught:
+        db.migrate()
+    assert caught.value.message.startswith("the void: the PostgreSQL ledger cannot be used: ")
+
+
+def test_four_processes_migrate_one_empty_database_once(pg_cluster: Any) -> None:
+    name = f"hz_empty_{time.time_ns()}"
+    pg_cluster.admin(f"CREATE DATABASE {name}")
+    dsn = pg_cluster.dsn(name)
+    code = (
+        "import sys; from hz.runtime.ledger.pg.db import PgDb; "
+        "print(PgDb(sys.argv[1], where='w').migrate())"
+    )
+    try:
+        racing = [
+            subprocess.Popen([sys.executable, "-c", code, dsn], stdout=subprocess.PIPE, text=True)
+            for _ in range(4)
+        ]
+        outputs = sorted(p.communicate(timeout=60)[0] for p in racing)
+        assert [p.returncode for p in racing] == [0, 0, 0, 0]
+        assert outputs == ["False\n", "False\n", "False\n", "True\n"]
+        with psycopg.connect(dsn) as c:
+            assert c.execute("SELECT version FROM hz.meta").fetchall() == [(SCHEMA_VERSION,)]
+            assert c.execute("SELECT to_regclass('procrastinate_jobs')").fetchone() is not None
+    finally:
+        pg_cluster.drop_database(name)
+
+
+def test_a_newer_schema_is_refused(pg_dsn: str) -> None:
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute("UPDATE hz.meta SET version = %s", (SCHEMA_VERSION + 1,))
+    with pytest.raises(LedgerError) as caught:
+        PgDb(pg_dsn, where="w").migrate()
+    assert caught.value.message == (
+        f"w: the run ledger has schema version {SCHEMA_VERSION + 1}; this hz knows up to "
+        f"{SCHEMA_VERSION}"
+    )
+
+
+def test_the_side_task_monitor_watches_every_side_task(pg_dsn: str) -> None:
+    # procrastinate's own monitor stops watching once the first side task ends (its issue
+    # #1597): the periodic deferrer ends at once without periodic tasks.
+    async def scenario() -> _Worker:
+        worker = _Worker(make_app(pg_dsn), install_signal_handlers=False)
+
+        async def ends() -> None:
+            return None
+
+        async def fails() -> None:
+            await asyncio.sleep(0.05)
+            raise RuntimeError("connection lost")
+
+        tasks = [
+            asyncio.create_task(ends(), name="deferrer"),
+            asyncio.create_task(asyncio.sleep(60), name="update_heartbeats"),
+            asyncio.create_task(fails(), name="listener"),
+        ]
+        await asyncio.wait_for(worker._monitor_side_tasks(tasks), timeout=5)
+        for task in tasks:
+            task.cancel()
+        return worker
+
+    worker = asyncio.run(scenario())
+    assert worker.side_failure == "its side task listener failed: connection lost"
+    assert worker._stop_event.is_set()
+
+
+def test_a_worker_whose_heartbeat_ended_is_restarted(pg_dsn: str) -> None:
+    ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
+    notes: list[str] = []
+    pg = PgWorker(
+        ledger,
+        make_app(pg_dsn),
+        options=WorkerOptions(jobs=1),
+        binding=Binding(runner=None, name="none", settings_digest=""),  # type: ignore[arg-type]
+        policy=Policy(),
+        on_done=lambda outcome: None,
+        on_error=lambda run_id, error: None,
+        on_settled=lambda settled: None,
+        note=notes.append,
+    )
+
+    async def heartbeat() -> asyncio.Task[Any] | None:
+        return next((t for t in asyncio.all_tasks() if t.get_name() == "update_heartbeats"), None)
+
+    async def scenario() -> None:
+        pg._wake = asyncio.Event()
+        supervisor = asyncio.create_task(pg._supervise())
+        deadline = time.monotonic() + 20
+        while (first := await heartbeat()) is None:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        old = pg._worker
+        first.cancel()  # the heartbeat side task ends
+        while pg._worker is old or pg._worker is None or (await heartbeat()) in (None, first):
+            assert time.monotonic() < deadline, notes
+            await asyncio.sleep(0.05)
+        pg.stop("the test is over")
+        await asyncio.wait_for(supervisor, timeout=20)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        ledger.close()
+    assert notes == [
+        "hz: worker: procrastinate's worker stopped (its side task update_heartbeats ended); "
+        "restarting"
+    ]
