@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "runs": "hz.cli.runs:runs",
     "submit": "hz.cli.submit:submit",
     "worker": "hz.cli.worker:worker",
+    "queue": "hz.cli.queue:queue",
 }
 
 SHORT_HELP: dict[str, str] = {
@@ -47,6 +48,7 @@ SHORT_HELP: dict[str, str] = {
     "runs": "Inspect and control runs in the run ledger.",
     "submit": "Queue runs for hz worker; print their run ids.",
     "worker": "Run queued runs from the ledger until stopped (SIGTERM).",
+    "queue": "Set up the run ledger's backend ([system.queue]).",
 }
 
 

@@ -237,3 +237,26 @@ def test_a_worker_whose_heartbeat_ended_is_restarted(pg_dsn: str) -> None:
         "hz: worker: procrastinate's worker stopped (its side task update_heartbeats ended); "
         "restarting"
     ]
+
+
+def test_queue_init_migrates_and_names_the_database(
+    pg_cluster: Any, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"hz_init_{time.time_ns()}"
+    pg_cluster.admin(f"CREATE DATABASE {name}")
+    try:
+        path = operator(tmp_path, 'backend = "postgres"\ndsn_env = "LEDGER_DSN"\n')
+        monkeypatch.setenv("LEDGER_DSN", pg_cluster.dsn(name))
+        monkeypatch.setenv("HZ_CONFIG", str(path))
+        where = f"postgresql database {name} on {pg_cluster.root} port {pg_cluster.port}"
+        for _ in range(2):  # idempotent
+            done = cli("queue", "init")
+            assert (done.returncode, done.stdout, done.stderr) == (
+                0,
+                f"hz: the run ledger is ready: postgres, {where}\n",
+                "",
+            )
+        with psycopg.connect(pg_cluster.dsn(name)) as c:
+            assert c.execute("SELECT version FROM hz.meta").fetchall() == [(SCHEMA_VERSION,)]
+    finally:
+        pg_cluster.drop_database(name)

@@ -14,6 +14,7 @@ from hz.runtime.config.tables import (
     MODELS,
     AuthoringSettings,
     BudgetSettings,
+    QueueSettings,
     CapabilitiesSettings,
     PolicySettings,
     SystemSettings,
@@ -43,6 +44,7 @@ DOCS = Path(__file__).parents[2] / "docs"
         ("configuration.md", PolicySettings),
         ("configuration.md", SystemSettings),
         ("configuration.md", BudgetSettings),
+        ("configuration.md", QueueSettings),
     ],
 )
 def test_docs_table_is_generated_from_the_model(doc: str, model: type[TableSettings]) -> None:
