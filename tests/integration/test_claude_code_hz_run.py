@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -227,7 +228,8 @@ def test_hz_runs_names_a_widened_session(hz_argv: list[str], space: Workspace) -
     assert json.loads(done.stdout)["session_widened"] == ["WebFetch"]
     listed = hz("runs", "list")
     [line] = listed.stdout.splitlines()
-    assert line.split()[2:] == ["completed", "fetcher", "$0.0002", "widened:", "WebFetch"], line
+    host = socket.gethostname()  # where it ran: a foreground run has no worker
+    assert line.split()[2:] == ["completed", "fetcher", "$0.0002", host, "widened:", "WebFetch"]
     shown = json.loads(hz("runs", "show", line.split()[0], "--format", "json").stdout)
     assert shown["session_widened"] == ["WebFetch"]
     text_shown = hz("runs", "show", line.split()[0]).stdout.splitlines()
