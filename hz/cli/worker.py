@@ -69,7 +69,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     if backend(config) == "postgres":
         _run_postgres(ledger, queues, slots, drain, binding, policy(config), done, failed)
         if fmt == "json":
-            click.echo(json.dumps({"kind": "worker", "runs": finished}, ensure_ascii=False))
+            click.echo(printable_json({"kind": "worker", "runs": finished}))
         return 0
     take = from_queue(queues)
 

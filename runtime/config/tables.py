@@ -132,7 +132,7 @@ class QueueSettings(TableSettings):
     backend: Annotated[
         Literal["sqlite", "postgres"],
         Field(
-            description="`\"sqlite\"`: one file in the state directory; `\"postgres\"`: a shared "
+            description='`"sqlite"`: one file in the state directory; `"postgres"`: a shared '
             "PostgreSQL database with procrastinate as the dispatcher (needs "
             "`pip install 'hz[postgres]'`)"
         ),

@@ -68,6 +68,12 @@ def test_text(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
         "# not set:\n"
         '# require = ["timeout", "file_writes", "network", "sub_agents"]\n'
         '# allow_unenforced = ["budget", "tools", "turns", "structured_output"]\n'
+        "\n"
+        "[system.queue]\n"
+        "# not set:\n"
+        '# backend = "sqlite"\n'
+        "# dsn_env is unset\n"
+        "# lease_seconds = 15.0\n"
     )
 
 
@@ -137,6 +143,9 @@ def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
                     "allow_unenforced",
                     ["budget", "tools", "turns", "structured_output"],
                 ),
+                ("system.queue", "backend", "sqlite"),
+                ("system.queue", "dsn_env", None),
+                ("system.queue", "lease_seconds", 15.0),
             ]
         ],
         "sources": [

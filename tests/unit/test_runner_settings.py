@@ -14,9 +14,9 @@ from hz.runtime.config.tables import (
     MODELS,
     AuthoringSettings,
     BudgetSettings,
-    QueueSettings,
     CapabilitiesSettings,
     PolicySettings,
+    QueueSettings,
     SystemSettings,
 )
 from hz.runtime.errors import ConfigError
