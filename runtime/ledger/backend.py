@@ -61,6 +61,9 @@ class Dispatcher(Protocol):
         """After a cancel intent is committed: take the job out of the queue, or ask the
         worker running it to abort."""
 
+    def stranded(self, c: Connection) -> list[str]:
+        """Queued runs nobody owns whose job ended (or vanished) without running them."""
+
     def abandon(self, c: Connection, job_id: int) -> None:
         """Inside the transaction that settled the run elsewhere (reconcile, cancel): end its
         job without a retry."""

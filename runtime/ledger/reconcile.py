@@ -73,6 +73,7 @@ def reconcile(ledger: Ledger, *, max_attempts: int = 3) -> list[Settled]:
             detail = f"owner {row['owner']} is gone; the agent may have run"
             settled.append(settle_lost(ledger, taken, generation=taken["generation"], why=detail))
     sweep_orphans(ledger)
+    ledger.redispatch_stranded()
     return settled
 
 

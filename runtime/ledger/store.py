@@ -460,6 +460,22 @@ class Ledger:
         is about to settle it)."""
         c.execute("UPDATE runs SET generation = generation + 1 WHERE id = ?", (run_id,))
 
+    def redispatch_stranded(self) -> list[str]:
+        """Queued runs nobody owns whose job ended without running them, handed to the
+        dispatcher again (never a dispatched run: those are reconciled, never relaunched)."""
+        if self.dispatcher is None:
+            return []
+        handed = []
+        with self.tx() as c:
+            for run_id in self.dispatcher.stranded(c):
+                row = self.locked(c, run_id)
+                if row is None or row["state"] != "queued" or row["owner"] is not None:
+                    continue
+                self._enqueue(c, run_id, row["queue"], row["priority"], row["not_before"])
+                self.event(c, run_id, "queued", "its job ended without running it: queued again")
+                handed.append(run_id)
+        return handed
+
     def cancel_dispatch(self, row: Any) -> None:
         """After a cancel intent is committed: the dispatcher's side of it (its job out of
         the queue, or the worker running it asked to abort)."""

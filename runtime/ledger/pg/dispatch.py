@@ -56,6 +56,16 @@ class Procrastinate:
             assert isinstance(c, PgConnection)
             self.app.job_manager.cancel_job_by_id(job_id, abort=True, connection=c.raw)
 
+    def stranded(self, c: Connection) -> list[str]:
+        # A job that failed before its claim (the database went away mid-claim) ends without
+        # running its run; the run, never dispatched, is safe to hand to the queue again.
+        rows = c.execute(
+            "SELECT r.id FROM runs r LEFT JOIN procrastinate_jobs j ON j.id = r.job_id "
+            "WHERE r.state = 'queued' AND r.owner IS NULL AND r.batch IS NULL "
+            "AND (j.id IS NULL OR j.status NOT IN ('todo', 'doing')) ORDER BY r.created_at"
+        ).fetchall()
+        return [str(r["id"]) for r in rows]
+
     def abandon(self, c: Connection, job_id: int) -> None:
         # procrastinate's own functions, as its job manager calls them: a job still waiting
         # is cancelled, one a worker took ends failed; neither is retried, neither raises
