@@ -36,6 +36,12 @@ class Db(Protocol):
     skip_locked: str
     #: The column that orders rows by insertion.
     insert_order: str
+    #: SQL for the database's clock, in seconds since the epoch: leases are written and
+    #: judged by this one clock, never by the clocks of the hosts that share the database.
+    clock: str
+    #: SQL for when the database last started (seconds since the epoch; 0 when it does not
+    #: matter): no owner could renew a lease while it was down.
+    started: str
 
     @property
     def connection(self) -> Connection: ...

@@ -63,7 +63,7 @@ def cancel(ledger: Ledger, run_id: str, *, ceiling: float = CEILING) -> Any:
         row = ledger.get(run_id)
         if row["state"] in TERMINAL:
             return row
-        if owner_gone(row, time.time()):
+        if owner_gone(row, ledger.clock()):
             break
         time.sleep(_POLL)
     row = ledger.get(run_id)
@@ -74,7 +74,7 @@ def cancel(ledger: Ledger, run_id: str, *, ceiling: float = CEILING) -> Any:
         return _wait_terminal(ledger, run_id, deadline)
     why = (
         f"cancelled; owner {row['owner']} did not settle it within the ceiling"
-        if not owner_gone(row, time.time())
+        if not owner_gone(row, ledger.clock())
         else f"cancelled; owner {row['owner']} is gone"
     )
     settle_lost(ledger, taken, generation=taken["generation"], why=why)

@@ -103,6 +103,8 @@ class SqliteDb:
     for_update = ""
     skip_locked = ""
     insert_order = "rowid"
+    clock = "((julianday('now') - 2440587.5) * 86400.0)"
+    started = "0"
 
     def __init__(self, path: Path) -> None:
         self.path = path

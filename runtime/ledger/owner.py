@@ -15,15 +15,16 @@ import signal
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hz.runtime.canonical import digest_of
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
+from hz.runtime.ledger.db import LedgerError
 from hz.runtime.ledger.store import Ceilings, Ledger, StaleOwner
 from hz.runtime.models import Packet
 from hz.runtime.process import observe
@@ -39,6 +40,11 @@ _TICK = 0.1
 EXTERNAL_CANCEL = "cancelled (hz runs cancel)"
 #: Automatic retries after a rate limit wait at most this long (plus jitter).
 MAX_BACKOFF = 60.0
+#: How long a finished session's owner keeps trying to commit its result to an unreachable
+#: database before giving up (the run is then judged by its lease: uncertain).
+COMMIT_PATIENCE = 60.0
+
+T = TypeVar("T")
 
 
 class Interrupted(BaseException):
@@ -186,8 +192,11 @@ class OwnedRun:
         while not self._stop.wait(_TICK):
             try:
                 if time.monotonic() - renewed >= renew_every:
+                    cancelled = self.ledger.renew(self.run_id, self.generation)
+                    # Only after it held: a renewal the database missed is tried at every
+                    # tick until it returns, not a third of a lease later.
                     renewed = time.monotonic()
-                    if self.ledger.renew(self.run_id, self.generation):
+                    if cancelled:
                         self._note_cancel(EXTERNAL_CANCEL)
                     progress = self.watch.progress
                     if progress is not None and progress != reported:
@@ -366,7 +375,7 @@ def _dispatched(
         owned.watch.in_runner = False
         owned.stop_watch()
     cancel_reason = owned.watch.cancel_reason or (
-        EXTERNAL_CANCEL if owned.ledger.cancel_requested(owned.run_id) else None
+        EXTERNAL_CANCEL if _patiently(lambda: owned.ledger.cancel_requested(owned.run_id)) else None
     )
     duration = time.monotonic() - started
     return _settle(
@@ -425,11 +434,11 @@ def _settle(
             duration_seconds=duration,
             reason=why or "cancelled",
         )
-    settled = owned.ledger.get(owned.run_id)
+    settled = _patiently(lambda: owned.ledger.get(owned.run_id))
     if settled["generation"] != owned.generation:
         # Another process settled the run meanwhile (a canceller past its ceiling while this
-        # owner was stalled): its record and receipt stand; a second receipt would contradict
-        # them.
+        # owner was stalled, a reconciler while it was cut off or frozen): its record and
+        # receipt stand; a second receipt would contradict them.
         return Outcome(owned.run_id, settled["state"], result, settled["failure_kind"], why)
     receipt, receipt_error = _write_receipt(receipts, row, packet, result, state, started_at)
     retry = None
@@ -439,17 +448,20 @@ def _settle(
         and row["attempt"] < (policy.max_attempts)
     ):
         retry = _queue_retry(owned.ledger, row, result)
+    final = result
     try:
-        owned.ledger.finish(
-            owned.run_id,
-            owned.generation,
-            state,
-            failure_kind=result.failure_kind if state != "uncertain" else None,
-            result=result.to_json_data(),
-            cost_usd=result.cost_usd,
-            # Absolute in the ledger: hz runs show may run from anywhere.
-            receipt=None if receipt is None else receipt.absolute(),
-            detail=None if retry is None else f"{state} (rate_limited); retry {retry}",
+        _patiently(
+            lambda: owned.ledger.finish(
+                owned.run_id,
+                owned.generation,
+                state,
+                failure_kind=final.failure_kind if state != "uncertain" else None,
+                result=final.to_json_data(),
+                cost_usd=final.cost_usd,
+                # Absolute in the ledger: hz runs show may run from anywhere.
+                receipt=None if receipt is None else receipt.absolute(),
+                detail=None if retry is None else f"{state} (rate_limited); retry {retry}",
+            )
         )
     except StaleOwner:
         settled = owned.ledger.get(owned.run_id)
@@ -464,6 +476,21 @@ def _settle(
         receipt_error,
         retry,
     )
+
+
+def _patiently(write: Callable[[], T]) -> T:
+    """``write`` tried again while the database cannot be reached (a restart, a cut link), for
+    up to ``COMMIT_PATIENCE`` seconds: a session that ended is worth its result, and fencing
+    makes a late write safe (a run settled elsewhere meanwhile raises ``StaleOwner``)."""
+    delay, deadline = 0.1, time.monotonic() + COMMIT_PATIENCE
+    while True:
+        try:
+            return write()
+        except LedgerError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
 
 
 def _rate_limited_before_tools(result: AgentResult) -> bool:

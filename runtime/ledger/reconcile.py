@@ -25,7 +25,7 @@ from typing import Any
 
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
-from hz.runtime.ledger.store import Ledger, Owner, StaleOwner
+from hz.runtime.ledger.store import Clock, Ledger, Owner, StaleOwner
 from hz.runtime.models import Packet
 from hz.runtime.process.group import UnsafeGroupError, signal_group
 from hz.runtime.process.privatefiles import remove_tree
@@ -42,11 +42,10 @@ class Settled:
     detail: str
 
 
-def owner_gone(row: Any, now: float) -> bool:
+def owner_gone(row: Any, clock: Clock) -> bool:
     if row["owner"] is None:
         return False
-    lease = row["lease_until"]
-    if lease is not None and lease < now:
+    if clock.expired(row["lease_until"]):
         return True
     return Owner(
         row["owner"], row["owner_pid"], row["owner_start"], row["owner_boot"], row["owner_host"]
@@ -55,14 +54,14 @@ def owner_gone(row: Any, now: float) -> bool:
 
 def reconcile(ledger: Ledger, *, max_attempts: int = 3) -> list[Settled]:
     """Settle every run whose owner is gone; idempotent, safe from several processes."""
-    now = time.time()
+    clock = ledger.clock()
     candidates = ledger.select(
         "state IN ('queued', 'prepared', 'dispatching', 'running') AND owner IS NOT NULL"
     )
     settled = []
     me = Owner.this_process()
     for row in candidates:
-        if not owner_gone(row, now):
+        if not owner_gone(row, clock):
             continue
         taken = take_over(ledger, row, me)
         if taken is None:
@@ -113,10 +112,10 @@ def take_over(ledger: Ledger, row: Any, me: Owner) -> Any:
         if current["state"] != row["state"]:
             return None
         return c.execute(
-            "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "
-            "owner_start = ?, owner_boot = ?, owner_host = ?, lease_until = ? WHERE id = ? "
-            "RETURNING *",
-            (me.name, me.pid, me.start, me.boot, me.host, time.time() + 60, row["id"]),
+            "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "  # noqa: S608
+            "owner_start = ?, owner_boot = ?, owner_host = ?, "
+            f"lease_until = {ledger.db.clock} + 60 WHERE id = ? RETURNING *",
+            (me.name, me.pid, me.start, me.boot, me.host, row["id"]),
         ).fetchone()
 
 

@@ -38,6 +38,24 @@ DEFAULT_QUEUE = "default"
 RUN_ID = re.compile(r"^run_[0-9]{8}_[0-9a-f]{12}$")
 
 
+@dataclass(frozen=True, slots=True)
+class Clock:
+    """The database's time, for judging leases (``Ledger.clock``)."""
+
+    now: float
+    #: When the database last started: leases that lapsed while it was down say nothing.
+    started: float = 0.0
+    #: A lease lapsed only once the database has been up this long (one lease).
+    lease_seconds: float = 0.0
+
+    def expired(self, lease_until: float | None) -> bool:
+        return (
+            lease_until is not None
+            and lease_until < self.now
+            and self.now - self.started >= self.lease_seconds
+        )
+
+
 class StaleOwner(Exception):
     """This process no longer owns the run: another moved it on (cancel, reconcile)."""
 
@@ -251,16 +269,16 @@ class Ledger:
 
     def _claim(self, c: Connection, run_id: str, owner: Owner, why: str | None) -> int:
         row = c.execute(
-            "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "
-            "owner_start = ?, owner_boot = ?, owner_host = ?, lease_until = ? WHERE id = ? "
-            "RETURNING generation",
+            "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "  # noqa: S608
+            "owner_start = ?, owner_boot = ?, owner_host = ?, "
+            f"lease_until = {self.db.clock} + ? WHERE id = ? RETURNING generation",
             (
                 owner.name,
                 owner.pid,
                 owner.start,
                 owner.boot,
                 owner.host,
-                time.time() + self.lease_seconds,
+                self.lease_seconds,
                 run_id,
             ),
         ).fetchone()
@@ -343,10 +361,19 @@ class Ledger:
         """Extend the lease; True when a cancel was requested."""
         with self.fenced(run_id, generation) as c:
             row = c.execute(
-                "UPDATE runs SET lease_until = ? WHERE id = ? RETURNING cancel_requested_at",
-                (time.time() + self.lease_seconds, run_id),
+                f"UPDATE runs SET lease_until = {self.db.clock} + ? WHERE id = ? "  # noqa: S608
+                "RETURNING cancel_requested_at",
+                (self.lease_seconds, run_id),
             ).fetchone()
             return row["cancel_requested_at"] is not None
+
+    def clock(self) -> Clock:
+        """The database's clock: every host writes and judges leases by it, so a host whose
+        own clock is ahead cannot see live owners' leases expired."""
+        row = self.connection.execute(
+            f"SELECT {self.db.clock} AS now, {self.db.started} AS started"
+        ).fetchone()
+        return Clock(float(row["now"]), float(row["started"]), self.lease_seconds)
 
     def cancel_requested(self, run_id: str) -> bool:
         row = self.connection.execute(

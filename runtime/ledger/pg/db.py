@@ -91,6 +91,8 @@ class PgDb:
     for_update = " FOR UPDATE"
     skip_locked = " FOR UPDATE SKIP LOCKED"
     insert_order = "seq"
+    clock = "extract(epoch from clock_timestamp())::double precision"
+    started = "extract(epoch from pg_postmaster_start_time())::double precision"
 
     def __init__(self, conninfo: str, *, where: str) -> None:
         self.conninfo = conninfo
@@ -124,6 +126,14 @@ class PgDb:
             hint="is the server up, and the DSN ([system.queue] dsn_env or PG* variables) right?",
         )
 
+    def _refused(self, e: BaseException) -> LedgerError:
+        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+        return LedgerError(
+            f"{self.where}: the PostgreSQL ledger refused this role: {first}",
+            hint="grant the role what docs/deploying-workers.md lists, or run hz queue init "
+            "as the schema's owner",
+        )
+
     @contextmanager
     def borrow(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
         """A connection for one statement or transaction; driver failures to reach the server
@@ -138,6 +148,8 @@ class PgDb:
             healthy = True
         except (psycopg.OperationalError, psycopg.InterfaceError) as e:
             raise self._unreachable(e) from e
+        except psycopg.errors.InsufficientPrivilege as e:
+            raise self._refused(e) from e
         finally:
             usable = (
                 healthy or not raw.broken
@@ -205,6 +217,8 @@ class PgDb:
                     return self._apply(raw)
         except (psycopg.OperationalError, psycopg.InterfaceError) as e:
             raise self._unreachable(e) from e
+        except psycopg.errors.InsufficientPrivilege as e:
+            raise self._refused(e) from e
 
     def _apply(self, raw: psycopg.Connection[dict[str, Any]]) -> bool:
         version = _version(raw)

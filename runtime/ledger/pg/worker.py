@@ -73,8 +73,10 @@ class _Worker(Worker):
         done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
         for task in done:
             failure = None if task.cancelled() else task.exception()
+            # One line: procrastinate's messages span several ("\nDatabase error.\n").
+            text = " ".join(str(failure).split())[:300] or type(failure).__name__
             self.side_failure = f"its side task {task.get_name()} " + (
-                f"failed: {failure}" if failure else "ended"
+                f"failed: {text}" if failure else "ended"
             )
         self.stop()  # type: ignore[no-untyped-call]
 
