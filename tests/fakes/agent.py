@@ -28,7 +28,8 @@ every mode and act at start-up, before the mode runs, so tests can check any run
 ``--env-out FILE`` writes the agent's environment as a JSON object (atomically: a run stopped
 early leaves the whole file or none), to show that no secret reached it; ``--pids FILE``
 appends one JSON line per process of the run ({"role", "pid", "pgid"}), to show that nothing
-survives.
+survives. ``--markers DIR`` writes one new file per start holding the prompt (from
+``--prompt-file``), to count how often each run was started.
 """
 
 from __future__ import annotations
@@ -48,6 +49,28 @@ def _record(path: str | None, role: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps({"role": role, "pid": os.getpid(), "pgid": os.getpgrp()}) + "\n")
+
+
+def _mark(directory: str | None, prompt_file: str | None) -> None:
+    if directory:
+        prompt = ""
+        if prompt_file:
+            with open(prompt_file, encoding="utf-8") as f:
+                prompt = f.read()
+        name = os.path.join(directory, f"{os.getpid()}-{time.time_ns()}")
+        with open(f"{name}.tmp", "w", encoding="utf-8") as f:
+            f.write(prompt)
+        os.replace(f"{name}.tmp", name)
+
+
+def markers(directory: str | os.PathLike[str]) -> list[str]:
+    """For tests: the prompts of every start recorded with ``--markers`` (one per start)."""
+    found = []
+    for entry in sorted(os.listdir(directory)):
+        if not entry.endswith(".tmp"):
+            with open(os.path.join(directory, entry), encoding="utf-8") as f:
+                found.append(f.read())
+    return found
 
 
 def _record_env(path: str | None) -> None:
@@ -215,10 +238,12 @@ def main() -> int:
     p.add_argument("--input-tokens", type=int)
     p.add_argument("--output-tokens", type=int, default=0)
     p.add_argument("--cost", type=float)
+    p.add_argument("--markers")
     p.add_argument("--delay", type=float, default=0.0)
     args, _unknown = p.parse_known_args()
     _record_env(args.env_out)
     _record(args.pids, "leader")
+    _mark(args.markers, args.prompt_file)
     time.sleep(args.delay)
     mode = args.mode
     if mode == "echo":

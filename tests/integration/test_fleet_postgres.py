@@ -1,0 +1,517 @@
+"""A fleet of ``hz worker`` processes on one PostgreSQL ledger, attacked: separate OS processes
+stand in for machines (``HZ_HOST_ID``), the fake agent marks every start (``--markers``), the
+leases are short (2 s). Every run starts at most once, whatever happens to a worker or to the
+database; what cannot be known is ``uncertain``, and nothing overwrites that verdict.
+
+test_ledger_postgres.py holds the single-worker cases (queues, priorities, cancel, a lost
+host's orphans); here is what several workers at once show.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hz.compiler.render.packet import packet_from_path
+from hz.runtime.canonical import canonical_json
+from tests.fakes.agent import is_gone, markers, recorded_pids
+from tests.integration.ledger_env import Space, pg_rows, space, until
+
+TERMINAL = ("completed", "failed", "timeout", "budget", "cancelled", "uncertain")
+
+
+class Worker:
+    """``hz worker`` as a machine: its stdout lines read as they come."""
+
+    def __init__(self, s: Space, host: str, *args: str, **env: str) -> None:
+        self.host = host
+        self.process = s.popen("worker", *args, HZ_HOST_ID=host, **env)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.stderr = ""
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> int:
+        """SIGTERM; its exit status once it settled."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=60)
+        self.close()
+        return self.process.returncode
+
+    def close(self) -> None:
+        self._reader.join(timeout=10)
+        assert self.process.stdout is not None
+        assert self.process.stderr is not None
+        if not self.process.stderr.closed:
+            self.stderr = self.process.stderr.read()
+            self.process.stderr.close()
+        self.process.stdout.close()
+
+
+@pytest.fixture
+def fleet() -> Iterator[list[Any]]:
+    """Everything a test started: workers stopped, spaces' agents killed, even on failure."""
+    started: list[Any] = []
+    yield started
+    for thing in reversed(started):
+        if isinstance(thing, Worker):
+            if thing.process.poll() is None:
+                thing.process.kill()
+                thing.process.wait(timeout=30)
+            thing.close()
+        else:
+            thing.kill_recorded()
+
+
+def fleet_space(tmp_path: Path, dsn: str, *agent: str, delay: float = 0.0) -> Space:
+    marks = tmp_path / "markers"
+    marks.mkdir(parents=True)
+    args = ["echo", "--prompt-file={prompt_file}", f"--markers={marks}", *agent]
+    if delay:
+        args.append(f"--delay={delay}")
+    return space(tmp_path, *args, dsn=dsn)
+
+
+def submit_many(s: Space, count: int, *options: str, prefix: str = "n") -> list[str]:
+    """``count`` runs (inputs ``who=PREFIX0``…) queued by one ``hz submit``: packets rendered
+    here, submitted as a batch of files."""
+    packets = s.root / f"packets-{prefix}"
+    packets.mkdir()
+    targets = []
+    for n in range(count):
+        packet, problems = packet_from_path(
+            s.root / "greet.yaml",
+            inputs_file=None,
+            input_args=(f"who={prefix}{n}",),
+            max_usd_ceiling=100,
+        )
+        assert packet is not None, problems
+        target = packets / f"{n:04d}.json"
+        target.write_text(canonical_json(packet.to_json_data()))
+        targets.append(str(target))
+    done = s.hz("submit", *targets, *options, timeout=120)
+    assert done.returncode == 0, done.stderr
+    ids = done.stdout.split()
+    assert len(ids) == count
+    return ids
+
+
+def starts_by_who(s: Space) -> collections.Counter[str]:
+    """How often the agent was started for each ``who`` (from the prompts it was given)."""
+    found: collections.Counter[str] = collections.Counter()
+    for prompt in markers(s.root / "markers"):
+        words = [w for w in prompt.replace(".", " ").split() if w]
+        found[words[words.index("to") + 1]] += 1
+    return found
+
+
+def registered(s: Space) -> int:
+    """procrastinate's worker rows (a worker registers once it is up and taking jobs)."""
+    assert s.dsn is not None
+    return int(pg_rows(s.dsn, "SELECT count(*) AS n FROM procrastinate_workers", ())[0]["n"])
+
+
+def states(s: Space, ids: list[str] | None = None) -> dict[str, str]:
+    rows = s.rows() if ids is None else s.rows("id = ANY(%s)", (ids,))
+    return {r["id"]: r["state"] for r in rows}
+
+
+def all_terminal(s: Space, count: int) -> bool:
+    found = states(s)
+    return len(found) == count and all(state in TERMINAL for state in found.values())
+
+
+def _watchdogs(parent: int) -> list[int]:
+    """The process chokepoint's watchdogs a worker started (``hz-watchdog`` children)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and b"hz-watchdog" in argv:
+            found.append(int(entry))
+    return found
+
+
+def timeline(s: Space, run_id: str) -> list[str]:
+    shown = s.hz("runs", "show", run_id, "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    return [f"{e['state']}: {e['detail']}" for e in json.loads(shown.stdout)["timeline"]]
+
+
+# -- many workers ------------------------------------------------------------------------------
+
+
+def test_three_workers_run_three_hundred_runs_each_exactly_once(
+    tmp_path: Path, pg_dsn: str, fleet: list[Any]
+) -> None:
+    s = fleet_space(tmp_path, pg_dsn)
+    fleet.append(s)
+    workers = [Worker(s, host, "-j", "4") for host in ("alpha", "beta", "gamma")]
+    fleet.extend(workers)
+    ids = submit_many(s, 300)
+    until(lambda: all_terminal(s, 300), ceiling=240, what="300 runs settled")
+    assert [w.stop() for w in workers] == [0, 0, 0], [w.stderr for w in workers]
+    assert set(states(s).values()) == {"completed"}
+    assert starts_by_who(s) == {f"n{n}": 1 for n in range(300)}  # each started exactly once
+    assert len(s.starts()) == 300
+    rows = s.rows()
+    assert {r["host_id"] for r in rows} == {"alpha", "beta", "gamma"}
+    for worker in workers:
+        mine = {r["id"] for r in rows if r["host_id"] == worker.host}
+        assert set(worker.lines) == {f"{run_id}  completed" for run_id in mine}
+    assert sorted(r["id"] for r in rows) == sorted(ids)
+    assert set(s.jobs().values()) == {"succeeded"}
+    assert len(s.jobs()) == 300  # one job per run, none deferred twice
+
+
+# -- a worker killed ---------------------------------------------------------------------------
+
+
+def test_a_killed_worker_runs_become_uncertain_elsewhere_and_never_run_again(
+    tmp_path: Path, pg_dsn: str, fleet: list[Any]
+) -> None:
+    s = fleet_space(tmp_path, pg_dsn, delay=3600)
+    fleet.append(s)
+    doomed = submit_many(s, 4, "--queue", "doomed", prefix="d")
+    alpha = Worker(s, "alpha", "--queue", "doomed", "-j", "4")
+    fleet.append(alpha)
+    until(lambda: len(s.starts()) == 4, what="four agents started on alpha")
+    # kill -9 of the whole worker as a machine loses it: the worker and its watchdogs (the
+    # agents live on, as on a host cut off from the database).
+    watchdogs = until(lambda: len(_watchdogs(alpha.pid)) == 4 and _watchdogs(alpha.pid))
+    for pid in [*watchdogs, alpha.pid]:
+        os.kill(pid, signal.SIGKILL)
+    alpha.process.wait(timeout=10)
+    agents = [int(str(p["pid"])) for p in s.starts()]
+    # Other machines keep working, and see alpha's runs uncertain once the lease expired.
+    short = fleet_space(tmp_path / "short", pg_dsn)
+    fleet.append(short)
+    others = [Worker(short, host, "-j", "2") for host in ("beta", "gamma")]
+    fleet.extend(others)
+    fine = submit_many(short, 8, prefix="f")
+    until(
+        lambda: set(states(s, doomed).values()) == {"uncertain"},
+        what="alpha's runs uncertain after the lease",
+    )
+    until(lambda: set(states(s, fine).values()) == {"completed"}, what="the other runs")
+    settled_by = {r["owner_host"] for r in s.rows("id = ANY(%s)", (doomed,))}
+    assert settled_by <= {"beta", "gamma"}, settled_by  # taken over to be settled
+    assert not any(is_gone(pid, wait=0.2) for pid in agents)  # another host never signals
+    assert set(s.jobs()[r["job_id"]] for r in s.rows("id = ANY(%s)", (doomed,))) == {"failed"}
+    # alpha comes back (same host id): it kills its own orphans, and runs nothing again.
+    again = Worker(s, "alpha", "--queue", "doomed", "-j", "4")
+    fleet.append(again)
+    until(lambda: len(s.rows("swept_at IS NOT NULL")) == 4, what="alpha's orphans swept")
+    assert all(is_gone(pid) for pid in agents)
+    assert [w.stop() for w in (again, *others)] == [0, 0, 0]
+    assert again.lines == []  # nothing ran on the restarted alpha
+    assert starts_by_who(s) == {f"d{n}": 1 for n in range(4)}
+    assert starts_by_who(short) == {f"f{n}": 1 for n in range(8)}
+    for run_id in doomed:
+        trail = timeline(s, run_id)
+        assert any("is gone; the agent may have run" in e for e in trail), trail
+        assert "uncertain: its orphaned process group was killed" in trail, trail
+        assert [e for e in trail if e.startswith(("running", "completed"))] == [
+            next(e for e in trail if e.startswith("running"))
+        ]  # started once, never completed
+    assert set(states(s, doomed).values()) == {"uncertain"}
+
+
+def test_a_worker_killed_alone_loses_its_agents_at_once_and_its_restart_settles_them(
+    tmp_path: Path, pg_dsn: str, fleet: list[Any]
+) -> None:
+    """``kill -9`` of the worker process only (an OOM kill, a crash): its watchdogs kill the
+    agents' groups at once; the worker restarted on its host (systemd) settles the runs
+    ``uncertain`` without waiting for the lease."""
+    s = fleet_space(tmp_path, pg_dsn, delay=3600)
+    fleet.append(s)
+    ids = submit_many(s, 4)
+    alpha = Worker(s, "alpha", "-j", "4")
+    fleet.append(alpha)
+    until(lambda: len(s.starts()) == 4, what="four agents started")
+    alpha.process.kill()
+    alpha.process.wait(timeout=10)
+    assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
+    before = registered(s)  # alpha's row stays, with a frozen heartbeat
+    again = Worker(s, "alpha", "-j", "4")
+    fleet.append(again)
+    until(lambda: set(states(s, ids).values()) == {"uncertain"}, what="settled by its restart")
+    until(lambda: registered(s) > before, what="the restarted worker up")
+    assert again.stop() == 0
+    assert len(s.starts()) == 4
+    assert {row["owner_host"] for row in s.rows()} == {"alpha"}  # settled by alpha itself
+
+
+def test_a_job_run_again_by_procrastinate_starts_nothing(
+    tmp_path: Path, pg_dsn: str, fleet: list[Any]
+) -> None:
+    """Finished jobs put back in procrastinate's queue (an operator's retry in its admin, a
+    hand-written UPDATE, a retry strategy someone added): a worker takes them, and hz's claim
+    refuses every one — the ledger decides, not the queue."""
+    import psycopg
+
+    s = fleet_space(tmp_path, pg_dsn)
+    fleet.append(s)
+    ids = submit_many(s, 3)
+    done = s.hz("worker", "--drain", "-j", "3", HZ_HOST_ID="alpha")
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute("UPDATE procrastinate_jobs SET status = 'todo' WHERE status = 'succeeded'")
+    assert set(s.jobs().values()) == {"todo"}
+    again = s.hz("worker", "--drain", "-j", "3", HZ_HOST_ID="beta")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == ""
+    assert set(s.jobs().values()) == {"succeeded"}  # the job ran, and did nothing
+    assert set(states(s, ids).values()) == {"completed"}
+    assert starts_by_who(s) == {f"n{n}": 1 for n in range(3)}
+
+
+# -- the database restarted --------------------------------------------------------------------
+
+
+def test_a_database_restart_mid_batch_loses_and_repeats_nothing(
+    tmp_path: Path, pg_cluster: Any, pg_dsn: str, fleet: list[Any]
+) -> None:
+    s = fleet_space(tmp_path, pg_dsn, delay=1.0)
+    fleet.append(s)
+    workers = [Worker(s, host, "-j", "2") for host in ("alpha", "beta", "gamma")]
+    fleet.extend(workers)
+    ids = submit_many(s, 24)
+    until(lambda: len(s.starts()) >= 9, what="a batch under way")
+    pg_cluster.stop("fast")
+    down = time.monotonic()
+    # Down long enough for running sessions to end while nobody can write their result.
+    running = len(s.starts())
+    until(lambda: time.monotonic() - down > 1.5, what="an outage")
+    pg_cluster.start()
+    until(lambda: all_terminal(s, 24), ceiling=120, what="the batch settled")
+    codes = [w.stop() for w in workers]
+    said = [w.stderr for w in workers]
+    found = states(s)
+    lost = {i: timeline(s, i) for i, state in found.items() if state != "completed"}
+    assert lost == {}, (json.dumps(lost, indent=1), said)
+    assert starts_by_who(s) == {f"n{n}": 1 for n in range(24)}
+    assert running < 24
+    assert codes == [0, 0, 0], said
+    assert sorted(found) == sorted(ids)
+
+
+# -- a partitioned worker ----------------------------------------------------------------------
+
+
+def test_a_partitioned_worker_cannot_overwrite_the_uncertain_verdict(
+    tmp_path: Path, pg_dsn: str, fleet: list[Any]
+) -> None:
+    """alpha is frozen (SIGSTOP: no renewal, no writes, as behind a cut link) past its lease
+    while its agent finishes; beta turns the run uncertain. alpha thawed sees the session end
+    well, and can write nothing over the verdict."""
+    s = fleet_space(tmp_path, pg_dsn, delay=1.0)
+    fleet.append(s)
+    receipts = tmp_path / "receipts"
+    [run_id] = submit_many(s, 1, "--receipt-dir", str(receipts))
+    alpha = Worker(s, "alpha")
+    fleet.append(alpha)
+    until(lambda: s.starts(), what="the agent started on alpha")
+    os.kill(alpha.pid, signal.SIGSTOP)
+    try:
+        beta = Worker(s, "beta")
+        fleet.append(beta)
+        until(lambda: states(s) == {run_id: "uncertain"}, what="uncertain seen by beta")
+        [agent] = s.starts()
+        until(lambda: is_gone(int(str(agent["pid"])), wait=0), what="the agent's session ended")
+    finally:
+        os.kill(alpha.pid, signal.SIGCONT)
+    until(lambda: alpha.lines, what="alpha's late report")
+    assert alpha.lines == [f"{run_id}  uncertain"]  # what the ledger holds, not its own view
+    assert [alpha.stop(), beta.stop()] == [0, 0]
+    assert states(s) == {run_id: "uncertain"}
+    trail = timeline(s, run_id)
+    assert not any(e.startswith("completed") for e in trail), trail
+    [row] = s.rows()
+    assert row["result_json"] is None
+    assert len(s.starts()) == 1
+    # One receipt: the reconciler's verdict; the late owner wrote none beside it.
+    written = [json.loads(p.read_text())["status"] for p in receipts.glob("*.json")]
+    assert written == ["uncertain"]
+
+
+# -- permissions --------------------------------------------------------------------------------
+
+DEPLOYING = Path(__file__).resolve().parents[2] / "docs" / "deploying-workers.md"
+
+
+def documented_grants() -> str:
+    """The SQL block docs/deploying-workers.md gives the schema's owner to run."""
+    text = DEPLOYING.read_text()
+    start = text.index("-- as hz_owner, after hz queue init")
+    return text[start : text.index("```", start)]
+
+
+def test_the_documented_grants_are_enough_for_a_fleet_role(
+    tmp_path: Path, pg_cluster: Any, fleet: list[Any]
+) -> None:
+    import secrets
+
+    tag = secrets.token_hex(4)
+    owner, member, name = f"hz_owner_{tag}", f"hz_fleet_{tag}", f"hz_grants_{tag}"
+    pg_cluster.admin(f"CREATE ROLE {owner} LOGIN")
+    pg_cluster.admin(f"CREATE ROLE {member} LOGIN")
+    pg_cluster.admin(f"CREATE DATABASE {name} OWNER {owner}")
+    try:
+        as_owner = f"host={pg_cluster.root} port={pg_cluster.port} user={owner} dbname={name}"
+        as_member = as_owner.replace(f"user={owner}", f"user={member}")
+        s = fleet_space(tmp_path, as_member)
+        fleet.append(s)
+        # The fleet's role cannot create the schema: a message, not a half-made schema.
+        early = s.hz("queue", "init")
+        assert early.returncode == 2, early.stderr
+        assert early.stderr.startswith(
+            f"hz: error: postgresql database {name} on {pg_cluster.root} port "
+            f"{pg_cluster.port}: the PostgreSQL ledger refused this role: permission denied"
+        ), early.stderr
+        assert "hint: grant the role what docs/deploying-workers.md lists" in early.stderr
+        init = s.hz("queue", "init", HZ_TEST_LEDGER_DSN=as_owner)
+        assert init.returncode == 0, init.stderr
+        import psycopg
+
+        with psycopg.connect(as_owner, autocommit=True) as c:
+            c.execute(documented_grants().replace("hz_fleet", member))  # type: ignore[arg-type]
+        ids = submit_many(s, 2)
+        done = s.hz("worker", "--drain", "-j", "2", HZ_HOST_ID="fleet")
+        assert done.returncode == 0, done.stderr
+        assert sorted(done.stdout.split()) == sorted([*ids, "completed", "completed"])
+        listed = s.hz("runs", "list", "--format", "json")
+        assert listed.returncode == 0, listed.stderr
+        assert {r["state"] for r in json.loads(listed.stdout)["runs"]} == {"completed"}
+        cancel = s.hz("runs", "cancel", submit_many(s, 1, "--queue", "later", prefix="c")[0])
+        assert cancel.returncode == 0, cancel.stderr
+        assert cancel.stdout.endswith("  cancelled (aborted)\n")
+    finally:
+        pg_cluster.drop_database(name)
+        pg_cluster.admin(f"DROP ROLE IF EXISTS {member}")
+        pg_cluster.admin(f"DROP ROLE IF EXISTS {owner}")
+
+
+# -- clocks -------------------------------------------------------------------------------------
+
+SKEWED_CLOCK = """\
+import os, time
+
+_real = time.time
+_skew = float(os.environ.get("HZ_TEST_CLOCK_SKEW", "0"))
+time.time = lambda: _real() + _skew
+"""
+
+
+def test_a_host_whose_clock_runs_ahead_sees_no_live_lease_expired(
+    tmp_path: Path, pg_dsn: str, fleet: list[Any]
+) -> None:
+    """Leases are written and judged by the database's clock: beta, a minute ahead (NTP
+    broken), does not turn alpha's live run uncertain."""
+    s = fleet_space(tmp_path, pg_dsn, delay=3.0)
+    fleet.append(s)
+    skewed = tmp_path / "skewed"
+    skewed.mkdir()
+    (skewed / "sitecustomize.py").write_text(SKEWED_CLOCK)
+    [first] = submit_many(s, 1)
+    alpha = Worker(s, "alpha")
+    fleet.append(alpha)
+    until(lambda: s.starts(), what="the agent started on alpha")
+    path = f"{skewed}{os.pathsep}{s.env()['PYTHONPATH']}"
+    beta = Worker(s, "beta", PYTHONPATH=path, HZ_TEST_CLOCK_SKEW="60")
+    fleet.append(beta)
+    until(lambda: alpha.lines, ceiling=60, what="alpha's run finished")
+    assert alpha.lines == [f"{first}  completed"]
+    assert alpha.stop() == 0
+    assert beta.stop() == 0
+    assert states(s) == {first: "completed"}
+    assert len(s.starts()) == 1
+
+
+# -- the real claude CLI -----------------------------------------------------------------------
+
+
+@pytest.mark.real_cli
+def test_a_real_claude_run_through_a_postgres_worker(tmp_path: Path, pg_dsn: str) -> None:
+    from tests.fakes.anthropic_server import FakeAnthropic, text
+    from tests.fakes.claude_hz import contract_text, workspace
+    from tests.integration.ledger_env import DSN_VARIABLE
+
+    work = workspace(tmp_path)
+    with work.config.open("a") as f:
+        f.write(
+            f'\n[system.queue]\nbackend = "postgres"\ndsn_env = "{DSN_VARIABLE}"\n'
+            "lease_seconds = 2\n"
+        )
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(contract_text(60))
+    with FakeAnthropic([text("marmalade")]) as api:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+            "HZ_CONFIG": str(work.config),
+            DSN_VARIABLE: pg_dsn,
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": "test-key",
+        }
+
+        def hz(*args: str, host: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "hz", *args],
+                env={**env, "HZ_HOST_ID": host},
+                capture_output=True,
+                text=True,
+                timeout=120,
+                cwd=tmp_path,
+            )
+
+        queued = hz(
+            "submit",
+            str(contract),
+            "--input",
+            "question=What is in notes.txt?",
+            "--workdir",
+            str(work.work),
+            "--receipt-dir",
+            str(tmp_path / "receipts"),
+            host="submitter",
+        )
+        assert queued.returncode == 0, queued.stderr
+        run_id = queued.stdout.strip()
+        done = hz("worker", "--drain", host="worker-1")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == f"{run_id}  completed\n"
+        assert len(api.requests) == 1
+    [row] = pg_rows(pg_dsn, "SELECT * FROM runs", ())
+    assert (row["state"], row["host_id"], row["runner"]) == ("completed", "worker-1", "claude-code")
+    assert json.loads(row["result_json"])["draft"] == "marmalade"
+    [receipt] = (tmp_path / "receipts").glob("*.json")
+    assert json.loads(receipt.read_text())["status"] == "completed"
