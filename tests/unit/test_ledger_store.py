@@ -17,7 +17,15 @@ from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.db import SCHEMA_VERSION, LedgerError
 from hz.runtime.ledger.paths import state_dir
 from hz.runtime.ledger.reconcile import reconcile
-from hz.runtime.ledger.store import Ceilings, KeyHeld, Ledger, Owner, StaleOwner, request_key
+from hz.runtime.ledger.store import (
+    Ceilings,
+    Clock,
+    KeyHeld,
+    Ledger,
+    Owner,
+    StaleOwner,
+    request_key,
+)
 from tests.unit.test_execute import make_packet
 
 
@@ -203,9 +211,30 @@ def test_an_expired_lease_is_a_gone_owner(ledger: Ledger, tmp_path: Path) -> Non
     other_host = Owner("elsewhere:1", 1, 1, "another-boot")
     _, _generation = ledger.claim_next(other_host) or ("", 0)
     assert reconcile(ledger) == []  # its lease still runs
+    # A lease lapses only once the database has been up a lease (the session's PostgreSQL
+    # may be younger than the default 15 s): a short one here.
+    ledger.lease_seconds = 0.5
     with ledger.tx() as c:
         c.execute("UPDATE runs SET lease_until = ? WHERE id = ?", (time.time() - 1, run_id))
     assert [s.state for s in reconcile(ledger)] == ["failed"]
+
+
+def test_a_lease_that_lapsed_while_the_database_was_down_is_not_yet_expired() -> None:
+    # No owner could renew while the server was down: its leases are judged only once it has
+    # been up for one lease, by the database's clock.
+    lapsed = 1000.0
+    assert Clock(now=1001.0, started=0.0, lease_seconds=15).expired(lapsed)
+    assert not Clock(now=1001.0, started=990.0, lease_seconds=15).expired(lapsed)
+    assert Clock(now=1005.0, started=990.0, lease_seconds=15).expired(lapsed)
+    assert not Clock(now=999.0, started=0.0, lease_seconds=15).expired(lapsed)
+    assert not Clock(now=1001.0, started=0.0, lease_seconds=15).expired(None)
+
+
+def test_the_ledger_clock_is_the_database_clock(ledger: Ledger) -> None:
+    clock = ledger.clock()
+    assert abs(clock.now - time.time()) < 5  # the same machine here
+    assert clock.started <= clock.now
+    assert clock.lease_seconds == ledger.lease_seconds
 
 
 def test_a_stale_generation_cannot_write_a_terminal_over_uncertain(
@@ -220,6 +249,9 @@ def test_a_stale_generation_cannot_write_a_terminal_over_uncertain(
     assert ledger.dispatch(run_id, old, Ceilings()) is None
     ledger.spawned(run_id, old, 1, 1)
     assert reconcile(ledger) == []  # its lease still runs
+    # A lease lapses only once the database has been up a lease (the session's PostgreSQL
+    # may be younger than the default 15 s): a short one here.
+    ledger.lease_seconds = 0.5
     with ledger.tx() as c:
         c.execute("UPDATE runs SET lease_until = ? WHERE id = ?", (time.time() - 1, run_id))
     [settled] = reconcile(ledger)
