@@ -7,7 +7,7 @@ AGENT_CLIS ?= $(HOME)/.cache/hz/agent-clis
 # The official JSON-Schema-Test-Suite, from the sdist of the installed jsonschema; reused too.
 JSON_SCHEMA_SUITE ?= $(HOME)/.cache/hz/json-schema-suite
 
-.PHONY: demo test setup checks lint typecheck pytest agent-clis json-schema-suite bench clean
+.PHONY: demo test setup checks lint typecheck pytest agent-clis json-schema-suite bench bench-workers clean
 
 $(BIN)/hz: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -65,6 +65,11 @@ bench: $(VENV)/.test-deps
 	$(BIN)/python benchmarks/validate.py
 	$(BIN)/python benchmarks/compile.py
 	$(BIN)/python benchmarks/run.py
+
+# hz worker fleets on a throwaway PostgreSQL (its server binaries: .ci/install-postgres);
+# a few minutes.
+bench-workers: $(VENV)/.test-deps
+	$(BIN)/python benchmarks/workers.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
