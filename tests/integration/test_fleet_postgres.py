@@ -322,6 +322,7 @@ def test_a_database_restart_mid_batch_loses_and_repeats_nothing(
     assert running < 24
     assert codes == [0, 0, 0], said
     assert sorted(found) == sorted(ids)
+    assert set(s.jobs().values()) == {"succeeded"}  # procrastinate finished every job too
 
 
 # -- a partitioned worker ----------------------------------------------------------------------
