@@ -228,9 +228,11 @@ def test_a_killed_worker_runs_become_uncertain_elsewhere_and_never_run_again(
     assert not any(is_gone(pid, wait=0.2) for pid in agents)  # another host never signals
     assert set(s.jobs()[r["job_id"]] for r in s.rows("id = ANY(%s)", (doomed,))) == {"failed"}
     # alpha comes back (same host id): it kills its own orphans, and runs nothing again.
+    before = registered(s)
     again = Worker(s, "alpha", "--queue", "doomed", "-j", "4")
     fleet.append(again)
     until(lambda: len(s.rows("swept_at IS NOT NULL")) == 4, what="alpha's orphans swept")
+    until(lambda: registered(s) > before, what="the restarted alpha up")  # its signals handled
     assert all(is_gone(pid) for pid in agents)
     assert [w.stop() for w in (again, *others)] == [0, 0, 0]
     assert again.lines == []  # nothing ran on the restarted alpha
