@@ -121,7 +121,9 @@ class OwnedRun:
     def spawned(self, pid: int, pgid: int) -> None:
         with self.watch.lock:
             self.watch.pid, self.watch.pgid = pid, pgid
-        cancel = self.ledger.spawned(self.run_id, self.generation, pid, pgid)
+        # Retried across an outage: the agent runs already; its run must not be left
+        # 'dispatching' (uncertain) for a record the database missed.
+        cancel = _patiently(lambda: self.ledger.spawned(self.run_id, self.generation, pid, pgid))
         if cancel or self.watch.cancel_reason is not None:
             raise _CancelledBeforeStart
 
