@@ -108,9 +108,18 @@ def main() -> None:
         work = Path(tmp)
         env = setup(work)
         direct = [sys.executable, AGENT, "echo"]
-        packet = [HZ, "run", "packet.json", "--no-receipt", "-q"]
-        with_receipt = [HZ, "run", "packet.json", "-q"]
-        contract = [HZ, "run", "bench.yaml", "--input", "who=Ann", "--no-receipt", "-q"]
+        packet = [HZ, "run", "packet.json", "--force-new", "--no-receipt", "-q"]
+        with_receipt = [HZ, "run", "packet.json", "--force-new", "-q"]
+        contract = [
+            HZ,
+            "run",
+            "bench.yaml",
+            "--input",
+            "who=Ann",
+            "--force-new",
+            "--no-receipt",
+            "-q",
+        ]
         sides: dict[str, list[float]] = {"direct": [], "packet": [], "receipt": [], "contract": []}
         for _ in range(args.repeat + 1):  # the first round warms caches and is dropped
             sides["direct"].append(timed(direct, work, ENV, b"Say hi to Ann."))

@@ -45,31 +45,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-AGENT = str(REPO / "tests" / "fakes" / "agent.py")
-ENV = {k: v for k, v in os.environ.items() if not k.startswith("HZ_")}
+from benchmarks.ledger import AGENT, CONTRACT, ENV, percentile  # noqa: E402
+
 DSN_VARIABLE = "HZ_BENCH_LEDGER_DSN"
-
-CONTRACT = """\
-hz:
-  contract: 1
-  name: bench
-  timeout: 60s
-  agent:
-    tools: [Read]
-    max_usd: 0.1
-  inputs:
-    who:
-      schema: {type: string}
-contract: |
-  Be brief.
-prompt: |
-  Say hi to {{ inputs.who }}.
-"""
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def ms(value: float) -> str:

@@ -10,23 +10,10 @@ schema's does not: the keywords with a regular expression are ``hz.runtime.jsons
 
 from __future__ import annotations
 
-from jsonschema.validators import Draft202012Validator, extend
-
-from hz.runtime.jsonschema import keywords
-from hz.runtime.jsonschema.keywords import MissingKey
+from hz.runtime.jsonschema.keywords import HzValidator, MissingKey
 
 __all__ = ["Draft202012", "MissingKey"]
 
-
 #: Used like ``Draft202012Validator`` (it is one, with the ``required`` keyword that names the
-#: missing key and the ECMA-262 regular expressions).
-Draft202012: type[Draft202012Validator] = extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator,
-    {
-        "required": keywords.required,
-        "pattern": keywords.pattern,
-        "patternProperties": keywords.pattern_properties,
-        "additionalProperties": keywords.additional_properties,
-        "unevaluatedProperties": keywords.unevaluated_properties,
-    },
-)
+#: missing key and the ECMA-262 regular expressions): the runtime's validator class.
+Draft202012 = HzValidator

@@ -5,27 +5,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
-from hz.runtime.jsonschema import keywords
 from hz.runtime.jsonschema.ecma import REGEX_SECONDS, RegexError, RegexTimeout, deadline
 from hz.runtime.jsonschema.formats import format_checker
-
-#: Draft 2020-12 with every regular expression evaluated by the ECMA-262 engine.
-HzValidator: type[Validator] = validators.extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator,
-    {
-        "required": keywords.required,
-        "pattern": keywords.pattern,
-        "patternProperties": keywords.pattern_properties,
-        "additionalProperties": keywords.additional_properties,
-        "unevaluatedProperties": keywords.unevaluated_properties,
-    },
-)
+from hz.runtime.jsonschema.keywords import HzValidator
 
 
 class SchemaProblem(Exception):

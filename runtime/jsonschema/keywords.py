@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
+from jsonschema.protocols import Validator
 
 from hz.runtime.jsonschema.ecma import search
 
@@ -156,3 +158,17 @@ def _evaluated_keys(validator: Any, instance: dict[str, Any], schema: Any) -> se
         elif "else" in schema:
             keys |= _evaluated_keys(validator, instance, schema["else"])
     return keys
+
+
+#: Draft 2020-12 with the keywords above: the one validator class of hz's schema checks (the
+#: contract's, the inputs' and the outputs').
+HzValidator: type[Validator] = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator,
+    {
+        "required": required,
+        "pattern": pattern,
+        "patternProperties": pattern_properties,
+        "additionalProperties": additional_properties,
+        "unevaluatedProperties": unevaluated_properties,
+    },
+)
