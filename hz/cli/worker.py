@@ -40,8 +40,8 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     machine's hz submit; the worker reconciles every half lease, and restarts procrastinate's
     worker when it stops (a side task died, the database went away)."""
     from hz.cli.submit import check_queue
-    from hz.runtime.config.keys import SYSTEM
     from hz.runtime.config.layers import load_config
+    from hz.runtime.config.tables import SystemSettings
     from hz.runtime.ledger.owner import Binding
     from hz.runtime.ledger.session import backend, open_ledger, policy
     from hz.runtime.ledger.view import run_json
@@ -65,7 +65,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     def failed(run_id: str, error: Exception) -> None:
         click.echo(f"hz: error: {run_id}: {printable(str(error))}", err=True)
 
-    slots = jobs or int(config.get(SYSTEM, "max_parallel", 1))
+    slots = jobs or SystemSettings.from_config(config).max_parallel
     if backend(config) == "postgres":
         _run_postgres(ledger, queues, slots, drain, binding, policy(config), done, failed)
         if fmt == "json":

@@ -8,34 +8,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from hz.runtime.config.keys import BUDGET, QUEUE, SYSTEM
+from hz.runtime.config.keys import QUEUE, SYSTEM
+from hz.runtime.config.tables import BudgetSettings, QueueSettings, SystemSettings
 from hz.runtime.ledger.owner import Policy
 from hz.runtime.ledger.paths import DATABASE, state_dir
 from hz.runtime.ledger.reconcile import Settled, reconcile
-from hz.runtime.ledger.store import LEASE_SECONDS, Ceilings, Ledger
+from hz.runtime.ledger.store import Ceilings, Ledger
 
 
 def policy(config: Any, *, fail_over_ceiling: bool = True) -> Policy:
-    budget = config.table(BUDGET)
-    per_runner = budget.get("per_runner") or {}
+    budget = BudgetSettings.from_config(config)
     return Policy(
         ceilings=Ceilings(
-            per_day=budget.get("max_usd_per_day"),
-            per_runner=tuple(sorted((str(k), float(v)) for k, v in per_runner.items())),
+            per_day=None if budget.max_usd_per_day is None else float(budget.max_usd_per_day),
+            per_runner=tuple(sorted((k, float(v)) for k, v in budget.per_runner.items())),
         ),
-        max_attempts=int(config.get(SYSTEM, "max_attempts", 3)),
+        max_attempts=SystemSettings.from_config(config).max_attempts,
         fail_over_ceiling=fail_over_ceiling,
     )
 
 
 def backend(config: Any) -> str:
-    return str(config.get(QUEUE, "backend", "sqlite"))
+    return QueueSettings.from_config(config).backend
 
 
 def ledger_for(config: Any) -> Ledger:
     """The configured ledger, its schema migrated (PostgreSQL: under a lock, on first use)."""
     queue = config.table(QUEUE)
-    lease = float(queue.get("lease_seconds", LEASE_SECONDS))
+    lease = QueueSettings.from_config(config).lease_seconds
     if backend(config) != "postgres":
         return Ledger(state_dir(config.table(SYSTEM)) / DATABASE, lease_seconds=lease)
     from hz.runtime.ledger.pg import require
