@@ -71,7 +71,10 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
         if fmt == "json":
             click.echo(printable_json({"kind": "worker", "runs": finished}))
         return 0
-    take = from_queue(queues)
+    from hz.runtime.ledger.store import Hold
+
+    held = policy(config, fail_over_ceiling=False)
+    take = from_queue(queues, hold=Hold(held.ceilings, binding.name))
 
     def claim(ledger_: Any, owner: Any) -> Any:
         claimed = take(ledger_, owner)
@@ -87,7 +90,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
         ledger,
         jobs=slots,
         binding=binding,
-        policy=policy(config, fail_over_ceiling=False),
+        policy=held,
         claim=claim,
         on_done=done,
         on_error=failed,

@@ -67,6 +67,10 @@ class Dispatcher(Protocol):
         """After a cancel intent is committed: take the job out of the queue, or ask the
         worker running it to abort."""
 
+    def wake(self, c: Connection) -> None:
+        """Inside the transaction that released a reservation: the jobs of runs held for a
+        spend ceiling are due now."""
+
     def stranded(self, c: Connection) -> list[str]:
         """Queued runs nobody owns whose job ended (or vanished) without running them."""
 

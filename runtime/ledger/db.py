@@ -87,6 +87,12 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN swept_at REAL;
     CREATE INDEX runs_claim ON runs (state, queue, priority, not_before);
     """,
+    # 3: a run a worker holds for a spend ceiling: which ceiling (its timeline says so once)
+    # and since when (the wait between looks grows with it).
+    """
+    ALTER TABLE runs ADD COLUMN held_reason TEXT;
+    ALTER TABLE runs ADD COLUMN held_since REAL;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -25,7 +25,7 @@ from hz.runtime.canonical import digest_of
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
 from hz.runtime.ledger.db import LedgerError
-from hz.runtime.ledger.store import Ceilings, Ledger, StaleOwner
+from hz.runtime.ledger.store import Ceilings, Hold, Ledger, StaleOwner
 from hz.runtime.models import Packet
 from hz.runtime.process import observe
 from hz.runtime.process.group import signal_group
@@ -82,6 +82,8 @@ class Outcome:
     receipt_error: HzError | None = None
     retry: str | None = None
     requeued: bool = False
+    #: A requeued run is held until then (seconds since the epoch).
+    until: float | None = None
 
 
 @dataclass(slots=True)
@@ -301,10 +303,10 @@ def run_owned(
     over = ledger.dispatch(run_id, generation, policy.ceilings)
     if over is not None:
         if not policy.fail_over_ceiling:
-            beyond = _beyond(policy.ceilings, binding.name, row["max_usd"])
+            beyond = policy.ceilings.alone(binding.name, row["max_usd"])
             if beyond is None:
-                ledger.release(run_id, generation, f"waiting: {over}", time.time() + 1.0)
-                return Outcome(run_id, "queued", reason=over, requeued=True)
+                until = ledger.release(run_id, generation, Hold(policy.ceilings, binding.name))
+                return Outcome(run_id, "queued", reason=over, requeued=True, until=until)
             over = beyond  # no window will ever take it: it would wait for ever
         ledger.finish(
             run_id,
@@ -322,19 +324,6 @@ def run_owned(
         on_owned(owned)
     receipts = receipt_dir if receipt_dir is not None else row["receipt_dir"]
     return _dispatched(owned, packet, row, binding.runner, binding.name, policy, progress, receipts)
-
-
-def _beyond(ceilings: Ceilings, runner: str, amount: float) -> str | None:
-    """Why a run's reservation is over a ceiling on its own, so that no day can take it."""
-    limits = [("max_usd_per_day", ceilings.per_day)]
-    limits += [(f"per_runner.{name}", v) for name, v in ceilings.per_runner if name == runner]
-    for label, limit in limits:
-        if limit is not None and amount > limit + 1e-9:
-            return (
-                f"its budget of ${amount:.2f} is over [system.budget] {label} of "
-                f"${limit:.2f} on its own"
-            )
-    return None
 
 
 def _dispatched(

@@ -34,6 +34,10 @@ STATES = LIVE + TERMINAL
 #: ``[system.queue] lease_seconds`` sets another.
 LEASE_SECONDS = 15.0
 DEFAULT_QUEUE = "default"
+#: A run held for a spend ceiling is looked at again after a wait that grows with how long it
+#: has been held (half of it), from ``HOLD_FIRST`` up to ``HOLD_MAX`` seconds, and no later than
+#: the next UTC day; a run that ends below its reservation wakes the held runs at once.
+HOLD_FIRST, HOLD_MAX = 1.0, 30.0
 #: What a run id looks like (``new_run_id``); ids read from outside are checked against it.
 RUN_ID = re.compile(r"^run_[0-9]{8}_[0-9a-f]{12}$")
 
@@ -287,10 +291,17 @@ class Ledger:
         return int(row["generation"])
 
     def claim_next(
-        self, owner: Owner, *, batch: str | None = None, queues: tuple[str, ...] = ()
+        self,
+        owner: Owner,
+        *,
+        batch: str | None = None,
+        queues: tuple[str, ...] = (),
+        hold: Hold | None = None,
     ) -> tuple[str, int] | None:
         """The next queued, unowned run whose time has come (of ``batch`` or ``queues`` when
-        given; the highest priority first, then the oldest), now owned by ``owner``."""
+        given; the highest priority first, then the oldest), now owned by ``owner``. With
+        ``hold``, a run a spend ceiling leaves no room for is held instead (``hold_here``) and
+        the next one is looked at."""
         where = "state = 'queued' AND owner IS NULL AND not_before <= ?"
         params: tuple[Any, ...] = (time.time(),)
         if batch is not None:
@@ -300,14 +311,15 @@ class Ledger:
             where += f" AND queue IN ({', '.join('?' * len(queues))})"
             params += queues
         with self.tx() as c:
-            row = c.execute(
-                f"SELECT id FROM runs WHERE {where} "  # noqa: S608
-                f"ORDER BY priority DESC, not_before, created_at LIMIT 1{self.db.skip_locked}",
-                params,
-            ).fetchone()
-            if row is None:
-                return None
-            return row["id"], self._claim(c, row["id"], owner, "claimed")
+            rows = c.execute(
+                f"SELECT * FROM runs WHERE {where} "  # noqa: S608
+                f"ORDER BY priority DESC, not_before, created_at LIMIT ?{self.db.skip_locked}",
+                (*params, 1 if hold is None else 16),
+            ).fetchall()
+            for row in rows:
+                if hold is None or self.hold_here(c, row, hold) is None:
+                    return row["id"], self._claim(c, row["id"], owner, "claimed")
+            return None
 
     def claim(self, run_id: str, owner: Owner, *, worker: str | None = None) -> int | None:
         """Take ``run_id`` when it is queued and nobody owns it (a dispatcher's worker was
@@ -344,18 +356,71 @@ class Ledger:
                 raise StaleOwner(run_id)
             yield c
 
-    def release(self, run_id: str, generation: int, why: str, not_before: float) -> None:
-        """Hand an owned run back to the queue (it could not be dispatched yet)."""
+    def hold(self, run_id: str, hold: Hold) -> float | None:
+        """Before a queued run is claimed: when a spend ceiling leaves it no room today, hold
+        it (``hold_here``) and say until when; None when it may be claimed (or is not for
+        this process to hold: not queued, owned, over a ceiling on its own)."""
+        if not hold.ceilings.active:
+            return None
+        with self.tx() as c:
+            row = self.locked(c, run_id)
+            if row is None or row["state"] != "queued" or row["owner"] is not None:
+                return None
+            return self.hold_here(c, row, hold)
+
+    def hold_here(self, c: Connection, row: Any, hold: Hold) -> float | None:
+        """Inside a transaction holding ``row`` (queued, unowned): the time it is held until
+        when its reservation would cross a ceiling, else None. Nothing is claimed, prepared
+        or handed to a queue; the timeline says once which ceiling holds the run."""
+        if not hold.ceilings.active or hold.ceilings.alone(hold.runner, row["max_usd"]):
+            return None  # a run over a ceiling on its own is claimed, and failed
+        crossed = hold.ceilings.crossed(c, hold.runner, row["max_usd"])
+        if crossed is None:
+            return None
+        return self._held(c, row, *crossed)
+
+    def _held(self, c: Connection, row: Any, label: str, why: str) -> float:
+        now = time.time()
+        same = row["held_reason"] == label and row["held_since"] is not None
+        since = float(row["held_since"]) if same else now
+        until = now + hold_delay(now - since, now)
+        c.execute(
+            "UPDATE runs SET not_before = ?, held_reason = ?, held_since = ? WHERE id = ?",
+            (until, label, since, row["id"]),
+        )
+        if not same:
+            self.event(c, row["id"], "queued", f"waiting: {why}")
+        return until
+
+    def release(self, run_id: str, generation: int, hold: Hold) -> float:
+        """Hand an owned run back to the queue: a ceiling was in the way when it was to be
+        dispatched. Held as ``hold_here`` holds (until the time returned), or at once ready
+        again when the room came back meanwhile. Its job, on a dispatcher, is the one that
+        took it: the caller schedules it again (``hz.runtime.ledger.pg.worker``)."""
         with self.fenced(run_id, generation) as c:
-            row = c.execute(
+            c.execute(
                 "UPDATE runs SET state = 'queued', owner = NULL, owner_pid = NULL, "
-                "owner_start = NULL, owner_boot = NULL, owner_host = NULL, lease_until = NULL, "
-                "not_before = ? WHERE id = ? RETURNING batch, queue, priority",
-                (not_before, run_id),
-            ).fetchone()
-            self.event(c, run_id, "queued", why)
-            if row["batch"] is None:
-                self._enqueue(c, run_id, row["queue"], row["priority"], not_before)
+                "owner_start = NULL, owner_boot = NULL, owner_host = NULL, lease_until = NULL "
+                "WHERE id = ?",
+                (run_id,),
+            )
+            row = self.locked(c, run_id)
+            until = self.hold_here(c, row, hold)
+            if until is None:
+                until = time.time()
+                c.execute("UPDATE runs SET not_before = ? WHERE id = ?", (until, run_id))
+            return until
+
+    def _wake_held(self, c: Connection) -> None:
+        """A reservation was released: every held run is looked at again now."""
+        now = time.time()
+        c.execute(
+            "UPDATE runs SET not_before = ? WHERE state = 'queued' AND owner IS NULL "
+            "AND held_reason IS NOT NULL AND not_before > ?",
+            (now, now),
+        )
+        if self.dispatcher is not None:
+            self.dispatcher.wake(c)
 
     def renew(self, run_id: str, generation: int) -> bool:
         """Extend the lease; True when a cancel was requested."""
@@ -413,7 +478,8 @@ class Ledger:
                 return over
             c.execute(
                 "UPDATE runs SET state = 'dispatching', reserved_usd = max_usd, "
-                "dispatched_at = ?, host = ?, host_id = ?, boot_id = ? WHERE id = ?",
+                "held_reason = NULL, held_since = NULL, dispatched_at = ?, host = ?, "
+                "host_id = ?, boot_id = ? WHERE id = ?",
                 (time.time(), host.host_name(), host.host_id(), host.boot_id(), run_id),
             )
             self.event(c, run_id, "dispatching", f"reserved ${row['max_usd']:.2f}")
@@ -455,6 +521,9 @@ class Ledger:
 
         def write(c: Connection) -> None:
             keep = state == "uncertain" or cost_usd is None
+            before = c.execute(
+                "SELECT dispatched_at, reserved_usd FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
             c.execute(
                 "UPDATE runs SET state = ?, failure_kind = ?, result_json = ?, cost_usd = ?, "
                 "receipt_path = ?, ended_at = ?, lease_until = NULL, "
@@ -474,6 +543,9 @@ class Ledger:
             )
             label = state if failure_kind is None else f"{state} ({failure_kind})"
             self.event(c, run_id, state, detail or label)
+            released = before is not None and before["dispatched_at"] is not None and not keep
+            if released and float(before["reserved_usd"]) > float(cost_usd or 0) + 1e-9:
+                self._wake_held(c)
 
         if generation is None:
             with self.tx() as c:
@@ -543,6 +615,23 @@ class Ceilings:
         return self.per_day is not None or bool(self.per_runner)
 
     def refusal(self, c: Connection, runner: str | None, amount: float) -> str | None:
+        crossed = self.crossed(c, runner, amount)
+        return None if crossed is None else crossed[1]
+
+    def alone(self, runner: str | None, amount: float) -> str | None:
+        """Why ``amount`` is over a ceiling on its own, so that no day can take it."""
+        limits = [("max_usd_per_day", self.per_day)]
+        limits += [(f"per_runner.{name}", v) for name, v in self.per_runner if name == runner]
+        for label, limit in limits:
+            if limit is not None and amount > limit + 1e-9:
+                return (
+                    f"its budget of ${amount:.2f} is over [system.budget] {label} of "
+                    f"${limit:.2f} on its own"
+                )
+        return None
+
+    def crossed(self, c: Connection, runner: str | None, amount: float) -> tuple[str, str] | None:
+        """The ceiling reserving ``amount`` now would cross (its key) and why, or None."""
         if not self.active:
             return None
         day_start = time.time() - time.time() % 86400  # the current UTC day
@@ -564,8 +653,24 @@ class Ceilings:
                 params += (only,)
             spent = float(c.execute(query, params).fetchone()["total"])
             if spent + amount > limit + 1e-9:
-                return (
+                return label, (
                     f"reserving ${amount:.2f} would cross [system.budget] {label} of "
                     f"${limit:.2f} (${spent:.2f} reserved or spent today)"
                 )
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """A worker's ceilings and the runner its runs would reserve under: a run they leave no
+    room for waits in the queue (``Ledger.hold``)."""
+
+    ceilings: Ceilings
+    runner: str
+
+
+def hold_delay(held_for: float, now: float) -> float:
+    """How long a run held for ``held_for`` seconds waits before it is looked at again."""
+    delay = min(HOLD_MAX, max(HOLD_FIRST, held_for / 2))
+    next_day = now - now % 86400 + 86400  # a per-day ceiling's window opens again
+    return min(delay, next_day - now + 0.1)

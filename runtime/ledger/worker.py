@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from hz.runtime.errors import HzError
 from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
-from hz.runtime.ledger.store import Ledger, Owner
+from hz.runtime.ledger.store import Hold, Ledger, Owner
 
 #: How long an idle slot sleeps before looking at the queue again.
 IDLE_POLL = 0.2
@@ -104,13 +104,14 @@ class Pool:
 
 
 def from_queue(
-    queues: tuple[str, ...] = (),
+    queues: tuple[str, ...] = (), *, hold: Hold | None = None
 ) -> Callable[[Ledger, Owner], tuple[str, int] | bool]:
     """A worker's source: the next queued run (of ``queues`` when given), or False (nothing
-    now; look again later)."""
+    now; look again later). With ``hold``, runs a spend ceiling leaves no room for wait in
+    the queue, unclaimed (``Ledger.hold_here``)."""
 
     def claim(ledger: Ledger, owner: Owner) -> tuple[str, int] | bool:
-        claimed = ledger.claim_next(owner, queues=queues)
+        claimed = ledger.claim_next(owner, queues=queues, hold=hold)
         return False if claimed is None else claimed
 
     return claim

@@ -396,13 +396,69 @@ def test_a_worker_holds_a_run_over_the_ceiling_until_the_window_allows_it(tmp_pa
     )
     first, second = sorted(s.rows(), key=lambda r: r["dispatched_at"])
     assert second["dispatched_at"] >= first["ended_at"]
-    assert set(waits(s, second["id"])) == {
+    assert waits(s, second["id"]) == [
         "waiting: reserving $0.60 would cross [system.budget] max_usd_per_day of $1.00 "
         "($0.60 reserved or spent today)"
-    }
+    ]
     timeline = json.loads(s.hz("runs", "show", second["id"], "--format", "json").stdout)["timeline"]
     assert [e["state"] for e in timeline][-3:] == ["dispatching", "running", "completed"]
     assert len(s.starts()) == 2
+
+
+def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
+    dsn: str | None, tmp_path: Path, cleanup: list[Space]
+) -> None:
+    """Held for a spend ceiling, a run costs one timeline record and, on PostgreSQL, no job
+    beside its own; the wait between looks grows; once the run ahead ends below its
+    reservation the held run starts at once, not at its next look."""
+    s = space(
+        tmp_path,
+        "json",
+        "--cost=0.1",
+        "--delay=7",
+        max_usd=0.6,
+        extra='command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n',
+        dsn=dsn,
+    )
+    cleanup.append(s)
+    first = submit(s, "Ann")
+    worker = s.popen("worker", "-j", "2")
+    try:
+        until(lambda: s.rows("id = ? AND state = 'running'", (first,)), what="the first run")
+        second = submit(s, "Bo")
+        ahead, held = 0.0, time.monotonic()
+        while time.monotonic() - held < 4.5:  # the first run takes 7 s
+            [row] = s.rows("id = ?", (second,))
+            assert row["state"] == "queued"
+            ahead = max(ahead, row["not_before"] - time.time())
+            time.sleep(0.1)
+        assert ahead > 1.5  # looked at less often than once a second by now
+        assert waits(s, second) == [
+            "waiting: reserving $0.60 would cross [system.budget] max_usd_per_day of $1.00 "
+            "($0.60 reserved or spent today)"
+        ]
+        shown = json.loads(s.hz("runs", "show", second, "--format", "json").stdout)
+        assert [e["state"] for e in shown["timeline"]] == ["queued", "queued"]
+        if dsn is not None:
+            assert len(s.jobs()) == 2  # one job per run, however often it was looked at
+        until(lambda: s.rows("id = ? AND state = 'completed'", (second,)), ceiling=30)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=15)
+    one, two = (s.rows("id = ?", (i,))[0] for i in (first, second))
+    assert two["dispatched_at"] - one["ended_at"] < 2.5  # woken by the release
+    shown = json.loads(s.hz("runs", "show", second, "--format", "json").stdout)
+    assert [e["state"] for e in shown["timeline"]] == [
+        "queued",
+        "queued",
+        "queued",
+        "prepared",
+        "dispatching",
+        "running",
+        "completed",
+    ]
+    if dsn is not None:
+        assert sorted(s.jobs().values()) == ["succeeded", "succeeded"]
 
 
 def test_a_per_runner_ceiling_refuses_a_run_of_that_runner_only(tmp_path: Path) -> None:

@@ -4,8 +4,9 @@ procrastinate moves work: a queued run is one job of the task ``hz.run`` (its on
 the run id), deferred in the transaction that inserts the run, so a run exists exactly when its
 job does. It decides nothing: the worker claims the run in hz's table before it starts anything
 (a job whose run is cancelled, adopted or already taken does nothing), and hz's run table says
-how the run ended. No retry strategy is ever set on the task: procrastinate never runs a job
-twice, and hz never relaunches a run that was dispatched.
+how the run ended. The task's retry strategy takes only a hold for a spend ceiling (the job is
+scheduled again before its run was claimed: ``hz.runtime.ledger.pg.worker``): procrastinate
+never runs a failed job again, and hz never relaunches a run that was dispatched.
 """
 
 from __future__ import annotations
@@ -55,6 +56,13 @@ class Procrastinate:
         with db.tx() as c:
             assert isinstance(c, PgConnection)
             self.app.job_manager.cancel_job_by_id(job_id, abort=True, connection=c.raw)
+
+    def wake(self, c: Connection) -> None:
+        c.execute(
+            "UPDATE procrastinate_jobs SET scheduled_at = now() WHERE status = 'todo' "
+            "AND scheduled_at > now() AND id IN (SELECT job_id FROM runs WHERE "
+            "state = 'queued' AND owner IS NULL AND held_reason IS NOT NULL)"
+        )
 
     def stranded(self, c: Connection) -> list[str]:
         # A job that failed before its claim (the database went away mid-claim) ends without

@@ -75,6 +75,11 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX events_run ON hz.events (run_id, seq);
     """,
+    # 2: a run a worker holds for a spend ceiling (as the SQLite ledger's migration 3).
+    """
+    ALTER TABLE hz.runs ADD COLUMN held_reason text;
+    ALTER TABLE hz.runs ADD COLUMN held_since double precision;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -9,6 +9,11 @@ the owner machinery every backend shares (``hz.runtime.ledger.owner.run_owned``)
   within a tick, then asks procrastinate to abort the job (the watcher also polls the job's
   ``should_abort``). The run is cancelled by its phase as on one machine; the job ends
   ``aborted``.
+- A run a spend ceiling leaves no room for is held before it is claimed (``Ledger.hold``:
+  nothing claimed or prepared, its timeline told once) and its job is scheduled again for the
+  end of the hold — the same job, through the one retry procrastinate is ever asked for
+  (``_Hold``), which takes nothing but a ``Held`` raised before anything was dispatched. A run
+  that ends below its reservation makes the held runs' jobs due at once.
 - Supervision: procrastinate's worker stops itself when one of its side tasks (heartbeat,
   listener, abort poll) ends — hz watches every one of them, not only the first to finish
   (procrastinate issue #1597) — and when it loses the database. This loop starts a new one,
@@ -29,10 +34,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from procrastinate import App, JobContext
 from procrastinate.exceptions import JobAborted
+from procrastinate.jobs import Job
+from procrastinate.retry import BaseRetryStrategy, RetryDecision
 from procrastinate.worker import Worker
 
 from hz.runtime.errors import HzError
@@ -40,7 +48,7 @@ from hz.runtime.ledger import host
 from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
 from hz.runtime.ledger.pg.dispatch import TASK
 from hz.runtime.ledger.reconcile import Settled, reconcile
-from hz.runtime.ledger.store import RUN_ID, Ledger, Owner, StaleOwner
+from hz.runtime.ledger.store import RUN_ID, Hold, Ledger, Owner, StaleOwner
 
 #: How often a worker looks for jobs when no notification came (the listener may be gone).
 FETCH_POLL = 1.0
@@ -57,6 +65,24 @@ class WorkerOptions:
     queues: tuple[str, ...] = ()
     jobs: int = 1
     drain: bool = False
+
+
+class Held(Exception):
+    """The job's run waits for a spend ceiling until ``until``; nothing was dispatched."""
+
+    def __init__(self, run_id: str, until: float) -> None:
+        super().__init__(f"run {run_id} is held for a spend ceiling")
+        self.until = until
+
+
+class _Hold(BaseRetryStrategy):
+    """Schedules a held run's job again (the same job: one per run, however long it is held);
+    any other failure is never retried."""
+
+    def get_retry_decision(self, *, exception: BaseException, job: Job) -> RetryDecision | None:
+        if isinstance(exception, Held):
+            return RetryDecision(retry_at=datetime.fromtimestamp(exception.until, UTC))
+        return None
 
 
 class _Worker(Worker):
@@ -111,7 +137,7 @@ class PgWorker:
         self._stopping = False
         self._worker: _Worker | None = None
         self._wake: asyncio.Event | None = None
-        app.task(name=TASK, pass_context=True)(self._job)
+        app.task(name=TASK, pass_context=True, retry=_Hold())(self._job)
 
     # -- the task (a thread of the loop's executor) ------------------------------------------
 
@@ -119,6 +145,9 @@ class PgWorker:
         if not isinstance(run_id, str) or not RUN_ID.match(run_id):
             raise ValueError(f"{TASK}: the job's run_id is not an hz run id")
         try:
+            until = self.ledger.hold(run_id, Hold(self.policy.ceilings, self.binding.name))
+            if until is not None:
+                raise Held(run_id, until)
             generation = self.ledger.claim(run_id, self.owner, worker=self.name)
         except HzError as e:
             self.on_error(run_id, e)
@@ -150,8 +179,9 @@ class PgWorker:
         finally:
             with self._lock:
                 self.running.pop(run_id, None)
-        if not outcome.requeued:
-            self.on_done(outcome)
+        if outcome.requeued:
+            raise Held(run_id, outcome.until or time.time())
+        self.on_done(outcome)
         if context.should_abort():
             raise JobAborted(f"run {run_id} was cancelled")
 
