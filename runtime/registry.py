@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import functools
 import importlib
-from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, cast
 
 from hz.runtime.errors import ConfigError
+from hz.runtime.runners.claude_code import tools as claude_code_tools
+from hz.runtime.runners.command import tools as command_tools
 from hz.runtime.suggest import did_you_mean_suffix
 
 if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
     # Only for annotations: the protocol module pulls in pydantic, and the authoring commands
     # read configuration without loading any runner.
     from hz.runtime.protocol import RunnerClass
@@ -35,11 +38,26 @@ CORE: dict[str, str] = {
     "echo": "hz.runtime.runners.echo:EchoRunner",
 }
 
+#: The tool names each runner hz ships accepts (its ``accepted_tools``) with its default
+#: settings, by the ``"module:Class"`` it is imported from (``CORE`` and hz's own ``hz.runners``
+#: entry points); ``None`` for a runner that does not check tool names. Known without importing
+#: the runner (which imports pydantic): ``hz validate`` asks for every contract naming a tool.
+#: A test holds this to the classes.
+DEFAULT_TOOLS: dict[str, tuple[str, ...] | None] = {
+    CORE["claude-code"]: claude_code_tools.DEFAULT_READ_ONLY_TOOLS,
+    CORE["command"]: command_tools.DEFAULT_READ_ONLY_TOOLS,
+    CORE["echo"]: None,
+    "hz.runtime.runners.codex.runner:CodexRunner": None,
+    "hz.runtime.runners.codex_app_server.runner:CodexAppServerRunner": None,
+}
+
 
 @functools.cache
 def _plugins() -> dict[str, EntryPoint]:
-    # Scanning every installed distribution's metadata is slow; the set of installed plugins
-    # does not change during one hz process.
+    # Scanning every installed distribution's metadata is slow (and importing importlib.metadata
+    # takes a while too); the set of installed plugins does not change during one hz process.
+    from importlib.metadata import entry_points
+
     found: dict[str, EntryPoint] = {}
     for point in entry_points(group=GROUP):
         if point.name not in CORE:
@@ -58,6 +76,15 @@ def available() -> list[tuple[str, str]]:
     rows = [(name, "core") for name in CORE]
     rows += [(name, _distribution(point)) for name, point in _plugins().items()]
     return sorted(rows)
+
+
+def target(name: str) -> str | None:
+    """The ``"module:Class"`` the runner registered as ``name`` is imported from (``None``
+    when no runner has that name). Nothing is imported."""
+    if name in CORE:
+        return CORE[name]
+    point = _plugins().get(name)
+    return None if point is None else point.value
 
 
 def resolve(name: str) -> RunnerClass:

@@ -26,22 +26,28 @@ class ToolPolicy:
     accepted: Mapping[str, tuple[str, ...]]
     runner: str | None = None
 
+    def accepts(self, tool: str) -> bool:
+        """Whether some runner of the policy accepts ``tool``."""
+        return any(tool in names for names in self.accepted.values())
 
-#: Gives the policy when first needed: asking the runners imports them (and pydantic), which
-#: a contract naming no tools should not pay for.
-PolicySource = Callable[[], ToolPolicy]
+
+#: Gives the policy when first needed, for the tool names the contract asks for: asking the
+#: runners can import them (and pydantic), which a contract naming no tools should not pay for.
+#: The policy may leave out runners when those it has accept every name asked for: a runner
+#: only ever adds to the names accepted, so the others cannot change the verdict.
+PolicySource = Callable[[tuple[str, ...]], ToolPolicy]
 
 
 def check_tools(doc: SourceDoc, source: PolicySource | None) -> list[Diagnostic]:
     tools = get(doc.data, "hz", "agent", "tools")
     if source is None or not isinstance(tools, list) or not tools:
         return []
-    policy = source()
+    policy = source(tuple(tool for tool in tools if isinstance(tool, str)))
     if not policy.accepted:
         return []
     problems = []
     for index, tool in enumerate(tools):
-        if not isinstance(tool, str) or any(tool in n for n in policy.accepted.values()):
+        if not isinstance(tool, str) or policy.accepts(tool):
             continue
         lists = "; ".join(
             f"{'it' if policy.runner else runner} accepts {', '.join(names) or 'none'}"

@@ -13,7 +13,7 @@ import click
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from hz.compiler.checks.tools import ToolPolicy
+    from hz.compiler.checks.tools import PolicySource, ToolPolicy
     from hz.compiler.diagnostics import Diagnostic
 
 from hz.compiler.report.formats import FORMATS
@@ -96,15 +96,13 @@ def validate(
     from hz.compiler.validate import validate_paths
 
     options = authoring(max_usd_ceiling)
-    # With --runner the name is checked now; otherwise the runners are asked (and imported)
-    # only when a contract names a tool.
+    # With --runner the name is checked now; otherwise the runners are asked only when a
+    # contract names a tool.
     policy = tool_policy(runner) if runner else None
     run = validate_paths(
         paths,
         max_usd_ceiling=options.max_usd_ceiling,
-        tools=(lambda: policy)
-        if policy is not None
-        else functools.cache(lambda: tool_policy(None)),
+        tools=(lambda _: policy) if policy is not None else policy_source(),
     )
     for directory in run.empty_dirs:
         click.echo(f"hz: warning: {directory} holds no *.yaml or *.yml file", err=True)
@@ -119,13 +117,30 @@ def validate(
     return 0 if run.ok and not options.diagnostics else 1
 
 
-def tool_policy(runner: str | None) -> ToolPolicy:
+def policy_source() -> PolicySource:
+    """The tool policy of every registered runner, worked out once per process and only as far
+    as needed: the core runners first, the plugins (an entry-point scan, and importing them)
+    only for a tool no core runner accepts."""
+    core = functools.cache(lambda: tool_policy(None, core_only=True))
+    every = functools.cache(lambda: tool_policy(None))
+
+    def source(asked: tuple[str, ...]) -> ToolPolicy:
+        found = core()
+        return found if all(found.accepts(tool) for tool in asked) else every()
+
+    return source
+
+
+def tool_policy(runner: str | None, *, core_only: bool = False) -> ToolPolicy:
     """The tool names each registered runner that checks names (``accepted_tools``) accepts
     under this machine's configuration; with ``runner``, only that runner's (an unknown name
-    is a usage error). Resolving the runners imports them: only done when a contract names a
-    tool, or ``--runner`` is given."""
+    is a usage error); with ``core_only``, only the core runners'. Only done when a contract
+    names a tool, or ``--runner`` is given. With no ``[system.runner]`` key configured, the
+    runners hz ships are not imported: their defaults are declared
+    (``hz.runtime.registry.DEFAULT_TOOLS``)."""
     from hz.compiler.checks.tools import ToolPolicy
     from hz.runtime import registry
+    from hz.runtime.config.keys import RUNNER
     from hz.runtime.config.layers import load_config
     from hz.runtime.errors import HzError
 
@@ -133,9 +148,22 @@ def tool_policy(runner: str | None) -> ToolPolicy:
         config = load_config(cwd=Path.cwd())
     except HzError:
         config = None  # a broken configuration is hz doctor's to report, not validate's
-    names = [runner] if runner else [name for name, _ in registry.available()]
+    # Unconfigured, every runner's settings are its defaults (as with a broken configuration).
+    defaults = config is None or not config.table(RUNNER)
+    if runner:
+        names = [runner]
+    elif core_only:
+        names = list(registry.CORE)
+    else:
+        names = [name for name, _ in registry.available()]
     accepted: dict[str, tuple[str, ...]] = {}
     for name in names:
+        target = registry.target(name)
+        if defaults and target in registry.DEFAULT_TOOLS:
+            declared = registry.DEFAULT_TOOLS[target]
+            if declared is not None:
+                accepted[name] = declared
+            continue
         try:
             runner_class = registry.resolve(name)
         except HzError as e:

@@ -20,24 +20,43 @@ def hz(
     )
 
 
-def test_validate_imports_neither_pydantic_nor_unneeded_modules(tmp_path: Path) -> None:
-    (tmp_path / "c.yaml").write_text(GOOD.replace("{{ inputs.who }}", "you"))
+def _modules_loaded_by_validate(cwd: Path) -> str:
     probe = (
         "import sys, atexit\n"
-        "atexit.register(lambda: print(sorted({m.split('.')[0] for m in sys.modules}),"
-        " file=sys.stderr))\n"
+        "atexit.register(lambda: print(sorted(sys.modules), file=sys.stderr))\n"
         "from hz.cli import main\n"
         "main(['validate', 'c.yaml'])\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, timeout=60
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=cwd, timeout=60
     )
-    assert result.returncode == 0, result.stderr
-    loaded = result.stderr.splitlines()[-1]
+    assert (result.returncode, result.stdout) == (0, ""), result.stderr
+    return result.stderr.splitlines()[-1]
+
+
+def test_validate_imports_neither_pydantic_nor_unneeded_modules(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(GOOD.replace("{{ inputs.who }}", "you"))
+    loaded = _modules_loaded_by_validate(tmp_path)
     assert "'pydantic'" not in loaded
     # A valid contract without input or output schemas takes the schema fast path:
     # jsonschema is not even imported (it is for an invalid file, to locate the errors).
     assert "'jsonschema'" not in loaded
+
+
+def test_validate_judges_tools_the_core_runners_accept_without_importing_them(
+    tmp_path: Path,
+) -> None:
+    # With nothing configured, the tools the runners hz ships accept are declared data: no
+    # runner module (nor pydantic) is imported, and no entry point is looked up, since a core
+    # runner accepts every tool named (a plugin could only add to the names accepted).
+    contract = GOOD.replace("{{ inputs.who }}", "you").replace(
+        "agent: {max_usd: 5}", "agent: {max_usd: 5, tools: [Read, Grep]}"
+    )
+    (tmp_path / "c.yaml").write_text(contract)
+    loaded = _modules_loaded_by_validate(tmp_path)
+    assert "'pydantic'" not in loaded
+    assert "'importlib.metadata'" not in loaded
+    assert "'hz.runtime.runners.claude_code.runner'" not in loaded
 
 
 def test_fifo_in_a_directory_is_skipped_and_refused_by_name(

@@ -159,3 +159,29 @@ def test_plugin_with_malformed_declarations(
     keys, broken = registry.all_settings_keys()
     assert broken == ("shout",)
     assert "command" in keys
+
+
+def test_default_tools_are_what_the_shipped_runners_accept_unconfigured() -> None:
+    """``hz validate`` reads ``DEFAULT_TOOLS`` instead of importing the runners hz ships: it
+    must give what each class's ``accepted_tools`` gives with an empty ``[system.runner]``
+    table (settings from the table, else the model's defaults, as ``tool_policy`` judges)."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    from hz.runtime.errors import HzError
+
+    own = {p.value for p in entry_points(group=registry.GROUP) if p.dist and p.dist.name == "hz"}
+    assert set(registry.DEFAULT_TOOLS) == set(registry.CORE.values()) | own
+    for target, declared in registry.DEFAULT_TOOLS.items():
+        module, _, attr = target.partition(":")
+        runner = getattr(importlib.import_module(module), attr)
+        accepted = getattr(runner, "accepted_tools", None)
+        if accepted is None:
+            assert declared is None, target
+            continue
+        model = runner.settings_model
+        try:
+            settings = model.from_table({})
+        except (HzError, ValueError):
+            settings = model.model_construct()
+        assert declared == tuple(accepted(settings)), target

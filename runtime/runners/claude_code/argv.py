@@ -6,7 +6,8 @@ import json
 
 from hz.runtime.errors import RunnerError
 from hz.runtime.models import Budget, OutputSpec, ToolProfile
-from hz.runtime.runners.claude_code.settings import NETWORK_TOOLS, ClaudeSettings
+from hz.runtime.runners.claude_code.settings import ClaudeSettings
+from hz.runtime.runners.claude_code.tools import NETWORK_TOOLS
 
 #: Flags that keep the user's and the project's Claude setup out of the session.
 ISOLATION_FLAGS: tuple[str, ...] = (

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from hz.runtime.capabilities import Descriptor, supported, unsupported
-from hz.runtime.runners.claude_code.settings import TOOLS_VERSION, ClaudeSettings
+from hz.runtime.runners.claude_code.settings import ClaudeSettings
+from hz.runtime.runners.claude_code.tools import TOOLS_VERSION
 
 _CLI = "tests/integration/test_claude_code_cli.py::"
 _CANCEL = (

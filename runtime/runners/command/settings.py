@@ -9,6 +9,7 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from hz.runtime.errors import ConfigError
+from hz.runtime.runners.command.tools import DEFAULT_READ_ONLY_TOOLS
 from hz.runtime.runners.settings import Expect, RunnerSettings, key_name, passed_names
 
 PLACEHOLDERS: tuple[str, ...] = (
@@ -57,7 +58,7 @@ class CommandSettings(RunnerSettings):
             "`{tools}` becomes when the contract names none.",
         ),
         Expect("must be a list of tool names"),
-    ] = ()
+    ] = DEFAULT_READ_ONLY_TOOLS
     env: Annotated[
         tuple[str, ...],
         passed_names("command_env"),
