@@ -606,3 +606,64 @@ def test_a_real_claude_run_through_a_postgres_worker(tmp_path: Path, pg_dsn: str
     assert json.loads(row["result_json"])["draft"] == "marmalade"
     [receipt] = (tmp_path / "receipts").glob("*.json")
     assert json.loads(receipt.read_text())["status"] == "completed"
+
+
+def test_three_workers_never_reserve_past_the_daily_ceiling(
+    tmp_path: Path, pg_dsn: str, fleet: list[Any]
+) -> None:
+    """$0.40 runs that cost $0.10 against a $1.00 day, on three workers (six slots): at most
+    two reservations at once, the day's reservations never over the ceiling at any instant,
+    every run that fits completes once, and the one that no longer fits waits, held."""
+    marks = tmp_path / "markers"
+    marks.mkdir()
+    s = space(
+        tmp_path,
+        "json",
+        "--cost=0.1",
+        "--delay=1.5",
+        f"--markers={marks}",
+        "--prompt-file={prompt_file}",
+        max_usd=0.4,
+        extra='command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n',
+        dsn=pg_dsn,
+    )
+    fleet.append(s)
+    ids = submit_many(s, 8)
+    workers = [Worker(s, f"host-{n}", "-j", "2") for n in range(3)]
+    fleet.extend(workers)
+    day = time.time() - time.time() % 86400
+    peak_reserved, peak_live = 0.0, 0
+    deadline = time.monotonic() + 120
+    while len(s.rows("state = 'completed'")) < 7:
+        assert time.monotonic() < deadline, states(s)
+        [row] = pg_rows(
+            pg_dsn,
+            "SELECT COALESCE(SUM(reserved_usd), 0) AS reserved, COUNT(*) FILTER (WHERE state IN "
+            "('dispatching', 'running')) AS live FROM runs WHERE dispatched_at >= %s",
+            (day,),
+        )
+        peak_reserved = max(peak_reserved, float(row["reserved"]))
+        peak_live = max(peak_live, int(row["live"]))
+        time.sleep(0.02)
+    time.sleep(2.0)  # time for a wrongly admitted eighth start
+    assert [w.stop() for w in workers] == [0, 0, 0]
+    assert peak_reserved <= 1.0 + 1e-9
+    assert peak_live == 2
+    found = states(s, ids)
+    assert sorted(found.values()) == ["completed"] * 7 + ["queued"]
+    # $0.70 spent: the eighth run's $0.40 would cross the ceiling until the next UTC day.
+    [waiting] = [run_id for run_id, state in found.items() if state == "queued"]
+    # Held once, recorded once (with what was reserved when it was first held).
+    [held] = [line for line in timeline(s, waiting) if line.startswith("queued: waiting")]
+    assert held.startswith(
+        "queued: waiting: reserving $0.40 would cross [system.budget] max_usd_per_day of $1.00 ($"
+    )
+    [row] = s.rows("id = %s", (waiting,))
+    assert (row["dispatched_at"], row["reserved_usd"], row["held_reason"]) == (
+        None,
+        0,
+        "max_usd_per_day",
+    )
+    assert sorted(starts_by_who(s).values()) == [1] * 7
+    assert len(s.jobs()) == 8  # one procrastinate job per run
+    assert all(w.stderr == "" for w in workers), [w.stderr for w in workers]
