@@ -80,14 +80,29 @@ def cli(debug: bool) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    try:
+        _main(args)
+    except KeyboardInterrupt:  # a second Ctrl-C while the first one was being handled
+        _aborted()
+
+
+def _aborted() -> None:
+    import signal
+
+    # Once aborting, a further Ctrl-C cannot interrupt the message or the exit.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    click.echo("hz: aborted", err=True)
+    sys.exit(130)
+
+
+def _main(args: list[str]) -> None:
     debug = "--debug" in args
     try:
         code: Any = cli.main(args=args, prog_name="hz", standalone_mode=False)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:
-        click.echo("hz: aborted", err=True)
-        sys.exit(130)
+        _aborted()
     except click.ClickException as e:
         e.show()
         sys.exit(2 if isinstance(e, click.UsageError) else e.exit_code)

@@ -17,8 +17,9 @@ _QUEUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 def check_queue(name: str) -> str:
     if not _QUEUE.match(name):
+        shown = repr(name[:64]) + (f" (… {len(name)} characters)" if len(name) > 64 else "")
         raise click.BadParameter(
-            f"{name!r} is not a queue name (1 to 64 letters, digits, '.', '_' or '-')",
+            f"{shown} is not a queue name (1 to 64 letters, digits, '.', '_' or '-')",
             param_hint="--queue",
         )
     return name

@@ -25,7 +25,7 @@ from hz.runtime.canonical import digest_of
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
 from hz.runtime.ledger.db import LedgerError
-from hz.runtime.ledger.store import Ceilings, Hold, Ledger, StaleOwner
+from hz.runtime.ledger.store import Ceilings, Hold, Ledger, StaleOwner, read_packet
 from hz.runtime.models import Packet
 from hz.runtime.process import observe
 from hz.runtime.process.group import signal_group
@@ -284,8 +284,12 @@ def run_owned(
     to ``owned.interrupt``. ``receipt_dir`` overrides the recorded (absolute) directory with
     the caller's spelling of it, for messages."""
     row = ledger.get(run_id)
-    packet = Packet.model_validate_json(row["packet_json"])
     try:
+        packet = read_packet(row)
+        if packet is None:
+            raise LedgerError(
+                "its packet in the ledger is missing or unreadable (the row was edited by hand?)"
+            )
         RunRequest.for_packet(packet, workdir=Path(row["workdir"]))  # the workdir must exist
     except HzError as e:
         ledger.finish(

@@ -25,8 +25,7 @@ from typing import Any
 
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
-from hz.runtime.ledger.store import Clock, Ledger, Owner, StaleOwner
-from hz.runtime.models import Packet
+from hz.runtime.ledger.store import Clock, Ledger, Owner, StaleOwner, read_observed, read_packet
 from hz.runtime.process.group import UnsafeGroupError, signal_group
 from hz.runtime.process.privatefiles import remove_tree
 from hz.runtime.result import AgentResult
@@ -200,16 +199,19 @@ def settle_lost(
     if row["receipt_dir"] is not None:
         from hz.runtime.receipts.write import receipt_and_transcript, write_receipt
 
-        packet = Packet.model_validate_json(row["packet_json"])
-        started = datetime.fromtimestamp(row["dispatched_at"] or row["created_at"], UTC)
-        body, transcript = receipt_and_transcript(
-            packet, result, started_at=started, ended_at=datetime.now(UTC)
-        )
-        body = body.model_copy(update={"status": state, "failure_kind": None})
-        try:
-            receipt = write_receipt(Path(row["receipt_dir"]), body, transcript)
-        except HzError as e:
-            detail += f"; no receipt: {e.message}"
+        packet = read_packet(row)
+        if packet is None:
+            detail += "; no receipt: its packet in the ledger is unreadable"
+        else:
+            started = datetime.fromtimestamp(row["dispatched_at"] or row["created_at"], UTC)
+            body, transcript = receipt_and_transcript(
+                packet, result, started_at=started, ended_at=datetime.now(UTC)
+            )
+            body = body.model_copy(update={"status": state, "failure_kind": None})
+            try:
+                receipt = write_receipt(Path(row["receipt_dir"]), body, transcript)
+            except HzError as e:
+                detail += f"; no receipt: {e.message}"
     try:
         ledger.finish(
             row["id"],
@@ -232,9 +234,4 @@ def settle_lost(
 
 
 def _observed(row: Any) -> dict[str, Any]:
-    import json
-
-    if not row["observed_json"]:
-        return {}
-    value = json.loads(row["observed_json"])
-    return value if isinstance(value, dict) else {}
+    return read_observed(row["observed_json"]) or {}

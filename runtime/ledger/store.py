@@ -72,6 +72,35 @@ class UnknownRun(HzError):
     pass
 
 
+class UnknownState(HzError):
+    """A run's row says a state this hz does not know (edited by hand, or a newer hz)."""
+
+
+#: ``observed_json`` is hz's four small counters; anything longer was not written by hz.
+MAX_OBSERVED = 4096
+_OBSERVED_KEYS = {"elapsed_seconds": (int, float), "turns": (int,), "tool_calls": (int,)}
+
+
+def read_observed(text: str | None) -> dict[str, Any] | None:
+    """What a run's owner recorded of its session so far, or None when nothing (or nothing
+    readable: a row edited by hand) is there. Only hz's own counters, with their types."""
+    if not text or len(text) > MAX_OBSERVED:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    seen: dict[str, Any] = {}
+    for key, types in _OBSERVED_KEYS.items():
+        item = value.get(key)
+        seen[key] = item if isinstance(item, types) and not isinstance(item, bool) else None
+    last = value.get("last_tool")
+    seen["last_tool"] = last[:200] if isinstance(last, str) else None
+    return seen
+
+
 @dataclass(frozen=True, slots=True)
 class Owner:
     """The process that runs a job: recognisable after a crash by host, pid, start time and
@@ -95,6 +124,19 @@ class Owner:
         return host.is_this_host(self.host, self.boot) and not host.is_same_process(
             self.pid, self.start, self.boot
         )
+
+
+def read_packet(row: Any) -> Packet | None:
+    """The run's packet as stored; None when the row holds none or not one (edited by hand)."""
+    from pydantic import ValidationError
+
+    text = row["packet_json"]
+    if not isinstance(text, str):
+        return None
+    try:
+        return Packet.model_validate_json(text)
+    except ValidationError:
+        return None
 
 
 def request_key(packet: Packet, workdir: Path) -> str:
@@ -137,6 +179,13 @@ class Ledger:
         row = self.connection.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             raise UnknownRun(f"no run {run_id} in the ledger at {self.db.where}")
+        if row["state"] not in STATES:
+            raise UnknownState(
+                f"run {run_id} is in the state {str(row['state'])[:64]!r}, which this hz does "
+                "not know; it leaves the run alone",
+                hint="the row was edited by hand or written by a newer hz; hz runs list shows "
+                "it, fix the row or use that hz",
+            )
         return row
 
     def locked(self, c: Connection, run_id: str) -> Any:

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from hz.runtime.ledger.store import TERMINAL, Ledger
+from hz.runtime.ledger.store import TERMINAL, Ledger, read_observed
 from hz.runtime.printable import printable
 
 RUN_FORMAT_VERSION = 1
@@ -17,6 +17,17 @@ def iso(moment: float | None) -> str | None:
         return None
     stamp = datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds")
     return stamp.replace("+00:00", "Z")
+
+
+def _result(text: str | None) -> dict[str, Any] | None:
+    """The stored result object; None when there is none or it is not one (edited by hand)."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def run_json(ledger: Ledger, row: Any, *, timeline: bool = True) -> dict[str, Any]:
@@ -53,12 +64,17 @@ def run_json(ledger: Ledger, row: Any, *, timeline: bool = True) -> dict[str, An
         "dispatched_at": iso(row["dispatched_at"]),
         "ended_at": iso(row["ended_at"]),
         "receipt": row["receipt_path"],
-        "observed": json.loads(row["observed_json"]) if row["observed_json"] else None,
-        "result": json.loads(row["result_json"]) if row["result_json"] else None,
+        "observed": read_observed(row["observed_json"]),
+        "result": _result(row["result_json"]),
     }
     # Issue 10: a session the operator widened (network tools) is named wherever the run is.
     result = document["result"]
-    document["session_widened"] = None if result is None else result.get("session_widened", [])
+    widened = None if result is None else result.get("session_widened", [])
+    if widened is not None and not (
+        isinstance(widened, list) and all(isinstance(w, str) for w in widened)
+    ):
+        widened = []  # not hz's: a row edited by hand
+    document["session_widened"] = widened
     if timeline:
         document["timeline"] = [
             {"at": iso(e["at"]), "state": e["state"], "detail": e["detail"]}
@@ -98,7 +114,8 @@ def run_text(document: dict[str, Any]) -> str:
         rows.append(("receipt", document["receipt"]))
     if document["observed"]:
         seen = document["observed"]
-        rows.append(("seen so far", f"{seen['turns']} turns, {seen['tool_calls']} tool calls"))
+        turns, calls = (("?" if seen[k] is None else seen[k]) for k in ("turns", "tool_calls"))
+        rows.append(("seen so far", f"{turns} turns, {calls} tool calls"))
     if document["session_widened"]:
         rows.append(("widened", f"{', '.join(document['session_widened'])} (network)"))
     result = document["result"]

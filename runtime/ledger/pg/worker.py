@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import threading
 import time
@@ -49,6 +50,7 @@ from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owne
 from hz.runtime.ledger.pg.dispatch import TASK
 from hz.runtime.ledger.reconcile import Settled, reconcile
 from hz.runtime.ledger.store import RUN_ID, Hold, Ledger, Owner, StaleOwner
+from hz.runtime.printable import printable
 
 #: How often a worker looks for jobs when no notification came (the listener may be gone).
 FETCH_POLL = 1.0
@@ -65,6 +67,25 @@ class WorkerOptions:
     queues: tuple[str, ...] = ()
     jobs: int = 1
     drain: bool = False
+
+
+class ForeignJob(Exception):
+    """A job of hz's task that names no run of this ledger."""
+
+
+class _OneLine(logging.Handler):
+    """procrastinate's warnings and errors on stderr as one line each, without a traceback
+    (a job that failed says why in the same line)."""
+
+    def __init__(self, note: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.note = note
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += f": {record.exc_info[1]}"
+        self.note(f"hz: worker: {printable(' '.join(text.split())[:500])}")
 
 
 class Held(Exception):
@@ -141,9 +162,15 @@ class PgWorker:
 
     # -- the task (a thread of the loop's executor) ------------------------------------------
 
-    def _job(self, context: JobContext, run_id: object = None) -> None:
-        if not isinstance(run_id, str) or not RUN_ID.match(run_id):
-            raise ValueError(f"{TASK}: the job's run_id is not an hz run id")
+    def _job(self, context: JobContext, /, run_id: object = None, **others: object) -> None:
+        # A job may have been deferred by hand, or by another hz, with any arguments: it ends
+        # failed (never retried), with one line on stderr (``_OneLine``), and runs nothing.
+        if others or not isinstance(run_id, str) or not RUN_ID.match(run_id):
+            raise ForeignJob(f"{TASK} takes one argument, run_id, an hz run id; nothing was run")
+        try:
+            self.ledger.get(run_id)  # UnknownRun: another database's run, or none at all
+        except HzError as e:
+            raise ForeignJob(f"{e.message}; nothing was run") from None
         try:
             until = self.ledger.hold(run_id, Hold(self.policy.ceilings, self.binding.name))
             if until is not None:
@@ -201,7 +228,13 @@ class PgWorker:
             run.interrupt(reason, now=now)
 
     def run(self) -> None:
-        asyncio.run(self._main())
+        logger = logging.getLogger("procrastinate")
+        handler = _OneLine(self.note)
+        logger.addHandler(handler)
+        try:
+            asyncio.run(self._main())
+        finally:
+            logger.removeHandler(handler)
 
     async def _main(self) -> None:
         loop = asyncio.get_running_loop()
