@@ -252,15 +252,16 @@ def test_a_hostile_project_file_cannot_choose_what_runs(hz_argv: list[str], tmp_
 
 
 @pytest.mark.parametrize(
-    ("first", "second", "name"),
+    ("first", "second"),
     [
-        (signal.SIGINT, signal.SIGTERM, "SIGINT"),
-        (signal.SIGHUP, signal.SIGQUIT, "SIGHUP"),
-        (signal.SIGHUP, signal.SIGINT, "SIGHUP"),
+        (signal.SIGINT, signal.SIGTERM),
+        (signal.SIGHUP, signal.SIGQUIT),
+        (signal.SIGHUP, signal.SIGINT),
     ],
+    ids=["SIGINT-SIGTERM", "SIGHUP-SIGQUIT", "SIGHUP-SIGINT"],
 )
 def test_a_second_signal_does_not_stop_the_cleanup(
-    hz_argv: list[str], tmp_path: Path, first: int, second: int, name: str
+    hz_argv: list[str], tmp_path: Path, first: signal.Signals, second: signal.Signals
 ) -> None:
     pids = tmp_path / "pids"
     private_parent = tmp_path / "tmp"
@@ -268,7 +269,9 @@ def test_a_second_signal_does_not_stop_the_cleanup(
     with running_hz(
         hz_argv, tmp_path, "ignore-term", pids, TMPDIR=str(private_parent)
     ) as hz_process:
-        # Both at once (handled in signal-number order), then more while hz is cancelling.
+        # Both at once, then more while hz is cancelling. Which of the first two hz names is
+        # not defined: Python runs the handler of a signal that arrives as the handler of
+        # another starts inside it, before the outer one's first statement.
         hz_process.send_signal(first)
         hz_process.send_signal(second)
         for _ in range(5):
@@ -277,7 +280,9 @@ def test_a_second_signal_does_not_stop_the_cleanup(
         out, err = hz_process.communicate(timeout=60)
     assert (hz_process.returncode, err) == (7, "")
     result = json.loads(out)
-    assert result["reason"] == f"hz was interrupted ({name}); the run's processes were killed"
+    assert result["reason"] in {
+        f"hz was interrupted ({s.name}); the run's processes were killed" for s in (first, second)
+    }
     assert [p for p in recorded_pids(pids) if not is_gone(int(p["pid"]))] == []
     assert list(private_parent.iterdir()) == []
     receipt = json.loads((default_receipt_dir() / "000001-greet.json").read_text())
