@@ -405,17 +405,25 @@ class Ledger:
                 raise StaleOwner(run_id)
             yield c
 
-    def hold(self, run_id: str, hold: Hold) -> float | None:
+    def hold(self, run_id: str, hold: Hold, *, job_id: int | None = None) -> float | None:
         """Before a queued run is claimed: when a spend ceiling leaves it no room today, hold
         it (``hold_here``) and say until when; None when it may be claimed (or is not for
-        this process to hold: not queued, owned, over a ceiling on its own)."""
+        this process to hold: not queued, owned, over a ceiling on its own).
+
+        On a dispatcher, the job ``job_id`` that looked is the run's job: in the same
+        transaction the run gets a new job due at the next look, whose id the row records
+        (so a cancel reaches it, and one job per queued run is waiting); the looking job
+        then ends as any job that ran nothing."""
         if not hold.ceilings.active:
             return None
         with self.tx() as c:
             row = self.locked(c, run_id)
             if row is None or row["state"] != "queued" or row["owner"] is not None:
                 return None
-            return self.hold_here(c, row, hold)
+            until = self.hold_here(c, row, hold)
+            if until is not None and job_id is not None and row["job_id"] == job_id:
+                self._enqueue(c, run_id, row["queue"], row["priority"], until)
+            return until
 
     def hold_here(self, c: Connection, row: Any, hold: Hold) -> float | None:
         """Inside a transaction holding ``row`` (queued, unowned): the time it is held until
@@ -444,8 +452,8 @@ class Ledger:
     def release(self, run_id: str, generation: int, hold: Hold) -> float:
         """Hand an owned run back to the queue: a ceiling was in the way when it was to be
         dispatched. Held as ``hold_here`` holds (until the time returned), or at once ready
-        again when the room came back meanwhile. Its job, on a dispatcher, is the one that
-        took it: the caller schedules it again (``hz.runtime.ledger.pg.worker``)."""
+        again when the room came back meanwhile. On a dispatcher, the run gets a new job due
+        then, in the same transaction (the job that took it ends: ``hold``)."""
         with self.fenced(run_id, generation) as c:
             c.execute(
                 "UPDATE runs SET state = 'queued', owner = NULL, owner_pid = NULL, "
@@ -458,6 +466,8 @@ class Ledger:
             if until is None:
                 until = time.time()
                 c.execute("UPDATE runs SET not_before = ? WHERE id = ?", (until, run_id))
+            if row["batch"] is None:  # a batch's own process looks again, not a worker
+                self._enqueue(c, run_id, row["queue"], row["priority"], until)
             return until
 
     def _wake_held(self, c: Connection) -> None:

@@ -4,9 +4,10 @@ procrastinate moves work: a queued run is one job of the task ``hz.run`` (its on
 the run id), deferred in the transaction that inserts the run, so a run exists exactly when its
 job does. It decides nothing: the worker claims the run in hz's table before it starts anything
 (a job whose run is cancelled, adopted or already taken does nothing), and hz's run table says
-how the run ended. The task's retry strategy takes only a hold for a spend ceiling (the job is
-scheduled again before its run was claimed: ``hz.runtime.ledger.pg.worker``): procrastinate
-never runs a failed job again, and hz never relaunches a run that was dispatched.
+how the run ended. The task has no retry strategy: procrastinate never runs a job again, and
+hz never relaunches a run that was dispatched. A run held for a spend ceiling gets a new job
+due at its next look, in the transaction that holds it (``Ledger.hold``), and the row records
+the new job's id.
 """
 
 from __future__ import annotations

@@ -10,9 +10,10 @@ the owner machinery every backend shares (``hz.runtime.ledger.owner.run_owned``)
   ``should_abort``). The run is cancelled by its phase as on one machine; the job ends
   ``aborted``.
 - A run a spend ceiling leaves no room for is held before it is claimed (``Ledger.hold``:
-  nothing claimed or prepared, its timeline told once) and its job is scheduled again for the
-  end of the hold — the same job, through the one retry procrastinate is ever asked for
-  (``_Hold``), which takes nothing but a ``Held`` raised before anything was dispatched. A run
+  nothing claimed or prepared, its timeline told once). In the same transaction the run gets
+  a new job, due at its next look, whose id hz's row records (a cancel reaches it); the job
+  that looked ends normally and is deleted (``_Worker``), so a held run has one job, however
+  long it waits. No retry strategy is ever set: procrastinate never runs a job twice. A run
   that ends below its reservation makes the held runs' jobs due at once.
 - Supervision: procrastinate's worker stops itself when one of its side tasks (heartbeat,
   listener, abort poll) ends — hz watches every one of them, not only the first to finish
@@ -35,13 +36,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from procrastinate import App, JobContext
 from procrastinate.exceptions import JobAborted
-from procrastinate.jobs import Job
-from procrastinate.retry import BaseRetryStrategy, RetryDecision
+from procrastinate.job_context import JobResult
+from procrastinate.jobs import Job, Status
+from procrastinate.retry import RetryDecision
 from procrastinate.worker import Worker
 
 from hz.runtime.errors import HzError
@@ -88,28 +89,31 @@ class _OneLine(logging.Handler):
         self.note(f"hz: worker: {printable(' '.join(text.split())[:500])}")
 
 
-class Held(Exception):
-    """The job's run waits for a spend ceiling until ``until``; nothing was dispatched."""
-
-    def __init__(self, run_id: str, until: float) -> None:
-        super().__init__(f"run {run_id} is held for a spend ceiling")
-        self.until = until
-
-
-class _Hold(BaseRetryStrategy):
-    """Schedules a held run's job again (the same job: one per run, however long it is held);
-    any other failure is never retried."""
-
-    def get_retry_decision(self, *, exception: BaseException, job: Job) -> RetryDecision | None:
-        if isinstance(exception, Held):
-            return RetryDecision(retry_at=datetime.fromtimestamp(exception.until, UTC))
-        return None
-
-
 class _Worker(Worker):
     """procrastinate's worker, stopped when *any* of its side tasks ends."""
 
     side_failure: str | None = None
+
+    def __init__(self, *args: Any, superseded: set[int] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Jobs of held runs, replaced by a job due at the run's next look: deleted when they
+        #: end, so that a run held all day has one job, not one per look.
+        self.superseded = set() if superseded is None else superseded
+
+    async def _persist_job_status(
+        self,
+        job: Job,
+        status: Status,
+        retry_decision: RetryDecision | None,
+        context: JobContext,
+        job_result: JobResult | None,
+    ) -> None:
+        assert job.id is not None
+        if job.id in self.superseded and status == Status.SUCCEEDED:
+            self.superseded.discard(job.id)
+            await self.app.job_manager.finish_job(job=job, status=status, delete_job=True)
+            return
+        await super()._persist_job_status(job, status, retry_decision, context, job_result)
 
     async def _monitor_side_tasks(self, side_tasks: list[asyncio.Task[Any]]) -> None:
         # The periodic deferrer ends at once when no periodic task is registered (hz has
@@ -158,7 +162,8 @@ class PgWorker:
         self._stopping = False
         self._worker: _Worker | None = None
         self._wake: asyncio.Event | None = None
-        app.task(name=TASK, pass_context=True, retry=_Hold())(self._job)
+        self._superseded: set[int] = set()
+        app.task(name=TASK, pass_context=True)(self._job)
 
     # -- the task (a thread of the loop's executor) ------------------------------------------
 
@@ -172,9 +177,12 @@ class PgWorker:
         except HzError as e:
             raise ForeignJob(f"{e.message}; nothing was run") from None
         try:
-            until = self.ledger.hold(run_id, Hold(self.policy.ceilings, self.binding.name))
-            if until is not None:
-                raise Held(run_id, until)
+            job_id = context.job.id
+            hold = Hold(self.policy.ceilings, self.binding.name)
+            if self.ledger.hold(run_id, hold, job_id=job_id) is not None:
+                if job_id is not None:
+                    self._superseded.add(job_id)
+                return  # the run waits with a new job; this one ran nothing
             generation = self.ledger.claim(run_id, self.owner, worker=self.name)
         except HzError as e:
             self.on_error(run_id, e)
@@ -207,7 +215,9 @@ class PgWorker:
             with self._lock:
                 self.running.pop(run_id, None)
         if outcome.requeued:
-            raise Held(run_id, outcome.until or time.time())
+            if context.job.id is not None:
+                self._superseded.add(context.job.id)
+            return  # handed back, with a new job (``Ledger.release``)
         self.on_done(outcome)
         if context.should_abort():
             raise JobAborted(f"run {run_id} was cancelled")
@@ -290,6 +300,7 @@ class PgWorker:
         while not self._stopping:
             worker = _Worker(
                 self.app,
+                superseded=self._superseded,
                 queues=list(self.options.queues) or None,
                 name=self.name,
                 concurrency=self.options.jobs,

@@ -1,0 +1,105 @@
+"""What an hz worker on PostgreSQL keeps in order beside running jobs: a run held for a spend
+ceiling waits with one new job (never a retried one), procrastinate jobs left ``doing`` by an
+outage are finished once their run is terminal, a listener that stops hearing notifications is
+replaced, and the day of a ceiling is the database's day."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.integration.ledger_env import Space, pg_rows, space, until
+
+CEILING = 'command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n'
+
+
+@pytest.fixture
+def workers() -> Iterator[list[tuple[Space, subprocess.Popen[str]]]]:
+    started: list[tuple[Space, subprocess.Popen[str]]] = []
+    yield started
+    for s, process in started:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
+        s.kill_recorded()
+
+
+def submit(s: Space, who: str) -> str:
+    done = s.hz("submit", "greet.yaml", "--input", f"who={who}")
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def sql(dsn: str, query: str, *params: object) -> list[Any]:
+    return pg_rows(dsn, query, params)
+
+
+def jobs_of(dsn: str, run_id: str) -> list[tuple[int, str, int]]:
+    rows = sql(
+        dsn,
+        "SELECT id, status::text AS status, attempts FROM procrastinate_jobs "
+        "WHERE args->>'run_id' = %s ORDER BY id",
+        run_id,
+    )
+    return [(int(r["id"]), str(r["status"]), int(r["attempts"])) for r in rows]
+
+
+def timeline(s: Space, run_id: str) -> list[str]:
+    assert s.dsn is not None
+    rows = sql(s.dsn, "SELECT state, detail FROM events WHERE run_id = %s ORDER BY seq", run_id)
+    return [f"{r['state']}: {r['detail']}" for r in rows]
+
+
+def test_a_held_run_waits_with_one_new_job_never_a_retried_one(
+    tmp_path: Path, pg_dsn: str, workers: list[tuple[Space, subprocess.Popen[str]]]
+) -> None:
+    """Held for a spend ceiling, the run's job ends and a new one, due at the next look,
+    takes its place in the same transaction: hz's row names it, the old one is gone, nothing
+    was retried (attempts 0). A cancel reaches the job that waits."""
+    s = space(tmp_path, "json", "--cost=0.1", "--delay=30", max_usd=0.6, extra=CEILING, dsn=pg_dsn)
+    first = submit(s, "Ann")
+    worker = s.popen("worker", "-j", "2")
+    workers.append((s, worker))
+    until(lambda: s.rows("id = %s AND state = 'running'", (first,)), what="the first run")
+    second = submit(s, "Bo")
+    [row] = s.rows("id = %s", (second,))
+    original = int(row["job_id"])
+
+    def replaced() -> Any:
+        [now] = s.rows("id = %s", (second,))
+        if now["job_id"] is None or int(now["job_id"]) == original:
+            return None
+        found = jobs_of(pg_dsn, second)
+        return found if found == [(int(now["job_id"]), "todo", 0)] else None
+
+    [(job, _, _)] = until(replaced, ceiling=15, what="the held run's job replaced")
+    assert job > original
+    assert [line for line in timeline(s, second) if "waiting" in line] == [
+        "queued: waiting: reserving $0.60 would cross [system.budget] max_usd_per_day of "
+        "$1.00 ($0.60 reserved or spent today)"
+    ]
+    cancelled = s.hz("runs", "cancel", second)
+    assert cancelled.returncode == 0, cancelled.stderr
+    [row] = s.rows("id = %s", (second,))
+    assert row["state"] == "cancelled"
+    assert jobs_of(pg_dsn, second) == [(int(row["job_id"]), "cancelled", 0)]
+    worker.send_signal(signal.SIGTERM)
+    out, err = worker.communicate(timeout=20)
+    assert (worker.returncode, out, err) == (0, f"{first}  cancelled (aborted)\n", "")
+    assert len(s.starts()) == 1
+
+
+def edit(dsn: str, query: str, *params: object) -> None:
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute("SET search_path TO hz, public")
+        c.execute(query, params)  # type: ignore[arg-type]
