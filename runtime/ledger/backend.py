@@ -74,6 +74,12 @@ class Dispatcher(Protocol):
     def stranded(self, c: Connection) -> list[str]:
         """Queued runs nobody owns whose job ended (or vanished) without running them."""
 
+    def leftover(self, c: Connection, *, stalled_after: float) -> int:
+        """Jobs still taken (``doing``) whose run is terminal and whose worker has been
+        silent ``stalled_after`` seconds (or is gone): a worker that could not finish them
+        (the database was away). End them as their run ended; how many. A live run's job is
+        never touched."""
+
     def abandon(self, c: Connection, job_id: int) -> None:
         """Inside the transaction that settled the run elsewhere (reconcile, cancel): end its
         job without a retry."""

@@ -11,6 +11,9 @@ An owner is gone when its process no longer exists on this boot (pid and start t
 its lease has expired (an owner on another machine, or on a boot before this one). Settling a
 run first takes it over (a new generation, this process as owner) in one transaction, so two
 reconcilers never both settle one run and a late original owner is fenced out.
+
+On a dispatcher (PostgreSQL), queued runs whose job ended unrun are handed to it again, and
+jobs a silent worker left taken after their run ended are ended (``Ledger.end_leftover_jobs``).
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ def reconcile(ledger: Ledger, *, max_attempts: int = 3) -> list[Settled]:
             settled.append(settle_lost(ledger, taken, generation=taken["generation"], why=detail))
     sweep_orphans(ledger)
     ledger.redispatch_stranded()
+    ledger.end_leftover_jobs()
     return settled
 
 

@@ -634,6 +634,15 @@ class Ledger:
                 handed.append(run_id)
         return handed
 
+    def end_leftover_jobs(self) -> int:
+        """The dispatcher's jobs left taken by a worker gone silent after their run ended
+        (``Dispatcher.leftover``), ended; how many. A worker is silent after four leases
+        (procrastinate's stalled-worker timeout of ``hz worker``)."""
+        if self.dispatcher is None:
+            return 0
+        with self.tx() as c:
+            return self.dispatcher.leftover(c, stalled_after=max(10.0, 4 * self.lease_seconds))
+
     def cancel_dispatch(self, row: Any) -> None:
         """After a cancel intent is committed: the dispatcher's side of it (its job out of
         the queue, or the worker running it asked to abort)."""

@@ -103,3 +103,59 @@ def edit(dsn: str, query: str, *params: object) -> None:
     with psycopg.connect(dsn, autocommit=True) as c:
         c.execute("SET search_path TO hz, public")
         c.execute(query, params)  # type: ignore[arg-type]
+
+
+def worker_row(dsn: str, silent_for: float) -> int:
+    [row] = sql(
+        dsn,
+        "INSERT INTO procrastinate_workers (last_heartbeat) VALUES "
+        "(now() - make_interval(secs => %s)) RETURNING id",
+        silent_for,
+    )
+    return int(row["id"])
+
+
+def test_jobs_left_doing_after_an_outage_end_as_their_run_ended(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    """A worker whose finish failed during a long outage leaves its job ``doing`` while hz's
+    row is terminal. Reconciliation ends such jobs as their run ended — only a silent
+    worker's, and never the job of a run that is live."""
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
+    ids = [submit(s, who) for who in ("Ann", "Bo", "Cy", "Di")]
+    done = s.hz("worker", "--drain")
+    assert done.returncode == 0, done.stderr
+    completed, cancelled, fresh, live = ids
+    silent, alive = worker_row(pg_dsn, 3600), worker_row(pg_dsn, 0)
+    edit(pg_dsn, "UPDATE runs SET state = 'cancelled' WHERE id = %s", cancelled)
+    # ``live`` is running on another host, its lease renewed: nobody may judge it.
+    edit(
+        pg_dsn,
+        "UPDATE runs SET state = 'running', ended_at = NULL, owner = 'elsewhere:1', "
+        "owner_pid = 1, owner_boot = 'b', owner_host = 'elsewhere', "
+        "lease_until = extract(epoch from now()) + 3600 WHERE id = %s",
+        live,
+    )
+    for run_id, worker in ((completed, silent), (cancelled, silent), (fresh, alive)):
+        edit(
+            pg_dsn,
+            "UPDATE procrastinate_jobs SET status = 'doing', worker_id = %s "
+            "WHERE args->>'run_id' = %s",
+            worker,
+            run_id,
+        )
+    edit(
+        pg_dsn,
+        "UPDATE procrastinate_jobs SET status = 'doing', worker_id = NULL "
+        "WHERE args->>'run_id' = %s",
+        live,
+    )
+    reconciled = s.hz("runs", "reconcile")
+    assert (reconciled.returncode, reconciled.stderr) == (0, "")
+    assert [jobs_of(pg_dsn, run_id)[0][1] for run_id in ids] == [
+        "succeeded",
+        "aborted",
+        "doing",  # its worker is alive: it finishes its own job
+        "doing",  # its run is live
+    ]
+    assert s.rows("id = %s", (live,))[0]["state"] == "running"
