@@ -121,7 +121,7 @@ def _run_postgres(
 ) -> None:
     from dataclasses import replace
 
-    from hz.runtime.ledger.pg.dispatch import make_app
+    from hz.runtime.ledger.pg.listener import worker_app
     from hz.runtime.ledger.pg.worker import PgWorker, WorkerOptions
 
     def note(message: str) -> None:
@@ -129,7 +129,7 @@ def _run_postgres(
 
     PgWorker(
         ledger,
-        make_app(ledger.dispatcher.conninfo),  # its own: opened for asyncio
+        worker_app(ledger.dispatcher.conninfo),  # its own: opened for asyncio
         options=WorkerOptions(queues=queues, jobs=slots, drain=drain),
         binding=binding,
         policy=replace(policy, fail_over_ceiling=False),

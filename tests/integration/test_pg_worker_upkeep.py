@@ -5,8 +5,11 @@ replaced, and the day of a ceiling is the database's day."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,12 @@ from typing import Any
 import psycopg
 import pytest
 
+from hz.runtime.ledger.owner import Binding, Policy
+from hz.runtime.ledger.pg.db import PgDb
+from hz.runtime.ledger.pg.dispatch import Procrastinate
+from hz.runtime.ledger.pg.listener import worker_app
+from hz.runtime.ledger.pg.worker import PgWorker, WorkerOptions
+from hz.runtime.ledger.store import Ledger
 from tests.integration.ledger_env import Space, pg_rows, space, until
 
 CEILING = 'command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n'
@@ -159,3 +168,71 @@ def test_jobs_left_doing_after_an_outage_end_as_their_run_ended(
         "doing",  # its run is live
     ]
     assert s.rows("id = %s", (live,))[0]["state"] == "running"
+
+
+def listeners(dsn: str) -> list[int]:
+    rows = sql(
+        dsn,
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+        "AND query LIKE 'LISTEN %%' ORDER BY pid",
+    )
+    return [int(r["pid"]) for r in rows]
+
+
+def test_a_listener_that_hears_nothing_is_cut_and_made_anew(pg_dsn: str) -> None:
+    """The listener's server process stopped (SIGSTOP: its connection hangs, nothing is
+    raised): the worker's probe goes unheard, the connection is cut, procrastinate listens on
+    a new one — the worker itself keeps running. A listener whose connection is killed outright
+    (``pg_terminate_backend``) is made anew by procrastinate alone."""
+    ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
+    notes: list[str] = []
+    pg = PgWorker(
+        ledger,
+        worker_app(pg_dsn),
+        options=WorkerOptions(jobs=1, probe_every=0.3),
+        binding=Binding(runner=None, name="none", settings_digest=""),  # type: ignore[arg-type]
+        policy=Policy(),
+        on_done=lambda outcome: None,
+        on_error=lambda run_id, error: None,
+        on_settled=lambda settled: None,
+        note=notes.append,
+    )
+    stopped: list[int] = []
+
+    async def eventually(condition: Any, what: str) -> Any:
+        deadline = time.monotonic() + 20
+        while not (found := await asyncio.to_thread(condition)):
+            assert time.monotonic() < deadline, (what, notes)
+            await asyncio.sleep(0.05)
+        return found
+
+    async def scenario() -> None:
+        pg._wake = asyncio.Event()
+        supervisor = asyncio.create_task(pg._supervise())
+        [first] = await eventually(lambda: listeners(pg_dsn), "a listener")
+        worker = pg._worker
+        os.kill(first, signal.SIGSTOP)
+        stopped.append(first)
+        await eventually(lambda: [p for p in listeners(pg_dsn) if p != first], "a new listener")
+        assert notes == [
+            "hz: worker: procrastinate's listener heard nothing for 0.3 s; its connection "
+            "was cut and is made anew"
+        ]
+        assert pg._worker is worker  # the same procrastinate worker, never stopped
+        [second] = [p for p in listeners(pg_dsn) if p != first]
+        sql(pg_dsn, "SELECT pg_terminate_backend(%s)", second)
+        await eventually(
+            lambda: [p for p in listeners(pg_dsn) if p not in (first, second)], "a third"
+        )
+        await asyncio.sleep(1.0)  # three probes, each heard
+        assert len(notes) == 1, notes
+        assert pg._worker is worker
+        pg.stop("the test is over")
+        await asyncio.wait_for(supervisor, timeout=20)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
+        ledger.close()

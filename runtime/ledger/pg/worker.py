@@ -18,7 +18,8 @@ the owner machinery every backend shares (``hz.runtime.ledger.owner.run_owned``)
 - Supervision: procrastinate's worker stops itself when one of its side tasks (heartbeat,
   listener, abort poll) ends — hz watches every one of them, not only the first to finish
   (procrastinate issue #1597) — and when it loses the database. This loop starts a new one,
-  with backoff, until ``hz worker`` is told to stop.
+  with backoff, until ``hz worker`` is told to stop. A listener that hangs without failing is
+  found by a probe and its connection cut (``hz.runtime.ledger.pg.listener``).
 - Reconciliation at start and every half lease: this host's runs whose owner is gone are
   settled (their process groups killed: same host id, boot id, pid and start time), any host's
   runs whose lease expired become ``uncertain``, their jobs ended without a retry; runs another
@@ -29,7 +30,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import secrets
 import signal
 import threading
 import time
@@ -42,6 +45,7 @@ from procrastinate import App, JobContext
 from procrastinate.exceptions import JobAborted
 from procrastinate.job_context import JobResult
 from procrastinate.jobs import Job, Status
+from procrastinate.manager import get_channel_for_queues
 from procrastinate.retry import RetryDecision
 from procrastinate.worker import Worker
 
@@ -49,6 +53,7 @@ from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
 from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
 from hz.runtime.ledger.pg.dispatch import TASK
+from hz.runtime.ledger.pg.listener import PROBE_EVERY, PROBE_TYPE, ListeningConnector
 from hz.runtime.ledger.reconcile import Settled, reconcile
 from hz.runtime.ledger.store import RUN_ID, Hold, Ledger, Owner, StaleOwner
 from hz.runtime.printable import printable
@@ -68,6 +73,8 @@ class WorkerOptions:
     queues: tuple[str, ...] = ()
     jobs: int = 1
     drain: bool = False
+    #: How often the listener is probed (``hz.runtime.ledger.pg.listener``).
+    probe_every: float = PROBE_EVERY
 
 
 class ForeignJob(Exception):
@@ -94,11 +101,60 @@ class _Worker(Worker):
 
     side_failure: str | None = None
 
-    def __init__(self, *args: Any, superseded: set[int] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        superseded: set[int] | None = None,
+        probe_every: float = PROBE_EVERY,
+        note: Callable[[str], None] = lambda message: None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         #: Jobs of held runs, replaced by a job due at the run's next look: deleted when they
         #: end, so that a run held all day has one job, not one per look.
         self.superseded = set() if superseded is None else superseded
+        self.probe_every = probe_every
+        self.note = note
+        self._probe_token = secrets.token_hex(8)
+        self._heard = asyncio.Event()
+
+    # -- the listener, probed (``hz.runtime.ledger.pg.listener``) -----------------------------
+
+    def _start_side_tasks(self) -> list[asyncio.Task[Any]]:
+        tasks: list[asyncio.Task[Any]] = super()._start_side_tasks()
+        if self.listen_notify and isinstance(self.app.connector, ListeningConnector):
+            tasks.append(asyncio.create_task(self._probe_listener(), name="listener_probe"))
+        return tasks
+
+    async def _handle_notification(self, *, channel: str, notification: Any) -> None:
+        if isinstance(notification, dict) and notification.get("type") == PROBE_TYPE:
+            if notification.get("token") == self._probe_token:
+                self._heard.set()
+            return  # another worker's probe
+        await super()._handle_notification(channel=channel, notification=notification)
+
+    async def _probe_listener(self) -> None:
+        connector = self.app.connector
+        assert isinstance(connector, ListeningConnector)
+        channel = next(iter(get_channel_for_queues(self.queues)))
+        payload = json.dumps({"type": PROBE_TYPE, "token": self._probe_token})
+        while True:
+            await asyncio.sleep(self.probe_every)
+            self._heard.clear()
+            try:
+                await connector.execute_query_async(
+                    "SELECT pg_notify(%(channel)s, %(payload)s)", channel=channel, payload=payload
+                )
+            except Exception:  # noqa: S112 -- the database is away: other side tasks say so
+                continue
+            try:
+                await asyncio.wait_for(self._heard.wait(), timeout=self.probe_every)
+            except TimeoutError:
+                if connector.cut():
+                    self.note(
+                        "hz: worker: procrastinate's listener heard nothing for "
+                        f"{self.probe_every:g} s; its connection was cut and is made anew"
+                    )
 
     async def _persist_job_status(
         self,
@@ -301,6 +357,8 @@ class PgWorker:
             worker = _Worker(
                 self.app,
                 superseded=self._superseded,
+                probe_every=self.options.probe_every,
+                note=self.note,
                 queues=list(self.options.queues) or None,
                 name=self.name,
                 concurrency=self.options.jobs,
