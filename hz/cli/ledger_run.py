@@ -106,7 +106,7 @@ def run_foreground(
                 adopt=owner,
             )
             try:
-                wait = ledger.get(run_id)["not_before"] - time.time()
+                wait = ledger.get(run_id)["not_before"] - ledger.clock().now
                 if wait > 0:
                     time.sleep(min(wait, 2 * 60.0))
                 outcome = run_owned(

@@ -507,7 +507,7 @@ def _queue_retry(ledger: Ledger, row: Any, result: AgentResult) -> str:
             row,
             attempt=row["attempt"] + 1,
             retry_of=row["id"],
-            not_before=time.time() + backoff(row["attempt"], result.retry_after_seconds),
+            not_before=ledger.now(c) + backoff(row["attempt"], result.retry_after_seconds),
         )
 
 

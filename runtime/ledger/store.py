@@ -351,8 +351,8 @@ class Ledger:
         given; the highest priority first, then the oldest), now owned by ``owner``. With
         ``hold``, a run a spend ceiling leaves no room for is held instead (``hold_here``) and
         the next one is looked at."""
-        where = "state = 'queued' AND owner IS NULL AND not_before <= ?"
-        params: tuple[Any, ...] = (time.time(),)
+        where = f"state = 'queued' AND owner IS NULL AND not_before <= {self.db.clock}"
+        params: tuple[Any, ...] = ()
         if batch is not None:
             where += " AND batch = ?"
             params += (batch,)
@@ -431,13 +431,13 @@ class Ledger:
         or handed to a queue; the timeline says once which ceiling holds the run."""
         if not hold.ceilings.active or hold.ceilings.alone(hold.runner, row["max_usd"]):
             return None  # a run over a ceiling on its own is claimed, and failed
-        crossed = hold.ceilings.crossed(c, hold.runner, row["max_usd"])
+        now = self.now(c)
+        crossed = hold.ceilings.crossed(c, hold.runner, row["max_usd"], now=now)
         if crossed is None:
             return None
-        return self._held(c, row, *crossed)
+        return self._held(c, row, *crossed, now=now)
 
-    def _held(self, c: Connection, row: Any, label: str, why: str) -> float:
-        now = time.time()
+    def _held(self, c: Connection, row: Any, label: str, why: str, *, now: float) -> float:
         same = row["held_reason"] == label and row["held_since"] is not None
         since = float(row["held_since"]) if same else now
         until = now + hold_delay(now - since, now)
@@ -464,7 +464,7 @@ class Ledger:
             row = self.locked(c, run_id)
             until = self.hold_here(c, row, hold)
             if until is None:
-                until = time.time()
+                until = self.now(c)
                 c.execute("UPDATE runs SET not_before = ? WHERE id = ?", (until, run_id))
             if row["batch"] is None:  # a batch's own process looks again, not a worker
                 self._enqueue(c, run_id, row["queue"], row["priority"], until)
@@ -472,7 +472,7 @@ class Ledger:
 
     def _wake_held(self, c: Connection) -> None:
         """A reservation was released: every held run is looked at again now."""
-        now = time.time()
+        now = self.now(c)
         c.execute(
             "UPDATE runs SET not_before = ? WHERE state = 'queued' AND owner IS NULL "
             "AND held_reason IS NOT NULL AND not_before > ?",
@@ -490,6 +490,12 @@ class Ledger:
                 (self.lease_seconds, run_id),
             ).fetchone()
             return row["cancel_requested_at"] is not None
+
+    def now(self, c: Connection) -> float:
+        """Inside a transaction: the database's time. A spend ceiling's day, a held run's
+        next look and a run's ``dispatched_at`` are in it, as leases are: hosts whose clocks
+        disagree count one day and wake held runs at one time."""
+        return float(c.execute(f"SELECT {self.db.clock} AS now").fetchone()["now"])
 
     def clock(self) -> Clock:
         """The database's clock: every host writes and judges leases by it, so a host whose
@@ -532,14 +538,15 @@ class Ledger:
                 raise StaleOwner(run_id)  # cancelled before dispatch: never spawn
             if ceilings.active:
                 self.db.lock(c, "ceilings")  # one reservation at a time across all workers
-            over = ceilings.refusal(c, row["runner"], row["max_usd"])
+            now = self.now(c)
+            over = ceilings.refusal(c, row["runner"], row["max_usd"], now=now)
             if over is not None:
                 return over
             c.execute(
                 "UPDATE runs SET state = 'dispatching', reserved_usd = max_usd, "
                 "held_reason = NULL, held_since = NULL, dispatched_at = ?, host = ?, "
                 "host_id = ?, boot_id = ? WHERE id = ?",
-                (time.time(), host.host_name(), host.host_id(), host.boot_id(), run_id),
+                (now, host.host_name(), host.host_id(), host.boot_id(), run_id),
             )
             self.event(c, run_id, "dispatching", f"reserved ${row['max_usd']:.2f}")
             return None
@@ -682,8 +689,10 @@ class Ceilings:
     def active(self) -> bool:
         return self.per_day is not None or bool(self.per_runner)
 
-    def refusal(self, c: Connection, runner: str | None, amount: float) -> str | None:
-        crossed = self.crossed(c, runner, amount)
+    def refusal(
+        self, c: Connection, runner: str | None, amount: float, *, now: float
+    ) -> str | None:
+        crossed = self.crossed(c, runner, amount, now=now)
         return None if crossed is None else crossed[1]
 
     def alone(self, runner: str | None, amount: float) -> str | None:
@@ -698,11 +707,14 @@ class Ceilings:
                 )
         return None
 
-    def crossed(self, c: Connection, runner: str | None, amount: float) -> tuple[str, str] | None:
-        """The ceiling reserving ``amount`` now would cross (its key) and why, or None."""
+    def crossed(
+        self, c: Connection, runner: str | None, amount: float, *, now: float
+    ) -> tuple[str, str] | None:
+        """The ceiling reserving ``amount`` at ``now`` (the database's time:
+        ``Ledger.now``) would cross (its key) and why, or None."""
         if not self.active:
             return None
-        day_start = time.time() - time.time() % 86400  # the current UTC day
+        day_start = now - now % 86400  # the current UTC day, by the database's clock
         limits: list[tuple[str, str | None, float | None]] = [
             ("max_usd_per_day", None, self.per_day)
         ]

@@ -13,6 +13,7 @@ import pytest
 
 from hz.runtime.config.layers import load_config
 from hz.runtime.errors import ConfigError
+from hz.runtime.ledger import store
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.db import SCHEMA_VERSION, LedgerError
 from hz.runtime.ledger.paths import state_dir
@@ -165,6 +166,35 @@ def test_a_reservation_becomes_the_cost_and_an_unknown_cost_keeps_it(
     )
     reserved = [ledger.get(r)["reserved_usd"] for r, _ in runs]
     assert reserved == [0.0, 0.5, 0.5]
+
+
+def test_the_days_of_a_ceiling_are_the_databases_not_the_hosts(
+    ledger: Ledger, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host whose clock is a day ahead (or behind) counts the same day's reservations as
+    every other host: the day, and when a run was dispatched, are the database's."""
+    ceilings = Ceilings(per_day=1.0)
+    runs = []
+    for key in ("a", "b", "c", "d"):
+        run_id, _ = new_run(ledger, tmp_path, key=key)
+        _, generation = ledger.claim_next(Owner.this_process()) or ("", 0)
+        ledger.prepare(run_id, generation, "echo", "d")
+        runs.append((run_id, generation))
+    assert ledger.dispatch(*runs[0], ceilings) is None
+    refused = (
+        "reserving $0.50 would cross [system.budget] max_usd_per_day of $1.00 "
+        "($1.00 reserved or spent today)"
+    )
+    real = time.time
+    for skew in (-86400.0, 86400.0):
+        with monkeypatch.context() as patched:
+            patched.setattr(store.time, "time", lambda skew=skew, real=real: real() + skew)
+            if skew < 0:  # a host a day behind reserves today's room, not yesterday's
+                assert ledger.dispatch(*runs[1], ceilings) is None
+                assert abs(ledger.get(runs[1][0])["dispatched_at"] - real()) < 60
+            else:  # a host a day ahead finds today's room taken, not tomorrow's free
+                assert ledger.dispatch(*runs[2], ceilings) == refused
+    assert ledger.dispatch(*runs[3], ceilings) == refused
 
 
 def test_a_per_runner_ceiling_counts_that_runner_only(ledger: Ledger, tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ the new job's id.
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,8 +47,8 @@ class Procrastinate:
     ) -> int:
         assert isinstance(c, PgConnection)
         options: dict[str, Any] = {"queue": queue, "priority": priority, "connection": c.raw}
-        if not_before > time.time():
-            options["schedule_at"] = datetime.fromtimestamp(not_before, UTC)
+        if not_before > 0:  # the database's time (``Ledger.now``): procrastinate compares
+            options["schedule_at"] = datetime.fromtimestamp(not_before, UTC)  # with now()
         job_id = self.app.configure_task(TASK, **options).defer(run_id=run_id)
         return int(job_id)
 
