@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from hz.runtime.ledger.store import TERMINAL, Ledger, read_observed
+from hz.runtime.ledger.store import STATES, TERMINAL, Ledger, read_observed
 from hz.runtime.printable import printable
 
 RUN_FORMAT_VERSION = 1
@@ -133,14 +133,24 @@ def run_text(document: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The width of ``hz runs list``'s state column (a state and its failure kind).
+STATE_COLUMN = 28
+
+
 def list_line(document: dict[str, Any]) -> str:
-    state = document["state"]
+    state = str(document["state"])
+    if state not in STATES:  # edited by hand, or a newer hz's: said so, escaped, cut short
+        state = "? " + state
     if document["failure_kind"]:
         state += f" ({document['failure_kind']})"
+    state = printable(state)
+    if len(state) >= STATE_COLUMN:
+        state = state[: STATE_COLUMN - 2] + "…"
     cost = "?" if document["cost_usd"] is None else f"${document['cost_usd']:.4f}"
     name = printable(str(document["job_name"]))
     where = printable(str(document["worker"] or document["host"] or "-"))
-    line = f"{document['id']}  {document['created_at']}  {state:<28}{name}  {cost}  {where}"
+    state = state.ljust(STATE_COLUMN)
+    line = f"{document['id']}  {document['created_at']}  {state}{name}  {cost}  {where}"
     if document["session_widened"]:
         line += f"  widened: {', '.join(document['session_widened'])}"
     return line
