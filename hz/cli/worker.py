@@ -26,7 +26,12 @@ from hz.runtime.printable import printable, printable_json
     metavar="NAME",
     help="Take runs of this queue only (repeatable) [default: every queue].",
 )
-@click.option("--drain", is_flag=True, help="Exit when the queue is empty instead of waiting.")
+@click.option(
+    "--drain",
+    is_flag=True,
+    help="Exit once nothing is runnable now instead of waiting (runs held for a spend "
+    "ceiling stay queued; stderr says how many).",
+)
 @FORMAT
 def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> int:
     """Take queued runs (hz submit, hz runs retry, automatic retries) and run them, reconciling
@@ -68,6 +73,8 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     slots = jobs or SystemSettings.from_config(config).max_parallel
     if backend(config) == "postgres":
         _run_postgres(ledger, queues, slots, drain, binding, policy(config), done, failed)
+        if drain:
+            _say_held(ledger)
         if fmt == "json":
             click.echo(printable_json({"kind": "worker", "runs": finished}))
         return 0
@@ -78,11 +85,9 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
 
     def claim(ledger_: Any, owner: Any) -> Any:
         claimed = take(ledger_, owner)
-        if (
-            claimed is False
-            and drain
-            and not ledger_.select("state IN ('queued', 'prepared', 'dispatching', 'running')")
-        ):
+        # Held until later (not due for another look now): not runnable now.
+        later = f"{HELD} AND not_before > {ledger_.db.clock}"
+        if claimed is False and drain and not ledger_.select(f"{LIVE} AND NOT ({later})"):
             return None
         return claimed
 
@@ -104,9 +109,28 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
 
     with signals_to(on_signal, on_second):
         pool.run()
+    if drain and not pool.stopping.is_set():
+        _say_held(ledger)
     if fmt == "json":
         click.echo(printable_json({"kind": "worker", "runs": finished}))
     return 0
+
+
+#: Runs that still have to run, and of them, those held for a spend ceiling: ``--drain``
+#: means "until nothing is runnable now", so it does not wait for a ceiling's next window.
+LIVE = "state IN ('queued', 'prepared', 'dispatching', 'running')"
+HELD = "state = 'queued' AND owner IS NULL AND held_reason IS NOT NULL"
+
+
+def _say_held(ledger: Any) -> None:
+    held = len(ledger.select(HELD))
+    if held:
+        runs = "run" if held == 1 else "runs"
+        click.echo(
+            f"hz: worker: drained; {held} {runs} held for a spend ceiling stay queued "
+            "(hz runs list --state queued)",
+            err=True,
+        )
 
 
 def _run_postgres(
