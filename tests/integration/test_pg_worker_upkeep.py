@@ -6,6 +6,7 @@ replaced, and the day of a ceiling is the database's day."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -22,8 +23,9 @@ from hz.runtime.ledger.pg.db import PgDb
 from hz.runtime.ledger.pg.dispatch import Procrastinate
 from hz.runtime.ledger.pg.listener import worker_app
 from hz.runtime.ledger.pg.worker import PgWorker, WorkerOptions
-from hz.runtime.ledger.store import Ledger
+from hz.runtime.ledger.store import Ceilings, Hold, Ledger, Owner
 from tests.integration.ledger_env import Space, pg_rows, space, until
+from tests.unit.test_execute import make_packet
 
 CEILING = 'command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n'
 
@@ -236,3 +238,75 @@ def test_a_listener_that_hears_nothing_is_cut_and_made_anew(pg_dsn: str) -> None
         for pid in stopped:
             os.kill(pid, signal.SIGCONT)
         ledger.close()
+
+
+def test_a_released_reservation_wakes_a_held_runs_job_at_once(pg_dsn: str, tmp_path: Path) -> None:
+    """A run that ends below its reservation makes the held runs' jobs due and notifies the
+    listening workers as a new job does: one that polls only every 30 s takes the job within
+    a second."""
+    ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
+    me = Owner.this_process()
+    ceilings = Ceilings(per_day=0.6)  # make_packet's budget is $0.50: one at a time
+    ahead, generation = ledger.create(
+        make_packet(), key="a", workdir=tmp_path, receipt_dir=None, adopt=me
+    )
+    ledger.prepare(ahead, generation, "echo", "d")
+    assert ledger.dispatch(ahead, generation, ceilings) is None
+    held, _ = ledger.create(make_packet(), key="h", workdir=tmp_path, receipt_dir=None)
+    [row] = sql(pg_dsn, "SELECT job_id FROM runs WHERE id = %s", held)
+    until_ = ledger.hold(held, Hold(ceilings, "echo"), job_id=int(row["job_id"]))
+    assert until_ is not None
+    # As a run held for a while is: its next look 30 s away (its first job was the looker).
+    edit(pg_dsn, "DELETE FROM procrastinate_jobs WHERE id = %s", int(row["job_id"]))
+    edit(
+        pg_dsn,
+        "UPDATE procrastinate_jobs SET scheduled_at = now() + interval '30 seconds' "
+        "WHERE id = (SELECT job_id FROM runs WHERE id = %s)",
+        held,
+    )
+    app = worker_app(pg_dsn)
+    taken: list[tuple[str, float]] = []
+
+    @app.task(name="hz.run")
+    def run(run_id: str) -> None:
+        taken.append((run_id, time.monotonic()))
+
+    async def scenario() -> float:
+        async with app.open_async():
+            worker = asyncio.create_task(
+                app.run_worker_async(
+                    fetch_job_polling_interval=30,
+                    listen_notify=True,
+                    install_signal_handlers=False,
+                )
+            )
+            deadline = time.monotonic() + 20
+            while not listeners(pg_dsn):
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)  # its first fetch found nothing due
+            assert taken == []
+            released = time.monotonic()
+            await asyncio.to_thread(
+                ledger.finish,
+                ahead,
+                generation,
+                "completed",
+                failure_kind=None,
+                result=None,
+                cost_usd=0.0,
+                receipt=None,
+            )
+            while not taken and time.monotonic() < released + 5:
+                await asyncio.sleep(0.02)
+            worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker
+            return released
+
+    try:
+        released = asyncio.run(scenario())
+    finally:
+        ledger.close()
+    assert [run_id for run_id, _ in taken] == [held]
+    assert taken[0][1] - released < 1.0

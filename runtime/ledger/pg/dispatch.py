@@ -58,10 +58,19 @@ class Procrastinate:
             self.app.job_manager.cancel_job_by_id(job_id, abort=True, connection=c.raw)
 
     def wake(self, c: Connection) -> None:
+        # Due now, and said so as procrastinate says a new job is there (its insert trigger's
+        # notification): a listening worker takes it at once, not at its next poll. A job
+        # deferred by a hold that commits while this runs is seen: the statement that wakes
+        # the runs waited for the hold's row lock, and this one reads after it.
         c.execute(
-            "UPDATE procrastinate_jobs SET scheduled_at = now() WHERE status = 'todo' "
-            "AND scheduled_at > now() AND id IN (SELECT job_id FROM runs WHERE "
-            "state = 'queued' AND owner IS NULL AND held_reason IS NOT NULL)"
+            "WITH woken AS (UPDATE procrastinate_jobs SET scheduled_at = now() "
+            "WHERE status = 'todo' AND scheduled_at > now() AND id IN (SELECT job_id FROM runs "
+            "WHERE state = 'queued' AND owner IS NULL AND held_reason IS NOT NULL) "
+            "RETURNING id, queue_name), "
+            "said AS (SELECT id, queue_name, json_build_object('type', 'job_inserted', "
+            "'job_id', id)::text AS payload FROM woken) "
+            "SELECT pg_notify('procrastinate_queue_v1#' || queue_name, payload), "
+            "pg_notify('procrastinate_any_queue_v1', payload) FROM said"
         )
 
     def stranded(self, c: Connection) -> list[str]:
