@@ -310,3 +310,56 @@ def test_a_released_reservation_wakes_a_held_runs_job_at_once(pg_dsn: str, tmp_p
         ledger.close()
     assert [run_id for run_id, _ in taken] == [held]
     assert taken[0][1] - released < 1.0
+
+
+def test_notifications_forged_by_any_role_leave_the_listener_listening(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    """Any role that may connect may NOTIFY on procrastinate's channels: payloads that are not
+    procrastinate's are ignored: the worker neither stops nor loses its listener, whose own
+    probes are still heard."""
+    ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
+    notes: list[str] = []
+    pg = PgWorker(
+        ledger,
+        worker_app(pg_dsn),
+        options=WorkerOptions(jobs=1, probe_every=0.3),
+        binding=Binding(runner=None, name="none", settings_digest=""),  # type: ignore[arg-type]
+        policy=Policy(),
+        on_done=lambda outcome: None,
+        on_error=lambda run_id, error: notes.append(f"{run_id}: {error}"),
+        on_settled=lambda settled: None,
+        note=notes.append,
+    )
+
+    async def scenario() -> None:
+        pg._wake = asyncio.Event()
+        supervisor = asyncio.create_task(pg._supervise())
+        deadline = time.monotonic() + 20
+        while not (found := await asyncio.to_thread(listeners, pg_dsn)):
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        worker = pg._worker
+        for payload in (
+            "not json",
+            "[]",
+            '"x"',
+            "{}",
+            '{"type": 5}',
+            '{"type": "abort_job_requested"}',
+            '{"type": "abort_job_requested", "job_id": "1"}',
+            '{"type": "hz_listener_probe", "token": "guess"}',
+            '{"type": "job_inserted"}',
+        ):
+            for channel in ("procrastinate_any_queue_v1", "procrastinate_queue_v1#default"):
+                await asyncio.to_thread(sql, pg_dsn, "SELECT pg_notify(%s, %s)", channel, payload)
+        await asyncio.sleep(1.0)  # three probes, each heard
+        assert (pg._worker, await asyncio.to_thread(listeners, pg_dsn)) == (worker, found)
+        assert notes == []
+        pg.stop("the test is over")
+        await asyncio.wait_for(supervisor, timeout=20)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        ledger.close()

@@ -15,9 +15,10 @@ procrastinate connects it again, without stopping the worker or the runs it owns
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 import psycopg
@@ -48,6 +49,20 @@ class ListeningConnector(PsycopgConnector):
                 yield connection
             finally:
                 self.listening.discard(connection)
+
+    async def listen_notify(self, on_notification: Any, channels: Iterable[str]) -> None:
+        # Any role that may connect may NOTIFY on procrastinate's channels. A payload that is
+        # not a JSON object with a string type would fail procrastinate's listener (and with
+        # it the worker, which stops taking jobs until its runs have ended): it is ignored.
+        async def heard(*, channel: str, payload: str) -> None:
+            try:
+                notification = json.loads(payload)
+            except ValueError:
+                return
+            if isinstance(notification, dict) and isinstance(notification.get("type"), str):
+                await on_notification(channel=channel, payload=payload)
+
+        await super().listen_notify(heard, channels)
 
     def cut(self) -> int:
         """Shut down the listener's socket: its wait wakes with an error and procrastinate

@@ -127,10 +127,14 @@ class _Worker(Worker):
         return tasks
 
     async def _handle_notification(self, *, channel: str, notification: Any) -> None:
-        if isinstance(notification, dict) and notification.get("type") == PROBE_TYPE:
+        kind = notification.get("type")  # a JSON object with a string type (the connector)
+        if kind == PROBE_TYPE:
             if notification.get("token") == self._probe_token:
                 self._heard.set()
             return  # another worker's probe
+        job = notification.get("job_id")
+        if kind == "abort_job_requested" and (not isinstance(job, int) or isinstance(job, bool)):
+            return  # not procrastinate's (it would fail the listener): ignored
         await super()._handle_notification(channel=channel, notification=notification)
 
     async def _probe_listener(self) -> None:
