@@ -137,6 +137,17 @@ def test_jobs_left_doing_after_an_outage_end_as_their_run_ended(
     done = s.hz("worker", "--drain")
     assert done.returncode == 0, done.stderr
     completed, cancelled, fresh, live = ids
+    # A held run's looker that could not end after handing the run to a newer job (here the
+    # one reconciliation gives a run whose row names none: the next command's).
+    held = submit(s, "Ed")
+    [row] = s.rows("id = %s", (held,))
+    looker = int(row["job_id"])
+    edit(pg_dsn, "UPDATE runs SET job_id = NULL WHERE id = %s", held)
+    # A queued run's own job, taken by a silent worker: the run is live, its job untouched.
+    own = submit(s, "Fy")
+    [row] = s.rows("id = %s", (held,))
+    newer = int(row["job_id"])
+    assert newer != looker
     silent, alive = worker_row(pg_dsn, 3600), worker_row(pg_dsn, 0)
     edit(pg_dsn, "UPDATE runs SET state = 'cancelled' WHERE id = %s", cancelled)
     # ``live`` is running on another host, its lease renewed: nobody may judge it.
@@ -155,12 +166,13 @@ def test_jobs_left_doing_after_an_outage_end_as_their_run_ended(
             worker,
             run_id,
         )
-    edit(
-        pg_dsn,
-        "UPDATE procrastinate_jobs SET status = 'doing', worker_id = NULL "
-        "WHERE args->>'run_id' = %s",
-        live,
-    )
+    for run_id in (live, held, own):
+        edit(
+            pg_dsn,
+            "UPDATE procrastinate_jobs SET status = 'doing', worker_id = NULL "
+            "WHERE args->>'run_id' = %s",
+            run_id,
+        )
     reconciled = s.hz("runs", "reconcile")
     assert (reconciled.returncode, reconciled.stderr) == (0, "")
     assert [jobs_of(pg_dsn, run_id)[0][1] for run_id in ids] == [
@@ -170,6 +182,12 @@ def test_jobs_left_doing_after_an_outage_end_as_their_run_ended(
         "doing",  # its run is live
     ]
     assert s.rows("id = %s", (live,))[0]["state"] == "running"
+    assert (jobs_of(pg_dsn, held), jobs_of(pg_dsn, own)[0][1]) == (
+        [(looker, "succeeded", 1), (newer, "doing", 0)],
+        "doing",
+    )
+    [row] = s.rows("id = %s", (held,))
+    assert (row["state"], row["owner"], row["job_id"]) == ("queued", None, newer)
 
 
 def listeners(dsn: str) -> list[int]:

@@ -85,21 +85,27 @@ class Procrastinate:
 
     def leftover(self, c: Connection, *, stalled_after: float) -> int:
         # A worker whose finish failed during a long outage leaves its job ``doing`` while
-        # hz's row says how the run ended. Only a silent worker's (its heartbeat is
-        # procrastinate's, on the database's clock): a live one finishes its own job the
-        # moment its run ends. Its status follows the run's end, as the worker would have.
+        # hz's row says how the run ended — or, for a held run, after the job had handed the
+        # run to a newer job (the run queued, unowned, naming another job: nothing of the run
+        # is touched). Only a silent worker's (its heartbeat is procrastinate's, on the
+        # database's clock): a live one finishes its own job the moment its run ends. Its
+        # status follows the run's end, as the worker would have.
         rows = c.execute(
             "SELECT j.id, r.state FROM procrastinate_jobs j "
             "JOIN runs r ON r.id = j.args->>'run_id' "
             "LEFT JOIN procrastinate_workers w ON w.id = j.worker_id "
             "WHERE j.status = 'doing' AND j.task_name = ? "
-            "AND r.state IN ('completed', 'failed', 'timeout', 'budget', 'cancelled', "
-            "'uncertain') AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval("
-            "secs => ?)) ORDER BY j.id FOR UPDATE OF j SKIP LOCKED",
+            "AND (r.state IN ('completed', 'failed', 'timeout', 'budget', 'cancelled', "
+            "'uncertain') OR (r.state = 'queued' AND r.owner IS NULL "
+            "AND r.job_id IS DISTINCT FROM j.id)) "
+            "AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => ?)) "
+            "ORDER BY j.id FOR UPDATE OF j SKIP LOCKED",
             (TASK, stalled_after),
         ).fetchall()
         for row in rows:
-            status = {"completed": "succeeded", "cancelled": "aborted"}.get(row["state"], "failed")
+            status = {"completed": "succeeded", "queued": "succeeded", "cancelled": "aborted"}.get(
+                row["state"], "failed"
+            )
             c.execute("SELECT procrastinate_finish_job_v1(?, ?, false)", (row["id"], status))
         return len(rows)
 
