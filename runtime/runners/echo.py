@@ -20,7 +20,7 @@ from hz.runtime.capabilities import NAMES, Descriptor, supported
 from hz.runtime.protocol import Capabilities, Check, ProgressReporter, RunPlan, RunRequest
 from hz.runtime.result import AgentResult, FailureKind, Status
 from hz.runtime.runners.base import SettingsRunner
-from hz.runtime.runners.settings import Expect, RunnerSettings
+from hz.runtime.runners.settings import Expect, ModelName, RunnerSettings, model_key
 
 _STATUSES: tuple[str, ...] = get_args(Status)
 _KINDS: tuple[str, ...] = get_args(FailureKind)
@@ -40,11 +40,7 @@ class EchoSettings(RunnerSettings):
         Field(alias="echo_failure_kind", description="the failure kind of every run"),
         Expect(f"must be one of {', '.join(_KINDS)}, got {{value!r}}"),
     ] = None
-    model: Annotated[
-        str,
-        Field(strict=True, min_length=1, description="the model the result names"),
-        Expect("must be a non-empty string, got {value!r}"),
-    ] = "echo"
+    model: ModelName = model_key("the model the result names", default="echo")
     draft: Annotated[
         Literal["prompt", "example"],
         Field(

@@ -11,7 +11,7 @@ keys) and turns the first pydantic error into a ``ConfigError``.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
@@ -26,7 +26,16 @@ from hz.runtime.config.model import (
 )
 from hz.runtime.process.environment import check_passthrough
 
-__all__ = ["Expect", "MaxTurns", "RunnerSettings", "SharedSettings", "key_name", "passed_names"]
+__all__ = [
+    "Expect",
+    "MaxTurns",
+    "ModelName",
+    "RunnerSettings",
+    "SharedSettings",
+    "key_name",
+    "model_key",
+    "passed_names",
+]
 
 
 def key_name(key: str) -> str:
@@ -49,6 +58,20 @@ def passed_names(key: str) -> BeforeValidator:
 #: with its own description).
 MaxTurns = PositiveInteger | None
 
+#: ``model``: the model a runner asks for, a non-empty string or unset. One type and one
+#: wording whoever declares it; declare it with ``model_key``.
+ModelName = NonEmptyString | None
+
+
+def model_key(description: str, *, default: str | None = None, blank: bool = True) -> Any:
+    """The ``model`` key, for the shared keys and every runner that reads it (``model: ModelName =
+    model_key(...)``). What differs from runner to runner is data: the ``description`` (where
+    the name goes, the runner's docs row), the ``default``, and ``blank=False`` for a runner
+    that also refuses a name of white space only (claude-code, as it always has)."""
+    if blank:
+        return Field(default, description=description)
+    return Field(default, description=description, pattern=r"\S")
+
 
 class SharedSettings(RunnerSettings):
     """The shared ``[system.runner]`` keys, valid whatever runner is bound. hz reads
@@ -56,10 +79,7 @@ class SharedSettings(RunnerSettings):
     ``max_turns`` declares them in its own model too. The configuration checks their values
     with this model as it reads them (``hz.runtime.config.keys``)."""
 
-    model: Annotated[
-        NonEmptyString | None,
-        Field(description="the model the runner asks for; unset: the runner's default"),
-    ] = None
+    model: ModelName = model_key("the model the runner asks for; unset: the runner's default")
     max_turns: Annotated[
         MaxTurns,
         Field(description="an operator's circuit breaker for runners that support a turn limit"),

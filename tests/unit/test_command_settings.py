@@ -155,7 +155,7 @@ def test_bad_placeholders_are_refused_with_the_offending_text(arg: str, message:
         ),
         (
             {"command": ["agent", C], "model": ""},
-            "[system.runner] model must be a non-empty string",
+            "[system.runner] model must be a non-empty string, got ''",
         ),
     ],
 )

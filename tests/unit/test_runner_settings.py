@@ -73,6 +73,28 @@ def test_max_turns_has_one_wording_wherever_it_is_declared() -> None:
     assert problems == {"[system.runner] max_turns must be a positive integer, got 0"}
 
 
+@pytest.mark.parametrize("value", ["", 3])
+def test_model_has_one_wording_wherever_it_is_declared(value: object) -> None:
+    problems = set()
+    models = (SharedSettings, ClaudeSettings, CodexSettings, CodexAppServerSettings, EchoSettings)
+    for model in models:
+        with pytest.raises(ConfigError) as caught:
+            model.from_table({"model": value})
+        problems.add(caught.value.message)
+    with pytest.raises(ConfigError) as caught:
+        CommandSettings.from_table({"command": ["agent", "{contract_file}"], "model": value})
+    problems.add(caught.value.message)
+    assert problems == {f"[system.runner] model must be a non-empty string, got {value!r}"}
+
+
+def test_only_claude_code_refuses_a_model_of_white_space() -> None:
+    with pytest.raises(ConfigError) as caught:
+        ClaudeSettings.from_table({"model": "  "})
+    assert caught.value.message == "[system.runner] model must be a non-empty string, got '  '"
+    assert CodexSettings.from_table({"model": "  "}).model == "  "
+    assert SharedSettings.from_table({"model": "  "}).model == "  "
+
+
 @pytest.mark.parametrize(
     ("key", "value"),
     [

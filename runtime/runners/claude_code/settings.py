@@ -25,7 +25,15 @@ from hz.runtime.runners.claude_code.tools import (
     TOOLS_VERSION,
     WRITING_TOOLS,
 )
-from hz.runtime.runners.settings import Expect, MaxTurns, RunnerSettings, key_name, passed_names
+from hz.runtime.runners.settings import (
+    Expect,
+    MaxTurns,
+    ModelName,
+    RunnerSettings,
+    key_name,
+    model_key,
+    passed_names,
+)
 
 #: Set by a parent Claude Code session for its children: passing them on would make the CLI
 #: believe it runs inside that session.
@@ -40,13 +48,7 @@ _TOOL = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
 class ClaudeSettings(RunnerSettings):
-    model: Annotated[
-        str | None,
-        Field(
-            strict=True, pattern=r"\S", description="passed as `--model`; unset: the CLI's default"
-        ),
-        Expect("must be a non-empty string, got {value!r}"),
-    ] = None
+    model: ModelName = model_key("passed as `--model`; unset: the CLI's default", blank=False)
     max_turns: Annotated[
         MaxTurns,
         Field(

@@ -19,8 +19,10 @@ from hz.runtime.runners.codex.surface import override_refusal
 from hz.runtime.runners.settings import (
     Expect,
     MaxTurns,
+    ModelName,
     RunnerSettings,
     key_name,
+    model_key,
     passed_names,
 )
 
@@ -55,11 +57,7 @@ _NON_EMPTY = Expect("must be a non-empty string, got {value!r}")
 
 
 class CodexSettings(RunnerSettings):
-    model: Annotated[
-        str | None,
-        Field(strict=True, min_length=1, description="passed as `-m`; unset: the CLI's default"),
-        _NON_EMPTY,
-    ] = None
+    model: ModelName = model_key("passed as `-m`; unset: the CLI's default")
     executable: Annotated[
         str,
         Field(

@@ -11,19 +11,11 @@ from pydantic import Field, field_validator
 
 from hz.runtime.errors import ConfigError
 from hz.runtime.runners.codex.settings import CodexSettings
-from hz.runtime.runners.settings import Expect, key_name
+from hz.runtime.runners.settings import ModelName, key_name, model_key
 
 
 class CodexAppServerSettings(CodexSettings):
-    model: Annotated[
-        str | None,
-        Field(
-            strict=True,
-            min_length=1,
-            description="sent in `thread/start`; unset: the CLI's default",
-        ),
-        Expect("must be a non-empty string, got {value!r}"),
-    ] = None
+    model: ModelName = model_key("sent in `thread/start`; unset: the CLI's default")
     home: Annotated[
         Path | None,
         Field(

@@ -10,7 +10,14 @@ from pydantic import Field, field_validator, model_validator
 
 from hz.runtime.errors import ConfigError
 from hz.runtime.runners.command.tools import DEFAULT_READ_ONLY_TOOLS
-from hz.runtime.runners.settings import Expect, RunnerSettings, key_name, passed_names
+from hz.runtime.runners.settings import (
+    Expect,
+    ModelName,
+    RunnerSettings,
+    key_name,
+    model_key,
+    passed_names,
+)
 
 PLACEHOLDERS: tuple[str, ...] = (
     "prompt_file",
@@ -87,16 +94,9 @@ class CommandSettings(RunnerSettings):
         ),
         Expect("must be a non-empty string"),
     ] = "draft"
-    model: Annotated[
-        str | None,
-        Field(
-            strict=True,
-            min_length=1,
-            description="shared with the other runners; fills `{model}`. A command using "
-            "`{model}` needs it set.",
-        ),
-        Expect("must be a non-empty string"),
-    ] = None
+    model: ModelName = model_key(
+        "shared with the other runners; fills `{model}`. A command using `{model}` needs it set."
+    )
     inactivity_timeout: Annotated[
         float | None,
         Field(
