@@ -1,17 +1,61 @@
-"""The options that say what to run, shared by ``hz run`` and ``hz submit``."""
+"""The targets and options that say what to run, shared by ``hz run`` and ``hz submit``: click
+parses them, and the command gets them as one frozen value (``RunTargets``)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
 
-#: The targets of hz run and hz submit.
-targets_argument = click.argument(
+
+@dataclass(frozen=True, slots=True)
+class RunTargets:
+    """What a command was asked to run: the targets, their input values, the working directory,
+    where receipts go and how the request is named."""
+
+    targets: tuple[Path, ...]
+    inputs_file: Path | None
+    input_args: tuple[str, ...]
+    workdir: Path
+    receipt_dir: Path | None
+    no_receipt: bool
+    request_key: str | None
+    force_new: bool
+
+    def one(self, target: Path) -> RunTargets:
+        """The same request for one of the targets."""
+        return replace(self, targets=(target,))
+
+    def receipts(self, config: Any) -> Path | None:
+        """``--receipt-dir``, else ``[system.runner] receipt_dir``, else ``receipts/`` in the
+        operator's state directory, beside the run ledger (not in the working tree, where it would
+        show in ``git status`` and the repository could plant files in it); None with
+        ``--no-receipt``."""
+        if self.no_receipt:
+            return None
+        if self.receipt_dir is not None:
+            return self.receipt_dir
+        from hz.runtime.runners.settings import SharedSettings
+
+        configured = SharedSettings.from_config(config).receipt_dir
+        if configured:
+            return Path(configured)
+        from hz.runtime.config.keys import SYSTEM
+        from hz.runtime.ledger.paths import state_dir
+        from hz.runtime.receipts.write import DEFAULT_DIR
+
+        return state_dir(config.table(SYSTEM)) / DEFAULT_DIR
+
+
+_FIELDS = tuple(field.name for field in fields(RunTargets))
+
+_TARGETS = click.argument(
     "targets",
     nargs=-1,
     required=True,
@@ -56,28 +100,15 @@ _OPTIONS = (
 )
 
 
-def request_options(function: F) -> F:
-    for option in reversed(_OPTIONS):
-        function = option(function)
-    return function
+def request_options(function: Callable[..., R]) -> Callable[..., R]:
+    """The targets argument and the options, passed to ``function`` as its first argument, one
+    ``RunTargets``; the command's other options follow as keyword arguments."""
 
+    @functools.wraps(function)
+    def command(**options: Any) -> R:
+        asked = RunTargets(**{name: options.pop(name) for name in _FIELDS})
+        return function(asked, **options)
 
-def receipt_directory(receipt_dir: Path | None, no_receipt: bool, config: Any) -> Path | None:
-    """``--receipt-dir``, else ``[system.runner] receipt_dir``, else ``receipts/`` in the
-    operator's state directory, beside the run ledger (not in the working tree, where it would
-    show in ``git status`` and the repository could plant files in it); None with
-    ``--no-receipt``."""
-    if no_receipt:
-        return None
-    if receipt_dir is not None:
-        return receipt_dir
-    from hz.runtime.runners.settings import SharedSettings
-
-    configured = SharedSettings.from_config(config).receipt_dir
-    if configured:
-        return Path(configured)
-    from hz.runtime.config.keys import SYSTEM
-    from hz.runtime.ledger.paths import state_dir
-    from hz.runtime.receipts.write import DEFAULT_DIR
-
-    return state_dir(config.table(SYSTEM)) / DEFAULT_DIR
+    for decorator in reversed((_TARGETS, *_OPTIONS)):
+        command = decorator(command)
+    return command

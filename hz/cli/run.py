@@ -23,31 +23,25 @@ from typing import Any
 
 import click
 
-from hz.cli.request_options import receipt_directory, request_options, targets_argument
+from hz.cli.request_options import RunTargets, request_options
+from hz.runtime.ledger.view import STATE_EXIT
 from hz.runtime.models import Packet
 from hz.runtime.printable import guarded, printable, printable_json
 from hz.runtime.problem import Problem
 from hz.runtime.protocol import AgentRunner, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 
-#: Exit status per run status. 1 is "the packet could not be built" (contract or input
-#: diagnostics), 2 a usage or configuration error, 3 a bug: none of them is a run status.
-EXIT_CODES: dict[str, int] = {
-    "completed": 0,
-    "failed": 4,
-    "timeout": 5,
-    "budget": 6,
-    "cancelled": 7,
-    "uncertain": 9,
-}
+#: Exit status per run status: the run ledger's table, which ``hz runs wait`` and a batch exit
+#: by too. 1 is "the packet could not be built" (contract or input diagnostics), 2 a usage or
+#: configuration error, 3 a bug: none of them is a run status.
+EXIT_CODES: dict[str, int] = STATE_EXIT
 #: The session ran, but its receipt could not be written.
 RECEIPT_NOT_WRITTEN = 8
 #: The agent was started and nothing observed how it ended (the run ledger's ``uncertain``).
-UNCERTAIN = 9
+UNCERTAIN = EXIT_CODES["uncertain"]
 
 
 @click.command(short_help="Run a packet, job or contract through the configured agent runner.")
-@targets_argument
 @request_options
 @click.option(
     "-j",
@@ -74,14 +68,7 @@ UNCERTAIN = 9
     "after a crash of hz.",
 )
 def run(
-    targets: tuple[Path, ...],
-    inputs_file: Path | None,
-    input_args: tuple[str, ...],
-    workdir: Path,
-    receipt_dir: Path | None,
-    no_receipt: bool,
-    request_key: str | None,
-    force_new: bool,
+    asked: RunTargets,
     jobs: int | None,
     fmt: str,
     dry_run: bool,
@@ -107,31 +94,20 @@ def run(
     from hz.runtime.config.layers import load_config
     from hz.runtime.execute import admit, bind
 
-    if len(targets) > 1 or jobs is not None:
-        if dry_run or no_ledger or request_key is not None:
+    if len(asked.targets) > 1 or jobs is not None:
+        if dry_run or no_ledger or asked.request_key is not None:
             raise click.UsageError(
                 "--dry-run, --no-ledger and --request-key take one target (no -j)"
             )
-        return _batch(
-            targets,
-            inputs_file,
-            input_args,
-            workdir,
-            receipt_dir,
-            no_receipt,
-            force_new,
-            jobs or 1,
-            fmt,
-            quiet,
-        )
+        return _batch(asked, jobs or 1, fmt, quiet)
     config = load_config(cwd=Path.cwd())
-    packets = reported_packets(targets, inputs_file, input_args, config.max_usd_ceiling)
+    packets = reported_packets(asked, config.max_usd_ceiling)
     if packets is None:
         return 1
     [packet] = packets
     runner_name = config.agent_runner
     runner = bind(config)
-    request = RunRequest.for_packet(packet, workdir=workdir)
+    request = RunRequest.for_packet(packet, workdir=asked.workdir)
     admit(config, request)  # the pre-run gate, before the ledger: RunnerError (exit 2)
     if dry_run:
         the_plan = runner.plan(request)  # names the unenforced needs too
@@ -148,15 +124,13 @@ def run(
             click.echo(f"hz: warning: {problem}", err=True)
             click.echo("  hint: hz doctor checks the bound runner", err=True)
         return 0
-    receipts = receipt_directory(receipt_dir, no_receipt, config)
+    receipts = asked.receipts(config)
     if not no_ledger:
         from hz.runtime.config.keys import RUNNER
         from hz.runtime.ledger.owner import Binding, settings_digest
 
         binding = Binding(runner, runner_name, settings_digest(config.table(RUNNER)))
-        return _in_ledger(
-            config, binding, packet, request_key, force_new, workdir, receipts, fmt, quiet
-        )
+        return _in_ledger(config, binding, packet, asked, receipts, fmt, quiet)
     started = datetime.now(UTC)
     result = _execute(runner_name, runner, request, quiet)
     ended = datetime.now(UTC)
@@ -217,9 +191,7 @@ def _in_ledger(
     config: Any,
     binding: Any,
     packet: Packet,
-    request_key: str | None,
-    force_new: bool,
-    workdir: Path,
+    asked: RunTargets,
     receipts: Path | None,
     fmt: str,
     quiet: bool,
@@ -232,9 +204,8 @@ def _in_ledger(
     ledger, settled = open_ledger(config)
     if not quiet:
         report_settled(settled)
-    request = Request(
-        packet, request_key or derived_key(packet, workdir), workdir, receipts, force_new
-    )
+    key = asked.request_key or derived_key(packet, asked.workdir)
+    request = Request(packet, key, asked.workdir, receipts, asked.force_new)
     with contextlib.ExitStack() as stack:
         progress = None
         if not quiet and sys.stderr.isatty():
@@ -258,18 +229,7 @@ def _in_ledger(
     return UNCERTAIN if outcome.state == "uncertain" and code != RECEIPT_NOT_WRITTEN else code
 
 
-def _batch(
-    targets: tuple[Path, ...],
-    inputs_file: Path | None,
-    input_args: tuple[str, ...],
-    workdir: Path,
-    receipt_dir: Path | None,
-    no_receipt: bool,
-    force_new: bool,
-    jobs: int,
-    fmt: str,
-    quiet: bool,
-) -> int:
+def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
     from hz.cli.ledger_run import Request, run_batch
     from hz.cli.runs import report_settled
     from hz.runtime.config.layers import load_config
@@ -281,8 +241,8 @@ def _batch(
 
     config = load_config(cwd=Path.cwd())
     binding = Binding.from_config(config)  # a misconfiguration starts nothing
-    ToolProfile().bind(workdir)  # the workdir must exist
-    receipts = receipt_directory(receipt_dir, no_receipt, config)
+    ToolProfile().bind(asked.workdir)  # the workdir must exist
+    receipts = asked.receipts(config)
     ledger, settled = open_ledger(config)
     if not quiet:
         report_settled(settled)
@@ -290,11 +250,9 @@ def _batch(
     def requests() -> Iterator[Request | None]:
         # One target at a time, as the batch takes it: no packet is built before a slot can
         # run it, and none is kept after its run is in the ledger.
-        for target in targets:
+        for target in asked.targets:
             try:
-                packets = reported_packets(
-                    (target,), inputs_file, input_args, config.max_usd_ceiling
-                )
+                packets = reported_packets(asked.one(target), config.max_usd_ceiling)
             except HzError as e:
                 report_error(e)
                 packets = None
@@ -302,12 +260,13 @@ def _batch(
                 yield None
                 continue
             [packet] = packets
-            yield Request(packet, derived_key(packet, workdir), workdir, receipts, force_new)
+            key = derived_key(packet, asked.workdir)
+            yield Request(packet, key, asked.workdir, receipts, asked.force_new)
 
     return run_batch(
         ledger,
         requests(),
-        total=len(targets),
+        total=len(asked.targets),
         jobs=jobs,
         binding=binding,
         policy=policy(config),
@@ -356,11 +315,10 @@ def _packet(
     )
 
 
-def reported_packets(
-    targets: tuple[Path, ...], inputs_file: Path | None, input_args: tuple[str, ...], ceiling: float
-) -> list[Packet] | None:
+def reported_packets(asked: RunTargets, ceiling: float) -> list[Packet] | None:
     """A packet per target, each held to the ceiling; the diagnostics reported on stderr
     (warnings too); None when any target has errors."""
+    targets, inputs_file, input_args = asked.targets, asked.inputs_file, asked.input_args
     packets: list[Packet] = []
     diagnostics: list[Problem] = []
     for target in targets:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from hz.cli.request_options import receipt_directory, request_options, targets_argument
+from hz.cli.request_options import RunTargets, request_options
 from hz.cli.runs import FORMAT, report_settled
 
 #: A queue name: what procrastinate and hz both store and show without escaping.
@@ -26,7 +26,6 @@ def check_queue(name: str) -> str:
 
 
 @click.command(short_help="Queue runs for hz worker; print their run ids.")
-@targets_argument
 @request_options
 @click.option(
     "--queue",
@@ -43,19 +42,7 @@ def check_queue(name: str) -> str:
     help="Higher runs first among queued runs of a queue.",
 )
 @FORMAT
-def submit(
-    targets: tuple[Path, ...],
-    inputs_file: Path | None,
-    input_args: tuple[str, ...],
-    workdir: Path,
-    receipt_dir: Path | None,
-    no_receipt: bool,
-    request_key: str | None,
-    force_new: bool,
-    queue: str,
-    priority: int,
-    fmt: str,
-) -> int:
+def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     """Queue one run per target; a worker (hz worker) runs them.
 
     \b
@@ -68,26 +55,27 @@ def submit(
     from hz.runtime.ledger.store import request_key as derived_key
 
     check_queue(queue)
-    if request_key is not None and len(targets) > 1:
+    workdir = asked.workdir
+    if asked.request_key is not None and len(asked.targets) > 1:
         raise click.UsageError("--request-key names one request: give one target")
     if not workdir.is_dir():
         raise click.BadParameter(f"{workdir} is not a directory", param_hint="--workdir")
     config = load_config(cwd=Path.cwd())
-    packets = reported_packets(targets, inputs_file, input_args, config.max_usd_ceiling)
+    packets = reported_packets(asked, config.max_usd_ceiling)
     if packets is None:
         return 1
     ledger, settled = open_ledger(config)
     report_settled(settled)
-    receipts = receipt_directory(receipt_dir, no_receipt, config)
+    receipts = asked.receipts(config)
     ids = []
     for packet in packets:
-        key = request_key or derived_key(packet, workdir)
+        key = asked.request_key or derived_key(packet, workdir)
         run_id, _ = ledger.create(
             packet,
             key=key,
             workdir=workdir,
             receipt_dir=receipts,
-            force_new=force_new,
+            force_new=asked.force_new,
             queue=queue,
             priority=priority,
         )
