@@ -131,3 +131,64 @@ def test_the_schemas_patterns_mean_the_same_to_python_and_to_ecma_262() -> None:
     for pattern in patterns:
         assert not re.search(r"\\[dDwWsSbB]", pattern), pattern
         assert pattern.endswith("$(?!\\n)"), pattern
+
+
+#: Keywords that mean the same to fastjsonschema (which compiles a 2020-12 schema with its
+#: 2019-09 generator: it has none for 2020-12) and to jsonschema's Draft202012Validator. A
+#: keyword outside this set (``prefixItems``, ``unevaluatedProperties``, ``dependentRequired``,
+#: ``$dynamicRef``, ``format`` ...) would be skipped by the fast path, which would then say
+#: "valid" where jsonschema does not: docs/decisions/0010-fast-schema-path.md.
+SAME_IN_BOTH = frozenset(
+    {
+        "type", "enum", "const", "properties", "patternProperties", "additionalProperties",
+        "required", "propertyNames", "minProperties", "maxProperties", "items", "minItems",
+        "maxItems", "uniqueItems", "contains", "minLength", "maxLength", "pattern", "minimum",
+        "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "allOf", "anyOf",
+        "oneOf", "not", "if", "then", "else", "$ref",
+    }
+)  # fmt: skip
+#: Keywords that assert nothing.
+ANNOTATIONS = frozenset(
+    {"$schema", "$id", "$defs", "$comment", "title", "description", "examples", "default"}
+)
+_SCHEMA_VALUED = ("items", "additionalProperties", "propertyNames", "contains", "not", "if",
+                  "then", "else")  # fmt: skip
+
+
+def _keywords(schema: Any) -> set[str]:
+    """Every keyword of a schema and of its subschemas."""
+    if not isinstance(schema, dict):
+        return set()
+    found = set(schema)
+    for key in ("properties", "patternProperties", "$defs"):
+        for sub in schema.get(key, {}).values():
+            found |= _keywords(sub)
+    for key in _SCHEMA_VALUED:
+        found |= _keywords(schema.get(key))
+    for key in ("allOf", "anyOf", "oneOf"):
+        for sub in schema.get(key, []):
+            found |= _keywords(sub)
+    return found
+
+
+def test_the_contract_schema_uses_only_keywords_the_fast_path_compiles() -> None:
+    assert _keywords(SCHEMA) - SAME_IN_BOTH - ANNOTATIONS == set()
+    # 2019-09 reads an array of ``items`` as a tuple; 2020-12 calls that prefixItems.
+    assert "items" in _keywords(SCHEMA)
+    assert not any(
+        isinstance(node.get("items"), list) for node in _nodes(SCHEMA) if isinstance(node, dict)
+    )
+
+
+def test_a_keyword_the_fast_path_does_not_compile_is_caught() -> None:
+    schema = json.loads(schema_text())
+    schema["properties"]["hz"]["unevaluatedProperties"] = False
+    assert _keywords(schema) - SAME_IN_BOTH - ANNOTATIONS == {"unevaluatedProperties"}
+
+
+def _nodes(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [value, *(n for v in value.values() for n in _nodes(v))]
+    if isinstance(value, list):
+        return [n for v in value for n in _nodes(v)]
+    return []
