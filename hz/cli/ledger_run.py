@@ -57,6 +57,21 @@ def signals_to(
             signal.signal(signum, signal.SIG_IGN if started else old)
 
 
+def run_pool(pool: Any, why: str, display: contextlib.AbstractContextManager[Any]) -> None:
+    """Run a pool of runs (a batch, a worker) until it ends. The first cancel signal stops it
+    (claim nothing more, cancel what runs), the second stops its runs at once; ``why`` is the
+    reason each gives, formatted with ``signal`` (its name) and ``again`` ("" or " again")."""
+
+    def first(name: str) -> None:
+        pool.stop(why.format(signal=name, again=""))
+
+    def second(name: str) -> None:
+        pool.stop(why.format(signal=name, again=" again"), now=True)
+
+    with signals_to(first, second), display:
+        pool.run()
+
+
 @dataclass(frozen=True, slots=True)
 class Request:
     """One foreground run: what ``hz run`` parsed, ready for the ledger."""
@@ -292,19 +307,12 @@ def run_batch(
         on_error=failed,
     )
 
-    def on_signal(name: str) -> None:
-        pool.stop(f"hz was interrupted ({name})")
-
-    def on_second(name: str) -> None:
-        pool.stop(f"hz was interrupted again ({name})", now=True)
-
     display = (
         BatchDisplay(ledger, batch, sys.stderr, source.unread)
         if sys.stderr.isatty() and not quiet and fmt != "json"
         else contextlib.nullcontext()
     )
-    with signals_to(on_signal, on_second), display:
-        pool.run()
+    run_pool(pool, "hz was interrupted{again} ({signal})", display)
     for row in ledger.select("batch = ? AND state = 'queued'", (batch,)):
         cancel(ledger, row["id"])  # left in the queue by a stop (a retry): nothing of it ran
     if source.unbuilt:

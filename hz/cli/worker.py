@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
 import click
 
-from hz.cli.ledger_run import signals_to
+from hz.cli.ledger_run import run_pool
 from hz.cli.runs import FORMAT, report_settled
 from hz.runtime.printable import printable, printable_json
 
@@ -101,14 +102,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
         on_error=failed,
     )
 
-    def on_signal(name: str) -> None:
-        pool.stop(f"the worker got {name}")
-
-    def on_second(name: str) -> None:
-        pool.stop(f"the worker got {name} again", now=True)
-
-    with signals_to(on_signal, on_second):
-        pool.run()
+    run_pool(pool, "the worker got {signal}{again}", contextlib.nullcontext())
     if drain and not pool.stopping.is_set():
         _say_held(ledger)
     if fmt == "json":
