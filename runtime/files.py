@@ -11,6 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from hz.runtime.errors import HzError
+
 
 def _umask() -> int:
     mask = os.umask(0)
@@ -57,3 +59,13 @@ def write_atomically(
             os.fsync(directory_fd)
         finally:
             os.close(directory_fd)
+
+
+def write_file(path: Path, data: str | bytes) -> None:
+    """``write_atomically`` into a directory made as needed, for a file a command was asked to
+    write (``hz render -o``, ``hz init``); ``HzError`` naming the file when it cannot."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, data)
+    except OSError as e:
+        raise HzError(f"cannot write {path}: {e.strerror or e}") from e

@@ -238,14 +238,9 @@ def render(
         return 1
     text = canonical_json(packet.to_json_data())
     if output is not None:
-        from hz.runtime.errors import HzError
-        from hz.runtime.files import write_atomically
+        from hz.runtime.files import write_file
 
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(output, text)
-        except OSError as e:
-            raise HzError(f"cannot write {output}: {e.strerror or e}") from e
+        write_file(output, text)
         click.echo(f"wrote {output}", err=True)
     else:
         from hz.runtime.printable import guarded

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from hz.runtime.errors import HzError
-from hz.runtime.files import write_atomically
+from hz.runtime.files import write_file
 from hz.runtime.regular_file import check_links, read_regular_text
 
 #: hz.name's pattern in the contract schema.
@@ -94,7 +94,7 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
         _inside(path, directory)
     changed = _read(schema) != text
     if changed:
-        _write(schema, text)
+        write_file(schema, text)
     _report("wrote" if changed else "unchanged", schema)
 
     if contract.exists() or contract.is_symlink():
@@ -102,7 +102,7 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
     else:
         up = "/".join([".."] * len(contracts.parts))
         modeline = f"{up}/{SCHEMA_PATH.as_posix()}" if up else SCHEMA_PATH.as_posix()
-        _write(contract, STARTER.format(schema=modeline, name=name))
+        write_file(contract, STARTER.format(schema=modeline, name=name))
         _report("wrote", contract)
 
     steps = [
@@ -139,14 +139,6 @@ def _read(path: Path) -> str | None:
     except UnicodeDecodeError as e:
         raise HzError(f"cannot read {path}: it is not UTF-8 text") from e
     return text
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, text)
-    except OSError as e:
-        raise HzError(f"cannot write {path}: {e.strerror}") from e
 
 
 def _report(what: str, path: Path) -> None:

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,18 @@ class Request:
     receipt_dir: Path | None
     force_new: bool
 
+    def create(self, ledger: Ledger, **where: Any) -> tuple[str, int]:
+        """Create its run in the ledger (``where``: its batch, queue, priority, an owner to
+        adopt it); the run's id and generation."""
+        return ledger.create(
+            self.packet,
+            key=self.key,
+            workdir=self.workdir,
+            receipt_dir=self.receipt_dir,
+            force_new=self.force_new,
+            **where,
+        )
+
 
 def run_foreground(
     ledger: Ledger,
@@ -108,18 +120,10 @@ def run_foreground(
                 return  # settling: the run ends as it is
         raise Interrupted(name)
 
-    force_new = request.force_new
     with signals_to(on_signal):
         while True:
             current.clear()
-            run_id, generation = ledger.create(
-                request.packet,
-                key=request.key,
-                workdir=request.workdir,
-                receipt_dir=request.receipt_dir,
-                force_new=force_new,
-                adopt=owner,
-            )
+            run_id, generation = request.create(ledger, adopt=owner)
             try:
                 wait = ledger.get(run_id)["not_before"] - ledger.clock().now
                 if wait > 0:
@@ -140,7 +144,7 @@ def run_foreground(
                 return Outcome(run_id, row["state"], failure_kind="aborted", reason=reason)
             if outcome.retry is None:
                 return outcome
-            force_new = False  # the retry holds the key now: adopt it
+            request = replace(request, force_new=False)  # the retry holds the key: adopt it
 
 
 class BatchDisplay:
@@ -238,14 +242,7 @@ class BatchSource:
                     self.unbuilt += 1
                     continue
                 try:
-                    run_id, _ = ledger.create(
-                        request.packet,
-                        key=request.key,
-                        workdir=request.workdir,
-                        receipt_dir=request.receipt_dir,
-                        force_new=request.force_new,
-                        batch=self.batch,
-                    )
+                    run_id, _ = request.create(ledger, batch=self.batch)
                 except KeyHeld as e:
                     self.held += 1
                     click.echo(f"hz: error: {printable(e.message)}", err=True)

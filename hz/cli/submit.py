@@ -49,6 +49,7 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     Exit status: 0 queued, 1 a contract or input has errors (nothing queued), 2 usage or
     configuration error, or a request key already held (nothing queued for that target).
     """
+    from hz.cli.ledger_run import Request
     from hz.cli.run import reported_packets
     from hz.runtime.config.layers import load_config
     from hz.runtime.ledger.session import open_ledger
@@ -70,15 +71,8 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     ids = []
     for packet in packets:
         key = asked.request_key or derived_key(packet, workdir)
-        run_id, _ = ledger.create(
-            packet,
-            key=key,
-            workdir=workdir,
-            receipt_dir=receipts,
-            force_new=asked.force_new,
-            queue=queue,
-            priority=priority,
-        )
+        request = Request(packet, key, workdir, receipts, asked.force_new)
+        run_id, _ = request.create(ledger, queue=queue, priority=priority)
         ids.append(run_id)
     if fmt == "json":
         click.echo(json.dumps({"kind": "submitted", "runs": ids}))
