@@ -32,8 +32,9 @@ def make_app(conninfo: str) -> App:
     """An app whose connector opens its pool only when a worker runs (``open_async``).
 
     The dispatcher's app is never opened: it defers and cancels on hz's own connection, in
-    hz's transaction (procrastinate's sync path). A worker opens an app of its own, whose
-    connector then speaks asyncio only."""
+    hz's transaction (procrastinate's sync path). A worker opens an app of its own
+    (``hz.runtime.ledger.pg.listener.worker_app``), whose connector then speaks asyncio
+    only."""
     return App(connector=PsycopgConnector(conninfo=conninfo))
 
 
