@@ -17,6 +17,10 @@ import pytest
 from tests.conftest import default_receipt_dir
 from tests.fakes.agent import is_gone, recorded_pids
 
+# Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
+# serial lane, on an otherwise quiet machine.
+pytestmark = pytest.mark.serial
+
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
 

@@ -29,6 +29,10 @@ from hz.runtime.canonical import canonical_json
 from tests.fakes.agent import is_gone, markers, recorded_pids
 from tests.integration.ledger_env import Space, pg_rows, space, until
 
+# Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
+# serial lane, on an otherwise quiet machine.
+pytestmark = pytest.mark.serial
+
 TERMINAL = ("completed", "failed", "timeout", "budget", "cancelled", "uncertain")
 
 

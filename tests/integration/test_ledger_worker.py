@@ -15,6 +15,10 @@ import pytest
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.integration.ledger_env import REPO, Space, space, until
 
+# Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
+# serial lane, on an otherwise quiet machine.
+pytestmark = pytest.mark.serial
+
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def dsn(request: pytest.FixtureRequest) -> str | None:

@@ -15,6 +15,10 @@ from hz.runtime.process.bounded import DRAIN_SECONDS, Limits, run_bounded
 from hz.runtime.process.environment import child_environment
 from tests.fakes.agent import is_gone, recorded_pids
 
+# Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
+# serial lane, on an otherwise quiet machine.
+pytestmark = pytest.mark.serial
+
 AGENT = str(Path(__file__).resolve().parents[1] / "fakes" / "agent.py")
 MIB = 1024 * 1024
 

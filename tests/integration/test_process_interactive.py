@@ -8,7 +8,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from hz.runtime.process.interactive import WRITE_SECONDS, Interactive
+
+# Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
+# serial lane, on an otherwise quiet machine.
+pytestmark = pytest.mark.serial
 
 ENV = {"PATH": os.environ["PATH"]}
 
