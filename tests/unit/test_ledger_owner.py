@@ -29,6 +29,10 @@ from hz.runtime.result import AgentResult, ToolCall
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.unit.test_execute import make_packet
 
+# Timing-sensitive (cancels from another thread, SIGINT, kill grace): `make test` runs it in
+# the serial lane, on an otherwise quiet machine.
+pytestmark = pytest.mark.serial
+
 
 class Scripted:
     """A runner that answers with the given results in order."""
