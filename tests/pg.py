@@ -1,5 +1,8 @@
-"""A throwaway PostgreSQL cluster for the tests: started once per session in a temporary
-directory (unix socket there, loopback on a free port, fsync off), removed after.
+"""A throwaway PostgreSQL cluster for the tests: started once per session (once per xdist
+worker) in a temporary directory, removed after. It listens on a unix socket in that directory
+only, never on a TCP port: two clusters started side by side cannot clash (a port found free
+and released can be taken by anyone before the server binds it), and a restart finds its
+socket where it was. fsync is off.
 
 As root, the server programs run as the ``postgres`` user (PostgreSQL refuses root); otherwise
 as the current user. Each test gets its own database, cloned from a template that already holds
@@ -17,7 +20,6 @@ import os
 import pwd
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -43,10 +45,9 @@ def server_bin() -> Path:
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+#: The socket's number (``.s.PGSQL.<port>`` in the cluster's own directory): no TCP port is
+#: bound, so any number will do.
+PORT = 5432
 
 
 @dataclass(frozen=True)
@@ -67,12 +68,13 @@ class Cluster:
     def dsn(self, dbname: str) -> str:
         return f"host={self.root} port={self.port} user={self.user} dbname={dbname}"
 
-    def tcp_dsn(self, dbname: str) -> str:
-        return f"host=127.0.0.1 port={self.port} user={self.user} dbname={dbname}"
+    @property
+    def socket(self) -> Path:
+        return self.root / f".s.PGSQL.{self.port}"
 
     def start(self) -> None:
         options = (
-            f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c fsync=off "
+            f"-c listen_addresses='' -p {self.port} -k {self.root} -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
         )
         self.run(
@@ -117,7 +119,7 @@ def cluster() -> Iterator[Cluster]:
     if as_postgres:
         entry = pwd.getpwnam("postgres")
         os.chown(root, entry.pw_uid, entry.pw_gid)
-    made = Cluster(root, _free_port(), "postgres", binaries, as_postgres)
+    made = Cluster(root, PORT, "postgres", binaries, as_postgres)
     try:
         made.run(
             "initdb",

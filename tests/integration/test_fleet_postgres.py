@@ -468,14 +468,14 @@ def test_a_host_whose_clock_runs_ahead_sees_no_live_lease_expired(
 
 
 class Link:
-    """A TCP proxy to the database that can be cut and restored: while cut it accepts and
-    holds every byte, forwarding nothing and closing nothing (packets dropped on the way, not
-    a refused connection)."""
+    """A TCP proxy to the database (its unix socket) that can be cut and restored: while cut
+    it accepts and holds every byte, forwarding nothing and closing nothing (packets dropped
+    on the way, not a refused connection)."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, upstream: Path) -> None:
         import socket
 
-        self.upstream = port
+        self.upstream = upstream
         self.cut = threading.Event()
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
@@ -490,7 +490,8 @@ class Link:
                 client, _ = self.listener.accept()
             except OSError:
                 return
-            server = socket.create_connection(("127.0.0.1", self.upstream))
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.connect(str(self.upstream))
             self.sockets += [client, server]
             for src, dst in ((client, server), (server, client)):
                 threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
@@ -524,7 +525,7 @@ def test_a_worker_cut_off_from_the_database_cannot_overwrite_the_uncertain_verdi
     fleet.append(s)
     receipts = tmp_path / "receipts"
     [run_id] = submit_many(s, 1, "--receipt-dir", str(receipts))
-    link = Link(pg_cluster.port)
+    link = Link(pg_cluster.socket)
     try:
         dbname = pg_dsn.rsplit("dbname=", 1)[1]
         through = f"host=127.0.0.1 port={link.port} user={pg_cluster.user} dbname={dbname}"
