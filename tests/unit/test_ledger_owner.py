@@ -155,6 +155,12 @@ def test_a_cancel_from_another_thread_stops_a_stubborn_agent(
     )
     owner.start()
     started(tmp_path, 2)
+    # The agent and its helper run, but the owner may not have recorded it yet (a cancel
+    # that lands before that record kills the group as it starts: the next test).
+    deadline = time.monotonic() + 30
+    while ledger.get(run_id)["state"] != "running":
+        assert time.monotonic() < deadline, "the running record was not committed"
+        time.sleep(0.05)
     begun = time.monotonic()
     row = cancel(ledger, run_id)
     owner.join(timeout=15)
@@ -163,6 +169,34 @@ def test_a_cancel_from_another_thread_stops_a_stubborn_agent(
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(tmp_path / "pids"))
     result = json.loads(row["result_json"])
     assert result["reason"] == "cancelled (hz runs cancel); the run's processes were killed"
+
+
+def test_a_cancel_committed_before_the_running_record_kills_the_agent_as_it_starts(
+    new_ledger: Any, tmp_path: Path
+) -> None:
+    """The cancel is on record once the run is dispatching, before the agent spawns: the owner
+    finds it as it records ``running`` and kills the new group at once (no grace)."""
+    binding = command_binding(tmp_path, "stubborn")
+    ledger, other = new_ledger(), new_ledger()
+    run_id, generation = owned(ledger, tmp_path, tmp_path / "r")
+
+    def cancel_now(_: object) -> None:
+        with other.tx() as c:
+            c.execute("UPDATE runs SET cancel_requested_at = ? WHERE id = ?", (time.time(), run_id))
+            other.event(c, run_id, "cancel", "cancel requested")
+
+    begun = time.monotonic()
+    outcome = run_owned(
+        ledger, run_id, generation, binding=binding, policy=Policy(), on_owned=cancel_now
+    )
+    assert time.monotonic() - begun < 10
+    assert (outcome.state, outcome.failure_kind) == ("cancelled", "aborted")
+    assert outcome.result is not None
+    assert outcome.result.reason == "cancelled as the agent started; its group was killed"
+    row = ledger.get(run_id)
+    assert (row["state"], row["failure_kind"]) == ("cancelled", "aborted")
+    pids = tmp_path / "pids"
+    assert all(is_gone(int(str(p["pid"]))) for p in (recorded_pids(pids) if pids.exists() else []))
 
 
 def test_a_worker_pool_stops_and_cancels_what_runs(new_ledger: Any, tmp_path: Path) -> None:
