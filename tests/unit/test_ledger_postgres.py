@@ -281,3 +281,51 @@ def test_a_queued_run_whose_job_ended_unrun_is_queued_again(pg_dsn: str, tmp_pat
         assert ledger.redispatch_stranded() == []  # its new job waits: nothing more to do
     finally:
         ledger.close()
+
+
+@pytest.mark.parametrize(
+    ("heartbeat", "stranded"),
+    [(None, True), ("1 hour", True), ("0 seconds", False)],
+    ids=["worker-gone", "worker-stalled", "worker-alive"],
+)
+def test_a_queued_run_whose_job_a_gone_worker_left_doing_is_queued_again(
+    pg_dsn: str, tmp_path: Path, heartbeat: str | None, stranded: bool
+) -> None:
+    """A worker took the job and went away before it could write how the job ended (the
+    database restarted under it): the job stays 'doing' for ever. Once its worker's row is
+    gone or its heartbeat stalled, the run (never claimed) is queued again with a new job, and
+    the old job ends failed. A live worker's job is left to it."""
+    from hz.runtime.ledger.reconcile import reconcile
+    from tests.unit.test_execute import make_packet
+
+    ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn), lease_seconds=2)
+    try:
+        run_id, _ = ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
+        old = ledger.get(run_id)["job_id"]
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            worker = None
+            if heartbeat is not None:
+                [(worker,)] = c.execute(
+                    "INSERT INTO procrastinate_workers (last_heartbeat) "
+                    "VALUES (now() - %s::interval) RETURNING id",
+                    (heartbeat,),
+                ).fetchall()
+            c.execute(
+                "UPDATE procrastinate_jobs SET status = 'doing', worker_id = %s WHERE id = %s",
+                (worker, old),
+            )
+        assert reconcile(ledger) == []
+        row = ledger.get(run_id)
+        with psycopg.connect(pg_dsn) as c:
+            [(status,)] = c.execute(
+                "SELECT status FROM procrastinate_jobs WHERE id = %s", (old,)
+            ).fetchall()
+        if stranded:
+            assert (row["state"], row["job_id"] != old, status) == ("queued", True, "failed")
+            assert [e["detail"] for e in ledger.events(run_id)][-1] == (
+                "its job ended without running it: queued again"
+            )
+        else:
+            assert (row["state"], row["job_id"], status) == ("queued", old, "doing")
+    finally:
+        ledger.close()

@@ -55,7 +55,7 @@ from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owne
 from hz.runtime.ledger.pg.dispatch import TASK
 from hz.runtime.ledger.pg.listener import PROBE_EVERY, PROBE_TYPE, ListeningConnector
 from hz.runtime.ledger.reconcile import Settled, reconcile
-from hz.runtime.ledger.store import RUN_ID, Hold, Ledger, Owner, StaleOwner
+from hz.runtime.ledger.store import RUN_ID, Hold, Ledger, Owner, StaleOwner, UnknownRun
 from hz.runtime.printable import printable
 
 #: How often a worker looks for jobs when no notification came (the listener may be gone).
@@ -233,10 +233,7 @@ class PgWorker:
         if others or not isinstance(run_id, str) or not RUN_ID.match(run_id):
             raise ForeignJob(f"{TASK} takes one argument, run_id, an hz run id; nothing was run")
         try:
-            self.ledger.get(run_id)  # UnknownRun: another database's run, or none at all
-        except HzError as e:
-            raise ForeignJob(f"{e.message}; nothing was run") from None
-        try:
+            self.ledger.get(run_id)
             job_id = context.job.id
             hold = Hold(self.policy.ceilings, self.binding.name)
             if self.ledger.hold(run_id, hold, job_id=job_id) is not None:
@@ -244,7 +241,9 @@ class PgWorker:
                     self._superseded.add(job_id)
                 return  # the run waits with a new job; this one ran nothing
             generation = self.ledger.claim(run_id, self.owner, worker=self.name)
-        except HzError as e:
+        except UnknownRun as e:  # another database's run, or none at all
+            raise ForeignJob(f"{e.message}; nothing was run") from None
+        except HzError as e:  # the database went away: reconciliation queues the run again
             self.on_error(run_id, e)
             raise
         if generation is None:
