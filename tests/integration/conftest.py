@@ -1,5 +1,6 @@
 """Fixtures for runs of the fake agent (secrets planted in hz's environment, and one check that
-a run leaked none of them and left no process behind) and for the real agent CLIs (the pinned
+a run leaked none of them and left no process behind), for the run ledger's end-to-end tests
+(both ledgers, the spaces' agents killed after a test) and for the real agent CLIs (the pinned
 ``codex``, its key, a working directory with a note to read)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 from tests.fakes.agent import recorded_env, recorded_pids, survivors
 from tests.fakes.claude_cli import processes_with_env
 from tests.fakes.responses_server import codex_binary
+from tests.integration.ledger_env import Space
 
 #: Secrets an operator's shell typically holds: hz's own credentials and the vendors'.
 SECRET_NAMES = (
@@ -75,3 +77,19 @@ def key(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     monkeypatch.setenv("FAKE_KEY", value)
     yield value
     assert processes_with_env("FAKE_KEY", value) == {}
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def dsn(request: pytest.FixtureRequest) -> str | None:
+    """A test that takes it runs on both ledgers: None for SQLite, else a fresh PostgreSQL
+    database's DSN."""
+    return None if request.param == "sqlite" else str(request.getfixturevalue("pg_dsn"))
+
+
+@pytest.fixture
+def cleanup() -> Iterator[list[Space]]:
+    """The spaces a test appends here have their agents killed after it, even on failure."""
+    spaces: list[Space] = []
+    yield spaces
+    for s in spaces:
+        s.kill_recorded()

@@ -74,6 +74,12 @@ class Space:
             timeout=timeout,
         )
 
+    def submit(self, who: str, *args: str) -> str:
+        """``hz submit greet.yaml --input who=WHO ARGS``: the queued run's id."""
+        done = self.hz("submit", "greet.yaml", "--input", f"who={who}", *args)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
     def popen(self, *args: str, **extra: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
             [sys.executable, "-m", "hz", *args],
@@ -157,6 +163,24 @@ def space(
     )
     (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout=timeout, max_usd=max_usd))
     return Space(tmp_path, config, tmp_path / "state", pids, dsn)
+
+
+def watchdogs(parent: int) -> list[int]:
+    """The process chokepoint's watchdogs a worker started (``hz-watchdog`` children)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == parent and b"hz-watchdog" in argv:
+            found.append(int(entry))
+    return found
 
 
 def until(condition: Callable[[], Any], *, ceiling: float = 30.0, what: str = "") -> Any:

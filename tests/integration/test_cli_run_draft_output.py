@@ -41,6 +41,18 @@ def _setup(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": str(tmp_path / "operator.toml")}
 
 
+def _hz(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "hz", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 def _run(tmp_path: Path, env: dict[str, str], stdout: int) -> int:
     return subprocess.run(
         [sys.executable, "-m", "hz", "run", "greet.yaml", "--no-receipt", "-q", "--force-new"],
@@ -55,15 +67,7 @@ def _run(tmp_path: Path, env: dict[str, str], stdout: int) -> int:
 
 def test_into_a_pipe_or_a_file_the_draft_is_as_the_agent_wrote_it(tmp_path: Path) -> None:
     env = _setup(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "hz", "run", "greet.yaml", "--no-receipt", "-q"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _hz(tmp_path, env, "run", "greet.yaml", "--no-receipt", "-q")
     assert (done.returncode, done.stdout) == (0, DRAFT)
     with open(tmp_path / "draft.md", "wb") as f:
         assert _run(tmp_path, {**env, "GITHUB_ACTIONS": "true"}, f.fileno()) == 0
@@ -72,15 +76,7 @@ def test_into_a_pipe_or_a_file_the_draft_is_as_the_agent_wrote_it(tmp_path: Path
 
 def test_in_a_github_actions_log_the_draft_is_framed_by_stop_commands(tmp_path: Path) -> None:
     env = {**_setup(tmp_path), "GITHUB_ACTIONS": "true"}
-    done = subprocess.run(
-        [sys.executable, "-m", "hz", "run", "greet.yaml", "--no-receipt", "-q"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _hz(tmp_path, env, "run", "greet.yaml", "--no-receipt", "-q")
     assert done.returncode == 0
     match = re.fullmatch(r"::stop-commands::([0-9a-f]{32})\n(.*)::\1::\n", done.stdout, re.S)
     assert match is not None, done.stdout
@@ -114,15 +110,7 @@ def test_on_a_terminal_control_sequences_are_escaped(tmp_path: Path) -> None:
 
 def test_hz_render_guards_the_prompt_as_hz_run_guards_the_draft(tmp_path: Path) -> None:
     env = {**_setup(tmp_path), "GITHUB_ACTIONS": "true"}
-    done = subprocess.run(
-        [sys.executable, "-m", "hz", "render", "greet.yaml", "--format", "text"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _hz(tmp_path, env, "render", "greet.yaml", "--format", "text")
     assert done.returncode == 0, done.stderr
     match = re.fullmatch(r"::stop-commands::([0-9a-f]{32})\n(.*)::\1::\n", done.stdout, re.S)
     assert match is not None, done.stdout

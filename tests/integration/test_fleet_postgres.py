@@ -27,7 +27,7 @@ import pytest
 from hz.compiler.render.packet import packet_from_path
 from hz.runtime.canonical import canonical_json
 from tests.fakes.agent import is_gone, markers, recorded_pids
-from tests.integration.ledger_env import Space, pg_rows, space, until
+from tests.integration.ledger_env import Space, pg_rows, space, until, watchdogs
 
 # Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
 # serial lane, on an otherwise quiet machine.
@@ -147,24 +147,6 @@ def all_terminal(s: Space, count: int) -> bool:
     return len(found) == count and all(state in TERMINAL for state in found.values())
 
 
-def _watchdogs(parent: int) -> list[int]:
-    """The process chokepoint's watchdogs a worker started (``hz-watchdog`` children)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == parent and b"hz-watchdog" in argv:
-            found.append(int(entry))
-    return found
-
-
 def timeline(s: Space, run_id: str) -> list[str]:
     shown = s.hz("runs", "show", run_id, "--format", "json")
     assert shown.returncode == 0, shown.stderr
@@ -211,8 +193,8 @@ def test_a_killed_worker_runs_become_uncertain_elsewhere_and_never_run_again(
     until(lambda: len(s.starts()) == 4, what="four agents started on alpha")
     # kill -9 of the whole worker as a machine loses it: the worker and its watchdogs (the
     # agents live on, as on a host cut off from the database).
-    watchdogs = until(lambda: len(_watchdogs(alpha.pid)) == 4 and _watchdogs(alpha.pid))
-    for pid in [*watchdogs, alpha.pid]:
+    found = until(lambda: len(watchdogs(alpha.pid)) == 4 and watchdogs(alpha.pid))
+    for pid in [*found, alpha.pid]:
         os.kill(pid, signal.SIGKILL)
     alpha.process.wait(timeout=10)
     agents = [int(str(p["pid"])) for p in s.starts()]

@@ -15,25 +15,11 @@ import psycopg
 import pytest
 
 from tests.fakes.agent import is_gone, recorded_pids
-from tests.integration.ledger_env import Space, space, until
+from tests.integration.ledger_env import Space, space, until, watchdogs
 
 # Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
 # serial lane, on an otherwise quiet machine.
 pytestmark = pytest.mark.serial
-
-
-@pytest.fixture
-def cleanup() -> list[Space]:
-    spaces: list[Space] = []
-    yield spaces
-    for s in spaces:
-        s.kill_recorded()
-
-
-def submit(s: Space, who: str, *args: str) -> str:
-    done = s.hz("submit", "greet.yaml", "--input", f"who={who}", *args)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 def stop(*workers: object) -> list[tuple[str, str]]:
@@ -63,9 +49,9 @@ def test_a_request_key_is_held_across_concurrent_submissions(tmp_path: Path, pg_
 
 def test_queues_and_priorities_through_procrastinate(tmp_path: Path, pg_dsn: str) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
-    plain = submit(s, "Ann")
-    low = submit(s, "Bo", "--queue", "reviews")
-    high = submit(s, "Cy", "--queue", "reviews", "--priority", "7")
+    plain = s.submit("Ann")
+    low = s.submit("Bo", "--queue", "reviews")
+    high = s.submit("Cy", "--queue", "reviews", "--priority", "7")
     rows = {r["id"]: r for r in s.rows()}
     assert [(rows[i]["queue"], rows[i]["priority"]) for i in (plain, low, high)] == [
         ("default", 0),
@@ -94,12 +80,12 @@ def test_cancel_reaches_the_queue_and_the_running_job(
 ) -> None:
     s = space(tmp_path, "sleep", dsn=pg_dsn)
     cleanup.append(s)
-    waiting = submit(s, "Ann", "--queue", "later")
+    waiting = s.submit("Ann", "--queue", "later")
     cancelled = s.hz("runs", "cancel", waiting)
     assert cancelled.stdout == f"{waiting}  cancelled (aborted)\n"
     [row] = s.rows()
     assert s.jobs() == {row["job_id"]: "cancelled"}  # out of the queue: no worker gets it
-    running = submit(s, "Bo")
+    running = s.submit("Bo")
     worker = s.popen("worker", HZ_HOST_ID="one")
     try:
         until(s.starts, what="the agent's start")
@@ -115,35 +101,17 @@ def test_cancel_reaches_the_queue_and_the_running_job(
     assert len(s.starts()) == 1
 
 
-def _watchdogs(parent: int) -> list[int]:
-    """The process chokepoint's watchdogs a worker started (``hz-watchdog`` children)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if ppid == parent and b"hz-watchdog" in argv:
-            found.append(int(entry))
-    return found
-
-
 def test_a_lost_worker_runs_become_uncertain_elsewhere_and_its_host_kills_its_orphans(
     tmp_path: Path, pg_dsn: str, cleanup: list[Space]
 ) -> None:
     s = space(tmp_path, "sleep", dsn=pg_dsn)
     cleanup.append(s)
-    ids = sorted(submit(s, str(n)) for n in range(2))
+    ids = sorted(s.submit(str(n)) for n in range(2))
     alpha = s.popen("worker", "-j", "2", HZ_HOST_ID="alpha")
     until(lambda: len(s.starts()) == 2, what="two started agents")
     # The machine is lost with everything hz had on it; its agents live on (a partition).
-    watchdogs = until(lambda: len(_watchdogs(alpha.pid)) == 2 and _watchdogs(alpha.pid))
-    for watchdog in watchdogs:
+    found = until(lambda: len(watchdogs(alpha.pid)) == 2 and watchdogs(alpha.pid))
+    for watchdog in found:
         os.kill(watchdog, signal.SIGKILL)
     alpha.kill()
     alpha.communicate()
@@ -177,7 +145,7 @@ def test_a_worker_whose_connections_are_cut_keeps_working(tmp_path: Path, pg_dsn
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
     worker = s.popen("worker")
     try:
-        first = submit(s, "Ann")
+        first = s.submit("Ann")
         until(lambda: s.rows("id = %s AND state = 'completed'", (first,)), what="first run")
         # Every connection of the worker cut (a database restart as the worker sees it):
         # procrastinate's pool and listener reconnect, hz's ledger connections too; a side
@@ -188,7 +156,7 @@ def test_a_worker_whose_connections_are_cut_keeps_working(tmp_path: Path, pg_dsn
                 "WHERE datname = current_database() AND pid <> pg_backend_pid()"
             ).fetchall()
         assert killed
-        second = submit(s, "Bo")
+        second = s.submit("Bo")
         until(lambda: s.rows("id = %s AND state = 'completed'", (second,)), what="second run")
     finally:
         [(out, err)] = stop(worker)

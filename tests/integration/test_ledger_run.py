@@ -9,25 +9,8 @@ import sqlite3
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.integration.ledger_env import Space, space, until
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def dsn(request: pytest.FixtureRequest) -> str | None:
-    """Every test here runs on both ledgers: None for SQLite, else a fresh PostgreSQL
-    database's DSN."""
-    return None if request.param == "sqlite" else str(request.getfixturevalue("pg_dsn"))
-
-
-@pytest.fixture
-def cleanup() -> list[Space]:
-    spaces: list[Space] = []
-    yield spaces
-    for s in spaces:
-        s.kill_recorded()
 
 
 def run(s: Space, who: str, *args: str) -> tuple[int, dict[str, object], str]:

@@ -20,30 +20,9 @@ from tests.integration.ledger_env import REPO, Space, space, until
 pytestmark = pytest.mark.serial
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def dsn(request: pytest.FixtureRequest) -> str | None:
-    """Every test here runs on both ledgers: None for SQLite, else a fresh PostgreSQL
-    database's DSN."""
-    return None if request.param == "sqlite" else str(request.getfixturevalue("pg_dsn"))
-
-
-@pytest.fixture
-def cleanup() -> list[Space]:
-    spaces: list[Space] = []
-    yield spaces
-    for s in spaces:
-        s.kill_recorded()
-
-
-def submit(s: Space, who: str, *args: str) -> str:
-    done = s.hz("submit", "greet.yaml", "--input", f"who={who}", *args)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
 def test_submitted_runs_complete_once_each(dsn: str | None, tmp_path: Path) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
-    ids = [submit(s, who) for who in ("Ann", "Bo", "Cy")]
+    ids = [s.submit(who) for who in ("Ann", "Bo", "Cy")]
     done = s.hz("worker", "-j", "2", "--drain", "--format", "json")
     assert done.returncode == 0, done.stderr
     finished = json.loads(done.stdout)
@@ -66,7 +45,7 @@ def test_submitted_runs_complete_once_each(dsn: str | None, tmp_path: Path) -> N
 
 def test_a_request_key_is_not_started_twice(dsn: str | None, tmp_path: Path) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
-    first = submit(s, "Ann")
+    first = s.submit("Ann")
     again = s.hz("submit", "greet.yaml", "--input", "who=Ann")
     assert (again.returncode, again.stdout) == (2, "")
     assert again.stderr == (
@@ -74,8 +53,8 @@ def test_a_request_key_is_not_started_twice(dsn: str | None, tmp_path: Path) -> 
         f"  hint: see hz runs show {first}; --force-new runs it anyway, --request-key KEY names "
         "the request yourself\n"
     )
-    forced = submit(s, "Ann", "--force-new")
-    named = submit(s, "Ann", "--request-key", "mine")
+    forced = s.submit("Ann", "--force-new")
+    named = s.submit("Ann", "--request-key", "mine")
     assert len({first, forced, named}) == 3
 
 
@@ -84,7 +63,7 @@ def test_sigkill_of_a_worker_with_four_running_leaves_uncertain_runs_and_no_orph
 ) -> None:
     s = space(tmp_path, "sleep", dsn=dsn)
     cleanup.append(s)
-    ids = [submit(s, str(n)) for n in range(4)]
+    ids = [s.submit(str(n)) for n in range(4)]
     worker = s.popen("worker", "-j", "4")
     try:
         until(lambda: len(s.starts()) == 4, what="four started agents")
@@ -132,7 +111,7 @@ def test_a_crash_between_prepared_and_dispatching_is_retried_and_runs_once(
     tmp_path: Path,
 ) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
-    first = submit(s, "Ann")
+    first = s.submit("Ann")
     crash = subprocess.run(
         [sys.executable, "-c", CRASH_AFTER_PREPARED],
         env=s.env(),
@@ -151,7 +130,7 @@ def test_a_crash_between_prepared_and_dispatching_is_retried_and_runs_once(
 
 def test_cancel_while_queued_runs_nothing(dsn: str | None, tmp_path: Path) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
-    run_id = submit(s, "Ann")
+    run_id = s.submit("Ann")
     done = s.hz("runs", "cancel", run_id, "--format", "json")
     [run] = json.loads(done.stdout)["runs"]
     assert (run["state"], run["failure_kind"], run["timeline"][-1]["detail"]) == (
@@ -168,7 +147,7 @@ def test_cancel_of_a_term_ignoring_agent_with_a_grandchild_settles_within_ten_se
 ) -> None:
     s = space(tmp_path, "stubborn", dsn=dsn)
     cleanup.append(s)
-    run_id = submit(s, "Ann")
+    run_id = s.submit("Ann")
     worker = s.popen("worker")
     try:
         until(lambda: len(recorded_pids(s.pids)) == 2 if s.pids.exists() else False)
@@ -191,7 +170,7 @@ def test_sigterm_stops_a_worker_and_cancels_what_runs(
 ) -> None:
     s = space(tmp_path, "sleep", dsn=dsn)
     cleanup.append(s)
-    run_id = submit(s, "Ann")
+    run_id = s.submit("Ann")
     worker = s.popen("worker")
     until(s.starts, what="the agent's start")
     started = time.monotonic()
@@ -248,7 +227,7 @@ def test_every_json_document_follows_the_published_schema(dsn: str | None, tmp_p
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
     first = s.hz("submit", "greet.yaml", "--input", "who=Ann", "--format", "json")
-    second = submit(s, "Bo")
+    second = s.submit("Bo")
     run_id = json.loads(first.stdout)["runs"][0]
     documents = [first.stdout, s.hz("runs", "cancel", second, "--format", "json").stdout]
     documents.append(s.hz("worker", "--drain", "--format", "json").stdout)
@@ -284,16 +263,22 @@ def ignores_sigterm(pid: int) -> bool:
     return bool(mask & (1 << (signal.SIGTERM - 1)))
 
 
+def worker_with_a_term_ignoring_agent(s: Space) -> tuple[str, subprocess.Popen[str], int]:
+    """A submitted run, a worker running it, and its agent's pid once it ignores SIGTERM."""
+    run_id = s.submit("Ann")
+    worker = s.popen("worker")
+    [agent] = until(s.starts, what="the agent's start")
+    pid = int(str(agent["pid"]))
+    until(lambda: ignores_sigterm(pid), what="the agent ignoring SIGTERM")
+    return run_id, worker, pid
+
+
 def test_a_second_signal_kills_a_stopping_workers_runs_at_once(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
     s = space(tmp_path, "ignore-term", dsn=dsn)
     cleanup.append(s)
-    run_id = submit(s, "Ann")
-    worker = s.popen("worker")
-    [agent] = until(s.starts, what="the agent's start")
-    pid = int(str(agent["pid"]))
-    until(lambda: ignores_sigterm(pid), what="the agent ignoring SIGTERM")
+    run_id, worker, pid = worker_with_a_term_ignoring_agent(s)
     worker.send_signal(signal.SIGTERM)
     started = time.monotonic()
     until(lambda: s.rows("cancel_requested_at IS NOT NULL"), what="the cancel intent")
@@ -314,10 +299,7 @@ def test_signals_after_the_second_cannot_stop_a_worker_settling_its_runs(
 ) -> None:
     s = space(tmp_path, "ignore-term", dsn=dsn)
     cleanup.append(s)
-    run_id = submit(s, "Ann")
-    worker = s.popen("worker")
-    [agent] = until(s.starts, what="the agent's start")
-    until(lambda: ignores_sigterm(int(str(agent["pid"]))), what="the agent ignoring SIGTERM")
+    run_id, worker, _ = worker_with_a_term_ignoring_agent(s)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM):
         worker.send_signal(signum)
         time.sleep(0.05)
@@ -391,7 +373,7 @@ def test_a_worker_holds_a_run_over_the_ceiling_until_the_window_allows_it(tmp_pa
         max_usd=0.6,
         extra='command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n',
     )
-    ids = [submit(s, who) for who in ("Ann", "Bo")]
+    ids = [s.submit(who) for who in ("Ann", "Bo")]
     done = s.hz("worker", "-j", "2", "--drain", "--format", "json")
     assert done.returncode == 0, done.stderr
     finished = json.loads(done.stdout)["runs"]
@@ -425,11 +407,11 @@ def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
         dsn=dsn,
     )
     cleanup.append(s)
-    first = submit(s, "Ann")
+    first = s.submit("Ann")
     worker = s.popen("worker", "-j", "2")
     try:
         until(lambda: s.rows("id = ? AND state = 'running'", (first,)), what="the first run")
-        second = submit(s, "Bo")
+        second = s.submit("Bo")
         ahead, held = 0.0, time.monotonic()
         while time.monotonic() - held < 4.5:  # the first run takes 7 s
             [row] = s.rows("id = ?", (second,))
@@ -489,7 +471,7 @@ def test_a_per_runner_ceiling_refuses_a_run_of_that_runner_only(tmp_path: Path) 
     other = s.hz("run", "greet.yaml", "--input", "who=Cy", "-q", HZ_RUNNER="echo")
     assert other.returncode == 0, other.stderr
     # A worker holds a run over it in the queue rather than failing it.
-    waiting = submit(s, "Di")
+    waiting = s.submit("Di")
     worker = s.popen("worker")
     try:
         until(lambda: waits(s, waiting), what="the run held for the ceiling")
@@ -558,7 +540,7 @@ def test_a_worker_fails_a_run_that_no_window_can_take(tmp_path: Path) -> None:
         max_usd=0.6,
         extra="[system.budget]\nmax_usd_per_day = 0.5\n",
     )
-    run_id = submit(s, "Ann")
+    run_id = s.submit("Ann")
     done = s.hz("worker", "--drain")
     assert (done.returncode, done.stdout, done.stderr) == (
         0,
