@@ -24,7 +24,12 @@ from typing import Any
 
 import pytest
 
-from hz.compiler.render.packet import packet_from_path
+from hz.compiler.render.packet import (
+    TemplatePlace,
+    job_from_contract,
+    make_packet,
+    render_prompt,
+)
 from hz.runtime.canonical import canonical_json
 from tests.fakes.agent import is_gone, markers, recorded_pids
 from tests.integration.ledger_env import Space, pg_rows, space, until, watchdogs
@@ -98,20 +103,26 @@ def fleet_space(tmp_path: Path, dsn: str, *agent: str, delay: float = 0.0) -> Sp
     return space(tmp_path, *args, dsn=dsn)
 
 
+#: Stands for the input ``who`` in the one prompt ``submit_many`` renders.
+WHO = "@who@"
+
+
 def submit_many(s: Space, count: int, *options: str, prefix: str = "n") -> list[str]:
-    """``count`` runs (inputs ``who=PREFIX0``…) queued by one ``hz submit``: packets rendered
-    here, submitted as a batch of files."""
+    """``count`` runs (inputs ``who=PREFIX0``…) queued by one ``hz submit``: packets made
+    here, submitted as a batch of files. The contract is compiled and its prompt rendered once
+    (a render is a bounded child process, ~0.2 s); each packet is that prompt with its own
+    ``who``, as rendering it would give (the template only inserts the value)."""
     packets = s.root / f"packets-{prefix}"
     packets.mkdir()
+    job, _, problems = job_from_contract(s.root / "greet.yaml")
+    assert job is not None, problems
+    prompt, problems = render_prompt(job.template, {"who": WHO}, TemplatePlace("greet.yaml"))
+    assert prompt is not None, problems
+    assert prompt.count(WHO) == 1, prompt
     targets = []
     for n in range(count):
-        packet, problems = packet_from_path(
-            s.root / "greet.yaml",
-            inputs_file=None,
-            input_args=(f"who={prefix}{n}",),
-            max_usd_ceiling=100,
-        )
-        assert packet is not None, problems
+        who = f"{prefix}{n}"
+        packet = make_packet(job, {"who": who}, prompt.replace(WHO, who))
         target = packets / f"{n:04d}.json"
         target.write_text(canonical_json(packet.to_json_data()))
         targets.append(str(target))
