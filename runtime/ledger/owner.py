@@ -130,7 +130,8 @@ class OwnedRun:
             raise _CancelledBeforeStart
 
     def private_dir(self, path: Path) -> None:
-        self.ledger.private_dir(self.run_id, self.generation, path)
+        # Retried across an outage too: a failure here would abandon a dispatching run.
+        _patiently(lambda: self.ledger.private_dir(self.run_id, self.generation, path))
 
     # -- cancel ----------------------------------------------------------------------------
 
@@ -303,8 +304,10 @@ def run_owned(
             detail=f"not started: {e.message}",
         )
         raise
-    ledger.prepare(run_id, generation, binding.name, binding.settings_digest)
-    over = ledger.dispatch(run_id, generation, policy.ceilings)
+    # Retried across an outage, as every later record: a run claimed as the database went
+    # away would otherwise be left claimed until its lease lapsed, and then tried again.
+    _patiently(lambda: ledger.prepare(run_id, generation, binding.name, binding.settings_digest))
+    over = _patiently(lambda: ledger.dispatch(run_id, generation, policy.ceilings))
     if over is not None:
         if not policy.fail_over_ceiling:
             beyond = policy.ceilings.alone(binding.name, row["max_usd"])

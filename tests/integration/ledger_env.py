@@ -138,13 +138,14 @@ def space(
     timeout: str = "60s",
     extra: str = "",
     dsn: str | None = None,
+    lease: float = PG_LEASE,
 ) -> Space:
     """An operator configuration binding the fake agent; with ``dsn``, the PostgreSQL ledger
     (``[system.queue]``, a short lease) instead of the SQLite one."""
     if dsn is not None:
         extra += (
             f'[system.queue]\nbackend = "postgres"\ndsn_env = "{DSN_VARIABLE}"\n'
-            f"lease_seconds = {PG_LEASE}\n"
+            f"lease_seconds = {lease:g}\n"
         )
     pids = tmp_path / "pids"
     command = [
