@@ -131,12 +131,12 @@ def test_jobs_left_doing_after_an_outage_end_as_their_run_ended(
 ) -> None:
     """A worker whose finish failed during a long outage leaves its job ``doing`` while hz's
     row is terminal. Reconciliation ends such jobs as their run ended — only a silent
-    worker's, and never the job of a run that is live."""
+    worker's, or one whose run ended as long ago, and never the job of a run that is live."""
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
-    ids = [submit(s, who) for who in ("Ann", "Bo", "Cy", "Di")]
+    ids = [submit(s, who) for who in ("Ann", "Bo", "Cy", "Di", "Ge")]
     done = s.hz("worker", "--drain")
     assert done.returncode == 0, done.stderr
-    completed, cancelled, fresh, live = ids
+    completed, cancelled, fresh, live, forgotten = ids
     # A held run's looker that could not end after handing the run to a newer job (here the
     # one reconciliation gives a run whose row names none: the next command's).
     held = submit(s, "Ed")
@@ -158,7 +158,14 @@ def test_jobs_left_doing_after_an_outage_end_as_their_run_ended(
         "lease_until = extract(epoch from now()) + 3600 WHERE id = %s",
         live,
     )
-    for run_id, worker in ((completed, silent), (cancelled, silent), (fresh, alive)):
+    # ``forgotten`` ended long ago: its worker, alive, lost the finish it could not write.
+    edit(pg_dsn, "UPDATE runs SET ended_at = ended_at - 3600 WHERE id = %s", forgotten)
+    for run_id, worker in (
+        (completed, silent),
+        (cancelled, silent),
+        (fresh, alive),
+        (forgotten, alive),
+    ):
         edit(
             pg_dsn,
             "UPDATE procrastinate_jobs SET status = 'doing', worker_id = %s "
@@ -180,6 +187,7 @@ def test_jobs_left_doing_after_an_outage_end_as_their_run_ended(
         "aborted",
         "doing",  # its worker is alive: it finishes its own job
         "doing",  # its run is live
+        "succeeded",
     ]
     assert s.rows("id = %s", (live,))[0]["state"] == "running"
     assert (jobs_of(pg_dsn, held), jobs_of(pg_dsn, own)[0][1]) == (

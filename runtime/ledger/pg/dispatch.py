@@ -96,8 +96,10 @@ class Procrastinate:
         # hz's row says how the run ended — or, for a held run, after the job had handed the
         # run to a newer job (the run queued, unowned, naming another job: nothing of the run
         # is touched). Only a silent worker's (its heartbeat is procrastinate's, on the
-        # database's clock): a live one finishes its own job the moment its run ends. Its
-        # status follows the run's end, as the worker would have.
+        # database's clock), or one whose run ended as long ago: a live worker finishes its
+        # own job the moment its run ends, and one that outlived the outage without
+        # restarting has forgotten the finish it could not write. Its status follows the
+        # run's end, as the worker would have.
         rows = c.execute(
             "SELECT j.id, r.state FROM procrastinate_jobs j "
             "JOIN runs r ON r.id = j.args->>'run_id' "
@@ -106,9 +108,10 @@ class Procrastinate:
             "AND (r.state IN ('completed', 'failed', 'timeout', 'budget', 'cancelled', "
             "'uncertain') OR (r.state = 'queued' AND r.owner IS NULL "
             "AND r.job_id IS DISTINCT FROM j.id)) "
-            "AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => ?)) "
+            "AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => ?) "
+            "OR r.ended_at < extract(epoch from now()) - ?) "
             "ORDER BY j.id FOR UPDATE OF j SKIP LOCKED",
-            (TASK, stalled_after),
+            (TASK, stalled_after, stalled_after),
         ).fetchall()
         for row in rows:
             status = {"completed": "succeeded", "queued": "succeeded", "cancelled": "aborted"}.get(
