@@ -71,9 +71,8 @@ class Dispatcher(Protocol):
         """Inside the transaction that released a reservation: the jobs of runs held for a
         spend ceiling are due now."""
 
-    def stranded(self, c: Connection, *, stalled_after: float) -> list[str]:
-        """Queued runs nobody owns whose job ended (or vanished) without running them, or is
-        still taken (``doing``) by a worker silent ``stalled_after`` seconds (or gone)."""
+    def stranded(self, c: Connection) -> list[str]:
+        """Queued runs nobody owns whose job ended (or vanished) without running them."""
 
     def leftover(self, c: Connection, *, stalled_after: float) -> int:
         """Jobs still taken (``doing``) whose run is terminal and whose worker has been

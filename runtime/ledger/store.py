@@ -626,18 +626,16 @@ class Ledger:
         c.execute("UPDATE runs SET generation = generation + 1 WHERE id = ?", (run_id,))
 
     def redispatch_stranded(self) -> list[str]:
-        """Queued runs nobody owns whose job ended without running them, or whose worker went
-        silent before it claimed them, handed to the dispatcher again with a new job (never a
-        dispatched run: those are reconciled, never relaunched)."""
+        """Queued runs nobody owns whose job ended without running them, handed to the
+        dispatcher again (never a dispatched run: those are reconciled, never relaunched)."""
         if self.dispatcher is None:
             return []
         handed = []
         with self.tx() as c:
-            for run_id in self.dispatcher.stranded(c, stalled_after=self.stalled_after):
+            for run_id in self.dispatcher.stranded(c):
                 row = self.locked(c, run_id)
                 if row is None or row["state"] != "queued" or row["owner"] is not None:
                     continue
-                self.abandon(c, row)  # a job a silent worker left taken ends failed
                 self._enqueue(c, run_id, row["queue"], row["priority"], row["not_before"])
                 self.event(c, run_id, "queued", "its job ended without running it: queued again")
                 handed.append(run_id)
@@ -650,13 +648,7 @@ class Ledger:
         if self.dispatcher is None:
             return 0
         with self.tx() as c:
-            return self.dispatcher.leftover(c, stalled_after=self.stalled_after)
-
-    @property
-    def stalled_after(self) -> float:
-        """A worker silent this long is gone (procrastinate's stalled-worker timeout of
-        ``hz worker``: four leases)."""
-        return max(10.0, 4 * self.lease_seconds)
+            return self.dispatcher.leftover(c, stalled_after=max(10.0, 4 * self.lease_seconds))
 
     def cancel_dispatch(self, row: Any) -> None:
         """After a cancel intent is committed: the dispatcher's side of it (its job out of

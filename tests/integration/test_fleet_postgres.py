@@ -327,9 +327,9 @@ def test_a_database_restart_mid_batch_loses_and_repeats_nothing(
             worker.stop()
         said = "".join(w.stderr for w in workers)
         raise AssertionError(f"{json.dumps(waiting, indent=1)}\n{s.jobs()}\n{said}") from None
-    # A job a worker took as the database went away and could not end stays 'doing' until
-    # that worker's heartbeat stalled (four leases): reconciliation then ends it as its run
-    # ended, or, its run never claimed, fails it and queues the run again under a new job.
+    # A job whose end a worker could not write as the database went away stays 'doing' until
+    # that worker is silent four leases, or its run ended as long ago: reconciliation then
+    # ends it as its run ended. A job that failed before its claim is replaced by a new one.
     until(
         lambda: set(s.jobs().values()) <= {"succeeded", "failed"},
         ceiling=60,

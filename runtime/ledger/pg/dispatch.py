@@ -74,20 +74,13 @@ class Procrastinate:
             "pg_notify('procrastinate_any_queue_v1', payload) FROM said"
         )
 
-    def stranded(self, c: Connection, *, stalled_after: float) -> list[str]:
+    def stranded(self, c: Connection) -> list[str]:
         # A job that failed before its claim (the database went away mid-claim) ends without
-        # running its run; so does one a worker took and went silent with before its claim
-        # (it could not even write the job's end: still 'doing', its worker gone or its
-        # heartbeat stalled). The run, never dispatched, is safe to hand to the queue again:
-        # a late claim by the old job is refused by the ledger, as any claim of a taken run.
+        # running its run; the run, never dispatched, is safe to hand to the queue again.
         rows = c.execute(
             "SELECT r.id FROM runs r LEFT JOIN procrastinate_jobs j ON j.id = r.job_id "
-            "LEFT JOIN procrastinate_workers w ON w.id = j.worker_id "
             "WHERE r.state = 'queued' AND r.owner IS NULL AND r.batch IS NULL "
-            "AND (j.id IS NULL OR j.status NOT IN ('todo', 'doing') OR (j.status = 'doing' "
-            "AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => ?)))) "
-            "ORDER BY r.created_at",
-            (stalled_after,),
+            "AND (j.id IS NULL OR j.status NOT IN ('todo', 'doing')) ORDER BY r.created_at"
         ).fetchall()
         return [str(r["id"]) for r in rows]
 
