@@ -401,7 +401,7 @@ def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
         tmp_path,
         "json",
         "--cost=0.1",
-        "--delay=9",
+        "--delay=11",
         max_usd=0.6,
         extra='command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n',
         dsn=dsn,
@@ -414,7 +414,8 @@ def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
         second = s.submit("Bo")
         ahead, held = 0.0, time.monotonic()
         # The waits are half the time held (at least 1 s): 1, 1, 1, 1.5, then 2.25 s once held
-        # 4.5 s. Watched for 6 s (the first run takes 9 s), past that look.
+        # 4.5 s. Watched for 6 s, past that look; the first run takes 11 s, so a slow start of
+        # the second submit cannot let it end while the test still expects the run held.
         while time.monotonic() - held < 6:
             [row] = s.rows("id = ?", (second,))
             assert row["state"] == "queued"
