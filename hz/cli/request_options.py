@@ -46,11 +46,11 @@ class RunTargets:
         configured = SharedSettings.from_config(config).receipt_dir
         if configured:
             return Path(configured)
-        from hz.runtime.config.keys import SYSTEM
+        from hz.runtime.config.tables import SystemSettings
         from hz.runtime.ledger.paths import state_dir
         from hz.runtime.receipts.write import DEFAULT_DIR
 
-        return state_dir(config.table(SYSTEM)) / DEFAULT_DIR
+        return state_dir(SystemSettings.from_config(config)) / DEFAULT_DIR
 
 
 _FIELDS = tuple(field.name for field in fields(RunTargets))

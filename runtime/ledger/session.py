@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hz.runtime.config.keys import QUEUE, SYSTEM
+from hz.runtime.config.keys import QUEUE
 from hz.runtime.config.tables import BudgetSettings, QueueSettings, SystemSettings
 from hz.runtime.ledger.owner import Policy
 from hz.runtime.ledger.paths import DATABASE, state_dir
@@ -37,7 +37,7 @@ def ledger_for(config: Any) -> Ledger:
     queue = config.table(QUEUE)
     lease = QueueSettings.from_config(config).lease_seconds
     if backend(config) != "postgres":
-        return Ledger(state_dir(config.table(SYSTEM)) / DATABASE, lease_seconds=lease)
+        return Ledger(state_dir(SystemSettings.from_config(config)) / DATABASE, lease_seconds=lease)
     from hz.runtime.ledger.pg import require
 
     require()

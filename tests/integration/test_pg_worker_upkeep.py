@@ -207,11 +207,9 @@ def listeners(dsn: str) -> list[int]:
     return [int(r["pid"]) for r in rows]
 
 
-def test_a_listener_that_hears_nothing_is_cut_and_made_anew(pg_dsn: str) -> None:
-    """The listener's server process stopped (SIGSTOP: its connection hangs, nothing is
-    raised): the worker's probe goes unheard, the connection is cut, procrastinate listens on
-    a new one — the worker itself keeps running. A listener whose connection is killed outright
-    (``pg_terminate_backend``) is made anew by procrastinate alone."""
+def probing_worker(pg_dsn: str) -> tuple[Ledger, PgWorker, list[str]]:
+    """A worker that runs no agent and probes its listener every 0.3 s; what it notes and
+    every job error land in the list."""
     ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
     notes: list[str] = []
     pg = PgWorker(
@@ -221,10 +219,19 @@ def test_a_listener_that_hears_nothing_is_cut_and_made_anew(pg_dsn: str) -> None
         binding=Binding(runner=None, name="none", settings_digest=""),  # type: ignore[arg-type]
         policy=Policy(),
         on_done=lambda outcome: None,
-        on_error=lambda run_id, error: None,
+        on_error=lambda run_id, error: notes.append(f"{run_id}: {error}"),
         on_settled=lambda settled: None,
         note=notes.append,
     )
+    return ledger, pg, notes
+
+
+def test_a_listener_that_hears_nothing_is_cut_and_made_anew(pg_dsn: str) -> None:
+    """The listener's server process stopped (SIGSTOP: its connection hangs, nothing is
+    raised): the worker's probe goes unheard, the connection is cut, procrastinate listens on
+    a new one — the worker itself keeps running. A listener whose connection is killed outright
+    (``pg_terminate_backend``) is made anew by procrastinate alone."""
+    ledger, pg, notes = probing_worker(pg_dsn)
     stopped: list[int] = []
 
     async def eventually(condition: Any, what: str) -> Any:
@@ -344,19 +351,7 @@ def test_notifications_forged_by_any_role_leave_the_listener_listening(
     """Any role that may connect may NOTIFY on procrastinate's channels: payloads that are not
     procrastinate's are ignored: the worker neither stops nor loses its listener, whose own
     probes are still heard."""
-    ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
-    notes: list[str] = []
-    pg = PgWorker(
-        ledger,
-        worker_app(pg_dsn),
-        options=WorkerOptions(jobs=1, probe_every=0.3),
-        binding=Binding(runner=None, name="none", settings_digest=""),  # type: ignore[arg-type]
-        policy=Policy(),
-        on_done=lambda outcome: None,
-        on_error=lambda run_id, error: notes.append(f"{run_id}: {error}"),
-        on_settled=lambda settled: None,
-        note=notes.append,
-    )
+    ledger, pg, notes = probing_worker(pg_dsn)
 
     async def scenario() -> None:
         pg._wake = asyncio.Event()

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from hz.runtime.config.layers import load_config
+from hz.runtime.config.tables import SystemSettings
 from hz.runtime.errors import ConfigError
 from hz.runtime.ledger import store
 from hz.runtime.ledger.cancel import cancel
@@ -88,9 +89,10 @@ def test_two_processes_migrate_one_fresh_ledger_once(tmp_path: Path) -> None:
 
 
 def test_the_state_dir_comes_from_the_environment_then_the_operator(tmp_path: Path) -> None:
-    assert state_dir({"state_dir": "/o"}, {"HZ_STATE_DIR": "/e"}) == Path("/e")
-    assert state_dir({"state_dir": "/o"}, {}) == Path("/o")
-    assert state_dir({}, {}).name == "hz"
+    configured = SystemSettings.from_table({"state_dir": "/o"})
+    assert state_dir(configured, {"HZ_STATE_DIR": "/e"}) == Path("/e")
+    assert state_dir(configured, {}) == Path("/o")
+    assert state_dir(SystemSettings.from_table({}), {}).name == "hz"
 
 
 def test_a_project_cannot_move_the_state_dir(tmp_path: Path) -> None:
