@@ -142,6 +142,13 @@ def test_refused_agent_keys_are_explained_in_the_authors_terms(cli: Cli, tmp_pat
     assert "protocol" not in doc
     assert "AgentRunner" not in doc
     assert "hz never hands a\ncontract's model to the agent" in doc
+    for code in ("HZ201", "HZ203", "HZ204"):
+        other = hz(cli, tmp_path, "explain", code).stdout
+        assert other.startswith(f"# {code}: Refused: `hz.agent.")
+        assert ("protocol" in other, "AgentRunner" in other) == (False, False), code
+    assert "hz never hands a contract's turn limit to the agent" in " ".join(
+        hz(cli, tmp_path, "explain", "HZ204").stdout.split()
+    )
 
 
 def test_a_name_that_is_not_a_slug_gets_the_slug(cli: Cli, tmp_path: Path) -> None:

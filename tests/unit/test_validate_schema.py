@@ -66,9 +66,15 @@ def test_refused_hints_are_declared_and_forbidden() -> None:
     agent = contract_schema()["properties"]["hz"]["properties"]["agent"]["properties"]
     for name in REFUSED:
         assert agent[name]["not"] == {}
+        # Declared so that an editor explains the refusal on hover, never offered as a
+        # completion (the YAML language server reads doNotSuggest).
+        assert agent[name]["doNotSuggest"] is True
         assert agent[name]["description"].startswith("Refused.")
         where = "[capabilities]" if name == "runner" else "[system.runner]"
         assert where in agent[name]["description"]
+        # In the author's terms, as the rule's message: nothing of hz's internals.
+        assert "protocol" not in agent[name]["description"]
+        assert "hint nobody reads" not in agent[name]["description"]
 
 
 def plain(path: Path) -> Any:
