@@ -7,6 +7,8 @@ with its settings refuses the run with a ``RunnerError`` before any process star
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -18,6 +20,7 @@ from hz.runtime.policy import Policy, gate
 from hz.runtime.protocol import AgentRunner, Capabilities, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
 from hz.runtime.runners.settings import SharedSettings
+from hz.runtime.transcript.record import redact, secret_values
 
 if TYPE_CHECKING:
     from hz.runtime.config.layers import Config
@@ -109,4 +112,19 @@ def with_unenforced(result: AgentResult, unenforced: tuple[str, ...]) -> AgentRe
 
 def execute(runner: AgentRunner, request: RunRequest) -> AgentResult:
     """Run the request once through the bound runner; every outcome of the run is a result."""
-    return check_output(runner.run(request), request.output)
+    return without_secrets(check_output(runner.run(request), request.output), os.environ)
+
+
+def without_secrets(result: AgentResult, environ: Mapping[str, str]) -> AgentResult:
+    """``result`` with a secret value of ``environ`` (a key the agent was given on purpose)
+    written ``[redacted NAME]`` in the agent's stderr tail and the reason, as its transcript
+    writes it: both are shown to people (the run's summary, ``hz runs show``, a CI log) and kept
+    in the ledger. The draft is the agent's answer, kept as written."""
+    secrets = secret_values(environ)
+    update = {
+        field: redact(text, secrets)[0]
+        for field, text in (("stderr_tail", result.stderr_tail), ("reason", result.reason))
+        if text
+    }
+    changed = {field: text for field, text in update.items() if text != getattr(result, field)}
+    return result.model_copy(update=changed) if changed else result

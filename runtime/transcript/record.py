@@ -38,6 +38,17 @@ def secret_values(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(found.items(), key=lambda item: (-len(item[0]), item[0])))
 
 
+def redact(text: str, secrets: tuple[tuple[str, str], ...]) -> tuple[str, int]:
+    """``text`` with each of ``secrets`` (from ``secret_values``) written ``[redacted NAME]``,
+    and how many values were replaced."""
+    count = 0
+    for secret, name in secrets:
+        if secret in text:
+            count += text.count(secret)
+            text = text.replace(secret, f"[redacted {name}]")
+    return text, count
+
+
 class Recorder:
     """Collects one run's events. ``add`` for the stream (capped), ``close`` for the events
     every transcript ends with (cut per field only)."""
@@ -90,10 +101,8 @@ class Recorder:
     def _text(self, value: Any) -> Any:
         if not isinstance(value, str):
             return value
-        for secret, name in self._secrets:
-            if secret in value:
-                self.redacted += value.count(secret)
-                value = value.replace(secret, f"[redacted {name}]")
+        value, count = redact(value, self._secrets)
+        self.redacted += count
         limit = self.caps.field_chars
         if len(value) <= limit:
             return value

@@ -16,7 +16,9 @@ PLANTED = "planted-secret-5f1e0c9a"  # never passed to the agent
 PASSED = "passed-secret-77aa01bc"  # passed on purpose, under a secret-looking name
 
 
-def _run(hz_argv: list[str], tmp_path: Path, *agent_args: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    hz_argv: list[str], tmp_path: Path, *agent_args: str, hz_args: tuple[str, ...] = ("-q",)
+) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, AGENT, *agent_args, "--contract-file={contract_file}"]
     (tmp_path / "operator.toml").write_text(
         '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
@@ -27,7 +29,7 @@ def _run(hz_argv: list[str], tmp_path: Path, *agent_args: str) -> subprocess.Com
     )
     (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="60s"))
     return subprocess.run(
-        [*hz_argv, "run", "greet.yaml", "--input", "who=Ann", "-q"],
+        [*hz_argv, "run", "greet.yaml", "--input", "who=Ann", *hz_args],
         cwd=tmp_path,
         env={
             **os.environ,
@@ -79,3 +81,23 @@ def test_a_failing_agent_leaves_its_stderr_tail_redacted(
     assert tail == "    boom [redacted HZ_TEST_API_KEY]\\x1b[2J\n"
     assert PASSED not in shown.stdout
     assert "\x1b" not in shown.stdout
+
+
+def test_a_secret_in_a_failing_agents_stderr_is_redacted_where_hz_shows_or_keeps_it(
+    hz_argv: list[str], tmp_path: Path
+) -> None:
+    done = _run(
+        hz_argv, tmp_path, "fail", "--code", "3", "--stderr", f"auth failed for {PASSED}",
+        hz_args=("--format", "json"),
+    )  # fmt: skip
+    assert done.returncode == 4
+    # The summary on stderr (a CI log), the result on stdout, the ledger and the receipt.
+    assert done.stderr.splitlines()[1:] == [
+        "  the agent's stderr, last lines:",
+        "    auth failed for [redacted HZ_TEST_API_KEY]",
+    ]
+    assert json.loads(done.stdout)["stderr_tail"] == "auth failed for [redacted HZ_TEST_API_KEY]"
+    state = default_receipt_dir().parent
+    kept = [path for path in state.rglob("*") if path.is_file()]
+    assert {path.name for path in kept} >= {"ledger.sqlite3", "000001-greet.json"}
+    assert [path.name for path in kept if PASSED.encode() in path.read_bytes()] == []

@@ -155,3 +155,27 @@ def test_plan_starts_nothing(tmp_path: Path) -> None:
 def test_markdown_output_is_not_checked(tmp_path: Path) -> None:
     result = run(make_packet("{"), "echo", {}, tmp_path)
     assert (result.status, result.structured_output) == ("completed", None)
+
+
+def test_a_secret_the_agent_wrote_is_redacted_in_its_stderr_and_reason_not_its_draft() -> None:
+    from hz.runtime.execute import without_secrets
+
+    key = "sk-live-0123456789"
+    result = AgentResult(
+        runner="command",
+        status="failed",
+        failure_kind="runtime_error",
+        reason=f"API error: bad key {key}",
+        draft=f"the key is {key}",
+        stderr_tail=f"auth {key}\nagain {key}",
+    )
+    environ = {"ANTHROPIC_API_KEY": key, "PLAIN": key, "SHORT_TOKEN": "abc"}
+    assert without_secrets(result, environ).model_dump(
+        include={"reason", "draft", "stderr_tail"}
+    ) == {
+        "reason": "API error: bad key [redacted ANTHROPIC_API_KEY]",
+        "draft": f"the key is {key}",
+        "stderr_tail": "auth [redacted ANTHROPIC_API_KEY]\nagain [redacted ANTHROPIC_API_KEY]",
+    }
+    clean = result.model_copy(update={"reason": None, "stderr_tail": "plain"})
+    assert without_secrets(clean, environ) is clean
