@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from hz.ci.github import JobRun, annotation, markdown_text, output_block
 
@@ -221,6 +222,69 @@ def test_a_matrix_of_three_jobs(tmp_path: Path, repo: Path, hz_argv: list[str]) 
         [*hz_argv, "receipts", "verify", str(receipts)], env=env, capture_output=True, check=False
     )
     assert verified.returncode == 0
+
+
+def test_the_actions_own_step_passes_its_inputs_to_the_script(tmp_path: Path, repo: Path) -> None:
+    """The bash of action.yml's ``hz`` step, run as the Actions runner runs a ``shell: bash``
+    step: its ``env`` from the action's inputs, ``RUNNER_TEMP`` holding the venv the install
+    step made (here a stand-in for its python), the operator configuration as the ``config``
+    input's TOML text."""
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    step = next(step for step in action["runs"]["steps"] if step.get("id") == "hz")
+    env = github_env(tmp_path)
+    given = {
+        "run": "digest triage\nbroken",
+        "inputs-dir": "inputs",
+        "config": Path(env.pop("HZ_CONFIG")).read_text(),
+    }
+    inputs = {
+        name: given.get(name, spec.get("default", "")) for name, spec in action["inputs"].items()
+    }
+    for name, value in step["env"].items():
+        expression = re.fullmatch(r"\$\{\{ inputs\.([a-z-]+) \}\}", value)
+        assert expression is not None, name
+        env[name] = inputs[expression[1]]
+    temp = tmp_path / "runner-temp"
+    (temp / "hz-venv" / "bin").mkdir(parents=True)
+    python = temp / "hz-venv" / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    env["RUNNER_TEMP"] = str(temp)
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    outputs = parse_github_output((tmp_path / "outputs").read_text())
+    results = temp / "hz-results"
+    assert [
+        (outputs[f"{n}-status"], outputs[f"{n}-draft"]) for n in ("digest", "triage", "broken")
+    ] == [
+        ("completed", f"{results}/drafts/digest.md"),
+        ("completed", f"{results}/drafts/triage.json"),
+        ("failed", f"{results}/drafts/broken.json"),
+    ]
+    # The configuration the input gave bound the command runner (it enforces no budget).
+    assert "| digest | completed | — |" in (tmp_path / "summary").read_text()
+    assert r"budget \$0\.50 \(not enforced\)" in (tmp_path / "summary").read_text()
+    # The uploaded directory: the receipts with their transcripts, and the drafts.
+    assert sorted(str(p.relative_to(results)) for p in results.rglob("*") if p.is_file()) == [
+        "drafts/broken.json",
+        "drafts/digest.md",
+        "drafts/triage.json",
+        "receipts/.lock",
+        "receipts/000001-digest.json",
+        "receipts/000001-digest.transcript.jsonl",
+        "receipts/000002-triage.json",
+        "receipts/000002-triage.transcript.jsonl",
+        "receipts/000003-broken.json",
+        "receipts/000003-broken.transcript.jsonl",
+    ]
 
 
 def test_one_job_also_sets_the_plain_outputs(tmp_path: Path, repo: Path) -> None:
