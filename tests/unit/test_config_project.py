@@ -87,6 +87,17 @@ def test_bad_toml_and_bad_value(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(("toml", "shown"), [("inf", "inf"), ("-inf", "-inf"), ("nan", "nan")])
+def test_an_unbounded_ceiling_in_a_project_file_is_refused(
+    tmp_path: Path, toml: str, shown: str
+) -> None:
+    [value] = _problems(tmp_path, f"[authoring]\nmax_usd_ceiling = {toml}\n")
+    assert str(value) == (
+        f"{tmp_path / 'hz.toml'}:2:1: HZ804 [authoring] max_usd_ceiling must be a finite "
+        f"number greater than 0, got {shown}"
+    )
+
+
 def test_load_config_refuses_a_hostile_project(tmp_path: Path) -> None:
     (tmp_path / "hz.toml").write_text(HOSTILE)
     with pytest.raises(ConfigError) as caught:
