@@ -46,6 +46,8 @@ _DRAFT_SUFFIX = {"markdown": ".md", "text": ".txt", "json": ".json"}
 #: ASCII punctuation: CommonMark lets a backslash make any of it literal, which also stops HTML
 #: (``\<``), entities (``\&``), table cells (``\|``), math (``\$``) and mentions (``\@``).
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+#: ``hz: error: …``, ``FILE:LINE:COL: error: …`` (a diagnostic), click's ``Error: …``.
+_ERROR_LINE = re.compile(r"(?:^|: )(?:error|Error): ")
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,9 @@ def _inputs_file(inputs_dir: str, name: str) -> Path | None:
 def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) -> JobRun:
     job_file = jobs_dir / f"{name}.job.json"
     job = json.loads(job_file.read_text(encoding="utf-8"))
-    command = ["run", str(job_file), "--format", "json", "--workdir", args.workdir]
+    # A new run each time the step runs: a re-run of the workflow on a self-hosted runner, whose
+    # state directory (the ledger) persists, would otherwise find its request key taken.
+    command = ["run", str(job_file), "--format", "json", "--workdir", args.workdir, "--force-new"]
     command += ["--receipt-dir", args.receipt_dir]
     inputs = _inputs_file(args.inputs_dir, name)
     if inputs is not None:
@@ -177,8 +181,7 @@ def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) 
     except json.JSONDecodeError:
         result = None
     if not isinstance(result, dict):
-        tail = done.stderr.strip().splitlines()[-1:] or [f"hz run exited with {done.returncode}"]
-        return JobRun(name, done.returncode, None, job, None, error=tail[0])
+        return JobRun(name, done.returncode, None, job, None, error=why_nothing_ran(done))
     draft_path = None
     if result.get("draft") is not None:
         suffix = _DRAFT_SUFFIX.get(str(job["output"]["format"]), ".txt")
@@ -187,6 +190,18 @@ def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) 
         # hz-drafts/NAME.md -> ~/.bashrc, and the draft is the agent's text.
         write_atomically(draft_path, str(result["draft"]))
     return JobRun(name, done.returncode, result, job, draft_path)
+
+
+def why_nothing_ran(done: subprocess.CompletedProcess[str]) -> str:
+    """What ``hz run`` said when it printed no result (bad input values, a configuration or
+    usage error): its first error line, not the summary or a hint after it. Hints and quoted
+    lines are indented, and skipped."""
+    lines = [line for line in done.stderr.splitlines() if line.strip() and line[0] != " "]
+    errors = [line for line in lines if _ERROR_LINE.search(line)]
+    if errors:
+        more = len(errors) - 1
+        return errors[0] + (f" (and {more} more error{'s' if more > 1 else ''})" if more else "")
+    return lines[-1] if lines else f"hz run exited with {done.returncode}"
 
 
 def annotation(run: JobRun) -> str:

@@ -164,7 +164,7 @@ def test_a_matrix_of_three_jobs(tmp_path: Path, repo: Path, hz_argv: list[str]) 
         "JSON: Expecting value at line 1 column 1",
     ]
     assert done.stdout.splitlines()[0] == (
-        "::group::hz run build/jobs/digest.job.json --format json --workdir . "
+        "::group::hz run build/jobs/digest.job.json --format json --workdir . --force-new "
         "--receipt-dir ../results/receipts --inputs inputs/digest.json"
     )
 
@@ -296,6 +296,39 @@ def test_one_job_also_sets_the_plain_outputs(tmp_path: Path, repo: Path) -> None
         "completed",
         "d/triage.json",
         '{"kind": "bug"}',
+    )
+
+
+def test_the_step_run_again_runs_its_jobs_again(tmp_path: Path, repo: Path) -> None:
+    """A re-run on a self-hosted runner keeps the ledger in its state directory (the test's
+    HOME): the same job with the same inputs is run again, not refused for its request key."""
+    args = ("--run", "triage", "--inputs-dir", "inputs", "--drafts-dir", "d")
+    for attempt in (1, 2):
+        done = action(tmp_path, github_env(tmp_path), *args)
+        assert done.returncode == 0, (attempt, done.stdout)
+        outputs = parse_github_output((tmp_path / "outputs").read_text())
+        assert (outputs["status"], outputs["structured_output"]) == ("completed", '{"kind": "bug"}')
+
+
+def test_a_job_hz_could_not_run_is_reported_by_its_first_error(tmp_path: Path, repo: Path) -> None:
+    (repo / "inputs" / "digest.json").write_text('{"body": 5, "extra": 1}')
+    done = action(tmp_path, github_env(tmp_path), "--run", "digest", "--inputs-dir", "inputs")
+    assert done.returncode == 1
+    error = (
+        "digest: inputs/digest.json:1:10: error: input 'body': expected a string, got an "
+        "integer (5) [HZ702] (and 1 more error)"
+    )
+    assert done.stdout.splitlines()[-1] == f"::error title=hz run digest::{error}"
+    outputs = parse_github_output((tmp_path / "outputs").read_text())
+    assert (outputs["status"], json.loads(outputs["results"])["digest"]["reason"]) == (
+        "error",
+        error.removeprefix("digest: "),
+    )
+    assert (
+        (tmp_path / "summary")
+        .read_text()
+        .splitlines()[-1]
+        .startswith(r"| digest | inputs\/digest\.json\:1\:10\: error\: input \'body\'")
     )
 
 
