@@ -1,6 +1,7 @@
 """The files CI systems read: the action and the workflows are valid for GitHub (the schemas
-check-jsonschema ships), the action passes only options its script has, and the installation
-page pins the agent CLIs that CI tests."""
+check-jsonschema ships), the action passes only options its script has, the guides' workflows
+are valid for GitHub and GitLab and give the action only its inputs, and the installation page
+pins the agent CLIs that CI tests."""
 
 from __future__ import annotations
 
@@ -50,3 +51,45 @@ def test_install_page_pins_the_agent_clis_that_ci_tests() -> None:
     assert pins == ["@anthropic-ai/claude-code@2.1.332", "@openai/codex@0.171.0"]
     page = (REPO / "docs" / "install.md").read_text()
     assert [f"npm install -g {pin}" in page for pin in pins] == [True, True]
+
+
+def _yaml_blocks(page: str, directory: Path) -> list[Path]:
+    """The page's ```yaml blocks, each written to a file of its own."""
+    blocks = re.findall(r"```yaml\n(.*?)```", (REPO / "docs" / page).read_text(), re.S)
+    files = []
+    for i, block in enumerate(blocks):
+        files.append(directory / f"{page}.{i}.yml")
+        files[-1].write_text(block)
+    return files
+
+
+def test_the_github_guides_workflows_are_valid_and_use_the_actions_inputs(tmp_path: Path) -> None:
+    workflows = _yaml_blocks("ci-github.md", tmp_path)
+    assert len(workflows) == 3
+    done = check_jsonschema("vendor.github-workflows", *workflows)
+    assert (done.returncode, done.stdout) == (0, "ok -- validation done\n")
+    inputs = set(yaml.safe_load((REPO / "action.yml").read_text())["inputs"])
+    given = {
+        key
+        for workflow in workflows
+        for job in yaml.safe_load(workflow.read_text())["jobs"].values()
+        for step in job["steps"]
+        if step.get("uses", "").startswith("your-org/hz@")
+        for key in step.get("with", {})
+    }
+    assert given - inputs == set()
+    assert given == {
+        "contracts",
+        "jobs-dir",
+        "run",
+        "inputs-dir",
+        "runner",
+        "config",
+        "artifact-name",
+    }
+
+
+def test_the_gitlab_recipe_is_valid_gitlab_ci(tmp_path: Path) -> None:
+    [recipe] = _yaml_blocks("ci-gitlab.md", tmp_path)
+    done = check_jsonschema("vendor.gitlab-ci", recipe)
+    assert (done.returncode, done.stdout) == (0, "ok -- validation done\n")
