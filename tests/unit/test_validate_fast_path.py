@@ -147,10 +147,14 @@ SAME_IN_BOTH = frozenset(
         "oneOf", "not", "if", "then", "else", "$ref",
     }
 )  # fmt: skip
-#: Keywords that assert nothing.
+#: Keywords that assert nothing (``doNotSuggest``: an editor's completion hint, which the YAML
+#: language server reads; both validators ignore it).
 ANNOTATIONS = frozenset(
-    {"$schema", "$id", "$defs", "$comment", "title", "description", "examples", "default"}
-)
+    {
+        "$schema", "$id", "$defs", "$comment", "title", "description", "examples", "default",
+        "doNotSuggest",
+    }
+)  # fmt: skip
 _SCHEMA_VALUED = ("items", "additionalProperties", "propertyNames", "contains", "not", "if",
                   "then", "else")  # fmt: skip
 
