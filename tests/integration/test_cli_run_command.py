@@ -17,9 +17,8 @@ import pytest
 from tests.conftest import default_receipt_dir
 from tests.fakes.agent import is_gone, recorded_pids
 
-# Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
-# serial lane, on an otherwise quiet machine.
-pytestmark = pytest.mark.serial
+# The tests that signal hz or time it out (timeouts, interrupts, kill grace) are marked
+# `serial`: `make test` runs them alone, on an otherwise quiet machine.
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
@@ -121,6 +120,7 @@ def test_required_budget_refuses_before_any_process(hz_argv: list[str], tmp_path
     assert not default_receipt_dir().exists()
 
 
+@pytest.mark.serial
 def test_timeout_exits_5_and_leaves_no_process(hz_argv: list[str], tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     config = operator(tmp_path, "ignore-term", f"--pids={pids}")
@@ -211,6 +211,7 @@ def running_hz(
                     os.killpg(int(process["pgid"]), signal.SIGKILL)
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(
     ("signum", "name"),
     [
@@ -255,6 +256,7 @@ def test_a_hostile_project_file_cannot_choose_what_runs(hz_argv: list[str], tmp_
     assert not pids.exists()
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(
     ("first", "second"),
     [
@@ -293,6 +295,7 @@ def test_a_second_signal_does_not_stop_the_cleanup(
     assert receipt["status"] == "cancelled"
 
 
+@pytest.mark.serial
 def test_the_agent_dies_with_hz(hz_argv: list[str], tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     private_parent = tmp_path / "tmp"

@@ -17,9 +17,8 @@ import pytest
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.integration.ledger_env import Space, space, until, watchdogs
 
-# Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
-# serial lane, on an otherwise quiet machine.
-pytestmark = pytest.mark.serial
+# The tests that measure time or attack the worker (a cancel's ceiling, a lost worker, cut
+# connections) are marked `serial`: `make test` runs them alone, on an otherwise quiet machine.
 
 
 def stop(*workers: object) -> list[tuple[str, str]]:
@@ -75,6 +74,7 @@ def test_queues_and_priorities_through_procrastinate(tmp_path: Path, pg_dsn: str
     assert "'no queue' is not a queue name" in refused.stderr
 
 
+@pytest.mark.serial
 def test_cancel_reaches_the_queue_and_the_running_job(
     tmp_path: Path, pg_dsn: str, cleanup: list[Space]
 ) -> None:
@@ -101,6 +101,7 @@ def test_cancel_reaches_the_queue_and_the_running_job(
     assert len(s.starts()) == 1
 
 
+@pytest.mark.serial
 def test_a_lost_worker_runs_become_uncertain_elsewhere_and_its_host_kills_its_orphans(
     tmp_path: Path, pg_dsn: str, cleanup: list[Space]
 ) -> None:
@@ -141,6 +142,7 @@ def test_a_lost_worker_runs_become_uncertain_elsewhere_and_its_host_kills_its_or
         assert any("is gone; the agent may have run" in (d or "") for d in details)
 
 
+@pytest.mark.serial
 def test_a_worker_whose_connections_are_cut_keeps_working(tmp_path: Path, pg_dsn: str) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
     worker = s.popen("worker")

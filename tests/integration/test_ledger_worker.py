@@ -15,9 +15,9 @@ import pytest
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.integration.ledger_env import REPO, Space, space, until
 
-# Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
-# serial lane, on an otherwise quiet machine.
-pytestmark = pytest.mark.serial
+# The tests that measure time (a signal's or a cancel's ceiling, a window for a wrong start to
+# show, a growing wait) are marked `serial`: `make test` runs them alone, on an otherwise quiet
+# machine. The rest wait only for what they assert, under generous ceilings.
 
 
 def test_submitted_runs_complete_once_each(dsn: str | None, tmp_path: Path) -> None:
@@ -58,6 +58,7 @@ def test_a_request_key_is_not_started_twice(dsn: str | None, tmp_path: Path) -> 
     assert len({first, forced, named}) == 3
 
 
+@pytest.mark.serial
 def test_sigkill_of_a_worker_with_four_running_leaves_uncertain_runs_and_no_orphans(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
@@ -142,6 +143,7 @@ def test_cancel_while_queued_runs_nothing(dsn: str | None, tmp_path: Path) -> No
     assert s.starts() == []
 
 
+@pytest.mark.serial
 def test_cancel_of_a_term_ignoring_agent_with_a_grandchild_settles_within_ten_seconds(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
@@ -165,6 +167,7 @@ def test_cancel_of_a_term_ignoring_agent_with_a_grandchild_settles_within_ten_se
     assert worker.returncode == 0
 
 
+@pytest.mark.serial
 def test_sigterm_stops_a_worker_and_cancels_what_runs(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
@@ -182,6 +185,7 @@ def test_sigterm_stops_a_worker_and_cancels_what_runs(
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
 
 
+@pytest.mark.serial
 def test_the_daily_ceiling_holds_concurrent_submissions(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
@@ -273,6 +277,7 @@ def worker_with_a_term_ignoring_agent(s: Space) -> tuple[str, subprocess.Popen[s
     return run_id, worker, pid
 
 
+@pytest.mark.serial
 def test_a_second_signal_kills_a_stopping_workers_runs_at_once(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
@@ -294,6 +299,7 @@ def test_a_second_signal_kills_a_stopping_workers_runs_at_once(
     ]
 
 
+@pytest.mark.serial
 def test_signals_after_the_second_cannot_stop_a_worker_settling_its_runs(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
@@ -391,6 +397,7 @@ def test_a_worker_holds_a_run_over_the_ceiling_until_the_window_allows_it(tmp_pa
     assert len(s.starts()) == 2
 
 
+@pytest.mark.serial
 def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
@@ -489,6 +496,7 @@ def test_a_per_runner_ceiling_refuses_a_run_of_that_runner_only(tmp_path: Path) 
     assert len(s.starts()) == 1
 
 
+@pytest.mark.serial
 def test_cancel_settles_uncertain_when_the_live_owner_ignores_it_past_the_ceiling(
     tmp_path: Path, cleanup: list[Space]
 ) -> None:
