@@ -14,9 +14,11 @@ $(BIN)/hz: pyproject.toml
 	$(BIN)/pip install -q --disable-pip-version-check -e .
 	@touch $@
 
-$(VENV)/.test-deps: pyproject.toml $(BIN)/hz
+# One pip run for hz and its test tools: a second run would build hz's editable wheel again.
+$(VENV)/.test-deps: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
-	@touch $@
+	@touch $(BIN)/hz $@
 
 # The main job, end to end on the example contracts: validate, compile (and check the
 # artifacts are fresh), render a packet from example inputs, show what the configured runner
@@ -36,8 +38,9 @@ demo: $(BIN)/hz
 agent-clis:
 	.ci/install-agent-clis "$(AGENT_CLIS)"
 
-# Needs only jsonschema, which hz itself installs.
-json-schema-suite: $(BIN)/hz
+# Needs only jsonschema, which hz itself installs; after the test tools, so that `make test`
+# sets up one venv with one pip run.
+json-schema-suite: $(VENV)/.test-deps
 	.ci/fetch-json-schema-suite $(BIN)/python "$(JSON_SCHEMA_SUITE)"
 
 lint: $(VENV)/.test-deps
