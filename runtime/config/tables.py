@@ -9,7 +9,7 @@ commands read a configuration that sets nothing without importing pydantic.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, Self
 
 from pydantic import AfterValidator, Field
 
@@ -32,6 +32,10 @@ from hz.runtime.config.model import (
     PositiveInteger,
     TableSettings,
 )
+from hz.runtime.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hz.runtime.config.layers import Config
 
 
 class CapabilitiesSettings(TableSettings):
@@ -78,6 +82,15 @@ class SystemSettings(TableSettings):
     ] = 1
 
 
+#: Seconds between a worker's looks at a run held for a spend ceiling: fractions are fine, zero
+#: would look without pause, more than an hour would leave a run waiting long after its room.
+HoldWait = Annotated[
+    Annotated[int, Field(strict=True, ge=1, le=3600)]
+    | Annotated[float, Field(strict=True, ge=0.1, le=3600, allow_inf_nan=False)],
+    Expect("must be a number of seconds from 0.1 to 3600, got {value!r}"),
+]
+
+
 class BudgetSettings(TableSettings):
     table = BUDGET
 
@@ -93,6 +106,33 @@ class BudgetSettings(TableSettings):
         ),
         Expect("must be a table of runner names to finite numbers greater than 0, got {value!r}"),
     ] = Field(default_factory=dict)
+    hold_wait_min_seconds: Annotated[
+        HoldWait,
+        Field(
+            description="the shortest wait, in seconds, before a worker looks again at a run "
+            "a ceiling holds (the wait is half the time held so far)"
+        ),
+    ] = 1
+    hold_wait_max_seconds: Annotated[
+        HoldWait,
+        Field(
+            description="the longest such wait, in seconds (never past the next UTC day, when "
+            "a per-day ceiling's window opens again)"
+        ),
+    ] = 30
+
+    @classmethod
+    def from_config(cls, config: Config) -> Self:
+        """The effective settings; the shortest wait may not be longer than the longest (the
+        two may be set in different layers, so each key alone cannot say)."""
+        settings = super().from_config(config)
+        if settings.hold_wait_min_seconds > settings.hold_wait_max_seconds:
+            raise ConfigError(
+                f"[{cls.table}] hold_wait_min_seconds ({settings.hold_wait_min_seconds:g}) is "
+                f"more than hold_wait_max_seconds ({settings.hold_wait_max_seconds:g})",
+                hint="the wait between two looks at a held run grows from the first to the second",
+            )
+        return settings
 
 
 def _capability_names(value: tuple[str, ...]) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ def policy(config: Any, *, fail_over_ceiling: bool = True) -> Policy:
         ceilings=Ceilings(
             per_day=None if budget.max_usd_per_day is None else float(budget.max_usd_per_day),
             per_runner=tuple(sorted((k, float(v)) for k, v in budget.per_runner.items())),
+            hold_wait=(float(budget.hold_wait_min_seconds), float(budget.hold_wait_max_seconds)),
         ),
         max_attempts=SystemSettings.from_config(config).max_attempts,
         fail_over_ceiling=fail_over_ceiling,

@@ -35,8 +35,9 @@ STATES = LIVE + TERMINAL
 LEASE_SECONDS = 15.0
 DEFAULT_QUEUE = "default"
 #: A run held for a spend ceiling is looked at again after a wait that grows with how long it
-#: has been held (half of it), from ``HOLD_FIRST`` up to ``HOLD_MAX`` seconds, and no later than
-#: the next UTC day; a run that ends below its reservation wakes the held runs at once.
+#: has been held (half of it), from ``HOLD_FIRST`` up to ``HOLD_MAX`` seconds (``[system.budget]
+#: hold_wait_min_seconds`` and ``hold_wait_max_seconds`` set others), and no later than the next
+#: UTC day; a run that ends below its reservation wakes the held runs at once.
 HOLD_FIRST, HOLD_MAX = 1.0, 30.0
 #: What a run id looks like (``new_run_id``); ids read from outside are checked against it.
 RUN_ID = re.compile(r"^run_[0-9]{8}_[0-9a-f]{12}$")
@@ -435,12 +436,21 @@ class Ledger:
         crossed = hold.ceilings.crossed(c, hold.runner, row["max_usd"], now=now)
         if crossed is None:
             return None
-        return self._held(c, row, *crossed, now=now)
+        return self._held(c, row, *crossed, now=now, wait=hold.ceilings.hold_wait)
 
-    def _held(self, c: Connection, row: Any, label: str, why: str, *, now: float) -> float:
+    def _held(
+        self,
+        c: Connection,
+        row: Any,
+        label: str,
+        why: str,
+        *,
+        now: float,
+        wait: tuple[float, float],
+    ) -> float:
         same = row["held_reason"] == label and row["held_since"] is not None
         since = float(row["held_since"]) if same else now
-        until = now + hold_delay(now - since, now)
+        until = now + hold_delay(now - since, now, wait)
         c.execute(
             "UPDATE runs SET not_before = ?, held_reason = ?, held_since = ? WHERE id = ?",
             (until, label, since, row["id"]),
@@ -680,10 +690,12 @@ _COPIED = (
 
 @dataclass(frozen=True, slots=True)
 class Ceilings:
-    """``[system.budget]``: the spend a day's runs may reserve, in total and per runner."""
+    """``[system.budget]``: the spend a day's runs may reserve, in total and per runner, and
+    the shortest and longest wait between two looks at a run they hold (``hold_delay``)."""
 
     per_day: float | None = None
     per_runner: tuple[tuple[str, float], ...] = ()
+    hold_wait: tuple[float, float] = (HOLD_FIRST, HOLD_MAX)
 
     @property
     def active(self) -> bool:
@@ -749,8 +761,12 @@ class Hold:
     runner: str
 
 
-def hold_delay(held_for: float, now: float) -> float:
-    """How long a run held for ``held_for`` seconds waits before it is looked at again."""
-    delay = min(HOLD_MAX, max(HOLD_FIRST, held_for / 2))
+def hold_delay(
+    held_for: float, now: float, wait: tuple[float, float] = (HOLD_FIRST, HOLD_MAX)
+) -> float:
+    """How long a run held for ``held_for`` seconds waits before it is looked at again: half
+    that, within ``wait`` (the shortest and the longest wait)."""
+    shortest, longest = wait
+    delay = min(longest, max(shortest, held_for / 2))
     next_day = now - now % 86400 + 86400  # a per-day ceiling's window opens again
     return min(delay, next_day - now + 0.1)

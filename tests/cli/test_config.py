@@ -63,6 +63,8 @@ def test_text(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
         "# not set:\n"
         "# max_usd_per_day is unset\n"
         "# per_runner = {}\n"
+        "# hold_wait_min_seconds = 1\n"
+        "# hold_wait_max_seconds = 30\n"
         "\n"
         "[system.policy]\n"
         "# not set:\n"
@@ -137,6 +139,8 @@ def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
                 ("system", "max_parallel", 1),
                 ("system.budget", "max_usd_per_day", None),
                 ("system.budget", "per_runner", {}),
+                ("system.budget", "hold_wait_min_seconds", 1),
+                ("system.budget", "hold_wait_max_seconds", 30),
                 ("system.policy", "require", ["timeout", "file_writes", "network", "sub_agents"]),
                 (
                     "system.policy",

@@ -9,7 +9,9 @@ import pytest
 from hz.runtime.config.env import parse_env_value
 from hz.runtime.config.keys import RUNNER
 from hz.runtime.config.layers import load_config
+from hz.runtime.config.tables import BudgetSettings
 from hz.runtime.errors import ConfigError
+from hz.runtime.ledger.session import policy
 
 
 def _explicit(tmp_path: Path, text: str) -> dict[str, str]:
@@ -109,6 +111,45 @@ def test_an_unbounded_daily_budget_is_refused(tmp_path: Path) -> None:
     assert _error(env).message == (
         f"{env['HZ_CONFIG']}:2:1: [system.budget] per_runner must be a table of runner names to "
         "finite numbers greater than 0, got {'echo': inf}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("toml", "shown"),
+    [
+        ("0", "0"),
+        ("0.05", "0.05"),
+        ("3601", "3601"),
+        ("inf", "inf"),
+        ("nan", "nan"),
+        ("true", "True"),
+        ('"2"', "'2'"),
+    ],
+)
+def test_a_hold_wait_outside_its_bounds_is_refused(tmp_path: Path, toml: str, shown: str) -> None:
+    env = _explicit(tmp_path, f"[system.budget]\nhold_wait_max_seconds = {toml}\n")
+    assert _error(env).message == (
+        f"{env['HZ_CONFIG']}:2:1: [system.budget] hold_wait_max_seconds must be a number of "
+        f"seconds from 0.1 to 3600, got {shown}"
+    )
+
+
+def test_the_shortest_hold_wait_is_not_longer_than_the_longest(tmp_path: Path) -> None:
+    env = _explicit(tmp_path, "[system.budget]\nhold_wait_min_seconds = 45\n")
+    with pytest.raises(ConfigError) as caught:
+        BudgetSettings.from_config(load_config(environ=env))
+    assert (caught.value.message, caught.value.hint) == (
+        "[system.budget] hold_wait_min_seconds (45) is more than hold_wait_max_seconds (30)",
+        "the wait between two looks at a held run grows from the first to the second",
+    )
+    # Judged on the effective configuration: the longest wait may come from another layer.
+    site = tmp_path / "site.toml"
+    site.write_text("[system.budget]\nhold_wait_max_seconds = 60\n")
+    settings = BudgetSettings.from_config(load_config(environ={**env, "HZ_SITE_CONFIG": str(site)}))
+    assert (settings.hold_wait_min_seconds, settings.hold_wait_max_seconds) == (45, 60)
+    assert policy(load_config(environ={**env, "HZ_SITE_CONFIG": str(site)})).ceilings.hold_wait == (
+        45.0,
+        60.0,
     )
 
 

@@ -26,6 +26,7 @@ from hz.runtime.ledger.store import (
     Ledger,
     Owner,
     StaleOwner,
+    hold_delay,
     request_key,
 )
 from tests.unit.test_execute import make_packet
@@ -197,6 +198,15 @@ def test_the_days_of_a_ceiling_are_the_databases_not_the_hosts(
             else:  # a host a day ahead finds today's room taken, not tomorrow's free
                 assert ledger.dispatch(*runs[2], ceilings) == refused
     assert ledger.dispatch(*runs[3], ceilings) == refused
+
+
+def test_a_held_runs_wait_is_half_its_hold_within_the_shortest_and_the_longest() -> None:
+    noon = 20000 * 86400 + 43200.0
+    assert [hold_delay(held, noon) for held in (0, 1, 2, 3, 10, 100)] == [1, 1, 1, 1.5, 5, 30]
+    waits = [hold_delay(held, noon, (0.25, 4)) for held in (0, 0.5, 1, 6, 100)]
+    assert waits == [0.25, 0.25, 0.5, 3, 4]
+    # Never past the next UTC day, when a per-day ceiling's window opens again.
+    assert hold_delay(100, noon + 43200 - 2, (0.25, 4)) == pytest.approx(2.1)
 
 
 def test_a_per_runner_ceiling_counts_that_runner_only(ledger: Ledger, tmp_path: Path) -> None:
