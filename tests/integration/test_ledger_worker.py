@@ -397,52 +397,88 @@ def test_a_worker_holds_a_run_over_the_ceiling_until_the_window_allows_it(tmp_pa
     assert len(s.starts()) == 2
 
 
+WAITING = (
+    "waiting: reserving $0.60 would cross [system.budget] max_usd_per_day of $1.00 "
+    "($0.60 reserved or spent today)"
+)
+
+
+def held_space(tmp_path: Path, dsn: str | None, delay: float, waits: str) -> Space:
+    """$0.60 runs that cost $0.10 against a $1.00 day: while one runs, the next is held;
+    ``waits`` sets the wait between looks at a held run (``[system.budget] hold_wait_*``)."""
+    return space(
+        tmp_path,
+        "json",
+        "--cost=0.1",
+        f"--delay={delay:g}",
+        max_usd=0.6,
+        extra=f'command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n{waits}',
+        dsn=dsn,
+    )
+
+
 @pytest.mark.serial
 def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
     """Held for a spend ceiling, a run costs one timeline record and, on PostgreSQL, no job
-    beside its own; the wait between looks grows; once the run ahead ends below its
-    reservation the held run starts at once, not at its next look."""
-    s = space(
-        tmp_path,
-        "json",
-        "--cost=0.1",
-        "--delay=11",
-        max_usd=0.6,
-        extra='command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n',
-        dsn=dsn,
-    )
+    beside its own; the wait between looks grows from ``hold_wait_min_seconds`` (0.2 s here) up
+    to ``hold_wait_max_seconds`` (0.6 s; the defaults are 1 s and 30 s)."""
+    s = held_space(tmp_path, dsn, 60, "hold_wait_min_seconds = 0.2\nhold_wait_max_seconds = 0.6\n")
     cleanup.append(s)
     first = s.submit("Ann")
     worker = s.popen("worker", "-j", "2")
     try:
         until(lambda: s.rows("id = ? AND state = 'running'", (first,)), what="the first run")
         second = s.submit("Bo")
-        ahead, held = 0.0, time.monotonic()
-        # The waits are half the time held (at least 1 s): 1, 1, 1, 1.5, then 2.25 s once held
-        # 4.5 s. Watched for 6 s, past that look; the first run takes 11 s, so a slow start of
-        # the second submit cannot let it end while the test still expects the run held.
-        while time.monotonic() - held < 6:
+        aheads, held = [], time.monotonic()
+        # The waits are half the time held, from 0.2 s up to 0.6 s (reached once held 1.2 s;
+        # on PostgreSQL a due look also waits for the worker's next fetch, up to 1 s). Watched
+        # for 3 s; the first run takes 60 s.
+        while time.monotonic() - held < 3:
             [row] = s.rows("id = ?", (second,))
             assert row["state"] == "queued"
-            ahead = max(ahead, row["not_before"] - time.time())
-            time.sleep(0.1)
-        assert ahead > 1.5  # looked at less often than once a second by now
-        assert waits(s, second) == [
-            "waiting: reserving $0.60 would cross [system.budget] max_usd_per_day of $1.00 "
-            "($0.60 reserved or spent today)"
-        ]
+            if row["not_before"] is not None:
+                aheads.append(row["not_before"] - time.time())
+            time.sleep(0.05)
+        assert 0.45 < max(aheads) <= 0.65, aheads  # longer than the first wait, never the longest
+        assert waits(s, second) == [WAITING]
         shown = json.loads(s.hz("runs", "show", second, "--format", "json").stdout)
         assert [e["state"] for e in shown["timeline"]] == ["queued", "queued"]
         if dsn is not None:
             assert len(s.jobs()) == 2  # one job per run, however often it was looked at
-        until(lambda: s.rows("id = ? AND state = 'completed'", (second,)), ceiling=30)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.communicate(timeout=15)
+    assert worker.returncode == 0
+
+
+@pytest.mark.serial
+def test_a_held_run_starts_at_once_when_the_run_ahead_ends_below_its_reservation(
+    dsn: str | None, tmp_path: Path, cleanup: list[Space]
+) -> None:
+    """Once the run ahead ends below its reservation the held run starts at once, not at its
+    next look (30 s away here: the waits are fixed at 30 s)."""
+    s = held_space(tmp_path, dsn, 3, "hold_wait_min_seconds = 30\nhold_wait_max_seconds = 30\n")
+    cleanup.append(s)
+    first = s.submit("Ann")
+    worker = s.popen("worker", "-j", "2")
+    try:
+        until(lambda: s.rows("id = ? AND state = 'running'", (first,)), what="the first run")
+        second = s.submit("Bo")
+        # Held while the first run's $0.60 was reserved: its waiting record says so.
+        until(lambda: waits(s, second), what="the second run held")
+        until(
+            lambda: s.rows("id = ? AND state = 'completed'", (second,)),
+            ceiling=25,  # its next look would be 30 s after the first
+            what="the held run woken and completed",
+        )
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.communicate(timeout=15)
     one, two = (s.rows("id = ?", (i,))[0] for i in (first, second))
     assert two["dispatched_at"] - one["ended_at"] < 2.5  # woken by the release
+    assert waits(s, second) == [WAITING]
     shown = json.loads(s.hz("runs", "show", second, "--format", "json").stdout)
     assert [e["state"] for e in shown["timeline"]] == [
         "queued",
