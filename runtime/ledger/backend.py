@@ -52,6 +52,10 @@ class Db(Protocol):
 
     def lock(self, c: Connection, name: str) -> None: ...
 
+    def thread_done(self) -> None:
+        """The calling thread is done with the database (a run's watcher thread as it ends):
+        what it holds of its own is let go now, not whenever the garbage collector finds it."""
+
     def close(self) -> None: ...
 
 

@@ -135,11 +135,17 @@ class SqliteDb:
     def lock(self, c: Any, name: str) -> None:
         """Nothing: ``BEGIN IMMEDIATE`` already holds the database's one write lock."""
 
-    def close(self) -> None:
+    def thread_done(self) -> None:
+        """Close the calling thread's connection. A thread that ends without it leaves its
+        connection (three open files, SQLite's caches) to the garbage collector: one per run's
+        watcher thread, a batch's or a worker's memory would grow with the runs."""
         found = getattr(self._local, "connection", None)
         if found is not None:
             found.close()
             self._local.connection = None
+
+    def close(self) -> None:
+        self.thread_done()
 
 
 def connect(path: Path) -> sqlite3.Connection:

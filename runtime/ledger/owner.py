@@ -191,6 +191,12 @@ class OwnedRun:
         self._commit_intent()  # an interrupt the watcher had no tick left to record
 
     def _watch(self) -> None:
+        try:
+            self._watch_until_stopped()
+        finally:
+            self.ledger.thread_done()  # this thread's connection: one per run otherwise
+
+    def _watch_until_stopped(self) -> None:
         renew_every = self.ledger.lease_seconds / 3
         renewed = time.monotonic()
         reported: Progress | None = None

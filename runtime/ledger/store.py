@@ -171,6 +171,10 @@ class Ledger:
     def tx(self) -> Any:
         return self.db.tx()
 
+    def thread_done(self) -> None:
+        """The calling thread is done with the ledger (see ``Db.thread_done``)."""
+        self.db.thread_done()
+
     def close(self) -> None:
         self.db.close()
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import os
 import sqlite3
 import subprocess
 import sys
@@ -29,6 +32,8 @@ from hz.runtime.ledger.store import (
     hold_delay,
     request_key,
 )
+from hz.runtime.protocol import RunRequest
+from hz.runtime.result import AgentResult
 from tests.unit.test_execute import make_packet
 
 
@@ -327,3 +332,48 @@ def test_priority_then_age_orders_claims_within_queues(ledger: Ledger, tmp_path:
     me = Owner.this_process()
     assert (ledger.claim_next(me, queues=("reviews",)) or ("",))[0] == review
     assert [(ledger.claim_next(me) or ("",))[0] for _ in range(3)] == [high, low, ""]
+
+
+class _Slow:
+    """A runner whose session outlasts a few ticks of the run's watcher thread."""
+
+    name = "slow"
+
+    def run(self, request: RunRequest) -> AgentResult:
+        time.sleep(0.35)
+        return AgentResult(runner="slow", status="completed", draft="ok")
+
+
+def _open_ledger_files(path: Path) -> int:
+    """How many of this process's file descriptors are on the ledger (its -wal and -shm too)."""
+    found = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            found += os.readlink(f"/proc/self/fd/{fd}").startswith(str(path))
+    return found
+
+
+def test_a_runs_watcher_thread_closes_its_connection_as_it_ends(tmp_path: Path) -> None:
+    """One connection per run's watcher, left to the garbage collector, made the memory of a
+    batch or a worker grow with its runs (and held three files each until collected)."""
+    from hz.cli.ledger_run import Request, run_foreground
+    from hz.runtime.ledger.owner import Binding, Policy
+
+    path = tmp_path / "ledger.sqlite3"  # PostgreSQL's threads borrow from one pool
+    ledger = Ledger(path)
+    files = []
+    gc.disable()  # what a collection would hide, the thread must not leave
+    try:
+        for n in range(4):
+            outcome = run_foreground(
+                ledger,
+                Request(make_packet(), f"k{n}", tmp_path, None, False),
+                binding=Binding(_Slow(), "slow", ""),
+                policy=Policy(),
+            )
+            assert outcome.state == "completed"
+            files.append(_open_ledger_files(path))
+    finally:
+        gc.enable()
+    # SQLite keeps one descriptor of a closed connection for reuse while others hold locks.
+    assert files[1:] == files[:1] * 3

@@ -181,6 +181,10 @@ class PgDb:
     def lock(self, c: Any, name: str) -> None:
         c.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (LOCK_NAMESPACE, name))
 
+    def thread_done(self) -> None:
+        """Nothing: a thread holds no connection of its own outside a statement (each is
+        borrowed from the pool and handed back)."""
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
