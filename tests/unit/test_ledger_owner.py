@@ -101,6 +101,28 @@ def test_a_rate_limit_after_a_tool_ran_is_not_retried(
     assert (state, runner.calls) == ("failed", 1)
 
 
+@pytest.mark.parametrize(
+    ("status", "failure_kind"),
+    [
+        ("timeout", None),
+        ("budget", "budget_exceeded"),
+        ("failed", "runtime_error"),
+        ("failed", "auth_misconfigured"),
+        ("uncertain", None),
+        ("cancelled", "aborted"),
+    ],
+)
+def test_no_other_ending_is_retried(
+    new_ledger: Any, tmp_path: Path, status: str, failure_kind: str | None
+) -> None:
+    ended = AgentResult(
+        runner="scripted", status=status, failure_kind=failure_kind, retry_after_seconds=0.05
+    )  # type: ignore[arg-type]
+    ledger, runner, state = run_with(new_ledger, tmp_path, [ended, DONE], 3)
+    assert (state, runner.calls) == (status, 1)
+    assert [(r["attempt"], r["state"]) for r in ledger.select()] == [(1, status)]
+
+
 def test_backoff_follows_retry_after_capped_with_jitter() -> None:
     assert 5.0 <= backoff(1, 5.0) <= 5.5
     assert 2.0 <= backoff(1, None) <= 2.2

@@ -19,7 +19,7 @@ from hz.runtime.config.tables import SystemSettings
 from hz.runtime.errors import ConfigError
 from hz.runtime.ledger import store
 from hz.runtime.ledger.cancel import cancel
-from hz.runtime.ledger.db import SCHEMA_VERSION, LedgerError
+from hz.runtime.ledger.db import MIGRATIONS, SCHEMA_VERSION, LedgerError
 from hz.runtime.ledger.paths import state_dir
 from hz.runtime.ledger.reconcile import reconcile
 from hz.runtime.ledger.store import (
@@ -81,6 +81,32 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
         f"{path}: the run ledger has schema version {SCHEMA_VERSION + 1}; this hz knows up to "
         f"{SCHEMA_VERSION}"
     )
+
+
+def test_a_ledger_of_the_first_schema_is_migrated_with_its_runs(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    with contextlib.closing(sqlite3.connect(path)) as old:
+        old.executescript(MIGRATIONS[0])
+        old.execute(
+            "INSERT INTO runs (id, request_key, state, job_name, job_digest, inputs_sha256, "
+            "workdir, packet_json, max_usd, created_at) VALUES "
+            "('run_old', 'k', 'completed', 'greet', 'd', 'i', '/w', '{}', 0.5, 1.0)"
+        )
+        old.execute("PRAGMA user_version = 1")
+        old.commit()
+    ledger = Ledger(path)
+    assert ledger.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    [row] = ledger.select()
+    assert (row["id"], row["state"], row["queue"], row["priority"], row["held_since"]) == (
+        "run_old",
+        "completed",
+        "default",
+        0,
+        None,
+    )
+    assert ledger.get("run_old")["request_key"] == "k"
+    run_id, _ = new_run(ledger, tmp_path, key="new")  # and the migrated ledger takes new runs
+    assert ledger.claim_next(Owner.this_process(), queues=("default",)) == (run_id, 1)
 
 
 def test_two_processes_migrate_one_fresh_ledger_once(tmp_path: Path) -> None:
