@@ -55,6 +55,19 @@ class RunTargets:
 
 _FIELDS = tuple(field.name for field in fields(RunTargets))
 
+
+def _named(key: str | None) -> str | None:
+    """An empty key (an unset variable in ``--request-key "$KEY"``) would quietly become the
+    derived one: refused instead."""
+    if key is not None and not key.strip():
+        raise click.BadParameter(
+            "an empty key names no request; leave the option out for the derived key "
+            "(the job, the inputs and the workdir)",
+            param_hint="--request-key",
+        )
+    return key
+
+
 _TARGETS = click.argument(
     "targets",
     nargs=-1,
@@ -93,6 +106,7 @@ _OPTIONS = (
     click.option("--no-receipt", is_flag=True, help="Write no receipt for this run."),
     click.option(
         "--request-key",
+        callback=lambda ctx, param, value: _named(value),
         help="Name the request yourself (one target only) [default: the job's digest, the "
         "inputs' digest and the workdir]. A key that has a run already is not run again.",
     ),

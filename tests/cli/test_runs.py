@@ -276,3 +276,15 @@ def test_since_takes_ascii_digits_only(hz: Cli) -> None:
     assert done.stderr.endswith(
         "'٣d' is neither a duration (30m, 12h, 7d) nor an ISO date or time\n"
     )
+
+
+@pytest.mark.parametrize("command", ["run", "submit"])
+@pytest.mark.parametrize("key", ["", "  "])
+def test_an_empty_request_key_is_refused(hz: Cli, tmp_path: Path, command: str, key: str) -> None:
+    done = hz(command, "greet.yaml", "--input", "who=Ann", "--request-key", key)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith(
+        "Error: Invalid value for --request-key: an empty key names no request; leave the "
+        "option out for the derived key (the job, the inputs and the workdir)\n"
+    )
+    assert not (tmp_path / "s" / "ledger.sqlite3").exists()  # nothing recorded
