@@ -11,6 +11,7 @@ import os
 import sqlite3
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -29,24 +30,33 @@ def observed(state: Path) -> bool:
         return c.execute("SELECT observed_json FROM runs").fetchone()[0] is not None
 
 
+def hz_against(
+    api: FakeAnthropic, hz_argv: list[str], config: Path, state: Path
+) -> tuple[dict[str, str], Callable[..., subprocess.CompletedProcess[str]]]:
+    """The environment that points hz and the real CLI at the fake model, and hz run in it."""
+    env = {
+        **os.environ,
+        "HZ_CONFIG": str(config),
+        "HZ_STATE_DIR": str(state),
+        "ANTHROPIC_BASE_URL": api.url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+
+    def hz(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*hz_argv, *args], env=env, capture_output=True, text=True, timeout=120
+        )
+
+    return env, hz
+
+
 def test_sigkill_of_hz_run_with_the_real_claude_cli(hz_argv: list[str], tmp_path: Path) -> None:
     space = workspace(tmp_path)
     contract = tmp_path / "contract.yaml"
     contract.write_text(contract_text(120))
     read = tool_use("Read", {"file_path": str(space.work / "notes.txt")})
     with FakeAnthropic([read, hang()]) as api:
-        env = {
-            **os.environ,
-            "HZ_CONFIG": str(space.config),
-            "HZ_STATE_DIR": str(tmp_path / "state"),
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": "test-key",
-        }
-
-        def hz(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [*hz_argv, *args], env=env, capture_output=True, text=True, timeout=120
-            )
+        env, hz = hz_against(api, hz_argv, space.config, tmp_path / "state")
 
         argv = [*hz_argv, "run", str(contract), "--input", "question=What is in notes.txt?"]
         argv += ["--workdir", str(space.work), "--receipt-dir", str(tmp_path / "receipts")]
@@ -94,18 +104,7 @@ def test_sigkill_of_a_worker_with_four_real_claude_runs(hz_argv: list[str], tmp_
     contract = tmp_path / "contract.yaml"
     contract.write_text(contract_text(120))
     with FakeAnthropic([hang()], repeat_last=True) as api:
-        env = {
-            **os.environ,
-            "HZ_CONFIG": str(space.config),
-            "HZ_STATE_DIR": str(tmp_path / "state"),
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": "test-key",
-        }
-
-        def hz(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [*hz_argv, *args], env=env, capture_output=True, text=True, timeout=120
-            )
+        env, hz = hz_against(api, hz_argv, space.config, tmp_path / "state")
 
         for n in range(4):
             submitted = hz(
