@@ -76,8 +76,13 @@ def test_a_held_run_waits_with_one_new_job_never_a_retried_one(
 ) -> None:
     """Held for a spend ceiling, the run's job ends and a new one, due at the next look,
     takes its place in the same transaction: hz's row names it, the old one is gone, nothing
-    was retried (attempts 0). A cancel reaches the job that waits."""
-    s = space(tmp_path, "json", "--cost=0.1", "--delay=30", max_usd=0.6, extra=CEILING, dsn=pg_dsn)
+    was retried (attempts 0). A cancel reaches the job that waits: the looks are 5 s apart, so
+    the job still waits when the cancel comes (with the default first wait of 1 s, a slow
+    `hz runs cancel` could find the worker looking, and the job ending as its task did)."""
+    waits = "hold_wait_min_seconds = 5\n"
+    s = space(
+        tmp_path, "json", "--cost=0.1", "--delay=30", max_usd=0.6, extra=CEILING + waits, dsn=pg_dsn
+    )
     first = submit(s, "Ann")
     worker = s.popen("worker", "-j", "2")
     workers.append((s, worker))
