@@ -19,6 +19,7 @@ from hz.compiler.contract import Contract, InputDecl
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ001
 from hz.compiler.source import SourceDoc
+from hz.runtime.regular_file import check_links
 
 DEFAULT_MAX_USD_CEILING = 100.0
 SUFFIXES = (".yaml", ".yml")
@@ -124,11 +125,17 @@ def _walk(top: str, diags: list[Diagnostic]) -> list[str]:
     found = []
     for root, dirs, files in os.walk(top, onerror=unreadable):
         dirs.sort()
-        found += [
-            os.path.join(root, f)
-            for f in files
-            if f.endswith(SUFFIXES) and _regular(os.path.join(root, f))
-        ]
+        for f in files:
+            path = os.path.join(root, f)
+            if not f.endswith(SUFFIXES) or not _regular(path):
+                continue
+            try:
+                # A repository can plant contracts/x.yaml -> ~/.ssh/config: it is named, never read.
+                check_links(path, top)
+            except OSError as e:
+                diags.append(Diagnostic(HZ001, f"cannot read file: {e.strerror}", path))
+                continue
+            found.append(path)
     return sorted(found, key=lambda f: Path(f).relative_to(top).parts)
 
 

@@ -106,3 +106,38 @@ def test_an_input_file_must_be_a_regular_file_in_the_tree(
         assert done.stderr.splitlines()[0] == (
             f"{name}:0:0: error: {message.format(cwd=tmp_path)} [HZ701]"
         )
+
+
+def test_a_contract_linked_out_of_the_walked_directory_is_named_never_read(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A repository can plant ``contracts/x.yaml -> ~/.ssh/config``: ``hz validate contracts``
+    (and compile) reports the link and reads nothing through it; its neighbours are checked.
+    The link's target is outside text too: its escape codes are escaped."""
+    root = project(tmp_path / "repo", "alpha")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret\x1b[31m.yaml"
+    secret.write_text("hz: {name: sk-live-planted}\n")
+    (root / "contracts" / "stolen.yaml").symlink_to(secret)
+    shown = str(outside) + "/secret\\x1b[31m.yaml"
+    expected = (
+        f"contracts/stolen.yaml:0:0: error: cannot read file: a symbolic link that leads out of "
+        f"contracts (to {shown}) [HZ001]\n"
+    )
+    done = hz(cli, root, "validate", "contracts")
+    assert (done.returncode, done.stdout) == (1, expected)
+    assert "sk-live" not in done.stdout + done.stderr
+    compiled = hz(cli, root, "compile", "contracts", "--out", "jobs")
+    assert (compiled.returncode, compiled.stdout) == (1, expected)
+    assert not (root / "jobs").exists()
+
+
+def test_a_contract_linked_inside_the_walked_directory_is_checked(cli: Cli, tmp_path: Path) -> None:
+    root = project(tmp_path, "alpha")
+    (root / "contracts" / "shared").mkdir()
+    (root / "contracts" / "alpha.yaml").rename(root / "contracts" / "shared" / "alpha.yaml")
+    (root / "contracts" / "alpha.yaml").symlink_to(Path("shared") / "alpha.yaml")
+    done = hz(cli, root, "validate", "contracts")
+    assert (done.returncode, done.stdout) == (0, "")
+    assert done.stderr == "Success: no issues found in 1 file\n"
