@@ -82,8 +82,10 @@ class ForeignJob(Exception):
 
 
 class _OneLine(logging.Handler):
-    """procrastinate's warnings and errors on stderr as one line each, without a traceback
-    (a job that failed says why in the same line)."""
+    """The warnings and errors of the libraries under the worker (procrastinate, psycopg's
+    pool, asyncio) on stderr as one line each, escaped, without a traceback (a job that failed
+    says why in the same line). Without it, a record no handler took would reach stderr raw
+    through logging's last-resort handler (psycopg's pool discarding a cut connection)."""
 
     def __init__(self, note: Callable[[str], None]) -> None:
         super().__init__(logging.WARNING)
@@ -297,7 +299,7 @@ class PgWorker:
             run.interrupt(reason, now=now)
 
     def run(self) -> None:
-        logger = logging.getLogger("procrastinate")
+        logger = logging.getLogger()
         handler = _OneLine(self.note)
         logger.addHandler(handler)
         try:
