@@ -9,14 +9,20 @@ JSON_SCHEMA_SUITE ?= $(HOME)/.cache/hz/json-schema-suite
 
 .PHONY: demo test setup checks lint typecheck pytest agent-clis json-schema-suite bench bench-workers clean
 
+# A venv made before the distribution was renamed holds hz as `hz` too: two distributions of
+# one package, each announcing the runner plugins. Only `hz-contracts` stays.
+FORGET_OLD_NAME = $(BIN)/pip uninstall -q -y --disable-pip-version-check hz 2>/dev/null || true
+
 $(BIN)/hz: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
+	$(FORGET_OLD_NAME)
 	$(BIN)/pip install -q --disable-pip-version-check -e .
 	@touch $@
 
 # One pip run for hz and its test tools: a second run would build hz's editable wheel again.
 $(VENV)/.test-deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
+	$(FORGET_OLD_NAME)
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[test]'
 	@touch $(BIN)/hz $@
 

@@ -173,8 +173,8 @@ class QueueSettings(TableSettings):
         Literal["sqlite", "postgres"],
         Field(
             description='`"sqlite"`: one file in the state directory; `"postgres"`: a shared '
-            "PostgreSQL database with procrastinate as the dispatcher (needs "
-            "`pip install 'hz[postgres]'`)"
+            "PostgreSQL database with procrastinate as the dispatcher (needs the extra "
+            "`hz-contracts[postgres]`)"
         ),
         Expect("must be one of 'sqlite', 'postgres', got {value!r}"),
     ] = "sqlite"

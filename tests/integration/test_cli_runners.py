@@ -77,7 +77,7 @@ def test_text_lists_core_runners_and_the_codex_plugin(
     codex = next(line for line in done.stdout.splitlines() if line.startswith("codex "))
     assert codex.split() == [
         "codex",
-        "hz",
+        "hz-contracts",
         "hard",
         "unsupported",
         "unsupported",
@@ -91,7 +91,7 @@ def test_json(hz_argv: list[str], snapshot: SnapshotAssertion) -> None:
     assert done.returncode == 0
     data = json.loads(done.stdout)
     assert data == snapshot
-    assert {r["name"]: r["source"] for r in data["runners"]}["codex"] == "hz"
+    assert {r["name"]: r["source"] for r in data["runners"]}["codex"] == "hz-contracts"
 
 
 def test_plugins_are_listed_with_their_distribution_and_a_broken_one_fails(

@@ -1,10 +1,11 @@
 """The wheel: ``pip install`` puts only ``hz`` into site-packages, and hz works in a fresh
 environment beside a distribution that ships top-level ``runtime`` and ``compiler`` packages.
 
-A wheel build and a fresh venv. pip resolves hz's declared dependencies there, offline
-(``--no-index``), from wheels repacked out of the distributions this test environment has
-installed: no package index, no download, and still nothing in the venv that hz's metadata does
-not ask for.
+The wheel is built as docs/install.md says to build it offline (no index, no build isolation:
+this environment's setuptools), then installed into a fresh venv. pip resolves hz's declared
+dependencies there, offline (``--no-index``), from wheels repacked out of the distributions this
+test environment has installed: no package index, no download, and still nothing in the venv
+that hz's metadata does not ask for.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from hz import __version__
+from hz.runtime.distribution import DISTRIBUTION
 from tests.cli.test_run import CONTRACT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -135,12 +137,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copytree(
             REPO / name, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__")
         )
-    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", work, source], work)
+    # The offline build of docs/install.md: no index, this environment's setuptools.
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation"]
+    built = _run([*build, "-w", work, source], work, PIP_NO_INDEX="1")
     assert built.returncode == 0, built.stderr
-    (wheel,) = work.glob("hz-*.whl")
+    (wheel,) = work.glob("*.whl")
+    assert wheel.name == f"hz_contracts-{__version__}-py3-none-any.whl"
     house = work / "wheelhouse"
     house.mkdir()
-    for name in sorted(_requirements("hz")):
+    for name in sorted(_requirements(DISTRIBUTION)):
         _repack(name, house)
     env = work / "venv"
     venv.create(env, with_pip=False)
@@ -160,9 +165,10 @@ def _site_packages(env: Path) -> Path:
 
 def test_pip_installs_only_hz_into_site_packages(installed: Path) -> None:
     site = _site_packages(installed)
-    record = (site / f"hz-{__version__}.dist-info" / "RECORD").read_text()
+    info = f"hz_contracts-{__version__}.dist-info"
+    record = (site / info / "RECORD").read_text()
     tops = {line.split("/")[0] for line in record.splitlines() if not line.startswith("..")}
-    assert tops == {"hz", f"hz-{__version__}.dist-info"}
+    assert tops == {"hz", info}
     assert (site / "hz" / "compiler" / "data" / "workflow-contract.schema.json").is_file()
     assert (site / "hz" / "runtime" / "ledger" / "runs.schema.json").is_file()
     assert not (site / "hz" / "compiler").is_symlink()  # the links became real folders
@@ -204,3 +210,21 @@ def test_a_project_with_its_own_runtime_folder_does_not_shadow_hz(
     # `python -m hz` puts the working directory first on the path: the trap of the old layout.
     done = _run([installed / "bin" / "python", "-m", "hz", "validate", "greet.yaml"], tmp_path)
     assert (done.returncode, done.stderr) == (0, "Success: no issues found in 1 file\n")
+
+
+def test_a_missing_postgres_extra_names_the_command_for_this_environment(
+    installed: Path, tmp_path: Path
+) -> None:
+    """The wheel alone has no procrastinate: hz names the extra by the distribution's name and
+    the pip of the environment it runs in (`pip install 'hz[postgres]'` would install another
+    project's `hz` over this one)."""
+    config = tmp_path / "pg.toml"
+    config.write_text('[system.queue]\nbackend = "postgres"\n')
+    done = _run([installed / "bin" / "hz", "runs", "list"], tmp_path, HZ_CONFIG=str(config))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        'hz: error: [system.queue] backend = "postgres" needs psycopg and procrastinate '
+        "(procrastinate is not installed)\n"
+        f"  hint: install the extra into hz's environment: {installed}/bin/python -m pip install "
+        "'hz-contracts[postgres]'\n"
+    )

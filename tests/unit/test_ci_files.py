@@ -5,6 +5,7 @@ pins the agent CLIs that CI tests."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from hz.ci.github import _parser
+from tests.conftest import AGENT_CLIS
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,6 +53,18 @@ def test_install_page_pins_the_agent_clis_that_ci_tests() -> None:
     assert pins == ["@anthropic-ai/claude-code@2.1.332", "@openai/codex@0.171.0"]
     page = (REPO / "docs" / "install.md").read_text()
     assert [f"npm install -g {pin}" in page for pin in pins] == [True, True]
+
+
+def test_install_page_asks_for_the_node_the_pinned_claude_code_declares() -> None:
+    """Claude Code 2.1.332 declares ``"engines": {"node": ">=22.0.0"}``: the page, the README and
+    the installer's message ask for that Node.js (npm only warns about an older one)."""
+    package = AGENT_CLIS / "node_modules" / "@anthropic-ai" / "claude-code" / "package.json"
+    engines = json.loads(package.read_text())["engines"]
+    assert engines == {"node": ">=22.0.0"}
+    page = (REPO / "docs" / "install.md").read_text()
+    assert "They need **Node.js 22 or newer**" in page
+    assert "Node.js ≥ 22 and npm only for the test suite" in (REPO / "README.md").read_text()
+    assert "install Node.js 22 or newer" in (REPO / ".ci" / "install-agent-clis").read_text()
 
 
 def _yaml_blocks(page: str, directory: Path) -> list[Path]:

@@ -4,6 +4,7 @@ DSN the libpq way, never a password), its migrations, and the worker's supervisi
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 import sys
 import time
@@ -124,7 +125,10 @@ def test_a_missing_extra_names_what_to_install(monkeypatch: pytest.MonkeyPatch) 
         '[system.queue] backend = "postgres" needs psycopg and procrastinate (procrastinate is '
         "not installed)"
     )
-    assert caught.value.hint == "install the extra: pip install 'hz[postgres]'"
+    assert caught.value.hint == (
+        f"install the extra into hz's environment: {shlex.quote(sys.executable)} -m pip install "
+        "'hz-contracts[postgres]'"
+    )
 
 
 def test_an_unreachable_server_is_a_ledger_error(tmp_path: Path) -> None:

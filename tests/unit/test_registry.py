@@ -168,9 +168,11 @@ def test_default_tools_are_what_the_shipped_runners_accept_unconfigured() -> Non
     import importlib
     from importlib.metadata import entry_points
 
+    from hz.runtime.distribution import DISTRIBUTION
     from hz.runtime.errors import HzError
 
-    own = {p.value for p in entry_points(group=registry.GROUP) if p.dist and p.dist.name == "hz"}
+    points = entry_points(group=registry.GROUP)
+    own = {p.value for p in points if p.dist and p.dist.name == DISTRIBUTION}
     assert set(registry.DEFAULT_TOOLS) == set(registry.CORE.values()) | own
     for target, declared in registry.DEFAULT_TOOLS.items():
         module, _, attr = target.partition(":")

@@ -12,9 +12,8 @@ clear error naming the extra to install.
 
 from __future__ import annotations
 
+from hz.runtime.distribution import extra_command
 from hz.runtime.errors import ConfigError
-
-EXTRA_HINT = "pip install 'hz[postgres]'"
 
 
 def require() -> None:
@@ -26,5 +25,5 @@ def require() -> None:
         raise ConfigError(
             f'[system.queue] backend = "postgres" needs psycopg and procrastinate ({e.name} is '
             "not installed)",
-            hint=f"install the extra: {EXTRA_HINT}",
+            hint=f"install the extra into hz's environment: {extra_command('postgres')}",
         ) from e
