@@ -16,6 +16,7 @@ from hz import __version__
 from hz.compiler.contract import Contract
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ001, HZ601
+from hz.compiler.source import SourceDoc
 from hz.runtime.canonical import sha256_hex
 from hz.runtime.errors import HzError
 from hz.runtime.models import Budget, InputSpec, Job, OutputSpec, SourceRef, ToolProfile
@@ -26,10 +27,12 @@ ROOT_MARKERS = ("hz.toml", ".git")
 
 @dataclass(frozen=True, slots=True)
 class CompiledJob:
-    """A job and the contract file it came from (as the user named it, for messages)."""
+    """A job and the contract file it came from (as the user named it, for messages), with
+    the contract's node positions when it was loaded here (``--check`` points at them)."""
 
     job: Job
     contract_path: str
+    source: SourceDoc | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +151,9 @@ def compile_contracts(contracts: Sequence[Contract], *, root: Path) -> CompileRu
             )
     if diagnostics:
         return CompileRun((), sort_diagnostics(diagnostics), len(contracts), root)
-    jobs = tuple(CompiledJob(compile_contract(c, root=root), c.source.path) for c in ordered)
+    jobs = tuple(
+        CompiledJob(compile_contract(c, root=root), c.source.path, c.source) for c in ordered
+    )
     return CompileRun(jobs, (), len(contracts), root)
 
 

@@ -8,15 +8,13 @@ a diagnostic so CI shows it like any other problem.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from hz.compiler.compile import CompiledJob
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ602, HZ603, HZ604
-from hz.runtime import strict_json
+from hz.compiler.stale import WHOLE_FILE, stale_because, stale_position
 from hz.runtime.canonical import canonical_json
 from hz.runtime.errors import HzError
 from hz.runtime.files import write_atomically
@@ -102,53 +100,18 @@ def write_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> WriteSummary:
     return WriteSummary(tuple(written), tuple(unchanged), tuple(removed))
 
 
-def stale_because(current: str, expected: str) -> str:
-    """What differs between a job file's text and the job the contract compiles to: the
-    fields by their dotted names (``budget.max_usd``, ``inputs.week``), or only the source hash
-    (a comment or formatting edit). ``digest`` follows the rest and is never named."""
-    try:
-        old = strict_json.loads(current)  # the file in --out comes from the repository
-    except strict_json.JsonError:
-        old = None
-    if not isinstance(old, dict):
-        return "it is not the JSON this contract compiles to"
-    fields = [f for f in _differing(old, json.loads(expected)) if f not in _DERIVED]
-    if fields:
-        these = "this field differs" if len(fields) == 1 else "these fields differ"
-        return f"{these} from what the contract compiles to: {', '.join(fields)}"
-    if old.get("source", {}).get("sha256") != json.loads(expected)["source"]["sha256"]:
-        return (
-            "only the source hash differs: the contract file changed (a comment or layout) "
-            "but not what it compiles to"
-        )
-    return "its layout differs from the canonical JSON this contract compiles to"
-
-
-#: Fields that change whenever another does, or with any edit of the contract file.
-_DERIVED = frozenset({"digest", "source.sha256"})
-
-
-def _differing(old: Any, new: Any, prefix: str = "", depth: int = 2) -> list[str]:
-    if old == new:
-        return []
-    if depth == 0 or not isinstance(old, dict) or not isinstance(new, dict):
-        return [prefix or "the whole job"]
-    names: list[str] = []
-    for key in sorted(old.keys() | new.keys()):
-        name = f"{prefix}.{key}" if prefix else key
-        names += _differing(old.get(key), new.get(key), name, depth - 1)
-    return names
-
-
 def check_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> tuple[Diagnostic, ...]:
     """One diagnostic per job that is stale (HZ602), missing (HZ603) or has no contract
-    (HZ604). Stale and missing jobs are reported at their contract, where the change is."""
+    (HZ604). Stale and missing jobs are reported at their contract, where the change is: a
+    stale one at the line of the first field that differs, when the contract holds it."""
     expected = _expected(jobs, out_dir)
     problems: list[Diagnostic] = []
     for path, compiled in expected.items():
+        text = job_text(compiled)
         current, error = _read_or_why(path)
-        if current == job_text(compiled):
+        if current == text:
             continue
+        pos = WHOLE_FILE
         if error is not None:
             message = f"job {path} cannot be read: {error.strerror or error}"
             code, hint = HZ602, "make it a readable file, or " + _REGENERATE
@@ -156,9 +119,12 @@ def check_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> tuple[Diagnostic
             message = f"job {path} is missing"
             code, hint = HZ603, _REGENERATE
         else:
-            message = f"job {path} is stale: {stale_because(current or '', job_text(compiled))}"
+            message = f"job {path} is stale: {stale_because(current or '', text)}"
             code, hint = HZ602, _REGENERATE
-        problems.append(Diagnostic(code, message, compiled.contract_path, hint=hint))
+            pos = stale_position(current or "", text, compiled.source)
+        problems.append(
+            Diagnostic(code, message, compiled.contract_path, pos.line, pos.column, hint=hint)
+        )
     for path in _existing(out_dir) - expected.keys():
         problems.append(
             Diagnostic(

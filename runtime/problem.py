@@ -12,7 +12,10 @@ Severity = Literal["error", "warning"]
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One located problem. ``line`` and ``column`` are 1-based; 0 means "the whole file"."""
+    """One located problem. ``line`` and ``column`` are 1-based; 0 means "the whole file".
+
+    With ``argument``, ``file`` is a command-line argument (``--input week=x``), not a file: it
+    is shown as it is, without a position, and not counted among the files."""
 
     code: str
     message: str
@@ -21,9 +24,15 @@ class Problem:
     column: int = 0
     severity: Severity = "error"
     hint: str | None = None
+    argument: bool = False
 
     def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.file, self.line, self.column, self.code, self.message)
+
+    @property
+    def where(self) -> str:
+        """``FILE:LINE:COLUMN``, or the argument itself."""
+        return self.file if self.argument else f"{self.file}:{self.line}:{self.column}"
 
     def __str__(self) -> str:
         where = self.file if not self.line else f"{self.file}:{self.line}:{self.column}"

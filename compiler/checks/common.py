@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from hz.compiler.diagnostics import Diagnostic
@@ -74,6 +75,41 @@ def at(
     """A diagnostic located at the value (or, with ``key``, the key) at ``path``."""
     pos = doc.pos(path, key=key)
     return Diagnostic(code, message, doc.path, pos.line, pos.column, hint=hint)
+
+
+def quoted(doc: SourceDoc, prefix: JsonPath = ()) -> Callable[[JsonPath, Any], str]:
+    """For ``describe``: the value at ``prefix + path`` of ``doc`` written as a YAML string,
+    with its key, from the text as written (``version: 1.10`` -> ``version: "1.10"``, where
+    the number would say 1.1)."""
+
+    def quote(path: JsonPath, value: Any) -> str:
+        where = (*prefix, *path)
+        text = written(doc, where) or json_short(value)
+        key = where[-1] if where and isinstance(where[-1], str) else None
+        return f'{key}: "{text}"' if key is not None and _IDENT.fullmatch(key) else f'"{text}"'
+
+    return quote
+
+
+#: A plain scalar's text: up to a blank, a comment or a flow collection's punctuation.
+_PLAIN = re.compile(r"[^\s,\[\]{}#]+")
+
+
+def written(doc: SourceDoc, path: JsonPath) -> str | None:
+    """The text of the number or boolean at ``path`` as the file writes it, when it is a plain
+    scalar that reads back as that value; else None."""
+    from hz.compiler.load.scalars import resolve_plain
+
+    pos = doc.values.get(path)
+    if pos is None or pos.line < 1:
+        return None
+    lines = doc.text.split("\n", pos.line)
+    if len(lines) < pos.line:
+        return None
+    found = _PLAIN.match(lines[pos.line - 1], pos.column - 1)
+    if found is None or isinstance(resolve_plain(found.group()), str):
+        return None
+    return found.group()
 
 
 def get(data: Any, *path: str) -> Any:

@@ -6,7 +6,7 @@ import functools
 import json
 from typing import TYPE_CHECKING, Any
 
-from hz.compiler.checks.common import at, dotted, get
+from hz.compiler.checks.common import at, dotted, get, quoted
 from hz.compiler.checks.messages import describe
 from hz.compiler.checks.refs import ref_problems
 from hz.compiler.diagnostics import Diagnostic
@@ -39,7 +39,7 @@ def schema_problems(doc: SourceDoc, path: JsonPath, code: str) -> list[Diagnosti
     out = []
     for e in found:
         where = (*path, *e.absolute_path)
-        _, message, hint = describe(e, dotted(where))
+        _, message, hint = describe(e, dotted(where), quote=quoted(doc, path))
         out.append(at(doc, where, code, f"not a valid JSON Schema: {message}", hint=hint))
     return out or ref_problems(doc, path, schema, code)
 
@@ -59,7 +59,7 @@ def default_problems(doc: SourceDoc, name: str, spec: dict[str, Any]) -> list[Di
     out = []
     for e in found:
         where = (*path, *e.absolute_path)
-        _, message, hint = describe(e, dotted(where))
+        _, message, hint = describe(e, dotted(where), quote=quoted(doc, path))
         out.append(
             at(doc, where, HZ402, f"the default does not match its schema: {message}", hint=hint)
         )

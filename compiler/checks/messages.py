@@ -14,7 +14,11 @@ if TYPE_CHECKING:
 
     from jsonschema.exceptions import ValidationError
 
+    from hz.compiler.source import JsonPath
+
     Show = Callable[[Any], str]
+    #: The value at a path (of the document validated) written as a string: ``title: "2024"``.
+    Quote = Callable[[JsonPath, Any], str]
 
 _TYPE_NAMES = {
     "string": "a string",
@@ -40,14 +44,19 @@ def got(instance: Any, show: Show = short) -> str:
     return f"{kind} ({show(instance)})"
 
 
-def describe(e: ValidationError, where: str, show: Show = short) -> tuple[str, str, str | None]:
+def describe(
+    e: ValidationError, where: str, show: Show = short, quote: Quote | None = None
+) -> tuple[str, str, str | None]:
     """(code, message, hint) for one error located at ``where`` (a dotted path). ``show``
-    writes a value: as YAML would quote it (contracts) or as JSON (input values)."""
+    writes a value: as YAML would quote it (contracts) or as JSON (input values); ``quote``
+    writes a number or boolean found where a string belongs as that string (by default
+    ``"2024"``)."""
     kind = str(e.validator)
     value: Any = e.validator_value
     inst: Any = e.instance
     if kind == "type":
-        return HZ103, f"{where}: expected {expected_types(value)}, got {got(inst, show)}", None
+        message = f"{where}: expected {expected_types(value)}, got {got(inst, show)}"
+        return HZ103, message, _quote_it(e, value, quote)
     if kind in ("oneOf", "anyOf") and e.context:
         from jsonschema.exceptions import best_match
 
@@ -59,7 +68,7 @@ def describe(e: ValidationError, where: str, show: Show = short) -> tuple[str, s
         assert best is not None
         assert best is not e
         extra = tuple(best.absolute_path)[len(e.absolute_path) :]
-        code, message, hint = describe(best, extend(where, extra), show)
+        code, message, hint = describe(best, extend(where, extra), show, quote)
         others = max(len(value) - 1, 1)
         plural = "s" if others != 1 else ""
         return code, f"{message} (and {others} other alternative{plural} did not match)", hint
@@ -104,6 +113,17 @@ def describe(e: ValidationError, where: str, show: Show = short) -> tuple[str, s
     if e.validator is None:  # the boolean schema false
         return HZ104, f"{where}: the schema is false, which allows no value", None
     return HZ104, f"{where}: {_bound(kind, value, inst, show) or e.message}", None
+
+
+def _quote_it(e: ValidationError, expected: Any, quote: Quote | None) -> str | None:
+    """A number or boolean where a string belongs is usually text YAML read as a number
+    (``title: 2024``, ``version: 1.10``): quoted, it stays the text written."""
+    names = [expected] if isinstance(expected, str) else list(expected)
+    inst = e.instance
+    if "string" not in names or not isinstance(inst, (bool, int, float)):
+        return None
+    example = quote(tuple(e.absolute_path), inst) if quote else f'"{json_short(inst)}"'
+    return f"quote it, as in {example}"
 
 
 def _slug(name: Any) -> str | None:

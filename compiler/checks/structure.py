@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from hz.compiler.checks.common import at, dotted
+from hz.compiler.checks.common import at, dotted, quoted
 from hz.compiler.checks.messages import describe
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.rules.registry import HZ101, HZ102, HZ104, HZ201, HZ202, HZ203, HZ204
@@ -150,7 +150,7 @@ def map_error(doc: SourceDoc, e: ValidationError) -> Iterable[Diagnostic]:
             "digits or underscores) so the template can say inputs.<name>",
         )
     else:
-        code, message, hint = describe(e, dotted(path))
+        code, message, hint = describe(e, dotted(path), quote=quoted(doc))
         yield at(doc, path, code, message, hint=hint)
 
 
@@ -184,11 +184,27 @@ def _missing_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterabl
     for name in required:
         if name in instance:
             continue
-        about = props.get(name, {}).get("description", "")
-        hint = about.split(". ")[0].rstrip(".") + "." if about else None
+        declared = props.get(name, {})
+        about = declared.get("description", "")
+        about = about.split(". ")[0].rstrip(".") if about else ""
+        examples = declared.get("examples") or []
+        add = f"add it, as in {name}: {_flow(examples[0])}" if examples else "add it"
+        hint = f"{about}; {add}" if about else add
         yield at(
             doc, path, HZ102, f"missing required key {name!r} {where}", key=bool(path), hint=hint
         )
+
+
+def _flow(value: Any) -> str:
+    """A value from the schema's examples as YAML on one line (a mapping in flow style)."""
+    import yaml
+
+    if isinstance(value, str):
+        value = value.rstrip("\n")
+    text = yaml.safe_dump(
+        value, default_flow_style=True, width=1_000_000, sort_keys=False, allow_unicode=True
+    )
+    return text.removesuffix("\n...\n").rstrip("\n")
 
 
 def _refused(doc: SourceDoc, path: JsonPath) -> Diagnostic:

@@ -20,12 +20,12 @@ from hz.compiler.load.wording import for_contract
 from hz.compiler.rules.registry import HZ701, HZ705, HZ706
 from hz.compiler.source import JsonPath, Pos
 from hz.runtime.models import InputSpec
-from hz.runtime.printable import printable
 from hz.runtime.regular_file import read_regular
 
 MAX_INPUT_BYTES = 8 * 1024 * 1024
 MAX_YAML_BYTES = 256 * 1024
-COMMAND_LINE = "<command line>"
+#: How much of an --input value a message shows: it names the argument, not the whole value.
+SHOWN_VALUE = 40
 
 
 class Origin(Protocol):
@@ -37,10 +37,45 @@ class Origin(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class _Unlocated:
+    """A file whose value has no positions (``--input NAME=@FILE`` of a string)."""
+
     path: str
 
     def pos(self, path: JsonPath, *, key: bool = False) -> Pos:
         return Pos(0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Argument:
+    """An ``--input`` argument: problems are reported at the argument (``--input week=x``)."""
+
+    path: str
+
+    def pos(self, path: JsonPath, *, key: bool = False) -> Pos:
+        return Pos(0, 0)
+
+
+def argument(arg: str) -> str:
+    """How a message names an ``--input`` argument: the flag and the start of its text (escaped
+    where it is shown, like every outside string)."""
+    shown = arg if len(arg) <= SHOWN_VALUE else arg[: SHOWN_VALUE - 1] + "…"
+    return f"--input {shown}"
+
+
+def located(
+    origin: Origin,
+    at: JsonPath,
+    code: str,
+    message: str,
+    *,
+    key: bool = False,
+    hint: str | None = None,
+) -> Diagnostic:
+    """A diagnostic at ``at`` inside ``origin``: a file position, or the argument itself."""
+    if isinstance(origin, Argument):
+        return Diagnostic(code, message, origin.path, hint=hint, argument=True)
+    pos = origin.pos(at, key=key)
+    return Diagnostic(code, message, origin.path, pos.line, pos.column, hint=hint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +98,13 @@ class Allowance:
             data = read_regular(path, limit=self.left, confined_to=Path.cwd())
         except OSError as e:
             return None, Diagnostic(HZ701, f"cannot read file: {e.strerror or e}", display)
-        return self.take(data, display)
+        return self.take(data, _Unlocated(display))
 
-    def take(self, data: bytes, display: str) -> tuple[bytes | None, Diagnostic | None]:
+    def take(self, data: bytes, origin: Origin) -> tuple[bytes | None, Diagnostic | None]:
         if len(data) > self.left:
             message = f"inputs are larger than 8 MiB ({MAX_INPUT_BYTES:,} bytes) in total"
             hint = "pass a smaller extract of the data; the prompt is capped at 1 MiB anyway"
-            return None, Diagnostic(HZ705, message, display, hint=hint)
+            return None, located(origin, (), HZ705, message, hint=hint)
         self.left -= len(data)
         return data, None
 
@@ -151,18 +186,20 @@ def _wants_json(spec: InputSpec | None) -> bool:
 def parse_input_arg(
     arg: str, specs: Mapping[str, InputSpec], allowance: Allowance
 ) -> tuple[str | None, Supplied | None, list[Diagnostic]]:
-    """One ``NAME=VALUE`` or ``NAME=@FILE`` argument."""
+    """One ``NAME=VALUE`` or ``NAME=@FILE`` argument. A problem with the argument itself or
+    its value is reported at the argument (``--input week=x: …``), one in a file it names at
+    that file's line."""
     try:
         arg.encode("utf-8")
     except UnicodeEncodeError as e:  # a byte the locale could not decode (surrogateescape)
         byte = ord(arg[e.start]) - 0xDC00
-        message = f"--input {printable(arg)}: byte 0x{byte:02x} is not UTF-8 text"
-        return None, None, [Diagnostic(HZ706, message, COMMAND_LINE)]
+        message = f"byte 0x{byte:02x} is not UTF-8 text"
+        return None, None, [located(Argument(argument(arg)), (), HZ706, message)]
     name, eq, raw = arg.partition("=")
     if not eq or not name:
-        message = f"--input {arg!r} is not NAME=VALUE or NAME=@FILE"
-        return None, None, [Diagnostic(HZ706, message, COMMAND_LINE)]
-    origin: Origin = _Unlocated(COMMAND_LINE)
+        message = "not NAME=VALUE or NAME=@FILE"
+        return None, None, [located(Argument(argument(arg)), (), HZ706, message)]
+    origin: Origin = Argument(argument(arg))
     if raw.startswith("@") and not raw.startswith("@@"):
         file = Path(raw[1:])
         data, problem = allowance.read(file, raw[1:])
@@ -170,7 +207,7 @@ def parse_input_arg(
             return name, None, [problem] if problem else []
         origin = _Unlocated(raw[1:])
     else:
-        data, problem = allowance.take(raw.encode("utf-8"), COMMAND_LINE)
+        data, problem = allowance.take(raw.encode("utf-8"), origin)
         if data is None:
             return name, None, [problem] if problem else []
         raw = raw[1:] if raw.startswith("@@") else raw
@@ -184,12 +221,12 @@ def parse_input_arg(
     doc, diagnostics = load_json(data, origin.path, code=HZ706)
     if doc is None:
         hint = f"input {name!r} has a schema type other than string, so its value is JSON"
-        if origin.path == COMMAND_LINE:
-            message = f"--input {name}={shorten(raw)}: {diagnostics[0].message}"
-            return name, None, [Diagnostic(HZ706, message, COMMAND_LINE, hint=hint)]
+        if isinstance(origin, Argument):
+            message = diagnostics[0].message
+            return name, None, [located(origin, (), HZ706, message, hint=hint)]
         return name, None, [_with_prefix(d, f"--input {name}: ", hint) for d in diagnostics]
-    located: Origin = doc if origin.path != COMMAND_LINE else origin
-    return name, Supplied(doc.data, located), []
+    located_in: Origin = origin if isinstance(origin, Argument) else doc
+    return name, Supplied(doc.data, located_in), []
 
 
 def _with_prefix(d: Diagnostic, prefix: str, hint: str) -> Diagnostic:

@@ -14,10 +14,10 @@ from typing import Any
 
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.inputs.sources import (
-    COMMAND_LINE,
     MAX_INPUT_BYTES,
     Allowance,
     Supplied,
+    located,
     parse_input_arg,
     read_inputs_file,
     shorten,
@@ -27,7 +27,7 @@ from hz.compiler.source import JsonPath
 from hz.runtime.models import InputSpec
 from hz.runtime.suggest import did_you_mean
 
-__all__ = ["COMMAND_LINE", "MAX_INPUT_BYTES", "apply_inputs", "collect_inputs"]
+__all__ = ["MAX_INPUT_BYTES", "apply_inputs", "collect_inputs"]
 
 #: Errors shown per input before the rest are summed up in one line.
 MAX_ERRORS_PER_INPUT = 20
@@ -52,11 +52,11 @@ def _non_finite(value: Any) -> JsonPath | None:
 
 
 def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagnostic]:
+    origin = supplied.origin
     bad = _non_finite(supplied.value)
     if bad is not None:
-        pos = supplied.origin.pos((*supplied.at, *bad))
         message = f"input '{_dotted(name, bad)}': NaN and infinity are not JSON values"
-        return [Diagnostic(HZ702, message, supplied.origin.path, pos.line, pos.column)]
+        return [located(origin, (*supplied.at, *bad), HZ702, message)]
     from hz.compiler.checks.common import json_short
     from hz.compiler.checks.messages import describe
     from hz.runtime.jsonschema import SchemaProblem
@@ -65,9 +65,8 @@ def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagn
     try:
         failures = schema_errors(spec.schema_, supplied.value)
     except SchemaProblem as problem:
-        pos = supplied.origin.pos(supplied.at)
         message = f"input '{name}': cannot be checked against its schema: {problem.message}"
-        return [Diagnostic(HZ702, message, supplied.origin.path, pos.line, pos.column)]
+        return [located(origin, supplied.at, HZ702, message)]
     errors = sorted(
         failures,
         key=lambda e: (
@@ -77,15 +76,14 @@ def _schema_errors(name: str, spec: InputSpec, supplied: Supplied) -> list[Diagn
     )
     found = []
     for error in errors[:MAX_ERRORS_PER_INPUT]:
-        pos = supplied.origin.pos((*supplied.at, *error.absolute_path))
         # The contract's wording, with values written as JSON: the inputs are JSON data.
         where = f"input '{_dotted(name, error.absolute_path)}'"
-        message = shorten(describe(error, where, json_short)[1])
-        found.append(Diagnostic(HZ702, message, supplied.origin.path, pos.line, pos.column))
+        _, message, hint = describe(error, where, json_short)
+        at = (*supplied.at, *error.absolute_path)
+        found.append(located(origin, at, HZ702, shorten(message), hint=hint))
     if len(errors) > MAX_ERRORS_PER_INPUT:
-        pos = supplied.origin.pos(supplied.at)
         more = f"input '{name}': {len(errors) - MAX_ERRORS_PER_INPUT} more errors not shown"
-        found.append(Diagnostic(HZ702, more, supplied.origin.path, pos.line, pos.column))
+        found.append(located(origin, supplied.at, HZ702, more))
     return found
 
 
@@ -118,13 +116,10 @@ def apply_inputs(
             )
     for name in sorted(supplied.keys() - specs.keys()):
         item = supplied[name]
-        pos = item.origin.pos(item.at, key=True)
         declared = ", ".join(sorted(specs)) or "none"
         hint = did_you_mean(name, specs) or f"declared inputs: {declared}"
         message = f"input {name!r} is not declared by the job"
-        diagnostics.append(
-            Diagnostic(HZ704, message, item.origin.path, pos.line, pos.column, hint=hint)
-        )
+        diagnostics.append(located(item.origin, item.at, HZ704, message, key=True, hint=hint))
     return (None if diagnostics else applied), diagnostics
 
 

@@ -153,9 +153,10 @@ def _syntax_error(e: yaml.MarkedYAMLError, text: str, path: str) -> LoadProblem:
     mark = e.problem_mark or e.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
     tab = mark is not None and mark.index < len(text) and _char_at(text, mark) == "\t"
-    return LoadProblem(
-        "syntax", path, line, column, _syntax(e.problem, e.context, e.context_mark, tab=tab)
-    )
+    facts = _syntax(e.problem, e.context, e.context_mark, tab=tab)
+    if mark is not None and not tab:
+        facts.update(_layout(text, mark.line, mark.column))
+    return LoadProblem("syntax", path, line, column, facts)
 
 
 def _syntax(problem: str | None, context: str | None, at: Any, *, tab: bool) -> dict[str, Any]:
@@ -165,7 +166,37 @@ def _syntax(problem: str | None, context: str | None, at: Any, *, tab: bool) -> 
         "context_line": at.line + 1 if at is not None else 0,
         "context_column": at.column + 1 if at is not None else 0,
         "tab": tab,
+        "indent": None,
+        "colon_in_value": None,
     }
+
+
+def _layout(text: str, line: int, column: int) -> dict[str, Any]:
+    """How the line the parser stopped at (0-based ``line``, ``column``) sits under the line
+    above it, for an indentation hint: its column and the last line above that holds content
+    (not blank, not a comment), with its column; and, when a ``: `` stands before ``column`` on
+    that line, the key and the value that holds another ``: ``."""
+    lines = text.split("\n", line + 1)[: line + 1]
+    if line >= len(lines):
+        return {}
+    here = lines[line]
+    above = next(
+        (i for i in range(line - 1, -1, -1) if lines[i].strip() and lines[i].lstrip()[0] != "#"),
+        None,
+    )
+    indent = {
+        "line": line + 1,
+        "column": _column(here),
+        "above": 0 if above is None else above + 1,
+        "above_column": 0 if above is None else _column(lines[above]),
+    }
+    key, colon, value = here[:column].partition(": ")
+    colon_in_value = (key.strip(), (value + here[column:]).strip()) if colon else None
+    return {"indent": indent, "colon_in_value": colon_in_value}
+
+
+def _column(line: str) -> int:
+    return len(line) - len(line.lstrip(" ")) + 1
 
 
 def _char_at(text: str, mark: yaml.Mark) -> str:

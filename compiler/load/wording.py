@@ -40,7 +40,47 @@ def _syntax(d: Any) -> Words:
     if context and problem and d["context_line"]:
         message += f" ({context} at line {d['context_line']}, column {d['context_column']})"
     hint = "indent with spaces: YAML does not allow tabs for indentation" if d["tab"] else None
-    return HZ004, message, hint
+    return HZ004, message, hint or _layout_hint(d)
+
+
+#: The rule a misplaced line breaks, by what the parser was reading (libyaml's and PyYAML's
+#: own parser word the problem differently, and agree on the context).
+_KEYS_RULE = "the keys of one mapping start in the same column"
+_ITEMS_RULE = (
+    'the items of one list start with "- " in the same column, and no key of a mapping '
+    "stands in that column"
+)
+
+
+def _layout_hint(d: Any) -> str | None:
+    """A hint for a syntax error that bad indentation (or a ``: `` in a plain value) causes."""
+    problem, context, indent = d["problem"] or "", d["context"] or "", d["indent"]
+    if indent is None:
+        return None
+    if problem.startswith("mapping values are not allowed"):
+        if d["colon_in_value"] is not None:
+            return _quote_hint(*d["colon_in_value"])
+        rule = _KEYS_RULE
+    elif context == "while parsing a block mapping":
+        rule = _KEYS_RULE
+    elif context == "while parsing a block collection":
+        rule = _ITEMS_RULE
+    else:
+        return None
+    where = (
+        f"check the indentation of line {indent['line']}: it starts in column {indent['column']}"
+    )
+    if indent["above"]:
+        where += f", line {indent['above']} above it in column {indent['above_column']}"
+    return f"{where}; {rule}"
+
+
+def _quote_hint(key: str, value: str) -> str:
+    """``title: Note: x`` is read as a key ``Note`` inside a value: the value needs quotes."""
+    hint = 'a value that holds ": " must be quoted'
+    if not value or len(key) + len(value) > 60 or '"' in value or "\\" in value:
+        return hint
+    return f'{hint}, as in {key}: "{value}"'
 
 
 def _key_not_string(d: Any) -> Words:

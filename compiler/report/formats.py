@@ -25,30 +25,43 @@ def write_report(
     out: TextIO,
     err: TextIO,
     tool_version: str,
+    checked: str | None = None,
 ) -> None:
-    """Write ``diagnostics`` to ``out`` in ``fmt`` and the summary line to ``err``."""
+    """Write ``diagnostics`` to ``out`` in ``fmt`` and the summary line to ``err``. ``checked``
+    says what the ``files_checked`` were when "N files" would not (``2 contracts and 2 job
+    files``)."""
     ordered = sort_diagnostics(list(diagnostics))
     writer = _WRITERS.get(fmt)
     if writer is None:
         raise ValueError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
     writer(ordered, files_checked, tool_version, out)
-    err.write(summary(ordered, files_checked) + "\n")
+    err.write(summary(ordered, files_checked, checked) + "\n")
 
 
-def summary(diagnostics: Sequence[Diagnostic], files_checked: int) -> str:
+def summary(
+    diagnostics: Sequence[Diagnostic], files_checked: int, checked: str | None = None
+) -> str:
     errors = sum(1 for d in diagnostics if d.severity == "error")
     warnings = len(diagnostics) - errors
-    checked = _plural(files_checked, "file")
+    checked = checked or _plural(files_checked, "file")
     if errors:
-        # The files of every problem counted: "1 error and 1 warning" in two files is two.
-        files = len({d.file for d in diagnostics})
         found = _plural(errors, "error")
         if warnings:
             found += " and " + _plural(warnings, "warning")
-        return f"Found {found} in {_plural(files, 'file')} (checked {checked})"
+        return f"Found {found} {_where(diagnostics)} (checked {checked})"
     if warnings:
         return f"Success: no errors found in {checked} ({_plural(warnings, 'warning')})"
     return f"Success: no issues found in {checked}"
+
+
+def _where(diagnostics: Sequence[Diagnostic]) -> str:
+    """Where the problems are: the files of every problem ("1 error and 1 warning" in two files
+    is two), and the command line, which is no file."""
+    files = len({d.file for d in diagnostics if not d.argument})
+    in_files = f"in {_plural(files, 'file')}"
+    if not any(d.argument for d in diagnostics):
+        return in_files
+    return f"{in_files} and on the command line" if files else "on the command line"
 
 
 def _plural(n: int, word: str) -> str:
@@ -57,14 +70,13 @@ def _plural(n: int, word: str) -> str:
 
 def _text(diagnostics: Sequence[Diagnostic], _files: int, _version: str, out: TextIO) -> None:
     for d in diagnostics:
-        where = f"{printable(d.file)}:{d.line}:{d.column}"
-        out.write(f"{where}: {d.severity}: {printable(d.message)} [{d.code}]\n")
+        out.write(f"{printable(d.where)}: {d.severity}: {printable(d.message)} [{d.code}]\n")
         if d.hint:
             out.write(f"  hint: {printable(d.hint)}\n")
 
 
 def _as_dict(d: Diagnostic) -> dict[str, Any]:
-    return {
+    found = {
         "file": d.file,
         "line": d.line,
         "column": d.column,
@@ -73,6 +85,8 @@ def _as_dict(d: Diagnostic) -> dict[str, Any]:
         "message": d.message,
         "hint": d.hint,
     }
+    # Only then: "file" holds a command-line argument (--input week=x), not a path.
+    return {**found, "argument": True} if d.argument else found
 
 
 def _json(diagnostics: Sequence[Diagnostic], files: int, _version: str, out: TextIO) -> None:
@@ -98,7 +112,8 @@ def _escape_property(text: str) -> str:
 
 def _github(diagnostics: Sequence[Diagnostic], _files: int, _version: str, out: TextIO) -> None:
     for d in diagnostics:
-        props = [f"file={_escape_property(printable(d.file))}"]
+        # An argument is no file to annotate: the message names it.
+        props = [] if d.argument else [f"file={_escape_property(printable(d.file))}"]
         if d.line:
             props.append(f"line={d.line}")
             if d.column:
@@ -108,7 +123,7 @@ def _github(diagnostics: Sequence[Diagnostic], _files: int, _version: str, out: 
 
 
 def _full_message(d: Diagnostic) -> str:
-    message = printable(d.message)
+    message = printable(f"{d.file}: {d.message}" if d.argument else d.message)
     return f"{message}\nhint: {printable(d.hint)}" if d.hint else message
 
 

@@ -43,7 +43,16 @@ def sarif_log(diagnostics: Sequence[Diagnostic], tool_version: str) -> dict[str,
 
 
 def _result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
-    text = f"{d.message}\nhint: {d.hint}" if d.hint else d.message
+    message = f"{d.file}: {d.message}" if d.argument else d.message
+    text = f"{message}\nhint: {d.hint}" if d.hint else message
+    result: dict[str, Any] = {
+        "ruleId": d.code,
+        "ruleIndex": rule_index,
+        "level": "warning" if d.severity == "warning" else "error",
+        "message": {"text": text},
+    }
+    if d.argument:  # a command-line argument: no artifact to locate it in
+        return result
     physical: dict[str, Any] = {
         # The file name's own bytes, percent-encoded (one that is not UTF-8 comes as
         # surrogate escapes from the file system).
@@ -56,10 +65,4 @@ def _result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
         if d.column:
             region["startColumn"] = d.column
         physical["region"] = region
-    return {
-        "ruleId": d.code,
-        "ruleIndex": rule_index,
-        "level": "warning" if d.severity == "warning" else "error",
-        "message": {"text": text},
-        "locations": [{"physicalLocation": physical}],
-    }
+    return {**result, "locations": [{"physicalLocation": physical}]}

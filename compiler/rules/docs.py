@@ -30,7 +30,10 @@ def rule_doc(code: str) -> str:
         family = [c for c in known if CODE.fullmatch(wanted) and c[:3] == wanted[:3]]
         close = family or close_matches(wanted, known, n=5)
         hint = f"close codes: {', '.join(close)}" if close else None
-        hint = (hint + "; " if hint else "") + "docs/rules.md lists every code"
+        # docs/rules.md is in a checkout only; the command is wherever hz is installed.
+        hint = (
+            hint + "; " if hint else ""
+        ) + "`hz explain` lists every code, `hz explain CODE` shows one"
         raise HzError(f"unknown rule code {code!r}", hint=hint)
     return f"# {rule.heading}\n\n{rule.docs}"
 

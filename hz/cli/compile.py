@@ -102,10 +102,13 @@ def compile_(
     ok = not run.failed and not options.diagnostics
     done = ""
     files_checked = run.files_checked + project_files(options.diagnostics)
+    checked = None
     if ok and check:
         diagnostics += check_jobs(run.jobs, out_dir)
         # --check reads the job files too, and may report one (HZ604).
-        files_checked += len(list(Path(out_dir).glob("*.job.json")))
+        job_files = len(list(Path(out_dir).glob("*.job.json")))
+        checked = f"{_plural(files_checked, 'contract')} and {_plural(job_files, 'job file')}"
+        files_checked += job_files
         if not any(d.severity == "error" for d in diagnostics):
             done = f"{_jobs(len(run.jobs))} in {out_dir} up to date"
     elif ok:
@@ -121,6 +124,7 @@ def compile_(
         out=sys.stdout,
         err=io.StringIO() if quiet else sys.stderr,
         tool_version=__version__,
+        checked=checked,
     )
     if done:
         if not quiet:
@@ -130,20 +134,24 @@ def compile_(
 
 
 def files_read(target: Path, inputs_file: Path | None, input_args: tuple[str, ...]) -> int:
-    """How many files a render checked: the contract (a job or packet was checked when it was
-    compiled), the inputs file and every ``--input NAME=@FILE``; at least one."""
-    files = {str(target)} if target.suffix.lower() in (".yaml", ".yml") else set()
+    """How many files a render checked: the contract, job or packet rendered (a job's digest is
+    checked as it is read), the inputs file and every ``--input NAME=@FILE``."""
+    files = {str(target)}
     if inputs_file is not None:
         files.add(str(inputs_file))
     for arg in input_args:
         value = arg.partition("=")[2]
         if value.startswith("@") and not value.startswith("@@"):
             files.add(value[1:])
-    return max(len(files), 1)
+    return len(files)
 
 
 def _jobs(n: int) -> str:
-    return "1 job" if n == 1 else f"{n} jobs"
+    return _plural(n, "job")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 @click.command(short_help="Render a job with input values into a prompt packet.")

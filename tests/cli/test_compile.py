@@ -64,7 +64,7 @@ def test_compile_then_check(cli: Cli, tmp_path: Path) -> None:
     checked = hz(cli, root, "compile", "contracts", "--out", "build/jobs", "--check")
     assert (checked.returncode, checked.stdout) == (0, "")
     assert checked.stderr == (
-        "Success: no issues found in 4 files\n2 jobs in build/jobs up to date\n"
+        "Success: no issues found in 2 contracts and 2 job files\n2 jobs in build/jobs up to date\n"
     )
     again = hz(cli, root, "compile", "contracts", "--out", "build/jobs")
     assert again.stderr.endswith("2 jobs in build/jobs: 0 written, 2 unchanged, 0 removed\n")
@@ -97,7 +97,7 @@ def test_check_lists_stale_missing_and_extra_jobs(cli: Cli, tmp_path: Path) -> N
     checked = hz(cli, root, "compile", "contracts", "--out", "jobs", "--check")
     assert checked.returncode == 1
     assert checked.stdout == (
-        "contracts/alpha.yaml:0:0: error: job jobs/alpha.job.json is stale: this field differs "
+        "contracts/alpha.yaml:11:1: error: job jobs/alpha.job.json is stale: this field differs "
         "from what the contract compiles to: contract [HZ602]\n"
         f"  hint: {REGENERATE}\n"
         "contracts/gamma.yaml:0:0: error: job jobs/gamma.job.json is missing [HZ603]\n"
@@ -106,7 +106,7 @@ def test_check_lists_stale_missing_and_extra_jobs(cli: Cli, tmp_path: Path) -> N
         f"  hint: delete it, or {REGENERATE} (compile removes it)\n"
     )
     # Two contracts and the two job files --check compared them with.
-    assert checked.stderr == "Found 3 errors in 3 files (checked 4 files)\n"
+    assert checked.stderr == "Found 3 errors in 3 files (checked 2 contracts and 2 job files)\n"
     assert tree(root / "jobs") == before
     fixed = hz(cli, root, "compile", "contracts", "--out", "jobs")
     assert fixed.stderr.endswith("2 jobs in jobs: 2 written, 0 unchanged, 1 removed\n")

@@ -79,10 +79,10 @@ def test_check_names_what_differs(cli: Cli, tmp_path: Path) -> None:
     project(root, max_usd="0.75")
     done = hz(cli, root, "compile", "contracts", "--out", "jobs", "--check")
     assert done.stdout.splitlines()[0] == (
-        "contracts/greet.yaml:0:0: error: job jobs/greet.job.json is stale: this field differs "
+        "contracts/greet.yaml:7:5: error: job jobs/greet.job.json is stale: this field differs "
         "from what the contract compiles to: budget.max_usd [HZ602]"
     )
-    assert done.stderr == "Found 1 error in 1 file (checked 2 files)\n"
+    assert done.stderr == "Found 1 error in 1 file (checked 1 contract and 1 job file)\n"
 
 
 def test_render_counts_the_files_it_checked(cli: Cli, tmp_path: Path) -> None:
@@ -90,9 +90,11 @@ def test_render_counts_the_files_it_checked(cli: Cli, tmp_path: Path) -> None:
     assert hz(cli, root, "compile", "contracts", "--out", "jobs").returncode == 0
     (root / "in.json").write_text('{"who": 5}')
     done = hz(cli, root, "render", "jobs/greet.job.json", "--inputs", "in.json")
+    # The job (its digest is checked as it is read) and the inputs file.
     assert done.stderr == (
         "in.json:1:9: error: input 'who': expected a string, got an integer (5) [HZ702]\n"
-        "Found 1 error in 1 file (checked 1 file)\n"
+        '  hint: quote it, as in "5"\n'
+        "Found 1 error in 1 file (checked 2 files)\n"
     )
     (root / "who.txt").write_text("Ann")
     (root / "more.json").write_text('{"who": "Bo", "whom": 1}')

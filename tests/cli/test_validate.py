@@ -185,7 +185,8 @@ def test_explain_unknown_code(cli: Cli) -> None:
     assert result.stdout == ""
     assert result.stderr == (
         "hz: error: unknown rule code 'HZ299'\n"
-        "  hint: close codes: HZ201, HZ202, HZ203, HZ204; docs/rules.md lists every code\n"
+        "  hint: close codes: HZ201, HZ202, HZ203, HZ204; `hz explain` lists every code, "
+        "`hz explain CODE` shows one\n"
     )
 
 

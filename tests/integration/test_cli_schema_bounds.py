@@ -73,8 +73,8 @@ def test_render_reports_the_value(hz_argv: list[str], work: Path) -> None:
     )
     assert (done.returncode, done.stdout) == (1, "")
     assert done.stderr == (
-        f"<command line>:0:0: error: input 'slow': cannot be checked against its schema: "
-        f"{TIMEOUT} [HZ702]\nFound 1 error in 1 file (checked 1 file)\n"
+        f"--input {('slow=' + SLOW)[:39]}…: error: input 'slow': cannot be checked against its "
+        f"schema: {TIMEOUT} [HZ702]\nFound 1 error on the command line (checked 1 file)\n"
     )
     assert took < 30
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hz.compiler.diagnostics import Diagnostic
-from hz.compiler.inputs.values import COMMAND_LINE, collect_inputs
+from hz.compiler.inputs.values import collect_inputs
 from hz.runtime.models import InputSpec
 
 SPECS = {
@@ -74,6 +74,7 @@ def test_yaml_value_fails_schema_at_its_line() -> None:
                 "in.yaml",
                 4,
                 12,
+                hint='quote it, as in "5"',
             ),
             Diagnostic(
                 "HZ702", "input 'issues[2]': missing required key \"title\"", "in.yaml", 5, 5
@@ -116,8 +117,9 @@ def test_undeclared_inputs_are_located_at_their_key() -> None:
         Diagnostic(
             "HZ704",
             "input 'extra' is not declared by the job",
-            COMMAND_LINE,
+            "--input extra=1",
             hint="declared inputs: issues, limit, week",
+            argument=True,
         ),
         Diagnostic(
             "HZ704",
@@ -286,6 +288,7 @@ def test_value_read_from_a_file_is_located_in_it() -> None:
             "issues.json",
             2,
             13,
+            hint='quote it, as in "1"',
         ),
     )
 
@@ -295,14 +298,15 @@ def test_bad_input_arguments() -> None:
     found = collect(None, "issues=[]", "nonsense", "=x", "limit=ten", "week=@absent.txt")[1]
     found += collect(None, "issues=@bad.json")[1]
     assert found == (
-        Diagnostic("HZ706", "--input '=x' is not NAME=VALUE or NAME=@FILE", COMMAND_LINE),
-        Diagnostic("HZ706", "--input 'nonsense' is not NAME=VALUE or NAME=@FILE", COMMAND_LINE),
+        Diagnostic("HZ706", "not NAME=VALUE or NAME=@FILE", "--input =x", argument=True),
         Diagnostic(
             "HZ706",
-            "--input limit=ten: not valid JSON: Expecting value",
-            COMMAND_LINE,
+            "not valid JSON: Expecting value",
+            "--input limit=ten",
             hint=TYPED,
+            argument=True,
         ),
+        Diagnostic("HZ706", "not NAME=VALUE or NAME=@FILE", "--input nonsense", argument=True),
         Diagnostic("HZ701", "cannot read file: No such file or directory", "absent.txt"),
         Diagnostic(
             "HZ706",

@@ -219,7 +219,60 @@ def test_syntax_error_libyaml(parser: str) -> None:
         "libyaml": "YAML syntax error: mapping values are not allowed in this context",
         "pure": "YAML syntax error: mapping values are not allowed here",
     }[parser]
-    assert one("a: 1\nb: c: d\n") == Diagnostic("HZ004", message, "c.yaml", 2, 5)
+    hint = 'a value that holds ": " must be quoted, as in b: "c: d"'
+    assert one("a: 1\nb: c: d\n") == Diagnostic("HZ004", message, "c.yaml", 2, 5, hint=hint)
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "hint"),
+    [
+        (  # one space too many: read as the value of `name` going on, then a stray `:`
+            "hz:\n  contract: 1\n  name: a\n   timeout: 1m\n",
+            (4, 11),
+            "check the indentation of line 4: it starts in column 4, line 3 above it in column 3; "
+            "the keys of one mapping start in the same column",
+        ),
+        (  # one space too few, past a comment and a blank line
+            "hz:\n  contract: 1\n  name: a\n  # the limit\n\n timeout: 1m\n",
+            (6, 2),
+            "check the indentation of line 6: it starts in column 2, line 3 above it in column 3; "
+            "the keys of one mapping start in the same column",
+        ),
+        (  # a block scalar's text, then a key indented into nowhere
+            "prompt: |\n  x\n y: 1\n",
+            (3, 2),
+            "check the indentation of line 3: it starts in column 2, line 2 above it in column 3; "
+            "the keys of one mapping start in the same column",
+        ),
+        (  # a key in the column of a list's items
+            "hz:\n  - a\n  b: 1\n",
+            (3, 3),
+            "check the indentation of line 3: it starts in column 3, line 2 above it in column 3; "
+            'the items of one list start with "- " in the same column, and no key of a mapping '
+            "stands in that column",
+        ),
+    ],
+)
+def test_bad_indentation_gets_a_hint_naming_the_columns(
+    parser: str, text: str, where: tuple[int, int], hint: str
+) -> None:
+    diagnostic = one(text)
+    assert (diagnostic.code, (diagnostic.line, diagnostic.column), diagnostic.hint) == (
+        "HZ004",
+        where,
+        hint,
+    )
+
+
+def test_a_colon_in_a_long_or_quoted_value_is_hinted_without_an_example(parser: str) -> None:
+    assert one('a: 1\nb: say "hi": now\n').hint == 'a value that holds ": " must be quoted'
+    long = "x" * 70
+    assert one(f"b: {long}: y\n").hint == 'a value that holds ": " must be quoted'
+
+
+def test_an_error_past_the_layout_has_no_indentation_hint(parser: str) -> None:
+    assert one("a: [1, 2\n").hint is None
+    assert one('a: "open\n').hint is None
 
 
 def test_syntax_error_with_context(parser: str) -> None:

@@ -167,6 +167,34 @@ def test_summaries() -> None:
     assert summary([warning], 2) == "Success: no errors found in 2 files (1 warning)"
 
 
+ARGUMENT = Diagnostic(
+    "HZ702", "input 'week': \"x\" is wrong", "--input week=x\n::warning::y", argument=True
+)
+
+
+def test_an_argument_is_shown_as_it_is_and_counted_apart_from_files() -> None:
+    out, err = run("text", [ARGUMENT], 1)
+    assert out == ("--input week=x\\n::warning::y: error: input 'week': \"x\" is wrong [HZ702]\n")
+    assert err == "Found 1 error on the command line (checked 1 file)\n"
+    both = [ARGUMENT, Diagnostic("HZ702", "m", "in.json", 1, 2)]
+    assert summary(both, 2) == "Found 2 errors in 1 file and on the command line (checked 2 files)"
+    assert summary(both, 2, "2 contracts") == (
+        "Found 2 errors in 1 file and on the command line (checked 2 contracts)"
+    )
+
+
+def test_an_argument_is_no_file_in_the_machine_formats() -> None:
+    (github,) = run("github", [ARGUMENT], 1)[0].splitlines()
+    assert github == (
+        "::error title=HZ702::--input week=x\\n::warning::y: input 'week': \"x\" is wrong"
+    )
+    (found,) = json.loads(run("json", [ARGUMENT], 1)[0])["diagnostics"]
+    assert (found["file"], found["line"], found["argument"]) == (ARGUMENT.file, 0, True)
+    (result,) = json.loads(run("sarif", [ARGUMENT], 1)[0])["runs"][0]["results"]
+    assert "locations" not in result
+    assert result["message"]["text"] == f"{ARGUMENT.file}: {ARGUMENT.message}"
+
+
 def test_unknown_format() -> None:
     with pytest.raises(ValueError, match="unknown report format 'xml'"):
         run("xml")

@@ -96,7 +96,7 @@ def test_missing_key_at_its_parents_key_with_the_fields_purpose() -> None:
             5,
             3,
             "missing required key 'max_usd' in hz.agent",
-            "The most the session may spend.",
+            "The most the session may spend; add it, as in max_usd: 0.5",
         )
     ]
 
