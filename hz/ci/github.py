@@ -12,11 +12,15 @@ What it writes, from the ``GITHUB_*`` environment:
 - stdout: the commands' ``--format github`` annotations, and one ``::error`` per job that did
   not complete (workflow-command data escaped);
 - ``$GITHUB_OUTPUT``: ``results`` (a JSON object by job name), per job ``NAME-status``,
-  ``NAME-draft`` (a file path) and ``NAME-structured-output`` (JSON), and when one job ran
-  also ``status``, ``draft`` and ``structured_output``; every value in the multiline form
-  with a delimiter that does not occur in it;
-- ``$GITHUB_STEP_SUMMARY``: one table row per job (job, status, cost, duration, tool calls,
-  limits), every string from outside escaped for Markdown and HTML.
+  ``NAME-draft`` (a file path) and ``NAME-structured-output`` (JSON), and when one job was
+  asked for also ``status``, ``draft`` and ``structured_output``; every value in the
+  multiline form with a delimiter that does not occur in it;
+- ``$GITHUB_STEP_SUMMARY``: what was checked, or which step failed, and one table row per job
+  (job, status, cost, duration, tool calls, limits), every string from outside escaped for
+  Markdown and HTML.
+
+When validation or the compile step fails, no job runs and both are written all the same: each
+job asked for is ``error``, "not run" and why.
 
 Exit status: 0 every job completed (or none was asked for), 1 validation, the compile step or a
 job did not succeed, 2 a usage error (an unknown job name, a missing directory).
@@ -52,10 +56,11 @@ _ERROR_LINE = re.compile(r"(?:^|: )(?:error|Error): ")
 
 @dataclass(frozen=True)
 class JobRun:
-    """One job's run, as reported: the result JSON of ``hz run``, or why there is none."""
+    """One job's run, as reported: the result JSON of ``hz run``, or why there is none
+    (``exit_code`` None: ``hz run`` was not started, its ``job`` unread)."""
 
     name: str
-    exit_code: int
+    exit_code: int | None
     result: Mapping[str, Any] | None
     job: Mapping[str, Any]
     draft_path: Path | None
@@ -72,18 +77,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     contracts = args.contracts.split()
     if not contracts:
         return _usage("give at least one contract path (input 'contracts')")
-    if _hz("validate", *contracts, "--format", "github").returncode != 0:
-        return 1
-    compile_args = ["compile", *contracts, "--out", args.jobs_dir, "--format", "github"]
-    if args.compile == "check":
-        compile_args.append("--check")
-    if _hz(*compile_args).returncode != 0:
-        return 1
     jobs_dir = Path(args.jobs_dir)
+    failed = _failed_step(contracts, args)
+    if failed is not None:
+        return _nothing_ran(failed, args, environ)
     names = _job_names(args.run, jobs_dir)
     if isinstance(names, str):
         return _usage(names)
     if not names:
+        _write_outputs(environ.get("GITHUB_OUTPUT"), [])
+        _write_summary(environ.get("GITHUB_STEP_SUMMARY"), [], _passed_note(args))
         return 0
     drafts = Path(args.drafts_dir)
     try:  # a relative --drafts-dir is in the repository, where links can be planted
@@ -99,6 +102,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     _write_outputs(environ.get("GITHUB_OUTPUT"), runs)
     _write_summary(environ.get("GITHUB_STEP_SUMMARY"), runs)
     return 0 if all(run.status == "completed" for run in runs) else 1
+
+
+def _failed_step(contracts: list[str], args: argparse.Namespace) -> str | None:
+    """Validate, then check or write the compiled jobs: None when both pass, else what failed
+    (each problem is an annotation the command printed)."""
+    if _hz("validate", *contracts, "--format", "github").returncode != 0:
+        return "the contracts have errors (hz validate)"
+    compile_args = ["compile", *contracts, "--out", args.jobs_dir, "--format", "github"]
+    if args.compile == "check":
+        compile_args.append("--check")
+        if _hz(*compile_args).returncode != 0:
+            return f"the compiled jobs in {args.jobs_dir} are not current (hz compile --check)"
+    elif _hz(*compile_args).returncode != 0:
+        return "the contracts did not compile (hz compile)"
+    return None
+
+
+def _nothing_ran(failed: str, args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """Validation or the compile step failed: no job runs, and the outputs and the summary say
+    so for every job asked for (also one that is not compiled yet)."""
+    asked = _job_names(args.run, Path(args.jobs_dir))
+    names = asked if isinstance(asked, list) else list(dict.fromkeys(args.run.split()))
+    runs = [JobRun(name, None, None, {}, None, error=f"not run: {failed}") for name in names]
+    _write_outputs(environ.get("GITHUB_OUTPUT"), runs)
+    _write_summary(environ.get("GITHUB_STEP_SUMMARY"), runs, _failure_note(failed, args))
+    return 1
+
+
+def _failure_note(failed: str, args: argparse.Namespace) -> str:
+    """The summary's Markdown when validation or the compile step failed."""
+    note = markdown_text(
+        f"{failed[:1].upper()}{failed[1:]}: nothing ran. Each problem is an annotation."
+    )
+    if failed.endswith("(hz compile --check)"):
+        # The usual cause on a first pull request: no compiled jobs committed yet.
+        command = f"hz compile {' '.join(args.contracts.split())} --out {args.jobs_dir}"
+        note += f" Compile them with {_code(command)} and commit {_code(args.jobs_dir)}."
+    return note
+
+
+def _passed_note(args: argparse.Namespace) -> str:
+    jobs = "current" if args.compile == "check" else "written"
+    return markdown_text(
+        f"The contracts are valid; the compiled jobs in {args.jobs_dir} are {jobs}."
+    )
+
+
+def _code(text: str) -> str:
+    """``text`` from the action's inputs as a Markdown code span (which shows every character,
+    HTML included, as written), or escaped text when it could end the span."""
+    return f"`{text}`" if "`" not in text and "\n" not in text else markdown_text(text)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -281,6 +335,8 @@ def markdown_text(text: str) -> str:
 
 
 def _limits(run: JobRun) -> str:
+    if not run.job:  # not run: its job was not read
+        return "—"
     unenforced = set((run.result or {}).get("limits_unenforced") or ())
     timeout = run.job["timeout_seconds"]
     budget = run.job["budget"]["max_usd"]
@@ -290,7 +346,12 @@ def _limits(run: JobRun) -> str:
     return ", ".join(shown)
 
 
-def summary_markdown(runs: Sequence[JobRun]) -> str:
+def summary_markdown(runs: Sequence[JobRun], note: str = "") -> str:
+    """``### hz``, the ``note`` (Markdown: what was checked, or what failed) and a table row
+    per job when any was asked for."""
+    head = "### hz\n\n" + (note + "\n\n" if note else "")
+    if not runs:
+        return head
     rows = ["| job | status | cost | duration | tool calls | limits |", "|---|---|---|---|---|---|"]
     for run in runs:
         result = run.result or {}
@@ -306,14 +367,14 @@ def summary_markdown(runs: Sequence[JobRun]) -> str:
             markdown_text(_limits(run)),
         ]
         rows.append("| " + " | ".join(cells) + " |")
-    return "### hz\n\n" + "\n".join(rows) + "\n"
+    return head + "\n".join(rows) + "\n"
 
 
-def _write_summary(path: str | None, runs: Sequence[JobRun]) -> None:
+def _write_summary(path: str | None, runs: Sequence[JobRun], note: str = "") -> None:
     if not path:
         return
     with open(path, "a", encoding="utf-8") as f:
-        f.write(summary_markdown(runs))
+        f.write(summary_markdown(runs, note))
 
 
 # --- workflow commands ------------------------------------------------------------------------

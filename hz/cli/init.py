@@ -10,6 +10,7 @@ operator's state directory, outside the working tree.
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import click
@@ -105,10 +106,13 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
         write_file(contract, STARTER.format(schema=modeline, name=name))
         _report("wrote", contract)
 
+    folder, starter = shlex.quote(str(contract.parent)), shlex.quote(str(contract))
     steps = [
-        (f"hz validate {contract.parent}", "every problem, with file:line:col"),
-        (f"HZ_RUNNER=echo hz run {contract}", "the built-in echo runner: no agent needed"),
+        (f"hz validate {folder}", "every problem, with file:line:col"),
+        (f"HZ_RUNNER=echo hz run {starter}", "the built-in echo runner: no agent needed"),
         ("hz doctor", "is the configured agent ready?"),
+        # CI's check (hz compile --check, the GitHub Action's default) compares committed jobs.
+        (f"hz compile {folder} --out build/jobs", "then commit build/jobs: CI checks it"),
     ]
     width = max(len(command) for command, _ in steps)
     click.echo("next:")

@@ -27,6 +27,8 @@ def test_init_writes_schema_and_starter(cli: Cli, tmp_path: Path) -> None:
         "  HZ_RUNNER=echo hz run contracts/todo-summary.yaml"
         "  # the built-in echo runner: no agent needed\n"
         "  hz doctor                                          # is the configured agent ready?\n"
+        "  hz compile contracts --out build/jobs              # then commit build/jobs: CI checks"
+        " it\n"
     )
     schema = (tmp_path / ".hz/contract.schema.json").read_text(encoding="utf-8")
     assert json.loads(schema) == json.loads(schema_text())
@@ -39,11 +41,32 @@ def test_init_writes_schema_and_starter(cli: Cli, tmp_path: Path) -> None:
 
     checked = hz(cli, tmp_path, "validate", "contracts")
     assert (checked.returncode, checked.stderr) == (0, "Success: no issues found in 1 file\n")
+    # The step CI needs: the compiled jobs the check of docs/ci-github.md compares.
+    compiled = hz(cli, tmp_path, "compile", "contracts", "--out", "build/jobs")
+    assert compiled.returncode == 0, compiled.stdout
+    again = hz(cli, tmp_path, "compile", "contracts", "--out", "build/jobs", "--check")
+    assert again.stderr == (
+        "Success: no issues found in 1 contract and 1 job file\n1 job in build/jobs up to date\n"
+    )
     ran = hz(cli, tmp_path, "run", "contracts/todo-summary.yaml", "-q", HZ_RUNNER="echo")
     assert (ran.returncode, ran.stdout) == (
         0,
         "Write a short summary of the to-do items in this repository.\n",
     )
+
+
+def test_init_quotes_a_folder_with_a_space_in_its_next_steps(cli: Cli, tmp_path: Path) -> None:
+    done = hz(cli, tmp_path, "init", "--contracts", "my contracts")
+    assert done.stdout.splitlines()[3:] == [
+        "  hz validate 'my contracts'                              # every problem, with "
+        "file:line:col",
+        "  HZ_RUNNER=echo hz run 'my contracts/todo-summary.yaml'  # the built-in echo runner: "
+        "no agent needed",
+        "  hz doctor                                               # is the configured agent "
+        "ready?",
+        "  hz compile 'my contracts' --out build/jobs              # then commit build/jobs: CI "
+        "checks it",
+    ]
 
 
 def test_init_again_keeps_the_contract_and_refreshes_the_schema(cli: Cli, tmp_path: Path) -> None:

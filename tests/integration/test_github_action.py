@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -273,11 +276,11 @@ def test_the_actions_own_step_passes_its_inputs_to_the_script(tmp_path: Path, re
     assert "| digest | completed | — |" in (tmp_path / "summary").read_text()
     assert r"budget \$0\.50 \(not enforced\)" in (tmp_path / "summary").read_text()
     # The uploaded directory: the receipts with their transcripts, and the drafts.
-    assert sorted(str(p.relative_to(results)) for p in results.rglob("*") if p.is_file()) == [
+    assert (results / "receipts" / ".lock").is_file()
+    assert uploaded(action, temp) == [
         "drafts/broken.json",
         "drafts/digest.md",
         "drafts/triage.json",
-        "receipts/.lock",
         "receipts/000001-digest.json",
         "receipts/000001-digest.transcript.jsonl",
         "receipts/000002-triage.json",
@@ -285,6 +288,27 @@ def test_the_actions_own_step_passes_its_inputs_to_the_script(tmp_path: Path, re
         "receipts/000003-broken.json",
         "receipts/000003-broken.transcript.jsonl",
     ]
+
+
+def uploaded(action: dict[str, Any], temp: Path) -> list[str]:
+    """The files the action's upload step takes from ``temp`` (its ``runner.temp``): every
+    file under each ``path`` line, less those an ``!`` line excludes."""
+    step = next(
+        step
+        for step in action["runs"]["steps"]
+        if step.get("uses", "").startswith("actions/upload-artifact@")
+    )
+    lines = [
+        line.strip().replace("${{ runner.temp }}", str(temp))
+        for line in step["with"]["path"].splitlines()
+        if line.strip()
+    ]
+    (root,) = [Path(line) for line in lines if not line.startswith("!")]
+    excluded = [line[1:] for line in lines if line.startswith("!")]
+    files = [p for p in root.rglob("*") if p.is_file()]
+    return sorted(
+        str(p.relative_to(root)) for p in files if not any(fnmatch(str(p), x) for x in excluded)
+    )
 
 
 def test_one_job_also_sets_the_plain_outputs(tmp_path: Path, repo: Path) -> None:
@@ -342,8 +366,34 @@ def test_a_contract_error_is_an_annotation_and_nothing_runs(tmp_path: Path, repo
     annotations = [line for line in done.stdout.splitlines() if line.startswith("::error")]
     assert len(annotations) == 1
     assert annotations[0].startswith("::error file=contracts/digest.yaml,line=7,col=14,")
-    assert (tmp_path / "outputs").read_text() == ""
-    assert (tmp_path / "summary").read_text() == ""
+    # Written all the same, as docs/ci-github.md says: every job asked for, not run, and why.
+    outputs = parse_github_output((tmp_path / "outputs").read_text())
+    reason = "not run: the contracts have errors (hz validate)"
+    assert {name: outputs[f"{name}-status"] for name in ("broken", "digest", "triage")} == {
+        "broken": "error",
+        "digest": "error",
+        "triage": "error",
+    }
+    assert json.loads(outputs["results"])["digest"] == {
+        "status": "error",
+        "failure_kind": None,
+        "reason": reason,
+        "exit_code": None,
+        "draft": None,
+        "structured_output": None,
+        "cost_usd": None,
+        "duration_seconds": None,
+    }
+    summary = (tmp_path / "summary").read_text().splitlines()
+    assert summary[:3] == [
+        "### hz",
+        "",
+        r"The contracts have errors \(hz validate\)\: nothing ran\. Each problem is an "
+        r"annotation\.",
+    ]
+    assert summary[-1] == (
+        r"| triage | not run\: the contracts have errors \(hz validate\) | — | — | — | — |"
+    )
 
 
 def test_stale_jobs_fail_the_check(tmp_path: Path, repo: Path) -> None:
@@ -354,7 +404,61 @@ def test_stale_jobs_fail_the_check(tmp_path: Path, repo: Path) -> None:
         "::error file=contracts/digest.yaml,title=HZ603::job build/jobs/digest.job.json is "
         "missing%0Ahint: run the same hz compile command without --check and commit the result\n"
     )
-    assert (tmp_path / "outputs").read_text() == ""
+    outputs = parse_github_output((tmp_path / "outputs").read_text())
+    assert (outputs["status"], outputs["draft"], outputs["structured_output"]) == (
+        "error",
+        "",
+        "null",
+    )
+    assert json.loads(outputs["results"])["digest"]["reason"] == (
+        "not run: the compiled jobs in build/jobs are not current (hz compile --check)"
+    )
+    assert (tmp_path / "summary").read_text() == (
+        "### hz\n\n"
+        r"The compiled jobs in build\/jobs are not current \(hz compile \-\-check\)\: nothing "
+        r"ran\. Each problem is an annotation\. Compile them with "
+        "`hz compile contracts --out build/jobs` and commit `build/jobs`.\n\n"
+        "| job | status | cost | duration | tool calls | limits |\n"
+        "|---|---|---|---|---|---|\n"
+        r"| digest | not run\: the compiled jobs in build\/jobs are not current \(hz compile "
+        r"\-\-check\) | — | — | — | — |"
+        "\n"
+    )
+
+
+def test_a_first_pull_request_without_committed_jobs_says_to_commit_them(
+    tmp_path: Path, repo: Path
+) -> None:
+    """The pull-request check of docs/ci-github.md (no `run`) in a repository whose jobs were
+    never committed: every job is missing, and the summary says how to fix it."""
+    shutil.rmtree(repo / "build")
+    env = github_env(tmp_path)
+    done = action(tmp_path, env, "--contracts", "contracts/digest.yaml contracts/triage.yaml")
+    assert done.returncode == 1
+    assert [line.split("::")[1] for line in done.stdout.splitlines()] == [
+        "error file=contracts/digest.yaml,title=HZ603",
+        "error file=contracts/triage.yaml,title=HZ603",
+    ]
+    assert parse_github_output((tmp_path / "outputs").read_text()) == {"results": "{}"}
+    assert (tmp_path / "summary").read_text() == (
+        "### hz\n\n"
+        r"The compiled jobs in build\/jobs are not current \(hz compile \-\-check\)\: nothing "
+        r"ran\. Each problem is an annotation\. Compile them with "
+        "`hz compile contracts/digest.yaml contracts/triage.yaml --out build/jobs` and commit "
+        "`build/jobs`.\n\n"
+    )
+
+
+def test_a_passing_check_says_what_it_checked(tmp_path: Path, repo: Path) -> None:
+    done = action(tmp_path, github_env(tmp_path))
+    assert (done.returncode, done.stdout) == (0, "")
+    assert parse_github_output((tmp_path / "outputs").read_text()) == {"results": "{}"}
+    assert (tmp_path / "summary").read_text() == (
+        r"### hz"
+        "\n\n"
+        r"The contracts are valid\; the compiled jobs in build\/jobs are current\."
+        "\n\n"
+    )
 
 
 def test_an_unknown_job_name_is_a_usage_error(tmp_path: Path, repo: Path) -> None:

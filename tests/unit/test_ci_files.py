@@ -31,9 +31,29 @@ def test_the_action_is_a_valid_github_action() -> None:
 
 def test_the_workflows_are_valid_github_workflows() -> None:
     workflows = sorted((REPO / ".github" / "workflows").glob("*.yml"))
-    assert [w.name for w in workflows] == ["release.yml"]
+    assert [w.name for w in workflows] == ["ci.yml", "release.yml"]
     done = check_jsonschema("vendor.github-workflows", *workflows)
     assert (done.returncode, done.stdout) == (0, "ok -- validation done\n")
+
+
+def test_ci_runs_the_readmes_make_test_on_every_push_and_pull_request() -> None:
+    """The README says `make test` is what CI runs: ci.yml runs `.ci/run`, which ends in it, in
+    the Debian container as root the tests are written for, with the Node.js the pinned Claude
+    Code needs."""
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "ci.yml").read_text())
+    # PyYAML reads the key `on` as YAML 1.1's true.
+    assert workflow[True] == {"push": {"branches": ["main"]}, "pull_request": None}
+    (job,) = workflow["jobs"].values()
+    assert job["container"] == "python:3.11-bookworm"
+    assert [step.get("uses") or step["run"] for step in job["steps"]] == [
+        "actions/checkout@v4",
+        "actions/setup-node@v4",
+        ".ci/run",
+    ]
+    assert job["steps"][1]["with"] == {"node-version": "22"}
+    assert (REPO / ".ci" / "run").read_text().splitlines()[-1] == "exec make test"
+    readme = (REPO / "README.md").read_text()
+    assert "`make test` is exactly what CI runs (`.ci/run`" in readme
 
 
 def test_the_action_passes_only_options_of_its_script() -> None:
@@ -75,6 +95,43 @@ def _yaml_blocks(page: str, directory: Path) -> list[Path]:
         files.append(directory / f"{page}.{i}.yml")
         files[-1].write_text(block)
     return files
+
+
+def test_every_workflow_in_the_docs_is_a_valid_github_workflow(tmp_path: Path) -> None:
+    pages = sorted(p.name for p in (REPO / "docs").glob("*.md") if p.name != "ci-gitlab.md")
+    # A workflow by its text: a page's bad examples (docs/rules.md) need not be YAML at all.
+    workflows = [
+        block
+        for page in pages
+        for block in _yaml_blocks(page, tmp_path)
+        if re.search(r"^jobs:$", block.read_text(), re.M) and "runs-on:" in block.read_text()
+    ]
+    assert sorted({w.name.split(".md.")[0] for w in workflows}) == ["ci-github", "compiling"]
+    done = check_jsonschema("vendor.github-workflows", *workflows)
+    assert (done.returncode, done.stdout) == (0, "ok -- validation done\n")
+
+
+def test_the_run_a_job_example_makes_the_inputs_folder_it_writes(tmp_path: Path) -> None:
+    """Its export step, run as the Actions runner would in a fresh checkout (the export script
+    a stand-in): the folder the action reads the inputs from exists afterwards."""
+    workflow = yaml.safe_load(_yaml_blocks("ci-github.md", tmp_path)[1].read_text())
+    steps = workflow["jobs"]["digest"]["steps"]
+    export = next(step for step in steps if step.get("name") == "Export the week's input values")
+    action = next(step for step in steps if step.get("uses", "").startswith("your-org/hz@"))
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts").mkdir(parents=True)
+    (checkout / "scripts" / "export-merged-prs").write_text("#!/bin/sh\necho '{\"merged\": []}'\n")
+    (checkout / "scripts" / "export-merged-prs").chmod(0o755)
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", export["run"]],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    written = checkout / action["with"]["inputs-dir"] / f"{action['with']['run']}.json"
+    assert json.loads(written.read_text()) == {"merged": []}
 
 
 def test_the_github_guides_workflows_are_valid_and_use_the_actions_inputs(tmp_path: Path) -> None:
