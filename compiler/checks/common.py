@@ -84,7 +84,7 @@ def quoted(doc: SourceDoc, prefix: JsonPath = ()) -> Callable[[JsonPath, Any], s
 
     def quote(path: JsonPath, value: Any) -> str:
         where = (*prefix, *path)
-        text = written(doc, where) or json_short(value)
+        text = written(doc, where) or json_short(value, 40)
         key = where[-1] if where and isinstance(where[-1], str) else None
         return f'{key}: "{text}"' if key is not None and _IDENT.fullmatch(key) else f'"{text}"'
 
@@ -107,7 +107,8 @@ def written(doc: SourceDoc, path: JsonPath) -> str | None:
     if len(lines) < pos.line:
         return None
     found = _PLAIN.match(lines[pos.line - 1], pos.column - 1)
-    if found is None or isinstance(resolve_plain(found.group()), str):
+    # A long one (a 4,000-digit number) is not shown: the hint stays a line.
+    if found is None or len(found.group()) > 40 or isinstance(resolve_plain(found.group()), str):
         return None
     return found.group()
 

@@ -55,6 +55,12 @@ class Argument:
         return Pos(0, 0)
 
 
+def shown_name(name: str) -> str:
+    """An input name from outside (an --input argument, an inputs file's key) as a message
+    shows it: cut after 60 characters, like the argument itself."""
+    return name if len(name) <= 60 else name[:59] + "…"
+
+
 def argument(arg: str) -> str:
     """How a message names an ``--input`` argument: the flag and the start of its text (escaped
     where it is shown, like every outside string)."""
@@ -216,7 +222,7 @@ def parse_input_arg(
         try:
             return name, Supplied(data.decode("utf-8"), origin), []
         except UnicodeDecodeError:
-            message = f"--input {name}: the file is not UTF-8 text"
+            message = f"--input {shown_name(name)}: the file is not UTF-8 text"
             return name, None, [Diagnostic(HZ706, message, origin.path)]
     doc, diagnostics = load_json(data, origin.path, code=HZ706)
     if doc is None:
@@ -224,7 +230,8 @@ def parse_input_arg(
         if isinstance(origin, Argument):
             message = diagnostics[0].message
             return name, None, [located(origin, (), HZ706, message, hint=hint)]
-        return name, None, [_with_prefix(d, f"--input {name}: ", hint) for d in diagnostics]
+        prefix = f"--input {shown_name(name)}: "
+        return name, None, [_with_prefix(d, prefix, hint) for d in diagnostics]
     located_in: Origin = origin if isinstance(origin, Argument) else doc
     return name, Supplied(doc.data, located_in), []
 

@@ -21,6 +21,7 @@ from hz.compiler.inputs.sources import (
     parse_input_arg,
     read_inputs_file,
     shorten,
+    shown_name,
 )
 from hz.compiler.rules.registry import HZ702, HZ703, HZ704
 from hz.compiler.source import JsonPath
@@ -118,7 +119,7 @@ def apply_inputs(
         item = supplied[name]
         declared = ", ".join(sorted(specs)) or "none"
         hint = did_you_mean(name, specs) or f"declared inputs: {declared}"
-        message = f"input {name!r} is not declared by the job"
+        message = f"input {shown_name(name)!r} is not declared by the job"
         diagnostics.append(located(item.origin, item.at, HZ704, message, key=True, hint=hint))
     return (None if diagnostics else applied), diagnostics
 

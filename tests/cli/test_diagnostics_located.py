@@ -267,3 +267,28 @@ def test_a_missing_key_says_what_to_add(cli: Cli, tmp_path: Path) -> None:
         "  hint: A JSON Schema (2020-12) the value must validate against; add it, as in "
         "schema: {type: array, items: {type: object}}\n"
     )
+
+
+def test_a_huge_undeclared_input_name_is_cut_in_the_message_too(cli: Cli, compiled: Path) -> None:
+    """A 100,000-character name: the argument and the message each show 60 characters at most."""
+    name = "a" * 100_000
+    done = hz(cli, compiled, "render", "jobs/digest.job.json", "--input", f"{name}=1")
+    assert done.stderr == (
+        f"--input {'a' * 39}…: error: input '{'a' * 59}…' is not declared by the job [HZ704]\n"
+        "  hint: declared inputs: limit, week\n"
+        "Found 1 error on the command line (checked 1 file)\n"
+    )
+    (compiled / "in.json").write_text(f'{{"{name}": 1}}')
+    from_file = hz(cli, compiled, "render", "jobs/digest.job.json", "--inputs", "in.json")
+    assert from_file.stderr.splitlines()[0] == (
+        f"in.json:1:2: error: input '{'a' * 59}…' is not declared by the job [HZ704]"
+    )
+
+
+def test_a_long_number_is_not_copied_whole_into_the_quote_hint(cli: Cli, tmp_path: Path) -> None:
+    done = validate(cli, tmp_path, CONTRACT.replace("title: Weekly digest", "title: " + "7" * 4000))
+    assert done.stdout == (
+        f"c.yaml:4:10: error: hz.title: expected a string, got an integer ({'7' * 37}...) "
+        "[HZ103]\n"
+        f'  hint: quote it, as in title: "{"7" * 39}…"\n'
+    )
