@@ -449,6 +449,18 @@ def test_a_first_pull_request_without_committed_jobs_says_to_commit_them(
     )
 
 
+def test_a_jobs_dir_that_could_end_a_code_span_is_escaped_in_the_summary(
+    tmp_path: Path, repo: Path
+) -> None:
+    done = action(tmp_path, github_env(tmp_path), "--jobs-dir", "out`<b>x</b>")
+    assert done.returncode == 1
+    note = (tmp_path / "summary").read_text().splitlines()[2]
+    assert note.endswith(
+        r"Compile them with hz compile contracts \-\-out out\`\<b\>x\<\/b\> and commit "
+        r"out\`\<b\>x\<\/b\>."
+    )
+
+
 def test_a_passing_check_says_what_it_checked(tmp_path: Path, repo: Path) -> None:
     done = action(tmp_path, github_env(tmp_path))
     assert (done.returncode, done.stdout) == (0, "")
