@@ -161,3 +161,12 @@ def default_receipt_dir() -> Path:
     """Where ``hz run`` chains receipts when nothing says otherwise, in a test: ``receipts/`` in
     the state directory of the isolated HOME (``platformdirs``' user state directory)."""
     return Path(os.environ["HOME"]) / ".local" / "state" / "hz" / "receipts"
+
+
+@pytest.fixture
+def small_disk() -> Iterator[Any]:
+    """A small tmpfs of the test's own, to fill (``tests.helpers.faults.SmallDisk``)."""
+    from tests.helpers.faults import small_disk as mount
+
+    with mount() as disk:
+        yield disk

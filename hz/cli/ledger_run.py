@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from hz.runtime.ledger.owner import Binding, Interrupted, Outcome, OwnedRun, Policy
-from hz.runtime.ledger.store import Ledger, Owner
+from hz.runtime.ledger.store import Ledger, Owner, StaleOwner
 from hz.runtime.models import Packet
 from hz.runtime.printable import printable, printable_json
 
@@ -125,9 +125,7 @@ def run_foreground(
             current.clear()
             run_id, generation = request.create(ledger, adopt=owner)
             try:
-                wait = ledger.get(run_id)["not_before"] - ledger.clock().now
-                if wait > 0:
-                    time.sleep(min(wait, 2 * 60.0))
+                wait_until_due(ledger, run_id, generation)
                 outcome = run_owned(
                     ledger,
                     run_id,
@@ -141,10 +139,49 @@ def run_foreground(
             except Interrupted as e:
                 row = cancel(ledger, run_id)
                 reason = f"hz was interrupted ({e.signal_name}) before the agent started"
-                return Outcome(run_id, row["state"], failure_kind="aborted", reason=reason)
+                return Outcome(run_id, row.state, failure_kind="aborted", reason=reason)
+            except StaleOwner:
+                # Settled by another process before its agent started (hz runs cancel of the
+                # queued retry, a reconciler): as it was settled.
+                row = ledger.get(run_id)
+                reason = f"settled by another process before the agent started ({row.state})"
+                return Outcome(run_id, row.state, failure_kind=row.failure_kind, reason=reason)
             if outcome.retry is None:
                 return outcome
             request = replace(request, force_new=False)  # the retry holds the key: adopt it
+
+
+#: The longest wait for a retry's time (``owner.backoff`` caps it at a minute, plus jitter).
+MAX_WAIT = 2 * 60.0
+
+
+def wait_until_due(
+    ledger: Ledger,
+    run_id: str,
+    generation: int,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    limit: float = MAX_WAIT,
+) -> None:
+    """Wait, owning the run, until its time has come (an automatic retry's backoff), renewing
+    its lease every third of it, so that no other process judges its owner gone meanwhile.
+    ``StaleOwner`` when another process settled it (``hz runs cancel``); a cancel signal
+    interrupts ``sleep`` (``Interrupted`` is raised from the handler). A database that
+    cannot be written now delays a renewal, never the wait."""
+    from hz.runtime.ledger.db import LedgerUnavailable
+
+    slice_ = max(ledger.lease_seconds / 3, 0.01)
+    deadline = time.monotonic() + limit
+    while True:
+        wait = ledger.get(run_id).not_before - ledger.clock().now
+        left = deadline - time.monotonic()
+        if wait <= 0 or left <= 0:
+            return
+        sleep(min(wait, left, slice_))
+        try:
+            ledger.renew(run_id, generation)
+        except LedgerUnavailable:
+            continue  # a full disk: renewed at the next slice
 
 
 class BatchDisplay:
@@ -311,7 +348,7 @@ def run_batch(
     )
     run_pool(pool, "hz was interrupted{again} ({signal})", display)
     for row in ledger.select("batch = ? AND state = 'queued'", (batch,)):
-        cancel(ledger, row["id"])  # left in the queue by a stop (a retry): nothing of it ran
+        cancel(ledger, row.id)  # left in the queue by a stop (a retry): nothing of it ran
     if source.unbuilt:
         click.echo(
             f"hz: {source.unbuilt} of {total} targets could not be built (reported above); "

@@ -88,7 +88,8 @@ def run(
       3  unexpected error (a bug in hz)
       4  failed      5  timeout      6  budget, or a spend ceiling (nothing was started)
       7  cancelled   9  uncertain (the agent started; nothing observed its end)
-      8  the run ended (its result printed) but the receipt could not be written
+      8  the run ended (its result printed) but its receipt, or its record in the run
+         ledger (a full disk: the result is saved to a file, named), could not be written
     A batch exits with the first status other than 0 among its runs.
     """
     from hz.runtime.config.layers import load_config
@@ -226,6 +227,17 @@ def _in_ledger(
         click.echo(f"  run {outcome.run_id} (hz runs show {outcome.run_id})", err=True)
         return 6 if outcome.failure_kind == "budget_ceiling" else EXIT_CODES["cancelled"]
     code = report(outcome.result, outcome.receipt, outcome.receipt_error, fmt, quiet)
+    if outcome.unrecorded is not None:
+        # The session ran and its result is printed, but the ledger could not take it: the
+        # same "a record is missing" status as a receipt that could not be written.
+        from hz.runtime.ledger.fallback import unrecorded
+
+        error = unrecorded(
+            outcome.run_id, outcome.state, outcome.unrecorded, outcome.saved, outcome.save_error
+        )
+        click.echo(f"hz: error: {printable(error.message)}", err=True)
+        click.echo(f"  hint: its result is printed above; {printable(error.hint or '')}", err=True)
+        return RECEIPT_NOT_WRITTEN
     return UNCERTAIN if outcome.state == "uncertain" and code != RECEIPT_NOT_WRITTEN else code
 
 

@@ -6,7 +6,6 @@ Every command first settles runs whose owner is gone (see ``hz runs reconcile``)
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import defaultdict
@@ -146,7 +145,7 @@ def show(run_id: str, transcript: bool, fmt: str) -> int:
             )
         receipt = Path(document["receipt"])
         if not receipt.is_absolute():  # recorded by an earlier hz, relative to where it ran
-            receipt = Path(ledger.get(run_id)["receipt_dir"]) / receipt.name
+            receipt = Path(ledger.get(run_id).receipt_dir or ".") / receipt.name
         shown, shown_text, warning = transcript_of(receipt)
         document["transcript"] = shown
         text += shown_text
@@ -172,7 +171,7 @@ def wait(run_ids: tuple[str, ...], timeout: float | None, fmt: str) -> int:
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         rows = [ledger.get(run_id) for run_id in run_ids]
-        if all(row["state"] in TERMINAL for row in rows):
+        if all(row.state in TERMINAL for row in rows):
             break
         if deadline is not None and time.monotonic() >= deadline:
             break
@@ -221,21 +220,27 @@ def retry(run_id: str, fmt: str) -> int:
     ledger.get(run_id)  # an unknown id fails here
     with ledger.tx() as c:
         row = ledger.locked(c, run_id)
-        ledger.db.lock(c, f"request_key:{row['request_key']}")
-        if row["state"] == "completed":
+        assert row is not None  # runs are never deleted
+        if row.malformed:
+            raise HzError(
+                f"run {run_id} has values hz cannot read: {row.bad_columns()}; it is not retried",
+                hint="the row was edited by hand or damaged: a retry would copy them",
+            )
+        ledger.db.lock(c, f"request_key:{row.request_key}")
+        if row.state == "completed":
             raise HzError(f"run {run_id} completed; a completed run is not retried")
-        if row["state"] not in TERMINAL:
-            raise HzError(f"run {run_id} is {row['state']}; only an ended run can be retried")
+        if row.state not in TERMINAL:
+            raise HzError(f"run {run_id} is {row.state}; only an ended run can be retried")
         newer = c.execute(
             "SELECT id, state FROM runs WHERE request_key = ? AND created_at > ? "
             "ORDER BY created_at DESC LIMIT 1",
-            (row["request_key"], row["created_at"]),
+            (row.request_key, row.created_at),
         ).fetchone()
         if newer is not None:
             raise HzError(
                 f"run {newer['id']} ({newer['state']}) is newer for this request; retry that one"
             )
-        new_id = ledger.insert_run(c, row, attempt=row["attempt"] + 1, retry_of=run_id)
+        new_id = ledger.insert_run(c, row, attempt=row.attempt + 1, retry_of=run_id)
     document = run_json(ledger, ledger.get(new_id))
     emit(document, fmt, f"{new_id}  queued (retry of {run_id})\n")
     return 0
@@ -280,21 +285,32 @@ def cost(by: str, since: str | None, fmt: str) -> int:
     groups: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"runs": 0, "cost_usd": 0.0, "reserved_usd": 0.0, "unknown_cost_runs": 0}
     )
+    unreadable = 0
     for row in rows:
+        if row.malformed:
+            unreadable += 1  # its amounts or its day cannot be trusted: left out, and said
+            continue
         if by == "day":
-            name = datetime.fromtimestamp(row["dispatched_at"], UTC).date().isoformat()
+            name = datetime.fromtimestamp(row.dispatched_at or 0.0, UTC).date().isoformat()
         elif by == "model":
-            result = json.loads(row["result_json"]) if row["result_json"] else {}
-            name = result.get("model") or "unknown"
+            model = (row.result or {}).get("model")
+            name = model if isinstance(model, str) and model else "unknown"
         else:
-            name = row["job_name"] if by == "job" else (row["runner"] or "unknown")
+            name = row.job_name if by == "job" else (row.runner or "unknown")
         group = groups[name]
         group["runs"] += 1
-        group["reserved_usd"] += row["reserved_usd"]
-        if row["cost_usd"] is None:
+        group["reserved_usd"] += row.reserved_usd
+        if row.cost_usd is None:
             group["unknown_cost_runs"] += 1
         else:
-            group["cost_usd"] += row["cost_usd"]
+            group["cost_usd"] += row.cost_usd
+    if unreadable:
+        runs_ = "run" if unreadable == 1 else "runs"
+        click.echo(
+            f"hz: warning: {unreadable} {runs_} with values hz cannot read left out "
+            "(hz runs list marks them)",
+            err=True,
+        )
     entries = [
         {"key": k, **{n: round(v, 6) if isinstance(v, float) else v for n, v in g.items()}}
         for k, g in sorted(groups.items())

@@ -48,6 +48,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     from hz.cli.submit import check_queue
     from hz.runtime.config.layers import load_config
     from hz.runtime.config.tables import SystemSettings
+    from hz.runtime.errors import HzError
     from hz.runtime.ledger.owner import Binding
     from hz.runtime.ledger.session import backend, open_ledger, policy
     from hz.runtime.ledger.view import run_json
@@ -69,7 +70,20 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
             click.echo(f"{outcome.run_id}  {document['state']}{kind}")
 
     def failed(run_id: str, error: Exception) -> None:
-        click.echo(f"hz: error: {run_id}: {printable(str(error))}", err=True)
+        message = error.message if isinstance(error, HzError) else str(error)
+        click.echo(f"hz: error: {run_id}: {printable(message)}", err=True)
+        hint = error.hint if isinstance(error, HzError) else None
+        if hint:
+            click.echo(f"  hint: {printable(hint)}", err=True)
+
+    def trouble(error: HzError | None) -> None:
+        if error is None:
+            click.echo("hz: worker: the run ledger takes writes again; claiming runs", err=True)
+        else:
+            click.echo(
+                f"hz: worker: cannot claim runs now: {printable(error.message)}; trying again",
+                err=True,
+            )
 
     slots = jobs or SystemSettings.from_config(config).max_parallel
     if backend(config) == "postgres":
@@ -100,6 +114,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
         claim=claim,
         on_done=done,
         on_error=failed,
+        on_trouble=trouble,
     )
 
     run_pool(pool, "the worker got {signal}{again}", contextlib.nullcontext())

@@ -15,9 +15,10 @@ does (ignores SIGTERM, leaves a helper holding its output).
 from __future__ import annotations
 
 import time
-from typing import Any
 
+from hz.runtime.errors import HzError
 from hz.runtime.ledger.reconcile import kill_group, owner_gone, settle_lost, take_over
+from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.store import TERMINAL, Ledger, Owner
 
 #: A cancel settles within this many seconds.
@@ -25,17 +26,26 @@ CEILING = 10.0
 _POLL = 0.05
 
 
-def cancel(ledger: Ledger, run_id: str, *, ceiling: float = CEILING) -> Any:
-    """Cancel ``run_id``; the run's row once settled (or as it is, if already terminal)."""
+def cancel(ledger: Ledger, run_id: str, *, ceiling: float = CEILING) -> RunRow:
+    """Cancel ``run_id``; the run's row once settled (or as it is, if already terminal). A
+    row with a value that does not fit its column is refused (``HzError``): hz cannot tell
+    what stopping it would touch."""
     deadline = time.monotonic() + ceiling
     row = ledger.get(run_id)
-    if row["state"] in TERMINAL:
+    if row.state in TERMINAL:
         return row
+    if row.malformed:
+        raise HzError(
+            f"run {run_id} has values hz cannot read: {row.bad_columns()}; it is left alone",
+            hint="the row was edited by hand or damaged; hz runs show names them; fix the row",
+        )
     with ledger.tx() as c:
-        row = ledger.locked(c, run_id)
-        if row["state"] in TERMINAL:
+        locked = ledger.locked(c, run_id)
+        assert locked is not None  # runs are never deleted
+        row = locked
+        if row.state in TERMINAL:
             return row
-        nothing_ran = row["state"] in ("queued", "prepared")
+        nothing_ran = row.state in ("queued", "prepared")
         if nothing_ran:
             settled = c.execute(
                 "UPDATE runs SET generation = generation + 1, state = 'cancelled', "
@@ -43,7 +53,7 @@ def cancel(ledger: Ledger, run_id: str, *, ceiling: float = CEILING) -> Any:
                 "lease_until = NULL WHERE id = ? RETURNING *",
                 (time.time(), time.time(), run_id),
             ).fetchone()
-            ledger.event(c, run_id, "cancelled", f"cancelled while {row['state']}: nothing ran")
+            ledger.event(c, run_id, "cancelled", f"cancelled while {row.state}: nothing ran")
         else:
             c.execute(
                 "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) "
@@ -55,36 +65,36 @@ def cancel(ledger: Ledger, run_id: str, *, ceiling: float = CEILING) -> Any:
     # worker running it asked to abort).
     ledger.cancel_dispatch(row)
     if nothing_ran:
-        return settled
+        return RunRow.read(settled)
     # The owner's watcher signals the group within a tick; wait for it to settle the run,
     # leaving time to settle it here if it does not.
     settle_by = deadline - 2 * 2.0 - 1.0
     while time.monotonic() < settle_by:
         row = ledger.get(run_id)
-        if row["state"] in TERMINAL:
+        if row.state in TERMINAL:
             return row
         if owner_gone(row, ledger.clock()):
             break
         time.sleep(_POLL)
     row = ledger.get(run_id)
-    if row["state"] in TERMINAL:
+    if row.state in TERMINAL:
         return row
     taken = take_over(ledger, row, Owner.this_process())
     if taken is None:
         return _wait_terminal(ledger, run_id, deadline)
     why = (
-        f"cancelled; owner {row['owner']} did not settle it within the ceiling"
+        f"cancelled; owner {row.owner} did not settle it within the ceiling"
         if not owner_gone(row, ledger.clock())
-        else f"cancelled; owner {row['owner']} is gone"
+        else f"cancelled; owner {row.owner} is gone"
     )
-    settle_lost(ledger, taken, generation=taken["generation"], why=why)
+    settle_lost(ledger, taken, generation=taken.generation, why=why)
     return ledger.get(run_id)
 
 
-def _wait_terminal(ledger: Ledger, run_id: str, deadline: float) -> Any:
+def _wait_terminal(ledger: Ledger, run_id: str, deadline: float) -> RunRow:
     while time.monotonic() < deadline:
         row = ledger.get(run_id)
-        if row["state"] in TERMINAL:
+        if row.state in TERMINAL:
             return row
         time.sleep(_POLL)
     return ledger.get(run_id)

@@ -7,10 +7,11 @@ processes opening a fresh ledger at once apply it exactly once. A ledger written
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,95 @@ class LedgerError(HzError):
     database that cannot be reached)."""
 
 
+class LedgerUnavailable(LedgerError):
+    """The ledger cannot be read or written *now*: its disk is full, an I/O error, a lock held
+    past the busy timeout, a database that cannot be reached. Worth trying again: an owner
+    whose session ended retries its record (``owner._patiently``), its watcher keeps trying to
+    renew, a worker's slot looks again later."""
+
+
+class LedgerDamaged(LedgerError):
+    """The ledger's file is damaged (a malformed page, a table missing): nothing is retried;
+    the message names the file and how to set it aside."""
+
+
+#: SQLite's primary result codes that say "not now" rather than "never" (sqlite.org/rescode):
+#: BUSY, LOCKED, NOMEM, IOERR, FULL, CANTOPEN (no file descriptor left), PROTOCOL, SCHEMA.
+_TRANSIENT = {5, 6, 7, 10, 13, 14, 15, 17}
+#: PERM, READONLY, AUTH: this process may not write it (a read-only mount, its mode).
+_REFUSED = {3, 8, 23}
+#: CORRUPT, NOTADB: the file is no (longer a whole) database.
+_DAMAGED = {11, 26}
+#: A table or column the schema version promises is missing: edited or damaged.
+_MISSING = re.compile(r"^no such (table|column)\b")
+
+
+def translate(e: sqlite3.Error, path: Path) -> LedgerError | None:
+    """``e`` as hz's error (``LedgerUnavailable``, ``LedgerDamaged``), or None when it is no
+    fault of the database (a misuse: a bug, left to surface as one)."""
+    code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
+    text = " ".join(str(e).split())[:300] or type(e).__name__
+    if code in _DAMAGED or (isinstance(e, sqlite3.OperationalError) and _MISSING.match(text)):
+        return damaged(path, text)
+    if code in _TRANSIENT:
+        return LedgerUnavailable(
+            f"{path}: the run ledger cannot be used now: {text}",
+            hint="free space on its file system (or end what holds it locked); hz retries "
+            "where a run is at stake",
+        )
+    if code in _REFUSED:
+        return LedgerError(f"{path}: the run ledger cannot be written: {text}")
+    return None
+
+
+def damaged(path: Path, what: str) -> LedgerDamaged:
+    # Its WAL and shared-memory files go with it: a new ledger beside an old WAL would be
+    # damaged too.
+    return LedgerDamaged(
+        f"{path}: the run ledger is damaged ({what})",
+        hint=f"keep a copy (cp -p {path}* /somewhere/safe/), then move {path} and its -wal and "
+        "-shm files aside: the next hz command starts a new, empty ledger there (the runs of "
+        f"the old one are no longer listed; sqlite3 {path} .recover salvages what it can)",
+    )
+
+
+class Rows:
+    """A statement's rows, read at once: every failure of SQLite surfaces in ``execute``,
+    where it is translated, never later in a fetch."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: list[Any]) -> None:
+        self._rows = rows
+
+    def fetchone(self) -> Any:
+        return self._rows[0] if self._rows else None
+
+    def fetchall(self) -> list[Any]:
+        return self._rows
+
+
+class SqliteConnection:
+    """One thread's connection: ``execute`` returns its rows read at once, and SQLite's
+    failures become hz's errors here, at the boundary (``translate``)."""
+
+    def __init__(self, raw: sqlite3.Connection, path: Path) -> None:
+        self.raw = raw
+        self.path = path
+
+    def execute(self, sql: str, params: Any = (), /) -> Rows:
+        try:
+            return Rows(self.raw.execute(sql, params).fetchall())
+        except sqlite3.Error as e:
+            translated = translate(e, self.path)
+            if translated is None:
+                raise
+            raise translated from e
+
+    def close(self) -> None:
+        self.raw.close()
+
+
 class SqliteDb:
     """One ledger file; a connection per thread (sqlite3 connections are not shared)."""
 
@@ -119,18 +209,30 @@ class SqliteDb:
         self.connection  # noqa: B018 -- open (and migrate) now, so errors surface here
 
     @property
-    def connection(self) -> sqlite3.Connection:
-        found: sqlite3.Connection | None = getattr(self._local, "connection", None)
+    def connection(self) -> SqliteConnection:
+        found: SqliteConnection | None = getattr(self._local, "connection", None)
         if found is None:
             found = connect(self.path)
             self._local.connection = found
         return found
 
     def tx(self) -> Any:
-        return immediate(self.connection)
+        return self._guarded(immediate)
 
     def durable(self) -> Any:
-        return durable(self.connection)
+        return self._guarded(durable)
+
+    @contextmanager
+    def _guarded(self, kind: Any) -> Iterator[SqliteConnection]:
+        connection = self.connection
+        try:
+            with kind(connection) as c:
+                yield c
+        finally:
+            if connection.raw.in_transaction:
+                # A ROLLBACK that failed too (the disk went away): this connection is in no
+                # state to be used again; the thread's next statement opens a new one.
+                self.thread_done()
 
     def lock(self, c: Any, name: str) -> None:
         """Nothing: ``BEGIN IMMEDIATE`` already holds the database's one write lock."""
@@ -148,33 +250,69 @@ class SqliteDb:
         self.thread_done()
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """An autocommit connection (transactions are explicit) with the schema migrated."""
+def connect(path: Path) -> SqliteConnection:
+    """An autocommit connection (transactions are explicit) with the schema migrated and its
+    tables there (a cheap look at the schema; a damaged page elsewhere is found when read)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        connection = sqlite3.connect(
+        raw = sqlite3.connect(
             path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
         )
-        connection.row_factory = sqlite3.Row
-        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        connection.execute("PRAGMA journal_mode = WAL")
-        # NORMAL: in WAL mode a commit survives a crash of any process, not a power loss;
-        # the one commit that must survive that too (``dispatching``) uses ``durable``.
-        connection.execute("PRAGMA synchronous = NORMAL")
-        connection.execute("PRAGMA foreign_keys = ON")
-        _migrate(connection, path)
-    except sqlite3.DatabaseError as e:
-        raise LedgerError(f"{path}: cannot open the run ledger: {e}") from e
+    except sqlite3.Error as e:
+        raise _cannot_open(e, path) from e
     except OSError as e:
         raise LedgerError(f"{path}: cannot create the run ledger: {e.strerror or e}") from e
+    try:
+        raw.row_factory = sqlite3.Row
+        raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        raw.execute("PRAGMA journal_mode = WAL")
+        # NORMAL: in WAL mode a commit survives a crash of any process, not a power loss;
+        # the one commit that must survive that too (``dispatching``) uses ``durable``.
+        raw.execute("PRAGMA synchronous = NORMAL")
+        raw.execute("PRAGMA foreign_keys = ON")
+        connection = SqliteConnection(raw, path)
+        _migrate(connection, path)
+        _check_tables(connection, path)
+    except sqlite3.Error as e:
+        raw.close()
+        raise _cannot_open(e, path) from e
+    except BaseException:
+        raw.close()
+        raise
     return connection
 
 
-def _version(connection: sqlite3.Connection) -> int:
+def _cannot_open(e: sqlite3.Error, path: Path) -> LedgerError:
+    translated = translate(e, path)
+    if isinstance(translated, LedgerDamaged | LedgerUnavailable):
+        return translated
+    return LedgerError(f"{path}: cannot open the run ledger: {e}")
+
+
+#: The tables every schema version has, and the columns of each that hz reads.
+_TABLES = {
+    "runs": ("id", "state", "generation", "owner", "lease_until"),
+    "events": ("run_id", "at"),
+}
+
+
+def _check_tables(connection: SqliteConnection, path: Path) -> None:
+    """The tables are there: a ledger whose ``events`` table was dropped says so at open, not
+    as "no such table" in the middle of a run. (The schema is in memory once read: this costs
+    microseconds; ``PRAGMA quick_check`` would read every page.)"""
+    for table, columns in _TABLES.items():
+        found = {row[1] for row in connection.execute(f"PRAGMA table_info({table})").fetchall()}
+        missing = [c for c in columns if c not in found]
+        if missing:
+            what = f"no table {table}" if not found else f"{table} has no {', '.join(missing)}"
+            raise damaged(path, what)
+
+
+def _version(connection: SqliteConnection) -> int:
     return int(connection.execute("PRAGMA user_version").fetchone()[0])
 
 
-def _migrate(connection: sqlite3.Connection, path: Path) -> None:
+def _migrate(connection: SqliteConnection, path: Path) -> None:
     if _version(connection) == SCHEMA_VERSION:
         return
     with immediate(connection):
@@ -192,21 +330,30 @@ def _migrate(connection: sqlite3.Connection, path: Path) -> None:
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
+def _rollback(connection: SqliteConnection) -> None:
+    """End a failed transaction. SQLite may have rolled it back itself (a full disk, an I/O
+    error); a ROLLBACK that fails leaves ``in_transaction`` set for the caller to see."""
+    if connection.raw.in_transaction:
+        with suppress(sqlite3.Error):
+            connection.raw.execute("ROLLBACK")
+
+
 @contextmanager
-def immediate(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def immediate(connection: SqliteConnection) -> Iterator[SqliteConnection]:
     """One short write transaction: the write lock is taken at BEGIN, so a read-then-write
-    inside it can't race another process."""
+    inside it can't race another process. A COMMIT that fails (the disk is full) rolls the
+    transaction back and raises: the caller may try the whole of it again."""
     connection.execute("BEGIN IMMEDIATE")
     try:
         yield connection
+        connection.execute("COMMIT")
     except BaseException:
-        connection.execute("ROLLBACK")
+        _rollback(connection)
         raise
-    connection.execute("COMMIT")
 
 
 @contextmanager
-def durable(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def durable(connection: SqliteConnection) -> Iterator[SqliteConnection]:
     """A write transaction whose commit is on disk when it returns (it also syncs every
     commit before it): a lost ``dispatching`` would let a restart after a power loss call a
     started run never started, and launch it again."""
@@ -215,4 +362,5 @@ def durable(connection: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         with immediate(connection):
             yield connection
     finally:
-        connection.execute("PRAGMA synchronous = NORMAL")
+        with suppress(LedgerError):
+            connection.execute("PRAGMA synchronous = NORMAL")

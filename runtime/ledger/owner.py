@@ -5,6 +5,14 @@ spawn anything), ``running`` (as soon as the process chokepoint reports the grou
 state — and the receipt is written before the terminal record, which is committed before the
 caller reports anything. A watcher thread renews the lease while the agent runs and carries out
 a cancel: SIGTERM to the group, SIGKILL two seconds later.
+
+Faults of the database (``LedgerUnavailable``: a full disk, an I/O error, a lock held too long,
+PostgreSQL away) never end a run by themselves: the records before the agent starts and the
+terminal one are retried for ``COMMIT_PATIENCE`` seconds; ``running`` and the private directory
+are recorded by the watcher once the database takes them, while the agent runs on; the watcher
+keeps renewing at every tick. A result the ledger cannot take in the end is saved to a file
+(``hz.runtime.ledger.fallback``) and named in the outcome. A ledger that cannot keep the run's
+record at all (damaged) makes the watcher stop the run, saying why.
 """
 
 from __future__ import annotations
@@ -12,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import random
 import signal
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -24,8 +31,10 @@ from typing import Any, TypeVar
 from hz.runtime.canonical import digest_of
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
-from hz.runtime.ledger.db import LedgerError
-from hz.runtime.ledger.store import Ceilings, Hold, Ledger, StaleOwner, read_packet
+from hz.runtime.ledger.db import LedgerError, LedgerUnavailable
+from hz.runtime.ledger.fallback import save_result
+from hz.runtime.ledger.rows import RunRow
+from hz.runtime.ledger.store import TERMINAL, Ceilings, Hold, Ledger, StaleOwner, read_packet
 from hz.runtime.models import Packet
 from hz.runtime.process import observe
 from hz.runtime.process.group import signal_group
@@ -43,6 +52,9 @@ MAX_BACKOFF = 60.0
 #: How long a finished session's owner keeps trying to commit its result to an unreachable
 #: database before giving up (the run is then judged by its lease: uncertain).
 COMMIT_PATIENCE = 60.0
+#: How long an owner that finds its run taken over waits for the taker to settle it (a
+#: reconciler kills the group first: up to two seconds).
+SETTLE_WAIT = 10.0
 
 T = TypeVar("T")
 
@@ -84,6 +96,11 @@ class Outcome:
     requeued: bool = False
     #: A requeued run is held until then (seconds since the epoch).
     until: float | None = None
+    #: Why the ledger could not record this ending (the row stays live; reconciliation calls
+    #: it uncertain), and where the result was saved instead (``fallback.save_result``).
+    unrecorded: HzError | None = None
+    saved: Path | None = None
+    save_error: str | None = None
 
 
 @dataclass(slots=True)
@@ -102,6 +119,11 @@ class _Watch:
     intent_committed: bool = False
     #: True while the runner runs: an interrupt may then be raised into it.
     in_runner: bool = False
+    #: Records the database did not take when they happened (``running``, the private
+    #: directory): the watcher writes them once it does, in order.
+    pending: list[Callable[[], Any]] = field(default_factory=list)
+    #: Why the watcher gave up on the ledger (it then stops the run), once.
+    gave_up: str | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -123,15 +145,46 @@ class OwnedRun:
     def spawned(self, pid: int, pgid: int) -> None:
         with self.watch.lock:
             self.watch.pid, self.watch.pgid = pid, pgid
-        # Retried across an outage: the agent runs already; its run must not be left
-        # 'dispatching' (uncertain) for a record the database missed.
-        cancel = _patiently(lambda: self.ledger.spawned(self.run_id, self.generation, pid, pgid))
-        if cancel or self.watch.cancel_reason is not None:
+
+        def record() -> None:
+            if self.ledger.spawned(self.run_id, self.generation, pid, pgid):
+                self._note_cancel(EXTERNAL_CANCEL)
+
+        try:
+            self._record(record)
+        except StaleOwner:
+            # Settled by another process (a cancel) since ``dispatching``: never run on.
+            raise _CancelledBeforeStart from None
+        if self.watch.cancel_reason is not None:
             raise _CancelledBeforeStart
 
     def private_dir(self, path: Path) -> None:
-        # Retried across an outage too: a failure here would abandon a dispatching run.
-        _patiently(lambda: self.ledger.private_dir(self.run_id, self.generation, path))
+        self._record(lambda: self.ledger.private_dir(self.run_id, self.generation, path))
+
+    def _record(self, write: Callable[[], Any]) -> None:
+        """``write`` now, or when the database cannot take it now (a full disk, a restart),
+        by the watcher once it can: the agent runs already, and must not be held up or
+        killed for a record. (Until then a crash of hz leaves no process group on record to
+        kill: the window of docs/runs.md's first known limit, made longer.)"""
+        with self.watch.lock:
+            if self.watch.pending:  # after those already waiting, in order
+                self.watch.pending.append(write)
+                return
+        try:
+            write()
+        except LedgerUnavailable:
+            with self.watch.lock:
+                self.watch.pending.append(write)
+
+    def _write_pending(self) -> None:
+        while True:
+            with self.watch.lock:
+                if not self.watch.pending:
+                    return
+                write = self.watch.pending[0]
+            write()  # raises while the database cannot take it: tried at the next tick
+            with self.watch.lock:
+                self.watch.pending.pop(0)
 
     # -- cancel ----------------------------------------------------------------------------
 
@@ -152,7 +205,7 @@ class OwnedRun:
             if reason is None or self.watch.intent_committed:
                 return
         with (
-            contextlib.suppress(StaleOwner, HzError, sqlite3.Error),
+            contextlib.suppress(StaleOwner, HzError),
             self.ledger.fenced(self.run_id, self.generation) as c,
         ):
             c.execute(
@@ -202,6 +255,7 @@ class OwnedRun:
         reported: Progress | None = None
         while not self._stop.wait(_TICK):
             try:
+                self._write_pending()
                 if time.monotonic() - renewed >= renew_every:
                     cancelled = self.ledger.renew(self.run_id, self.generation)
                     # Only after it held: a renewal the database missed is tried at every
@@ -221,15 +275,26 @@ class OwnedRun:
                     and self.abort_requested()
                 ):
                     self.interrupt(EXTERNAL_CANCEL)  # not on record yet: committed below
-                if self.watch.cancel_reason is not None:
-                    self._commit_intent()  # the intent is on record before any signal
-                    self._signal_now()
             except StaleOwner:
                 # Someone else settled the run (a canceller past its ceiling): stop the agent.
                 self._note_cancel("the run was settled by another process")
+            except LedgerUnavailable:
+                pass  # a full disk, a busy or restarting database: again at the next tick
+            except Exception as e:
+                self._give_up(e)
+            if self.watch.cancel_reason is not None:
+                # Even while the database is away: a cancel is never held up by it.
+                self._commit_intent()  # the intent is on record before any signal
                 self._signal_now()
-            except HzError:
-                continue  # a busy ledger: try again at the next tick
+
+    def _give_up(self, error: Exception) -> None:
+        """The ledger cannot keep this run's record (damaged, refused, a bug): nothing would
+        renew its lease or record its end, so the run is stopped, and the reason says why."""
+        if self.watch.gave_up is not None:
+            return
+        what = error.message if isinstance(error, HzError) else f"{type(error).__name__}: {error}"
+        self.watch.gave_up = what
+        self.interrupt(f"the run ledger cannot keep this run's record ({what}); it was stopped")
 
     def _note_cancel(self, reason: str) -> None:
         """A cancel this process did not start: its intent is on record already."""
@@ -292,12 +357,17 @@ def run_owned(
     the caller's spelling of it, for messages."""
     row = ledger.get(run_id)
     try:
+        if row.malformed:
+            raise LedgerError(
+                f"its row in the ledger has values hz cannot read: {row.bad_columns()} (the "
+                "row was edited by hand?)"
+            )
         packet = read_packet(row)
         if packet is None:
             raise LedgerError(
                 "its packet in the ledger is missing or unreadable (the row was edited by hand?)"
             )
-        RunRequest.for_packet(packet, workdir=Path(row["workdir"]))  # the workdir must exist
+        RunRequest.for_packet(packet, workdir=Path(row.workdir))  # the workdir must exist
     except HzError as e:
         ledger.finish(
             run_id,
@@ -316,7 +386,7 @@ def run_owned(
     over = _patiently(lambda: ledger.dispatch(run_id, generation, policy.ceilings))
     if over is not None:
         if not policy.fail_over_ceiling:
-            beyond = policy.ceilings.alone(binding.name, row["max_usd"])
+            beyond = policy.ceilings.alone(binding.name, row.max_usd)
             if beyond is None:
                 until = ledger.release(run_id, generation, Hold(policy.ceilings, binding.name))
                 return Outcome(run_id, "queued", reason=over, requeued=True, until=until)
@@ -335,14 +405,14 @@ def run_owned(
     owned = OwnedRun(ledger, run_id, generation)
     if on_owned is not None:
         on_owned(owned)
-    receipts = receipt_dir if receipt_dir is not None else row["receipt_dir"]
+    receipts = receipt_dir if receipt_dir is not None else row.receipt_dir
     return _dispatched(owned, packet, row, binding.runner, binding.name, policy, progress, receipts)
 
 
 def _dispatched(
     owned: OwnedRun,
     packet: Packet,
-    row: Any,
+    row: RunRow,
     runner: AgentRunner,
     runner_name: str,
     policy: Policy,
@@ -363,9 +433,7 @@ def _dispatched(
     try:
         owned.watch.in_runner = True
         with observe.observing(owned):
-            request = RunRequest.for_packet(
-                packet, workdir=Path(row["workdir"]), progress=on_progress
-            )
+            request = RunRequest.for_packet(packet, workdir=Path(row.workdir), progress=on_progress)
             result = execute(runner, request)
     except _CancelledBeforeStart:
         why = "cancelled as the agent started; its group was killed"
@@ -378,9 +446,11 @@ def _dispatched(
     finally:
         owned.watch.in_runner = False
         owned.stop_watch()
-    cancel_reason = owned.watch.cancel_reason or (
-        EXTERNAL_CANCEL if _patiently(lambda: owned.ledger.cancel_requested(owned.run_id)) else None
-    )
+    cancel_reason = owned.watch.cancel_reason
+    if cancel_reason is None:
+        with contextlib.suppress(LedgerError):  # the ledger away: the watcher's word stands
+            if _patiently(lambda: owned.ledger.cancel_requested(owned.run_id)):
+                cancel_reason = EXTERNAL_CANCEL
     duration = time.monotonic() - started
     return _settle(
         receipts,
@@ -401,7 +471,7 @@ def _settle(
     receipts: Path | str | None,
     owned: OwnedRun,
     packet: Packet,
-    row: Any,
+    row: RunRow,
     runner_name: str,
     policy: Policy,
     result: AgentResult | None,
@@ -438,20 +508,24 @@ def _settle(
             duration_seconds=duration,
             reason=why or "cancelled",
         )
-    settled = _patiently(lambda: owned.ledger.get(owned.run_id))
-    if settled["generation"] != owned.generation:
+    try:
+        settled: RunRow | None = _patiently(lambda: owned.ledger.get(owned.run_id))
+    except LedgerError:
+        settled = None  # the ledger cannot be read: the terminal record says the rest
+    if settled is not None and settled.generation != owned.generation:
         # Another process settled the run meanwhile (a canceller past its ceiling while this
         # owner was stalled, a reconciler while it was cut off or frozen): its record and
         # receipt stand; a second receipt would contradict them.
-        return Outcome(owned.run_id, settled["state"], result, settled["failure_kind"], why)
-    receipt, receipt_error = _write_receipt(receipts, row, packet, result, state, started_at)
+        return _settled_elsewhere(owned, result, why)
+    receipt, receipt_error = _write_receipt(receipts, packet, result, state, started_at)
     retry = None
     if (
         state == "failed"
         and _rate_limited_before_tools(result)
-        and row["attempt"] < (policy.max_attempts)
+        and row.attempt < policy.max_attempts
     ):
-        retry = _queue_retry(owned.ledger, row, result)
+        with contextlib.suppress(LedgerError):  # no room for it: the run ends as it is
+            retry = _queue_retry(owned.ledger, row, result)
     final = result
     try:
         _patiently(
@@ -468,8 +542,25 @@ def _settle(
             )
         )
     except StaleOwner:
-        settled = owned.ledger.get(owned.run_id)
-        return Outcome(owned.run_id, settled["state"], result, settled["failure_kind"], why)
+        return _settled_elsewhere(owned, result, why)
+    except LedgerError as e:
+        # The database did not take it within the patience (or cannot: damaged). The session
+        # ran and its result is worth keeping: saved beside the run's row, named for the user.
+        saved, save_error = save_result(
+            owned.run_id, state, final.to_json_data(), receipt, e.message
+        )
+        return Outcome(
+            owned.run_id,
+            state,
+            result,
+            result.failure_kind if state != "uncertain" else None,
+            result.reason,
+            receipt,
+            receipt_error,
+            unrecorded=e,
+            saved=saved,
+            save_error=save_error,
+        )
     return Outcome(
         owned.run_id,
         state,
@@ -482,15 +573,34 @@ def _settle(
     )
 
 
+def _settled_elsewhere(owned: OwnedRun, result: AgentResult | None, why: str | None) -> Outcome:
+    """The run was taken over by another process (a canceller, a reconciler): its ending, once
+    that process has committed it. A taker that has not within ``SETTLE_WAIT`` seconds is
+    settling a run nothing observed to its end: ``uncertain``."""
+    deadline = time.monotonic() + SETTLE_WAIT
+    while True:
+        try:
+            row = owned.ledger.get(owned.run_id)
+        except LedgerError:
+            row = None
+        if row is not None and row.state in TERMINAL:
+            return Outcome(owned.run_id, row.state, result, row.failure_kind, why)
+        if time.monotonic() >= deadline:
+            return Outcome(owned.run_id, "uncertain", result, None, why)
+        time.sleep(0.05)
+
+
 def _patiently(write: Callable[[], T]) -> T:
-    """``write`` tried again while the database cannot be reached (a restart, a cut link), for
-    up to ``COMMIT_PATIENCE`` seconds: a session that ended is worth its result, and fencing
-    makes a late write safe (a run settled elsewhere meanwhile raises ``StaleOwner``)."""
+    """``write`` tried again while the database cannot take it now (``LedgerUnavailable``: a
+    restart, a cut link, a full disk, a lock held too long), for up to ``COMMIT_PATIENCE``
+    seconds: a session that ended is worth its result, and fencing makes a late write safe
+    (a run settled elsewhere meanwhile raises ``StaleOwner``). Any other ``LedgerError`` (a
+    damaged ledger) is raised at once."""
     delay, deadline = 0.1, time.monotonic() + COMMIT_PATIENCE
     while True:
         try:
             return write()
-        except LedgerError:
+        except LedgerUnavailable:
             if time.monotonic() > deadline:
                 raise
             time.sleep(delay)
@@ -509,20 +619,19 @@ def backoff(attempt: int, retry_after: float | None) -> float:
     return delay + random.uniform(0, delay * 0.1)  # noqa: S311 -- jitter, not a secret
 
 
-def _queue_retry(ledger: Ledger, row: Any, result: AgentResult) -> str:
+def _queue_retry(ledger: Ledger, row: RunRow, result: AgentResult) -> str:
     with ledger.tx() as c:
         return ledger.insert_run(
             c,
             row,
-            attempt=row["attempt"] + 1,
-            retry_of=row["id"],
-            not_before=ledger.now(c) + backoff(row["attempt"], result.retry_after_seconds),
+            attempt=row.attempt + 1,
+            retry_of=row.id,
+            not_before=ledger.now(c) + backoff(row.attempt, result.retry_after_seconds),
         )
 
 
 def _write_receipt(
     receipts: Path | str | None,
-    row: Any,
     packet: Packet,
     result: AgentResult,
     state: str,
@@ -543,8 +652,8 @@ def _write_receipt(
         return None, e
 
 
-def is_alive_here(row: Any) -> bool:
+def is_alive_here(row: RunRow) -> bool:
     """Whether the run's agent (its leader, by pid and start time) lives on this machine."""
-    return host.is_this_host(row["host_id"], row["boot_id"]) and host.is_same_process(
-        row["pid"], row["proc_start"], row["boot_id"]
+    return host.is_this_host(row.host_id, row.boot_id) and host.is_same_process(
+        row.pid, row.proc_start, row.boot_id
     )

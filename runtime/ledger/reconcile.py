@@ -7,8 +7,14 @@
   private directory removed, a receipt written. Never relaunched: the agent may have done
   anything up to its death, and the workdir's real state must be looked at first.
 
-An owner is gone when its process no longer exists on this boot (pid and start time), or when
-its lease has expired (an owner on another machine, or on a boot before this one). Settling a
+An owner on this host and boot is gone when its process no longer exists (pid and start time),
+whatever the clocks say: a clock that jumps, an owner stopped (SIGSTOP, Ctrl-Z) past its lease,
+never make a live local owner look gone. An owner of this host on an earlier boot is gone. An
+owner on another machine is gone when its lease has expired, by the database's clock.
+
+A row with a value that does not fit its column (``RunRow.bad``) is left alone: hz cannot judge
+it safely; ``hz runs list`` marks it. A database that cannot be written now (a full disk) ends
+the pass early; the next command settles what is left. Settling a
 run first takes it over (a new generation, this process as owner) in one transaction, so two
 reconcilers never both settle one run and a late original owner is fenced out.
 
@@ -24,11 +30,12 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
-from hz.runtime.ledger.store import Clock, Ledger, Owner, StaleOwner, read_observed, read_packet
+from hz.runtime.ledger.db import LedgerUnavailable
+from hz.runtime.ledger.rows import RunRow
+from hz.runtime.ledger.store import Clock, Ledger, Owner, StaleOwner, read_packet
 from hz.runtime.process.group import UnsafeGroupError, signal_group
 from hz.runtime.process.privatefiles import remove_tree
 from hz.runtime.result import AgentResult
@@ -44,38 +51,45 @@ class Settled:
     detail: str
 
 
-def owner_gone(row: Any, clock: Clock) -> bool:
-    if row["owner"] is None:
+def owner_gone(row: RunRow, clock: Clock) -> bool:
+    """Whether the run's owner is gone: on this host and boot by its process alone (pid and
+    start time; clocks say nothing about a process that exists), on an earlier boot of this
+    host always, elsewhere by its lease."""
+    if row.owner is None:
         return False
-    if clock.expired(row["lease_until"]):
-        return True
-    return Owner(
-        row["owner"], row["owner_pid"], row["owner_start"], row["owner_boot"], row["owner_host"]
-    ).is_gone()
+    if host.is_this_host(row.owner_host, row.owner_boot) and row.owner_start is not None:
+        return not host.is_same_process(row.owner_pid, row.owner_start, row.owner_boot)
+    if row.owner_host is not None and row.owner_host == host.host_id():
+        return True  # this machine, an earlier boot: no process outlives a reboot
+    return clock.expired(row.lease_until)
 
 
 def reconcile(ledger: Ledger, *, max_attempts: int = 3) -> list[Settled]:
-    """Settle every run whose owner is gone; idempotent, safe from several processes."""
+    """Settle every run whose owner is gone; idempotent, safe from several processes. A
+    database that cannot be written now ends the pass: what is left is settled by the next."""
     clock = ledger.clock()
     candidates = ledger.select(
         "state IN ('queued', 'prepared', 'dispatching', 'running') AND owner IS NOT NULL"
     )
-    settled = []
+    settled: list[Settled] = []
     me = Owner.this_process()
-    for row in candidates:
-        if not owner_gone(row, clock):
-            continue
-        taken = take_over(ledger, row, me)
-        if taken is None:
-            continue  # another process got there first
-        if row["state"] in ("queued", "prepared"):
-            settled.append(_not_started(ledger, row, taken, max_attempts))
-        else:
-            detail = f"owner {row['owner']} is gone; the agent may have run"
-            settled.append(settle_lost(ledger, taken, generation=taken["generation"], why=detail))
-    sweep_orphans(ledger)
-    ledger.redispatch_stranded()
-    ledger.end_leftover_jobs()
+    try:
+        for row in candidates:
+            if row.malformed or not owner_gone(row, clock):
+                continue
+            taken = take_over(ledger, row, me)
+            if taken is None:
+                continue  # another process got there first
+            if row.state in ("queued", "prepared"):
+                settled.append(_not_started(ledger, row, taken, max_attempts))
+            else:
+                detail = f"owner {row.owner} is gone; the agent may have run"
+                settled.append(settle_lost(ledger, taken, generation=taken.generation, why=detail))
+        sweep_orphans(ledger)
+        ledger.redispatch_stranded()
+        ledger.end_leftover_jobs()
+    except LedgerUnavailable:
+        pass  # a full disk, a database away: the next command settles what is left
     return settled
 
 
@@ -90,6 +104,8 @@ def sweep_orphans(ledger: Ledger) -> int:
     )
     killed = 0
     for row in rows:
+        if row.malformed:
+            continue  # hz cannot tell what its values mean: it is left alone
         # Killed first, then marked: a sweeper that dies in between leaves it to the next
         # (signalling a group twice is harmless; never signalling it is not).
         was_killed = kill_group(row)
@@ -97,63 +113,64 @@ def sweep_orphans(ledger: Ledger) -> int:
         with ledger.tx() as c:
             marked = c.execute(
                 "UPDATE runs SET swept_at = ? WHERE id = ? AND swept_at IS NULL RETURNING id",
-                (time.time(), row["id"]),
+                (time.time(), row.id),
             ).fetchone()
             if marked is not None and was_killed:
                 killed += 1
-                ledger.event(c, row["id"], "uncertain", "its orphaned process group was killed")
+                ledger.event(c, row.id, "uncertain", "its orphaned process group was killed")
     return killed
 
 
-def take_over(ledger: Ledger, row: Any, me: Owner) -> Any:
+def take_over(ledger: Ledger, row: RunRow, me: Owner) -> RunRow | None:
     """The run's row with this process as its owner at a new generation, or None when it
     changed since ``row`` was read."""
     with ledger.tx() as c:
-        current = ledger.locked(c, row["id"])
-        if current is None or current["generation"] != row["generation"]:
+        current = ledger.locked(c, row.id)
+        if current is None or current.generation != row.generation:
             return None
-        if current["state"] != row["state"]:
+        if current.state != row.state:
             return None
-        return c.execute(
+        taken = c.execute(
             "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "  # noqa: S608
             "owner_start = ?, owner_boot = ?, owner_host = ?, "
             f"lease_until = {ledger.db.clock} + 60 WHERE id = ? RETURNING *",
-            (me.name, me.pid, me.start, me.boot, me.host, row["id"]),
+            (me.name, me.pid, me.start, me.boot, me.host, row.id),
         ).fetchone()
+        return None if taken is None else RunRow.read(taken)
 
 
-def _not_started(ledger: Ledger, row: Any, taken: Any, max_attempts: int) -> Settled:
-    detail = f"owner {row['owner']} is gone and the run never reached dispatching"
+def _not_started(ledger: Ledger, row: RunRow, taken: RunRow, max_attempts: int) -> Settled:
+    detail = f"owner {row.owner} is gone and the run never reached dispatching"
     retry = None
     try:
-        with ledger.fenced(row["id"], taken["generation"]) as c:
-            if row["attempt"] < max_attempts:
+        with ledger.fenced(row.id, taken.generation) as c:
+            if row.attempt < max_attempts and not taken.malformed:
                 retry = ledger.insert_run(
-                    c, taken, attempt=row["attempt"] + 1, retry_of=row["id"], not_before=0.0
+                    c, taken, attempt=row.attempt + 1, retry_of=row.id, not_before=0.0
                 )
                 detail += f"; retried as {retry}"
             c.execute(
                 "UPDATE runs SET state = 'failed', failure_kind = 'not_started', ended_at = ?, "
                 "lease_until = NULL, reserved_usd = 0 WHERE id = ?",
-                (time.time(), row["id"]),
+                (time.time(), row.id),
             )
-            ledger.event(c, row["id"], "failed", f"not started: {detail}")
+            ledger.event(c, row.id, "failed", f"not started: {detail}")
             ledger.abandon(c, taken)
     except StaleOwner:
-        return Settled(row["id"], row["state"], "unchanged", "settled by another process")
-    return Settled(row["id"], row["state"], "failed", detail)
+        return Settled(row.id, row.state, "unchanged", "settled by another process")
+    return Settled(row.id, row.state, "failed", detail)
 
 
-def kill_group(row: Any) -> bool:
+def kill_group(row: RunRow) -> bool:
     """Kill the run's process group when it provably is the run's (this boot; the leader's
     pid and start time, or a leaderless group whose id no new process can have taken);
     True when something was killed."""
-    pgid = row["pgid"]
-    if pgid is None or not host.is_this_host(row["host_id"], row["boot_id"]):
+    pgid = row.pgid
+    if pgid is None or not host.is_this_host(row.host_id, row.boot_id):
         return False
     # When the leader is gone: a pid is never reused as a group id while that group has
     # members, so members of this group are still the run's.
-    leader = host.is_same_process(row["pid"], row["proc_start"], row["boot_id"])
+    leader = host.is_same_process(row.pid, row.proc_start, row.boot_id)
     if not leader and not host.group_members(pgid):
         return False
     try:
@@ -168,11 +185,11 @@ def kill_group(row: Any) -> bool:
     return True
 
 
-def remove_private_dir(row: Any) -> bool:
+def remove_private_dir(row: RunRow) -> bool:
     """Remove the run's private directory: only a temporary directory hz made (``hz-…``)."""
-    if not row["private_dir"] or not host.is_this_host(row["host_id"], row["boot_id"]):
+    if not row.private_dir or not host.is_this_host(row.host_id, row.boot_id):
         return False
-    path = Path(row["private_dir"])
+    path = Path(row.private_dir)
     if path.parent != Path(tempfile.gettempdir()) or not path.name.startswith("hz-"):
         return False
     if not path.exists():
@@ -182,43 +199,43 @@ def remove_private_dir(row: Any) -> bool:
 
 
 def settle_lost(
-    ledger: Ledger, row: Any, *, generation: int, why: str, state: str = "uncertain"
+    ledger: Ledger, row: RunRow, *, generation: int, why: str, state: str = "uncertain"
 ) -> Settled:
     """Settle a dispatched run whose session nobody observed to its end: kill what is left,
     remove its private files, write its receipt, commit ``state`` (``uncertain``)."""
     killed = kill_group(row)
     removed = remove_private_dir(row)
-    observed = _observed(row)
+    observed = row.observed or {}
     detail = why + ("; its process group was killed" if killed else "")
     if removed:
         detail += "; its private directory was removed"
     result = AgentResult(
-        runner=row["runner"] or "unknown",
+        runner=row.runner or "unknown",
         status="cancelled",
         failure_kind="aborted",
         turns=observed.get("turns"),
         reason=detail,
     )
     receipt = None
-    if row["receipt_dir"] is not None:
+    if row.receipt_dir is not None:
         from hz.runtime.receipts.write import receipt_and_transcript, write_receipt
 
         packet = read_packet(row)
         if packet is None:
             detail += "; no receipt: its packet in the ledger is unreadable"
         else:
-            started = datetime.fromtimestamp(row["dispatched_at"] or row["created_at"], UTC)
+            started = datetime.fromtimestamp(row.dispatched_at or row.created_at, UTC)
             body, transcript = receipt_and_transcript(
                 packet, result, started_at=started, ended_at=datetime.now(UTC)
             )
             body = body.model_copy(update={"status": state, "failure_kind": None})
             try:
-                receipt = write_receipt(Path(row["receipt_dir"]), body, transcript)
+                receipt = write_receipt(Path(row.receipt_dir), body, transcript)
             except HzError as e:
                 detail += f"; no receipt: {e.message}"
     try:
         ledger.finish(
-            row["id"],
+            row.id,
             generation,
             state,
             failure_kind=None,
@@ -228,14 +245,10 @@ def settle_lost(
             detail=detail,
         )
     except StaleOwner:
-        return Settled(row["id"], row["state"], "unchanged", "settled by another process")
+        return Settled(row.id, row.state, "unchanged", "settled by another process")
     with ledger.tx() as c:
         ledger.abandon(c, row)
     if killed:
         with ledger.tx() as c:
-            c.execute("UPDATE runs SET swept_at = ? WHERE id = ?", (time.time(), row["id"]))
-    return Settled(row["id"], row["state"], state, detail)
-
-
-def _observed(row: Any) -> dict[str, Any]:
-    return read_observed(row["observed_json"]) or {}
+            c.execute("UPDATE runs SET swept_at = ? WHERE id = ?", (time.time(), row.id))
+    return Settled(row.id, row.state, state, detail)

@@ -25,6 +25,7 @@ from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
 from hz.runtime.ledger.backend import Connection, Db, Dispatcher
 from hz.runtime.ledger.db import SqliteDb
+from hz.runtime.ledger.rows import EventRow, RunRow
 from hz.runtime.models import Packet
 
 LIVE = ("queued", "prepared", "dispatching", "running")
@@ -127,15 +128,15 @@ class Owner:
         )
 
 
-def read_packet(row: Any) -> Packet | None:
-    """The run's packet as stored; None when the row holds none or not one (edited by hand)."""
+def read_packet(row: RunRow) -> Packet | None:
+    """The run's packet as stored; None when the row holds none or not one, or has a value
+    that does not fit its column (edited by hand)."""
     from pydantic import ValidationError
 
-    text = row["packet_json"]
-    if not isinstance(text, str):
+    if row.malformed:
         return None
     try:
-        return Packet.model_validate_json(text)
+        return Packet.model_validate_json(row.packet_json)
     except ValidationError:
         return None
 
@@ -180,37 +181,43 @@ class Ledger:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def get(self, run_id: str) -> Any:
-        row = self.connection.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
-        if row is None:
+    def get(self, run_id: str) -> RunRow:
+        found = self.connection.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if found is None:
             raise UnknownRun(f"no run {run_id} in the ledger at {self.db.where}")
-        if row["state"] not in STATES:
+        row = RunRow.read(found)
+        if row.state not in STATES:
             raise UnknownState(
-                f"run {run_id} is in the state {str(row['state'])[:64]!r}, which this hz does "
+                f"run {run_id} is in the state {row.state[:64]!r}, which this hz does "
                 "not know; it leaves the run alone",
                 hint="the row was edited by hand or written by a newer hz; hz runs list shows "
                 "it, fix the row or use that hz",
             )
         return row
 
-    def locked(self, c: Connection, run_id: str) -> Any:
+    def locked(self, c: Connection, run_id: str) -> RunRow | None:
         """Inside a transaction: the run's row, locked until the transaction ends; None when
         there is no such run."""
-        return c.execute(
+        found = c.execute(
             f"SELECT * FROM runs WHERE id = ?{self.db.for_update}",  # noqa: S608
             (run_id,),
         ).fetchone()
+        return None if found is None else RunRow.read(found)
 
-    def events(self, run_id: str) -> list[Any]:
-        return list(
-            self.connection.execute(
+    def events(self, run_id: str) -> list[EventRow]:
+        return [
+            EventRow.read(found)
+            for found in self.connection.execute(
                 "SELECT at, state, detail FROM events WHERE run_id = ? ORDER BY seq", (run_id,)
             ).fetchall()
-        )
+        ]
 
-    def select(self, where: str = "TRUE", params: tuple[Any, ...] = ()) -> list[Any]:
+    def select(self, where: str = "TRUE", params: tuple[Any, ...] = ()) -> list[RunRow]:
+        """The runs ``where`` holds, oldest first. ``created_at`` orders them as the database
+        compares its values (a malformed one sorts where SQL puts it); each row is checked
+        (``RunRow.read``), none left out."""
         query = f"SELECT * FROM runs WHERE {where} ORDER BY created_at, id"  # noqa: S608
-        return list(self.connection.execute(query, params).fetchall())
+        return [RunRow.read(found) for found in self.connection.execute(query, params).fetchall()]
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -301,6 +308,8 @@ class Ledger:
         """Inside a transaction: a new queued run with ``template``'s request (a row or a
         dict), handed to the dispatcher unless it belongs to a batch (the batch's own process
         runs it) or ``dispatch`` is false (its creator owns it at once)."""
+        if isinstance(template, RunRow):
+            template = template.request()
         run_id = new_run_id()
         values = [template[name] for name in _COPIED]
         c.execute(
@@ -368,11 +377,17 @@ class Ledger:
             rows = c.execute(
                 f"SELECT * FROM runs WHERE {where} "  # noqa: S608
                 f"ORDER BY priority DESC, not_before, created_at LIMIT ?{self.db.skip_locked}",
-                (*params, 1 if hold is None else 16),
+                # SQLite locks no rows: a few more, so that one unaddressable row (an id
+                # that is no text) does not hide the rest.
+                (*params, 1 if hold is None and self.db.skip_locked else 16),
             ).fetchall()
-            for row in rows:
-                if hold is None or self.hold_here(c, row, hold) is None:
-                    return row["id"], self._claim(c, row["id"], owner, "claimed")
+            for found in rows:
+                row = RunRow.read(found)
+                if not row.addressable:
+                    continue  # an id that is no text: nothing can name it, it stays
+                # A malformed run is claimed and failed by its owner (``run_owned``), named.
+                if row.malformed or hold is None or self.hold_here(c, row, hold) is None:
+                    return row.id, self._claim(c, row.id, owner, "claimed")
             return None
 
     def claim(self, run_id: str, owner: Owner, *, worker: str | None = None) -> int | None:
@@ -423,21 +438,21 @@ class Ledger:
             return None
         with self.tx() as c:
             row = self.locked(c, run_id)
-            if row is None or row["state"] != "queued" or row["owner"] is not None:
+            if row is None or row.state != "queued" or row.owner is not None or row.malformed:
                 return None
             until = self.hold_here(c, row, hold)
-            if until is not None and job_id is not None and row["job_id"] == job_id:
-                self._enqueue(c, run_id, row["queue"], row["priority"], until)
+            if until is not None and job_id is not None and row.job_id == job_id:
+                self._enqueue(c, run_id, row.queue, row.priority, until)
             return until
 
-    def hold_here(self, c: Connection, row: Any, hold: Hold) -> float | None:
+    def hold_here(self, c: Connection, row: RunRow, hold: Hold) -> float | None:
         """Inside a transaction holding ``row`` (queued, unowned): the time it is held until
         when its reservation would cross a ceiling, else None. Nothing is claimed, prepared
         or handed to a queue; the timeline says once which ceiling holds the run."""
-        if not hold.ceilings.active or hold.ceilings.alone(hold.runner, row["max_usd"]):
+        if not hold.ceilings.active or hold.ceilings.alone(hold.runner, row.max_usd):
             return None  # a run over a ceiling on its own is claimed, and failed
         now = self.now(c)
-        crossed = hold.ceilings.crossed(c, hold.runner, row["max_usd"], now=now)
+        crossed = hold.ceilings.crossed(c, hold.runner, row.max_usd, now=now)
         if crossed is None:
             return None
         return self._held(c, row, *crossed, now=now, wait=hold.ceilings.hold_wait)
@@ -445,22 +460,22 @@ class Ledger:
     def _held(
         self,
         c: Connection,
-        row: Any,
+        row: RunRow,
         label: str,
         why: str,
         *,
         now: float,
         wait: tuple[float, float],
     ) -> float:
-        same = row["held_reason"] == label and row["held_since"] is not None
-        since = float(row["held_since"]) if same else now
+        same = row.held_reason == label and row.held_since is not None
+        since = row.held_since if same and row.held_since is not None else now
         until = now + hold_delay(now - since, now, wait)
         c.execute(
             "UPDATE runs SET not_before = ?, held_reason = ?, held_since = ? WHERE id = ?",
-            (until, label, since, row["id"]),
+            (until, label, since, row.id),
         )
         if not same:
-            self.event(c, row["id"], "queued", f"waiting: {why}")
+            self.event(c, row.id, "queued", f"waiting: {why}")
         return until
 
     def release(self, run_id: str, generation: int, hold: Hold) -> float:
@@ -476,12 +491,13 @@ class Ledger:
                 (run_id,),
             )
             row = self.locked(c, run_id)
+            assert row is not None  # fenced: it is there
             until = self.hold_here(c, row, hold)
             if until is None:
                 until = self.now(c)
                 c.execute("UPDATE runs SET not_before = ? WHERE id = ?", (until, run_id))
-            if row["batch"] is None:  # a batch's own process looks again, not a worker
-                self._enqueue(c, run_id, row["queue"], row["priority"], until)
+            if row.batch is None:  # a batch's own process looks again, not a worker
+                self._enqueue(c, run_id, row.queue, row.priority, until)
             return until
 
     def _wake_held(self, c: Connection) -> None:
@@ -545,15 +561,14 @@ class Ledger:
         """Commit ``dispatching`` and reserve the run's budget, before anything is spawned;
         the reason instead when the reservation would cross a spend ceiling."""
         with self.fenced(run_id, generation, sync=True) as c:
-            row = c.execute(
-                "SELECT runner, max_usd, cancel_requested_at FROM runs WHERE id = ?", (run_id,)
-            ).fetchone()
-            if row["cancel_requested_at"] is not None:
+            row = self.locked(c, run_id)
+            assert row is not None  # fenced: it is there
+            if row.cancel_requested_at is not None:
                 raise StaleOwner(run_id)  # cancelled before dispatch: never spawn
             if ceilings.active:
                 self.db.lock(c, "ceilings")  # one reservation at a time across all workers
             now = self.now(c)
-            over = ceilings.refusal(c, row["runner"], row["max_usd"], now=now)
+            over = ceilings.refusal(c, row.runner, row.max_usd, now=now)
             if over is not None:
                 return over
             c.execute(
@@ -562,7 +577,7 @@ class Ledger:
                 "host_id = ?, boot_id = ? WHERE id = ?",
                 (now, host.host_name(), host.host_id(), host.boot_id(), run_id),
             )
-            self.event(c, run_id, "dispatching", f"reserved ${row['max_usd']:.2f}")
+            self.event(c, run_id, "dispatching", f"reserved ${row.max_usd:.2f}")
             return None
 
     def spawned(self, run_id: str, generation: int, pid: int, pgid: int) -> bool:
@@ -601,9 +616,7 @@ class Ledger:
 
         def write(c: Connection) -> None:
             keep = state == "uncertain" or cost_usd is None
-            before = c.execute(
-                "SELECT dispatched_at, reserved_usd FROM runs WHERE id = ?", (run_id,)
-            ).fetchone()
+            before = self.locked(c, run_id)
             c.execute(
                 "UPDATE runs SET state = ?, failure_kind = ?, result_json = ?, cost_usd = ?, "
                 "receipt_path = ?, ended_at = ?, lease_until = NULL, "
@@ -623,8 +636,8 @@ class Ledger:
             )
             label = state if failure_kind is None else f"{state} ({failure_kind})"
             self.event(c, run_id, state, detail or label)
-            released = before is not None and before["dispatched_at"] is not None and not keep
-            if released and float(before["reserved_usd"]) > float(cost_usd or 0) + 1e-9:
+            released = before is not None and before.dispatched_at is not None and not keep
+            if released and before is not None and before.reserved_usd > (cost_usd or 0) + 1e-9:
                 self._wake_held(c)
 
         if generation is None:
@@ -648,9 +661,9 @@ class Ledger:
         with self.tx() as c:
             for run_id in self.dispatcher.stranded(c):
                 row = self.locked(c, run_id)
-                if row is None or row["state"] != "queued" or row["owner"] is not None:
+                if row is None or row.state != "queued" or row.owner is not None or row.malformed:
                     continue
-                self._enqueue(c, run_id, row["queue"], row["priority"], row["not_before"])
+                self._enqueue(c, run_id, row.queue, row.priority, row.not_before)
                 self.event(c, run_id, "queued", "its job ended without running it: queued again")
                 handed.append(run_id)
         return handed
@@ -664,17 +677,17 @@ class Ledger:
         with self.tx() as c:
             return self.dispatcher.leftover(c, stalled_after=max(10.0, 4 * self.lease_seconds))
 
-    def cancel_dispatch(self, row: Any) -> None:
+    def cancel_dispatch(self, row: RunRow) -> None:
         """After a cancel intent is committed: the dispatcher's side of it (its job out of
         the queue, or the worker running it asked to abort)."""
-        if self.dispatcher is not None and row["job_id"] is not None:
-            self.dispatcher.cancel(self.db, int(row["job_id"]))
+        if self.dispatcher is not None and row.job_id is not None:
+            self.dispatcher.cancel(self.db, row.job_id)
 
-    def abandon(self, c: Connection, row: Any) -> None:
+    def abandon(self, c: Connection, row: RunRow) -> None:
         """Inside the transaction that settled the run here (not by its worker): its job,
         when it has one, ends without a retry."""
-        if self.dispatcher is not None and row["job_id"] is not None:
-            self.dispatcher.abandon(c, int(row["job_id"]))
+        if self.dispatcher is not None and row.job_id is not None:
+            self.dispatcher.abandon(c, row.job_id)
 
 
 _COPIED = (

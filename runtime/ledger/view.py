@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
-from hz.runtime.ledger.store import STATES, TERMINAL, Ledger, read_observed
+from hz.runtime.ledger.rows import RunRow
+from hz.runtime.ledger.store import STATES, TERMINAL, Ledger
 from hz.runtime.printable import printable
 
 RUN_FORMAT_VERSION = 1
@@ -19,54 +19,54 @@ def iso(moment: float | None) -> str | None:
     return stamp.replace("+00:00", "Z")
 
 
-def _result(text: str | None) -> dict[str, Any] | None:
-    """The stored result object; None when there is none or it is not one (edited by hand)."""
-    if not text:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+#: The document's member of each column (the rest share the column's name).
+_MEMBER = {"receipt_path": "receipt", "observed_json": "observed", "result_json": "result"}
 
 
-def run_json(ledger: Ledger, row: Any, *, timeline: bool = True) -> dict[str, Any]:
+def run_json(ledger: Ledger, row: RunRow, *, timeline: bool = True) -> dict[str, Any]:
     """One run: identity, state, attempt, where it ran, what it reserved and cost, the
     timeline, and the result object once terminal (``null`` for ``uncertain``: nothing
-    observed its end)."""
+    observed its end). A value that does not fit its column is ``null`` here and named in
+    ``bad``."""
     document: dict[str, Any] = {
         "kind": "run",
         "format_version": RUN_FORMAT_VERSION,
-        "id": row["id"],
-        "state": row["state"],
-        "failure_kind": row["failure_kind"],
-        "request_key": row["request_key"],
-        "attempt": row["attempt"],
-        "retry_of": row["retry_of"],
-        "job_name": row["job_name"],
-        "job_digest": row["job_digest"],
-        "inputs_sha256": row["inputs_sha256"],
-        "workdir": row["workdir"],
-        "runner": row["runner"],
-        "max_usd": row["max_usd"],
-        "reserved_usd": row["reserved_usd"],
-        "cost_usd": row["cost_usd"],
-        "queue": row["queue"],
-        "priority": row["priority"],
-        "host": row["host"],
-        "host_id": row["host_id"],
-        "worker": row["worker"],
-        "job_id": row["job_id"],
-        "pid": row["pid"],
-        "private_dir": row["private_dir"],
-        "cancel_requested_at": iso(row["cancel_requested_at"]),
-        "created_at": iso(row["created_at"]),
-        "dispatched_at": iso(row["dispatched_at"]),
-        "ended_at": iso(row["ended_at"]),
-        "receipt": row["receipt_path"],
-        "observed": read_observed(row["observed_json"]),
-        "result": _result(row["result_json"]),
+        "id": row.id,
+        "state": row.state,
+        "failure_kind": row.failure_kind,
+        "request_key": row.request_key,
+        "attempt": row.attempt,
+        "retry_of": row.retry_of,
+        "job_name": row.job_name,
+        "job_digest": row.job_digest,
+        "inputs_sha256": row.inputs_sha256,
+        "workdir": row.workdir,
+        "runner": row.runner,
+        "max_usd": row.max_usd,
+        "reserved_usd": row.reserved_usd,
+        "cost_usd": row.cost_usd,
+        "queue": row.queue,
+        "priority": row.priority,
+        "host": row.host,
+        "host_id": row.host_id,
+        "worker": row.worker,
+        "job_id": row.job_id,
+        "pid": row.pid,
+        "private_dir": row.private_dir,
+        "cancel_requested_at": iso(row.cancel_requested_at),
+        "created_at": iso(row.created_at),
+        "dispatched_at": iso(row.dispatched_at),
+        "ended_at": iso(row.ended_at),
+        "receipt": row.receipt_path,
+        "observed": row.observed,
+        "result": row.result,
     }
+    if row.bad:
+        for bad in row.bad:
+            member = _MEMBER.get(bad.split(": ", 1)[0], bad.split(": ", 1)[0])
+            if member in document and member not in ("id", "state"):
+                document[member] = None
+        document["bad"] = list(row.bad)
     # Issue 10: a session the operator widened (network tools) is named wherever the run is.
     result = document["result"]
     widened = None if result is None else result.get("session_widened", [])
@@ -77,8 +77,13 @@ def run_json(ledger: Ledger, row: Any, *, timeline: bool = True) -> dict[str, An
     document["session_widened"] = widened
     if timeline:
         document["timeline"] = [
-            {"at": iso(e["at"]), "state": e["state"], "detail": e["detail"]}
-            for e in ledger.events(row["id"])
+            {
+                "at": iso(e.at),
+                "state": e.state,
+                "detail": e.detail,
+                **({"bad": list(e.bad)} if e.bad else {}),
+            }
+            for e in ledger.events(row.id)
         ]
     return document
 
@@ -105,9 +110,11 @@ def run_text(document: dict[str, Any]) -> str:
         ("queue", f"{document['queue']} (priority {document['priority']})"),
         ("host", document["host"] or "-"),
         ("worker", document["worker"] or "-"),
-        ("reserved", f"${document['reserved_usd']:.2f}"),
-        ("cost", "?" if document["cost_usd"] is None else f"${document['cost_usd']:.4f}"),
+        ("reserved", _money(document["reserved_usd"], 2)),
+        ("cost", _money(document["cost_usd"], 4)),
     ]
+    if document.get("bad"):
+        rows.append(("bad values", "; ".join(document["bad"])))
     if document["retry_of"]:
         rows.append(("retry of", document["retry_of"]))
     if document["receipt"]:
@@ -124,13 +131,15 @@ def run_text(document: dict[str, Any]) -> str:
     # Names, keys, paths and the reason come from contracts, operators and agents.
     lines = [f"{name + ':':<13}{printable(str(value))}" for name, value in rows]
     lines.append("timeline:")
-    lines += [
-        f"  {e['at']}  {e['state']:<12}{printable(e['detail'] or '')}".rstrip()
-        for e in document.get("timeline", [])
-    ]
+    lines += [_event_line(e) for e in document.get("timeline", [])]
     if document["state"] == "uncertain":
         lines.append(UNCERTAIN_NOTE)
     return "\n".join(lines) + "\n"
+
+
+def _event_line(event: dict[str, Any]) -> str:
+    at, state, detail = event["at"] or "?", printable(event["state"]), event["detail"] or ""
+    return f"  {at:<24}  {state:<12}{printable(detail)}".rstrip()
 
 
 #: The width of ``hz runs list``'s state column (a state and its failure kind).
@@ -146,14 +155,24 @@ def list_line(document: dict[str, Any]) -> str:
     state = printable(state)
     if len(state) >= STATE_COLUMN:
         state = state[: STATE_COLUMN - 2] + "…"
-    cost = "?" if document["cost_usd"] is None else f"${document['cost_usd']:.4f}"
-    name = printable(str(document["job_name"]))
+    if document.get("bad"):  # a value hz cannot read: marked, and its columns named
+        state = "! " + state
+    cost = _money(document["cost_usd"], 4)
+    name = printable(str(document["job_name"] or "?"))
     where = printable(str(document["worker"] or document["host"] or "-"))
     state = state.ljust(STATE_COLUMN)
-    line = f"{document['id']}  {document['created_at']}  {state}{name}  {cost}  {where}"
+    created = document["created_at"] or "?"
+    line = f"{printable(document['id'])}  {created}  {state}{name}  {cost}  {where}"
     if document["session_widened"]:
-        line += f"  widened: {', '.join(document['session_widened'])}"
+        line += f"  widened: {printable(', '.join(document['session_widened']))}"
+    if document.get("bad"):
+        columns = ", ".join(b.split(":", 1)[0] for b in document["bad"])
+        line += f"  bad values: {printable(columns)} (hz runs show)"
     return line
+
+
+def _money(amount: float | None, places: int) -> str:
+    return "?" if amount is None else f"${amount:.{places}f}"
 
 
 def is_terminal(document: dict[str, Any]) -> bool:

@@ -3,6 +3,13 @@
 Each slot is a thread that owns one run at a time (the runs' agents are processes; a thread
 only supervises one). ``stop()`` stops claiming new runs and cancels the running ones through
 the same path as ``hz runs cancel``; every slot settles within the cancel ceiling.
+
+A slot survives what the database does: a claim that fails because it cannot be written now
+(``LedgerUnavailable``: a full disk, a lock held too long) is tried again after a growing wait,
+said once on ``on_error``; a run settled by another process before it started (a cancel racing
+the claim: ``StaleOwner``) is let go. What a slot cannot go on from (a damaged ledger, a bug)
+stops the pool: every slot ends, and ``run()`` raises it, so ``hz worker`` exits non-zero with
+one line saying why.
 """
 
 from __future__ import annotations
@@ -11,11 +18,15 @@ import threading
 from collections.abc import Callable
 
 from hz.runtime.errors import HzError
+from hz.runtime.ledger.db import LedgerUnavailable
+from hz.runtime.ledger.fallback import unrecorded
 from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
-from hz.runtime.ledger.store import Hold, Ledger, Owner
+from hz.runtime.ledger.store import Hold, Ledger, Owner, StaleOwner
 
 #: How long an idle slot sleeps before looking at the queue again.
 IDLE_POLL = 0.2
+#: The longest wait between two claims while the database cannot be written.
+TROUBLE_WAIT = 15.0
 
 
 class Pool:
@@ -32,6 +43,7 @@ class Pool:
         claim: Callable[[Ledger, Owner], tuple[str, int] | bool | None],
         on_done: Callable[[Outcome], None] | None = None,
         on_error: Callable[[str, Exception], None] | None = None,
+        on_trouble: Callable[[HzError | None], None] | None = None,
     ) -> None:
         self.ledger = ledger
         self.jobs = jobs
@@ -40,14 +52,22 @@ class Pool:
         self.claim = claim
         self.on_done = on_done
         self.on_error = on_error
+        #: Told when claims start failing because the database cannot be written now, and
+        #: (with None) when they work again.
+        self.on_trouble = on_trouble
         self.owner = Owner.this_process()
         self.stopping = threading.Event()
         self.running: dict[str, OwnedRun] = {}
+        #: What stopped the pool that a slot could not go on from; ``run()`` raises it.
+        self.failure: BaseException | None = None
+        self._troubled = False
         self._lock = threading.Lock()
 
     def run(self) -> None:
+        """Run the slots until the source is done or ``stop()``; raises what stopped a slot
+        that could not go on (``failure``) once every slot has ended."""
         threads = [
-            threading.Thread(target=self._slot, name=f"hz-slot-{n}", daemon=True)
+            threading.Thread(target=self._guarded_slot, name=f"hz-slot-{n}", daemon=True)
             for n in range(self.jobs)
         ]
         for thread in threads:
@@ -55,6 +75,19 @@ class Pool:
         for thread in threads:
             while thread.is_alive():
                 thread.join(timeout=0.2)  # joins in slices so signals reach the main thread
+        if self.failure is not None:
+            raise self.failure
+
+    def _guarded_slot(self) -> None:
+        try:
+            self._slot()
+        except BaseException as e:  # a damaged ledger, a bug: the pool stops, run() says why
+            with self._lock:
+                if self.failure is None:
+                    self.failure = e
+            self.stop("the worker cannot go on")
+        finally:
+            self.ledger.thread_done()
 
     def stop(self, reason: str, *, now: bool = False) -> None:
         """Claim nothing more; cancel what runs (intent committed, then signals: SIGTERM and
@@ -67,8 +100,17 @@ class Pool:
 
     def _slot(self) -> None:
         ledger = self.ledger  # a connection per thread, or one per statement from a pool
+        wait = IDLE_POLL
         while not self.stopping.is_set():
-            claimed = self.claim(ledger, self.owner)
+            try:
+                claimed = self.claim(ledger, self.owner)
+            except LedgerUnavailable as e:
+                self._trouble(e)
+                self.stopping.wait(wait)
+                wait = min(wait * 2, TROUBLE_WAIT)
+                continue
+            wait = IDLE_POLL
+            self._trouble(None)
             if claimed is None:
                 return
             if claimed is False or claimed is True:
@@ -84,17 +126,43 @@ class Pool:
                     policy=self.policy,
                     on_owned=self._track,
                 )
-            except HzError as e:
+            except StaleOwner:
+                continue  # settled by another process before it started (a cancel): let go
+            except HzError as e:  # the run could not be started, or its record kept
                 if self.on_error is not None:
                     self.on_error(run_id, e)
                 continue
             finally:
                 with self._lock:
                     self.running.pop(run_id, None)
-            if outcome.requeued:
+            if outcome.unrecorded is not None:
+                if self.on_error is not None:
+                    error = unrecorded(
+                        run_id,
+                        outcome.state,
+                        outcome.unrecorded,
+                        outcome.saved,
+                        outcome.save_error,
+                    )
+                    self.on_error(run_id, error)
+            elif outcome.requeued:
                 self.stopping.wait(IDLE_POLL)
             elif self.on_done is not None:
-                self.on_done(outcome)
+                try:
+                    self.on_done(outcome)
+                except LedgerUnavailable as e:  # its report could not be read: said instead
+                    if self.on_error is not None:
+                        self.on_error(run_id, e)
+
+    def _trouble(self, error: LedgerUnavailable | None) -> None:
+        """A spell of trouble said once as it starts (every slot meets it) and once as it
+        ends, not at every look."""
+        with self._lock:
+            if self._troubled == (error is not None):
+                return
+            self._troubled = error is not None
+        if self.on_trouble is not None:
+            self.on_trouble(error)
 
     def _track(self, owned: OwnedRun) -> None:
         with self._lock:

@@ -240,7 +240,7 @@ def test_a_bug_while_reading_a_target_ends_the_batch_as_a_bug(tmp_path: Path) ->
             fmt="jsonl",
             quiet=True,
         )
-    assert [r["state"] for r in store.select()] == ["completed"]
+    assert [r.state for r in store.select()] == ["completed"]
 
 
 def test_runs_show_escapes_what_others_chose(hz: Cli, tmp_path: Path) -> None:

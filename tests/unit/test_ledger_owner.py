@@ -81,10 +81,10 @@ def test_a_rate_limit_before_any_tool_is_retried(
     ledger, runner, state = run_with(new_ledger, tmp_path, [limited(), limited(), DONE], 3)
     assert (state, runner.calls) == ("completed", 3)
     rows = ledger.select()
-    assert [(r["attempt"], r["state"], r["retry_of"]) for r in rows] == [
+    assert [(r.attempt, r.state, r.retry_of) for r in rows] == [
         (1, "failed", None),
-        (2, "failed", rows[0]["id"]),
-        (3, "completed", rows[1]["id"]),
+        (2, "failed", rows[0].id),
+        (3, "completed", rows[1].id),
     ]
 
 
@@ -120,7 +120,7 @@ def test_no_other_ending_is_retried(
     )  # type: ignore[arg-type]
     ledger, runner, state = run_with(new_ledger, tmp_path, [ended, DONE], 3)
     assert (state, runner.calls) == (status, 1)
-    assert [(r["attempt"], r["state"]) for r in ledger.select()] == [(1, status)]
+    assert [(r.attempt, r.state) for r in ledger.select()] == [(1, status)]
 
 
 def test_backoff_follows_retry_after_capped_with_jitter() -> None:
@@ -180,16 +180,17 @@ def test_a_cancel_from_another_thread_stops_a_stubborn_agent(
     # The agent and its helper run, but the owner may not have recorded it yet (a cancel
     # that lands before that record kills the group as it starts: the next test).
     deadline = time.monotonic() + 30
-    while ledger.get(run_id)["state"] != "running":
+    while ledger.get(run_id).state != "running":
         assert time.monotonic() < deadline, "the running record was not committed"
         time.sleep(0.05)
     begun = time.monotonic()
     row = cancel(ledger, run_id)
     owner.join(timeout=15)
     assert time.monotonic() - begun < 10
-    assert (row["state"], row["failure_kind"]) == ("cancelled", "aborted")
+    assert (row.state, row.failure_kind) == ("cancelled", "aborted")
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(tmp_path / "pids"))
-    result = json.loads(row["result_json"])
+    result = row.result
+    assert result is not None
     assert result["reason"] == "cancelled (hz runs cancel); the run's processes were killed"
 
 
@@ -216,7 +217,7 @@ def test_a_cancel_committed_before_the_running_record_kills_the_agent_as_it_star
     assert outcome.result is not None
     assert outcome.result.reason == "cancelled as the agent started; its group was killed"
     row = ledger.get(run_id)
-    assert (row["state"], row["failure_kind"]) == ("cancelled", "aborted")
+    assert (row.state, row.failure_kind) == ("cancelled", "aborted")
     pids = tmp_path / "pids"
     assert all(is_gone(int(str(p["pid"]))) for p in (recorded_pids(pids) if pids.exists() else []))
 
@@ -240,7 +241,7 @@ def test_a_worker_pool_stops_and_cancels_what_runs(new_ledger: Any, tmp_path: Pa
     pool.stop("the worker got SIGTERM")
     worker.join(timeout=15)
     assert done == ["cancelled"]
-    timeline = [(e["state"], e["detail"]) for e in ledger.events(run_id)]
+    timeline = [(e.state, e.detail) for e in ledger.events(run_id)]
     assert ("cancel", "the worker got SIGTERM") in timeline
 
 
@@ -308,7 +309,7 @@ def test_a_missing_workdir_fails_the_run_as_not_started(new_ledger: Any, tmp_pat
     with pytest.raises(HzError):
         run_owned(ledger, run_id, generation, binding=binding, policy=Policy())
     row = ledger.get(run_id)
-    assert (row["state"], row["failure_kind"]) == ("failed", "not_started")
+    assert (row.state, row.failure_kind) == ("failed", "not_started")
 
 
 class Interrupting(Scripted):
@@ -339,7 +340,7 @@ def test_an_owner_interrupted_inside_the_runner_settles_by_what_it_saw(
     assert outcome.result.reason == "hz was interrupted (SIGINT); the run's processes were killed"
     [receipt] = (tmp_path / "r").glob("*.json")
     assert json.loads(receipt.read_text())["status"] == state
-    events = [(e["state"], e["detail"]) for e in ledger.events(run_id)]
+    events = [(e.state, e.detail) for e in ledger.events(run_id)]
     assert ("cancel", "hz was interrupted (SIGINT)") in events
 
 

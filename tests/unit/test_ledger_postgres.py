@@ -273,13 +273,13 @@ def test_a_queued_run_whose_job_ended_unrun_is_queued_again(pg_dsn: str, tmp_pat
     ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
     try:
         run_id, _ = ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
-        old = ledger.get(run_id)["job_id"]
+        old = ledger.get(run_id).job_id
         with psycopg.connect(pg_dsn, autocommit=True) as c:  # its claim failed mid-way
             c.execute("UPDATE procrastinate_jobs SET status = 'failed' WHERE id = %s", (old,))
         assert reconcile(ledger) == []
         row = ledger.get(run_id)
-        assert (row["state"], row["job_id"] != old) == ("queued", True)
-        assert [e["detail"] for e in ledger.events(run_id)][-1] == (
+        assert (row.state, row.job_id != old) == ("queued", True)
+        assert [e.detail for e in ledger.events(run_id)][-1] == (
             "its job ended without running it: queued again"
         )
         assert ledger.redispatch_stranded() == []  # its new job waits: nothing more to do

@@ -97,14 +97,14 @@ def test_a_ledger_of_the_first_schema_is_migrated_with_its_runs(tmp_path: Path) 
     ledger = Ledger(path)
     assert ledger.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     [row] = ledger.select()
-    assert (row["id"], row["state"], row["queue"], row["priority"], row["held_since"]) == (
+    assert (row.id, row.state, row.queue, row.priority, row.held_since) == (
         "run_old",
         "completed",
         "default",
         0,
         None,
     )
-    assert ledger.get("run_old")["request_key"] == "k"
+    assert ledger.get("run_old").request_key == "k"
     run_id, _ = new_run(ledger, tmp_path, key="new")  # and the migrated ledger takes new runs
     assert ledger.claim_next(Owner.this_process(), queues=("default",)) == (run_id, 1)
 
@@ -166,14 +166,14 @@ def test_a_stale_owner_cannot_write_over_a_newer_one(ledger: Ledger, tmp_path: P
     _, old = ledger.claim_next(Owner.this_process()) or ("", 0)
     ledger.prepare(run_id, old, "echo", "d")
     settled = cancel(ledger, run_id)
-    assert (settled["state"], settled["failure_kind"]) == ("cancelled", "aborted")
+    assert (settled.state, settled.failure_kind) == ("cancelled", "aborted")
     with pytest.raises(StaleOwner):
         ledger.dispatch(run_id, old, Ceilings())
     with pytest.raises(StaleOwner):
         ledger.finish(
             run_id, old, "completed", failure_kind=None, result=None, cost_usd=None, receipt=None
         )
-    assert ledger.get(run_id)["state"] == "cancelled"
+    assert ledger.get(run_id).state == "cancelled"
 
 
 def test_a_reservation_becomes_the_cost_and_an_unknown_cost_keeps_it(
@@ -198,7 +198,7 @@ def test_a_reservation_becomes_the_cost_and_an_unknown_cost_keeps_it(
     ledger.finish(
         *runs[1], "completed", failure_kind=None, result=None, cost_usd=None, receipt=None
     )
-    reserved = [ledger.get(r)["reserved_usd"] for r, _ in runs]
+    reserved = [ledger.get(r).reserved_usd for r, _ in runs]
     assert reserved == [0.0, 0.5, 0.5]
 
 
@@ -225,7 +225,7 @@ def test_the_days_of_a_ceiling_are_the_databases_not_the_hosts(
             patched.setattr(store.time, "time", lambda skew=skew, real=real: real() + skew)
             if skew < 0:  # a host a day behind reserves today's room, not yesterday's
                 assert ledger.dispatch(*runs[1], ceilings) is None
-                assert abs(ledger.get(runs[1][0])["dispatched_at"] - real()) < 60
+                assert abs((ledger.get(runs[1][0]).dispatched_at or 0.0) - real()) < 60
             else:  # a host a day ahead finds today's room taken, not tomorrow's free
                 assert ledger.dispatch(*runs[2], ceilings) == refused
     assert ledger.dispatch(*runs[3], ceilings) == refused
@@ -263,7 +263,7 @@ def test_reconcile_retries_a_run_whose_owner_died_before_dispatch_once(
     assert (settled.run_id, settled.was, settled.state) == (run_id, "prepared", "failed")
     assert reconcile(ledger) == []  # idempotent
     old, retry = ledger.select()
-    assert (old["failure_kind"], retry["state"], retry["attempt"], retry["retry_of"]) == (
+    assert (old.failure_kind, retry.state, retry.attempt, retry.retry_of) == (
         "not_started",
         "queued",
         2,
@@ -336,7 +336,7 @@ def test_a_stale_generation_cannot_write_a_terminal_over_uncertain(
             run_id, old, "completed", failure_kind=None, result=None, cost_usd=0.1, receipt=None
         )
     row = ledger.get(run_id)
-    assert (row["state"], row["reserved_usd"], row["cost_usd"]) == ("uncertain", 0.5, None)
+    assert (row.state, row.reserved_usd, row.cost_usd) == ("uncertain", 0.5, None)
 
 
 def test_claiming_a_run_takes_only_a_queued_unowned_one(ledger: Ledger, tmp_path: Path) -> None:
@@ -348,7 +348,7 @@ def test_claiming_a_run_takes_only_a_queued_unowned_one(ledger: Ledger, tmp_path
     other, _ = new_run(ledger, tmp_path, key="other")
     cancel(ledger, other)
     assert ledger.claim(other, me) is None  # cancelled: the ledger says no, whatever the queue
-    assert ledger.get(run_id)["worker"] == "w1"
+    assert ledger.get(run_id).worker == "w1"
 
 
 def test_priority_then_age_orders_claims_within_queues(ledger: Ledger, tmp_path: Path) -> None:

@@ -1,0 +1,292 @@
+"""The ledger's rows as typed, frozen values, checked in one place as they are read.
+
+A row is outside input: a hand edit, a newer hz, a damaged page can put any value in any
+column (SQLite keeps text in a REAL column, bytes in a TEXT one). ``RunRow.read`` checks every
+column against its kind; a value that does not fit is replaced by its kind's empty value and
+named in ``bad`` (``"cost_usd: 'abc' is not a number"``). Readers use the typed attributes,
+never the raw row. What a malformed row may do is decided by each reader, always without a
+crash: ``hz runs list`` marks it, ``hz runs show`` names its bad columns, reconciliation and
+cancellation leave it alone, an owner fails it ``not_started`` before anything is spawned.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hz.runtime.strict_json import JsonError
+from hz.runtime.strict_json import loads as json_loads
+
+#: The latest moment a time column may hold: the end of the year 9999, the last that a date
+#: can be printed for (``datetime``).
+LATEST = 253402300799.0
+#: The largest process id Linux hands out (``pid_max`` is at most 2**22).
+MAX_PID = 1 << 22
+#: What a number column may hold in magnitude (money, counts): beyond it, a hand edit.
+MAX_NUMBER = 1e15
+#: A stored result object longer than this is not hz's (8 MiB per stream, and some JSON).
+MAX_RESULT = 64 << 20
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _text(value: Any) -> tuple[Any, str | None]:
+    if isinstance(value, str):
+        return value, None
+    return "", f"{_shown(value)} is not text"
+
+
+def _integer(low: int, high: int) -> Callable[[Any], tuple[Any, str | None]]:
+    def check(value: Any) -> tuple[Any, str | None]:
+        if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+            return value, None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return 0, f"{_shown(value)} is out of range"
+        return 0, f"{_shown(value)} is not a whole number"
+
+    return check
+
+
+def _real(low: float, high: float) -> Callable[[Any], tuple[Any, str | None]]:
+    def check(value: Any) -> tuple[Any, str | None]:
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return 0.0, f"{_shown(value)} is not a number"
+        try:
+            number = float(value)
+        except OverflowError:  # an integer of 400 digits
+            number = math.inf
+        if not low <= number <= high:  # NaN fails both
+            return 0.0, f"{_shown(value)} is out of range"
+        return number, None
+
+    return check
+
+
+_INT = _integer(-(1 << 62), 1 << 62)
+_COUNT = _integer(0, 1 << 31)
+_PID = _integer(1, MAX_PID)
+_TICKS = _integer(0, 1 << 62)
+_AMOUNT = _real(0.0, MAX_NUMBER)
+_TIME = _real(0.0, LATEST)
+
+
+def _nullable(
+    check: Callable[[Any], tuple[Any, str | None]],
+) -> Callable[[Any], tuple[Any, str | None]]:
+    def maybe(value: Any) -> tuple[Any, str | None]:
+        if value is None:
+            return None, None
+        found, why = check(value)
+        return (None, why) if why else (found, None)
+
+    return maybe
+
+
+def _result(value: Any) -> tuple[Any, str | None]:
+    """The stored result object (``hz run --format json``'s), or why it is none."""
+    if value is None:
+        return None, None
+    if not isinstance(value, str):
+        return None, f"{_shown(value)} is not text"
+    if len(value) > MAX_RESULT:
+        return None, f"{len(value)} characters is more than a result holds"
+    try:
+        found = json_loads(value)
+    except JsonError as e:
+        return None, f"not JSON ({e.msg[:80]})"
+    if not isinstance(found, dict):
+        return None, f"a JSON {type(found).__name__}, not an object"
+    return found, None
+
+
+def _observed(value: Any) -> tuple[Any, str | None]:
+    from hz.runtime.ledger.store import read_observed
+
+    if value is None:
+        return None, None
+    if not isinstance(value, str):
+        return None, f"{_shown(value)} is not text"
+    # Observations are a best effort: what cannot be read is left out, as before.
+    return read_observed(value), None
+
+
+_T, _T0 = _text, _nullable(_text)
+#: Each column of ``runs``: its attribute and how its value is checked. ``observed_json`` and
+#: ``result_json`` are read as the objects they hold.
+RUN_COLUMNS: dict[str, tuple[str, Callable[[Any], tuple[Any, str | None]]]] = {
+    "id": ("id", _T),
+    "request_key": ("request_key", _T),
+    "state": ("state", _T),
+    "failure_kind": ("failure_kind", _T0),
+    "attempt": ("attempt", _integer(1, 1 << 31)),
+    "retry_of": ("retry_of", _T0),
+    "batch": ("batch", _T0),
+    "job_name": ("job_name", _T),
+    "job_digest": ("job_digest", _T),
+    "inputs_sha256": ("inputs_sha256", _T),
+    "workdir": ("workdir", _T),
+    "receipt_dir": ("receipt_dir", _T0),
+    "packet_json": ("packet_json", _T),
+    "max_usd": ("max_usd", _AMOUNT),
+    "runner": ("runner", _T0),
+    "settings_digest": ("settings_digest", _T0),
+    "reserved_usd": ("reserved_usd", _AMOUNT),
+    "cost_usd": ("cost_usd", _nullable(_AMOUNT)),
+    "generation": ("generation", _INT),
+    "owner": ("owner", _T0),
+    "owner_pid": ("owner_pid", _nullable(_PID)),
+    "owner_start": ("owner_start", _nullable(_TICKS)),
+    "owner_boot": ("owner_boot", _T0),
+    "owner_host": ("owner_host", _T0),
+    "lease_until": ("lease_until", _nullable(_TIME)),
+    "host": ("host", _T0),
+    "host_id": ("host_id", _T0),
+    "boot_id": ("boot_id", _T0),
+    "pid": ("pid", _nullable(_PID)),
+    "pgid": ("pgid", _nullable(_PID)),
+    "proc_start": ("proc_start", _nullable(_TICKS)),
+    "private_dir": ("private_dir", _T0),
+    "cancel_requested_at": ("cancel_requested_at", _nullable(_TIME)),
+    "observed_json": ("observed", _observed),
+    "result_json": ("result", _result),
+    "receipt_path": ("receipt_path", _T0),
+    "not_before": ("not_before", _TIME),
+    "created_at": ("created_at", _TIME),
+    "dispatched_at": ("dispatched_at", _nullable(_TIME)),
+    "ended_at": ("ended_at", _nullable(_TIME)),
+    "queue": ("queue", _T),
+    "priority": ("priority", _integer(-(1 << 31), 1 << 31)),
+    "job_id": ("job_id", _nullable(_INT)),
+    "worker": ("worker", _T0),
+    "swept_at": ("swept_at", _nullable(_TIME)),
+    "held_reason": ("held_reason", _T0),
+    "held_since": ("held_since", _nullable(_TIME)),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """One run as the ledger holds it (the columns of ``runs``; see docs/runs.md)."""
+
+    id: str
+    request_key: str
+    state: str
+    failure_kind: str | None
+    attempt: int
+    retry_of: str | None
+    batch: str | None
+    job_name: str
+    job_digest: str
+    inputs_sha256: str
+    workdir: str
+    receipt_dir: str | None
+    packet_json: str
+    max_usd: float
+    runner: str | None
+    settings_digest: str | None
+    reserved_usd: float
+    cost_usd: float | None
+    generation: int
+    owner: str | None
+    owner_pid: int | None
+    owner_start: int | None
+    owner_boot: str | None
+    owner_host: str | None
+    lease_until: float | None
+    host: str | None
+    host_id: str | None
+    boot_id: str | None
+    pid: int | None
+    pgid: int | None
+    proc_start: int | None
+    private_dir: str | None
+    cancel_requested_at: float | None
+    #: ``observed_json``: hz's counters of the session so far (``store.read_observed``).
+    observed: dict[str, Any] | None
+    #: ``result_json``: the result object, once terminal.
+    result: dict[str, Any] | None
+    receipt_path: str | None
+    not_before: float
+    created_at: float
+    dispatched_at: float | None
+    ended_at: float | None
+    queue: str
+    priority: int
+    job_id: int | None
+    worker: str | None
+    swept_at: float | None
+    held_reason: str | None
+    held_since: float | None
+    #: The columns whose stored value did not fit, each ``"column: why"``; their attributes
+    #: hold the kind's empty value.
+    bad: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, raw: Mapping[str, Any] | Any) -> RunRow:
+        """The checked row of a database row (``sqlite3.Row`` or a dict)."""
+        keys = set(raw.keys())
+        values: dict[str, Any] = {}
+        bad: list[str] = []
+        for column, (name, check) in RUN_COLUMNS.items():
+            if column not in keys:  # a schema without it: as a fresh row would hold
+                value, why = check(None)
+                if why:
+                    bad.append(f"{column}: missing")
+                values[name] = value
+                continue
+            value, why = check(raw[column])
+            values[name] = value
+            if why:
+                bad.append(f"{column}: {why}")
+        if bad and values["id"] == "":
+            values["id"] = "?"
+        return cls(**values, bad=tuple(bad))
+
+    @property
+    def malformed(self) -> bool:
+        return bool(self.bad)
+
+    @property
+    def addressable(self) -> bool:
+        """Whether its id is text: a row whose id is not cannot be named, nor written."""
+        return not any(b.startswith("id: ") for b in self.bad)
+
+    def bad_columns(self) -> str:
+        """Its bad values, for a message: ``cost_usd ('abc' is not a number), …``."""
+        return ", ".join(f"{b.split(': ', 1)[0]} ({b.split(': ', 1)[1]})" for b in self.bad)
+
+    def request(self) -> dict[str, Any]:
+        """What a retry copies: the request (``store._COPIED``)."""
+        from hz.runtime.ledger.store import _COPIED
+
+        return {name: getattr(self, name) for name in _COPIED}
+
+
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """One entry of a run's timeline."""
+
+    at: float | None
+    state: str
+    detail: str | None
+    bad: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, raw: Mapping[str, Any] | Any) -> EventRow:
+        bad = []
+        at, why = _nullable(_TIME)(raw["at"])
+        if why:
+            bad.append(f"at: {why}")
+        state, why = _text(raw["state"])
+        if why:
+            bad.append(f"state: {why}")
+            state = "?"
+        detail, why = _T0(raw["detail"])
+        if why:
+            bad.append(f"detail: {why}")
+        return cls(at, state, detail, tuple(bad))

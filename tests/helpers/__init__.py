@@ -1,0 +1,1 @@
+"""Helpers shared by several test modules (never imported from a test module)."""

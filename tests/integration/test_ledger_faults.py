@@ -1,0 +1,346 @@
+"""The run ledger under faults: a disk that fills up, a database cut or restarted, clocks that
+jump, an owner stopped (SIGSTOP). For each: no exit 3, no lost result, no live run killed, no
+run started twice.
+
+The first half runs in process, with injected clocks and short leases and patience; the
+second drives hz as real processes where process behaviour is the point (a whole process
+under ``faketime``, SIGSTOP/SIGCONT).
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hz.cli.ledger_run import Request, run_foreground
+from hz.runtime.ledger import owner as owner_module
+from hz.runtime.ledger.cancel import cancel
+from hz.runtime.ledger.db import LedgerDamaged
+from hz.runtime.ledger.owner import Binding, Policy, run_owned
+from hz.runtime.ledger.reconcile import owner_gone, reconcile, take_over
+from hz.runtime.ledger.store import Clock, Ledger, Owner
+from hz.runtime.ledger.worker import Pool, from_queue
+from hz.runtime.protocol import RunRequest
+from hz.runtime.result import AgentResult
+from tests.helpers.faults import SmallDisk
+from tests.integration.ledger_env import until
+from tests.unit.test_execute import make_packet
+
+pytestmark = pytest.mark.serial
+
+DONE = AgentResult(runner="scripted", status="completed", draft="the paid-for draft")
+
+
+class Doing:
+    """A runner that does ``act()`` (fill the disk, wait) and then answers ``result``."""
+
+    name = "scripted"
+
+    def __init__(self, act: Callable[[], None], result: AgentResult = DONE) -> None:
+        self.act = act
+        self.result = result
+        self.calls = 0
+
+    def run(self, request: RunRequest) -> AgentResult:
+        self.calls += 1
+        self.act()
+        return self.result
+
+
+def owned_run(ledger: Ledger, workdir: Path, key: str = "k") -> tuple[str, int]:
+    return ledger.create(
+        make_packet(), key=key, workdir=workdir, receipt_dir=None, adopt=Owner.this_process()
+    )
+
+
+@pytest.fixture
+def patience(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The owner's patience with a database that cannot take its record: half a second."""
+    monkeypatch.setattr(owner_module, "COMMIT_PATIENCE", 0.5)
+
+
+# -- 4. disk full as the session ends -----------------------------------------------------------
+
+
+def test_a_result_the_full_disk_cannot_take_is_saved_and_named(
+    small_disk: SmallDisk, tmp_path: Path, patience: None
+) -> None:
+    ledger = Ledger(small_disk.root / "ledger.sqlite3")
+    run_id, generation = owned_run(ledger, tmp_path)
+    runner = Doing(small_disk.fill)
+    outcome = run_owned(
+        ledger, run_id, generation, binding=Binding(runner, "scripted", ""), policy=Policy()
+    )
+    assert (outcome.state, runner.calls) == ("completed", 1)
+    assert outcome.unrecorded is not None
+    assert outcome.unrecorded.message == (
+        f"{small_disk.root / 'ledger.sqlite3'}: the run ledger cannot be used now: database or "
+        "disk is full"
+    )
+    assert outcome.saved is not None
+    assert outcome.save_error is None
+    assert stat.S_IMODE(outcome.saved.stat().st_mode) == 0o600
+    saved = json.loads(outcome.saved.read_text())
+    assert (saved["run_id"], saved["state"], saved["result"]["draft"]) == (
+        run_id,
+        "completed",
+        "the paid-for draft",
+    )
+    outcome.saved.unlink()
+    # The row is as the disk left it: live, owned by this (living) process, never run again.
+    small_disk.free()
+    assert ledger.get(run_id).state == "running" or ledger.get(run_id).state == "dispatching"
+    assert reconcile(ledger) == []
+
+
+def test_the_finish_is_retried_until_the_disk_has_room_again(
+    small_disk: SmallDisk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(owner_module, "COMMIT_PATIENCE", 30.0)
+    ledger = Ledger(small_disk.root / "ledger.sqlite3")
+    run_id, generation = owned_run(ledger, tmp_path)
+
+    def fill_then_free_later() -> None:
+        small_disk.fill()
+        threading.Timer(0.5, small_disk.free).start()
+
+    outcome = run_owned(
+        ledger,
+        run_id,
+        generation,
+        binding=Binding(Doing(fill_then_free_later), "scripted", ""),
+        policy=Policy(),
+    )
+    assert (outcome.state, outcome.unrecorded) == ("completed", None)
+    row = ledger.get(run_id)
+    assert row.state == "completed"
+    assert row.result is not None
+    assert row.result["draft"] == "the paid-for draft"
+
+
+# -- 5. the lease watcher through a spell of disk full ------------------------------------------
+
+
+def test_the_watcher_keeps_renewing_through_a_full_disk(
+    small_disk: SmallDisk, tmp_path: Path
+) -> None:
+    ledger = Ledger(small_disk.root / "ledger.sqlite3", lease_seconds=0.3)
+    run_id, generation = owned_run(ledger, tmp_path)
+    leases: list[float] = []
+
+    def a_spell_of_disk_full() -> None:
+        small_disk.fill()
+        time.sleep(0.6)  # two lease lengths: renewals fail all along
+        small_disk.free()
+        before = ledger.get(run_id).lease_until or 0.0
+        deadline = time.monotonic() + 5
+        while (ledger.get(run_id).lease_until or 0.0) <= before:  # renewed again
+            assert time.monotonic() < deadline, "the lease was never renewed again"
+            time.sleep(0.02)
+        leases.append(ledger.get(run_id).lease_until or 0.0)
+
+    outcome = run_owned(
+        ledger,
+        run_id,
+        generation,
+        binding=Binding(Doing(a_spell_of_disk_full), "scripted", ""),
+        policy=Policy(),
+    )
+    assert outcome.state == "completed"
+    assert leases
+    assert leases[0] > ledger.clock().now - 0.3
+
+
+# -- 6, 7. a worker's slot under the same faults ------------------------------------------------
+
+
+def test_a_worker_slot_waits_out_a_full_disk_and_runs_the_queue(
+    small_disk: SmallDisk, tmp_path: Path
+) -> None:
+    ledger = Ledger(small_disk.root / "ledger.sqlite3")
+    run_id, _ = ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
+    done: list[str] = []
+    troubles: list[str | None] = []
+    small_disk.fill()
+    pool = Pool(
+        ledger,
+        jobs=1,
+        binding=Binding(Doing(lambda: None), "scripted", ""),
+        policy=Policy(),
+        claim=from_queue(),
+        on_done=lambda outcome: (done.append(outcome.state), pool.stop("done")),
+        on_trouble=lambda e: troubles.append(None if e is None else e.message),
+    )
+    worker = threading.Thread(target=pool.run)
+    worker.start()
+    until(lambda: troubles, what="the slot to meet the full disk")
+    small_disk.free()
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    assert done == ["completed"]
+    assert troubles == [
+        f"{small_disk.root / 'ledger.sqlite3'}: the run ledger cannot be used now: database or "
+        "disk is full",
+        None,
+    ]
+    assert ledger.get(run_id).state == "completed"
+
+
+def test_a_worker_on_a_damaged_ledger_stops_and_says_why(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    ledger = Ledger(path)
+    ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
+    with ledger.tx() as c:
+        c.execute("DROP TABLE events")
+    pool = Pool(
+        ledger,
+        jobs=2,
+        binding=Binding(Doing(lambda: None), "scripted", ""),
+        policy=Policy(),
+        claim=from_queue(),
+    )
+    with pytest.raises(LedgerDamaged) as caught:
+        pool.run()
+    assert caught.value.message == f"{path}: the run ledger is damaged (no table events)"
+
+
+def test_a_cancel_racing_a_claim_lets_the_slot_go_on(tmp_path: Path) -> None:
+    ledger, other = Ledger(tmp_path / "l.sqlite3"), Ledger(tmp_path / "l.sqlite3")
+    first, _ = ledger.create(make_packet(), key="a", workdir=tmp_path, receipt_dir=None)
+    second, _ = ledger.create(make_packet(), key="b", workdir=tmp_path, receipt_dir=None)
+    take = from_queue()
+
+    def claim_and_get_cancelled(ledger_: Ledger, owner: Owner) -> Any:
+        claimed = take(ledger_, owner)
+        if claimed is not False and claimed[0] == first:
+            cancel(other, first)  # after the claim, before ``prepared``
+        return claimed
+
+    done: list[tuple[str, str]] = []
+    pool = Pool(
+        ledger,
+        jobs=1,
+        binding=Binding(Doing(lambda: None), "scripted", ""),
+        policy=Policy(),
+        claim=claim_and_get_cancelled,
+        on_done=lambda o: (done.append((o.run_id, o.state)), pool.stop("done")),
+    )
+    worker = threading.Thread(target=pool.run)
+    worker.start()
+    worker.join(timeout=30)
+    assert done == [(second, "completed")]
+    assert (ledger.get(first).state, ledger.get(first).failure_kind) == ("cancelled", "aborted")
+
+
+# -- 8. hz run waiting out a retry's backoff ----------------------------------------------------
+
+
+def limited(after: float) -> AgentResult:
+    return AgentResult(
+        runner="scripted", status="failed", failure_kind="rate_limited", retry_after_seconds=after
+    )
+
+
+class Answers:
+    name = "scripted"
+
+    def __init__(self, *results: AgentResult) -> None:
+        self.results = list(results)
+
+    def run(self, request: RunRequest) -> AgentResult:
+        return self.results.pop(0)
+
+
+def test_a_retry_waited_for_keeps_its_lease_and_can_be_cancelled(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    ledger = Ledger(path, lease_seconds=0.3)
+    other = Ledger(path)
+    seen: list[float] = []
+
+    def watch_then_cancel() -> None:
+        retry = until(
+            lambda: next((r for r in other.select() if r.attempt == 2 and r.owner), None),
+            what="the retry, owned",
+        )
+        time.sleep(0.8)  # past two leases of the waiting owner
+        row = other.get(retry.id)
+        seen.append((row.lease_until or 0.0) - other.clock().now)
+        cancel(other, retry.id)
+
+    canceller = threading.Thread(target=watch_then_cancel)
+    canceller.start()
+    outcome = run_foreground(
+        ledger,
+        Request(make_packet(), "k", tmp_path, None, False),
+        binding=Binding(Answers(limited(3.0), DONE), "scripted", ""),
+        policy=Policy(max_attempts=3),
+    )
+    canceller.join(timeout=10)
+    assert seen
+    assert seen[0] > 0
+    assert (outcome.state, outcome.failure_kind) == ("cancelled", "aborted")
+    assert outcome.reason == "settled by another process before the agent started (cancelled)"
+
+
+# -- 9. a live owner here is never judged gone by clocks ----------------------------------------
+
+
+@pytest.mark.parametrize("jump", [-3600.0, 3600.0, 1e9])
+def test_a_live_owner_here_is_alive_whatever_the_clock(tmp_path: Path, jump: float) -> None:
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    run_id, _ = owned_run(ledger, tmp_path)
+    row = ledger.get(run_id)
+    clock = Clock(now=time.time() + jump, lease_seconds=ledger.lease_seconds)
+    assert clock.expired(row.lease_until) == (jump > 0)
+    assert owner_gone(row, clock) is False
+
+
+def test_a_gone_owner_here_is_gone_whatever_its_lease(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    child = subprocess.run(["true"], check=True)
+    assert child.returncode == 0
+    me = Owner.this_process()
+    dead = Owner("here:1", 1 << 21, 12345, me.boot, me.host)
+    run_id, _ = ledger.create(
+        make_packet(), key="k", workdir=tmp_path, receipt_dir=None, adopt=dead
+    )
+    assert owner_gone(ledger.get(run_id), Clock(now=time.time() - 3600)) is True
+
+
+def test_an_owner_whose_run_is_being_settled_elsewhere_reports_that_ending(
+    tmp_path: Path,
+) -> None:
+    """The run taken over while its agent ran (a reconciler, a canceller past its ceiling) and
+    settled a moment later: the owner reports ``uncertain`` (exit 9), never the live state."""
+    path = tmp_path / "ledger.sqlite3"
+    ledger, other = Ledger(path), Ledger(path)
+    run_id, generation = owned_run(ledger, tmp_path)
+    from hz.runtime.ledger.reconcile import settle_lost
+
+    def taken_then_settled_later() -> None:
+        taken = take_over(other, other.get(run_id), Owner.this_process())
+        assert taken is not None
+
+        def settle() -> None:
+            time.sleep(0.5)  # the reconciler killing the group: its grace
+            settle_lost(other, taken, generation=taken.generation, why="owner gone")
+
+        threading.Thread(target=settle).start()
+
+    outcome = run_owned(
+        ledger,
+        run_id,
+        generation,
+        binding=Binding(Doing(taken_then_settled_later), "scripted", ""),
+        policy=Policy(),
+    )
+    assert outcome.state == "uncertain"
+    assert ledger.get(run_id).state == "uncertain"
