@@ -1,0 +1,167 @@
+"""Ledger rows are outside input: one odd value in one row, or a damaged ledger file, never
+ends a command as a bug (exit 3). A malformed row is marked by ``hz runs list``, its bad
+columns named by ``hz runs show``, left alone by reconciliation and cancel; the other runs are
+served as ever. A damaged file is a clear exit 2 naming it and how to set it aside."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hz.runtime.ledger.store import Ledger, Owner
+from tests.cli.test_run import CONTRACT
+from tests.conftest import Cli, CliResult
+from tests.helpers.faults import zero_pages
+from tests.unit.test_execute import make_packet
+
+
+@pytest.fixture
+def hz(cli: Cli, tmp_path: Path) -> Cli:
+    (tmp_path / "greet.yaml").write_text(CONTRACT)
+    (tmp_path / "operator.toml").write_text('[capabilities]\nagent_runner = "echo"\n')
+    env = {"HZ_CONFIG": str(tmp_path / "operator.toml"), "HZ_STATE_DIR": str(tmp_path / "s")}
+
+    def run(*args: str, **extra: str) -> CliResult:
+        return cli(*args, cwd=tmp_path, env={**env, **extra})
+
+    return run
+
+
+def runs(hz: Cli, tmp_path: Path) -> tuple[str, str]:
+    """A completed run (through hz run) and a live one owned by this process."""
+    done = hz("run", "greet.yaml", "--input", "who=Ann", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    ledger = Ledger(tmp_path / "s" / "ledger.sqlite3")
+    [completed] = [r.id for r in ledger.select()]
+    live, _ = ledger.create(
+        make_packet(), key="live", workdir=tmp_path, receipt_dir=None, adopt=Owner.this_process()
+    )
+    ledger.close()
+    return completed, live
+
+
+def poke(tmp_path: Path, sql: str, params: tuple[Any, ...]) -> None:
+    with contextlib.closing(sqlite3.connect(tmp_path / "s" / "ledger.sqlite3")) as c:
+        c.execute(sql, params)
+        c.commit()
+
+
+#: The values of the attack, one column of one row at a time, and how each is named.
+ODD = [
+    ("lease_until", "soon", "lease_until: 'soon' is not a number"),
+    ("created_at", 1e20, "created_at: 1e+20 is out of range"),
+    ("cost_usd", "abc", "cost_usd: 'abc' is not a number"),
+    ("result_json", "[1]", "result_json: a JSON list, not an object"),
+    ("result_json", "[" * 5000, "result_json: not JSON (nested more than 64 levels deep)"),
+    ("job_name", b"\xff\x00job", "job_name: b'\\xff\\x00job' is not text"),
+    ("pgid", 1 << 40, "pgid: 1099511627776 is out of range"),
+    ("attempt", "one", "attempt: 'one' is not a whole number"),
+    ("reserved_usd", float("inf"), "reserved_usd: inf is out of range"),
+]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "named"), ODD, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(ODD)]
+)
+@pytest.mark.parametrize("which", ["completed", "live"])
+def test_one_odd_value_is_named_and_every_command_goes_on(
+    hz: Cli, tmp_path: Path, column: str, value: Any, named: str, which: str
+) -> None:
+    completed, live = runs(hz, tmp_path)
+    odd, other = (completed, live) if which == "completed" else (live, completed)
+    poke(tmp_path, f"UPDATE runs SET {column} = ? WHERE id = ?", (value, odd))
+    listed = hz("runs", "list")
+    assert listed.returncode == 0, listed.stderr
+    [odd_line] = [line for line in listed.stdout.splitlines() if line.startswith(odd)]
+    assert "! " in odd_line
+    assert odd_line.endswith(f"  bad values: {column} (hz runs show)")
+    assert any(line.startswith(other) and "!" not in line for line in listed.stdout.splitlines())
+    as_json = hz("runs", "list", "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    by_id = {r["id"]: r for r in json.loads(as_json.stdout)["runs"]}
+    assert by_id[odd]["bad"] == [named]
+    assert "bad" not in by_id[other]
+    shown = hz("runs", "show", odd)
+    assert shown.returncode == 0, shown.stderr
+    assert f"bad values:  {named}" in shown.stdout.splitlines()
+    for by in ("job", "runner", "model", "day"):
+        cost = hz("runs", "cost", "--by", by)
+        assert cost.returncode == 0, cost.stderr
+    assert hz("runs", "reconcile").stdout == "nothing to reconcile\n"
+    # hz run reconciles first, then runs: unhindered by the odd row.
+    again = hz("run", "greet.yaml", "--input", "who=Bo")
+    assert again.returncode == 0, again.stderr
+    if which == "live":
+        refused = hz("runs", "cancel", odd)
+        assert (refused.returncode, refused.stderr.splitlines()[0]) == (
+            2,
+            f"hz: error: run {odd} has values hz cannot read: "
+            f"{named.split(': ', 1)[0]} ({named.split(': ', 1)[1]}); it is left alone",
+        )
+
+
+def test_an_odd_event_time_is_named_in_the_timeline(hz: Cli, tmp_path: Path) -> None:
+    completed, _ = runs(hz, tmp_path)
+    poke(tmp_path, "UPDATE events SET at = ? WHERE run_id = ?", (1e300, completed))
+    shown = hz("runs", "show", completed)
+    assert shown.returncode == 0, shown.stderr
+    assert "  ?                         queued" in shown.stdout.splitlines()
+    as_json = json.loads(hz("runs", "show", completed, "--format", "json").stdout)
+    assert as_json["timeline"][0]["bad"] == ["at: 1e+300 is out of range"]
+
+
+def test_a_queued_run_with_an_odd_value_fails_not_started_when_claimed(
+    hz: Cli, tmp_path: Path
+) -> None:
+    queued = hz("submit", "greet.yaml", "--input", "who=Cy")
+    run_id = queued.stdout.strip()
+    poke(tmp_path, "UPDATE runs SET max_usd = 'lots' WHERE id = ?", (run_id,))
+    worked = hz("worker", "--drain")
+    assert worked.returncode == 0, worked.stderr
+    assert worked.stderr == (
+        f"hz: error: {run_id}: its row in the ledger has values hz cannot read: max_usd ('lots' "
+        "is not a number) (the row was edited by hand?)\n"
+    )
+    with contextlib.closing(sqlite3.connect(tmp_path / "s" / "ledger.sqlite3")) as c:
+        state = c.execute("SELECT state, failure_kind FROM runs WHERE id = ?", (run_id,)).fetchone()
+    assert state == ("failed", "not_started")
+
+
+def damaged(path: Path, what: str) -> str:
+    return (
+        f"hz: error: {path}: the run ledger is damaged ({what})\n"
+        f"  hint: keep a copy (cp -p {path}* /somewhere/safe/), then move {path} and its -wal "
+        "and -shm files aside: the next hz command starts a new, empty ledger there (the runs "
+        f"of the old one are no longer listed; sqlite3 {path} .recover salvages what it can)\n"
+    )
+
+
+def test_a_ledger_without_its_events_table_is_a_clear_exit_2(hz: Cli, tmp_path: Path) -> None:
+    runs(hz, tmp_path)
+    poke(tmp_path, "DROP TABLE events", ())
+    path = tmp_path / "s" / "ledger.sqlite3"
+    for args in (("runs", "list"), ("run", "greet.yaml", "--input", "who=Bo"), ("worker",)):
+        done = hz(*args)
+        assert (done.returncode, done.stderr) == (2, damaged(path, "no table events"))
+
+
+def test_a_ledger_with_zeroed_pages_is_a_clear_exit_2(hz: Cli, tmp_path: Path) -> None:
+    runs(hz, tmp_path)
+    for n in range(40):  # enough runs that the table spans many pages
+        hz("submit", "greet.yaml", "--input", f"who={'x' * 2000}{n}")
+    path = tmp_path / "s" / "ledger.sqlite3"
+    with contextlib.closing(sqlite3.connect(path)) as c:
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        pages = c.execute("PRAGMA page_count").fetchone()[0]
+    zero_pages(path, 2, pages - 3)
+    for args in (("runs", "list"), ("run", "greet.yaml", "--input", "who=Bo")):
+        done = hz(*args)
+        assert (done.returncode, done.stderr) == (
+            2,
+            damaged(path, "database disk image is malformed"),
+        )
