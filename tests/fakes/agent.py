@@ -29,7 +29,9 @@ every mode and act at start-up, before the mode runs, so tests can check any run
 early leaves the whole file or none), to show that no secret reached it; ``--pids FILE``
 appends one JSON line per process of the run ({"role", "pid", "pgid"}), to show that nothing
 survives. ``--markers DIR`` writes one new file per start holding the prompt (from
-``--prompt-file``), to count how often each run was started.
+``--prompt-file``), to count how often each run was started. ``--fill FILE`` writes zeros
+to FILE until its file system is full, then runs the mode (a disk that fills up while the
+agent works).
 """
 
 from __future__ import annotations
@@ -160,6 +162,16 @@ def _json(args: argparse.Namespace) -> str:
     return json.dumps(doc)
 
 
+def _fill(path: str) -> None:
+    with open(path, "ab", buffering=0) as f:
+        for size in (1 << 16, 4096, 1):
+            try:
+                while True:
+                    f.write(b"\0" * size)
+            except OSError:
+                continue
+
+
 def recorded_pids(path: str | os.PathLike[str]) -> list[dict[str, object]]:
     """For tests: the processes a run recorded with ``--pids``."""
     with open(path, encoding="utf-8") as f:
@@ -240,11 +252,14 @@ def main() -> int:
     p.add_argument("--cost", type=float)
     p.add_argument("--markers")
     p.add_argument("--delay", type=float, default=0.0)
+    p.add_argument("--fill")
     args, _unknown = p.parse_known_args()
     _record_env(args.env_out)
     _record(args.pids, "leader")
     _mark(args.markers, args.prompt_file)
     time.sleep(args.delay)
+    if args.fill:
+        _fill(args.fill)
     mode = args.mode
     if mode == "echo":
         _emit(args, _prompt(args))

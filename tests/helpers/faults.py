@@ -62,11 +62,18 @@ def need_root(why: str) -> None:
 def small_disk(size: str = SIZE) -> Iterator[SmallDisk]:
     need_root("mounting a small tmpfs")
     root = Path(tempfile.mkdtemp(prefix="hz-small-disk-"))
-    subprocess.run(
+    mounted = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(root)],
-        check=True,
+        check=False,
         capture_output=True,
+        text=True,
     )
+    if mounted.returncode != 0:
+        root.rmdir()
+        pytest.fail(
+            f"mounting a small tmpfs failed: {mounted.stderr.strip()} (a container needs "
+            "--privileged: .github/workflows/ci.yml)"
+        )
     try:
         yield SmallDisk(root)
     finally:

@@ -10,8 +10,13 @@ under ``faketime``, SIGSTOP/SIGCONT).
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
 import stat
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -31,7 +36,7 @@ from hz.runtime.ledger.worker import Pool, from_queue
 from hz.runtime.protocol import RunRequest
 from hz.runtime.result import AgentResult
 from tests.helpers.faults import SmallDisk
-from tests.integration.ledger_env import until
+from tests.integration.ledger_env import Space, space, until
 from tests.unit.test_execute import make_packet
 
 pytestmark = pytest.mark.serial
@@ -344,3 +349,228 @@ def test_an_owner_whose_run_is_being_settled_elsewhere_reports_that_ending(
     )
     assert outcome.state == "uncertain"
     assert ledger.get(run_id).state == "uncertain"
+
+
+# -- hz run through a full disk, in process: what the user sees ---------------------------------
+
+
+def test_hz_run_prints_and_saves_a_result_the_full_disk_cannot_take(
+    cli: Any,
+    small_disk: SmallDisk,
+    tmp_path: Path,
+    patience: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", f"--fill={small_disk.filler}")
+    state = small_disk.root / "state"
+    done = cli(
+        "run",
+        "greet.yaml",
+        "--input",
+        "who=Ann",
+        "--no-receipt",
+        "-q",
+        cwd=s.root,
+        env={"HZ_CONFIG": str(s.config), "HZ_STATE_DIR": str(state)},
+    )
+    assert done.stdout == "Say hi to Ann.\n"  # the draft, as ever
+    lines = done.stderr.splitlines()
+    [saved] = Path(tempfile.gettempdir()).glob("hz-result-run_*.json")
+    try:
+        run_id = json.loads(saved.read_text())["run_id"]
+        assert (done.returncode, lines) == (
+            8,
+            [
+                f"hz: error: the run ledger could not record how run {run_id} ended "
+                f"(completed): {state / 'ledger.sqlite3'}: the run ledger cannot be used now: "
+                "database or disk is full",
+                f"  hint: its result is printed above; its result is saved in {saved} (readable "
+                "by you only); once reconciled, the ledger calls the run uncertain, since "
+                "nothing on record saw its end (see docs/runs.md, 'When the ledger cannot be "
+                "written')",
+            ],
+        )
+        assert json.loads(saved.read_text())["result"]["draft"] == "Say hi to Ann.\n"
+    finally:
+        saved.unlink()
+    assert len(s.starts()) == 1
+
+
+# -- real processes ------------------------------------------------------------------------------
+
+
+def lines_of(s: Space) -> list[str]:
+    return [f"{r['id']} {r['state']}" for r in s.rows()]
+
+
+def running(s: Space) -> bool:
+    if s.dsn is None and not (s.state / "ledger.sqlite3").exists():
+        return False
+    return any(r["state"] == "running" for r in s.rows())
+
+
+def test_hz_run_waits_for_room_to_record_its_result(small_disk: SmallDisk, tmp_path: Path) -> None:
+    """The disk fills while the agent works; hz keeps trying its terminal record and takes it
+    as soon as there is room: exit 0, the result on record, the agent started once."""
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", f"--fill={small_disk.filler}")
+    s.state = small_disk.root / "state"
+    owner = s.popen("run", "greet.yaml", "--input", "who=Ann", "--no-receipt", "-q")
+    try:
+        until(lambda: s.starts(), what="the agent")
+        until(lambda: small_disk.filler.exists(), what="the disk filled")
+        time.sleep(1.0)  # the session ends meanwhile; its record waits for room
+        assert owner.poll() is None
+        small_disk.free()
+        out, err = owner.communicate(timeout=60)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.communicate()
+    assert (owner.returncode, err) == (0, "")
+    assert out == "Say hi to Ann.\n"
+    [row] = s.rows()
+    assert (row["state"], len(s.starts())) == ("completed", 1)
+
+
+def owned_by_hz_run(s: Space, *args: str, **env: str) -> subprocess.Popen[str]:
+    """``hz run`` of a session that takes a few seconds, once its run is ``running``."""
+    owner = s.popen("run", "greet.yaml", "--input", "who=Ann", "--no-receipt", "-q", *args, **env)
+    until(lambda: running(s), what="the run running")
+    return owner
+
+
+@pytest.fixture
+def faketime() -> str:
+    found = shutil.which("faketime")
+    if found is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("faketime is missing: .ci/install-faketime installs it")
+        pytest.skip("faketime is missing (apt-get install faketime; .ci/run installs it)")
+    return found
+
+
+@pytest.mark.parametrize("jump", ["+60s", "-60s"])
+def test_a_clock_that_jumps_never_sees_a_live_owner_gone(
+    tmp_path: Path, dsn: str | None, faketime: str, jump: str
+) -> None:
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay=2", dsn=dsn)
+    owner = owned_by_hz_run(s)
+    try:
+        hz = [faketime, "-f", jump, sys.executable, "-m", "hz"]
+        listed = subprocess.run(
+            [*hz, "runs", "list"],
+            cwd=s.root,
+            env=s.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (listed.returncode, listed.stderr) == (0, "")
+        assert lines_of(s) == [f"{s.rows()[0]['id']} running"]
+        _out, err = owner.communicate(timeout=60)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.communicate()
+    assert (owner.returncode, err) == (0, "")
+    assert [r["state"] for r in s.rows()] == ["completed"]
+    assert len(s.starts()) == 1
+
+
+def test_an_owner_whose_own_clock_is_behind_is_not_judged_gone(
+    tmp_path: Path, faketime: str
+) -> None:
+    """The owner's leases are written by its clock on SQLite: an hour behind, every lease it
+    writes has lapsed for everyone else. Its process lives: it is alive."""
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay=2")
+    owner = subprocess.Popen(
+        [
+            faketime,
+            "-f",
+            "-1h",
+            sys.executable,
+            "-m",
+            "hz",
+            "run",
+            "greet.yaml",
+            "--input",
+            "who=Ann",
+            "--no-receipt",
+            "-q",
+        ],
+        cwd=s.root,
+        env=s.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        until(lambda: running(s), what="the run running")
+        listed = s.hz("runs", "list")
+        assert (listed.returncode, listed.stderr) == (0, "")
+        _out, err = owner.communicate(timeout=60)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.communicate()
+    assert (owner.returncode, err) == (0, "")
+    assert [r["state"] for r in s.rows()] == ["completed"]
+    assert len(s.starts()) == 1
+
+
+def test_an_owner_stopped_past_its_lease_is_alive_and_finishes(
+    tmp_path: Path, dsn: str | None
+) -> None:
+    """SIGSTOP (Ctrl-Z) of hz run for two leases: another hz reconciles nothing; SIGCONT and
+    the run completes, its agent started once."""
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay=2", dsn=dsn, lease=1)
+    if dsn is None:
+        s.config.write_text(s.config.read_text() + "[system.queue]\nlease_seconds = 1\n")
+    owner = owned_by_hz_run(s)
+    try:
+        owner.send_signal(signal.SIGSTOP)
+        time.sleep(2.5)
+        listed = s.hz("runs", "list")
+        assert (listed.returncode, listed.stderr) == (0, "")
+        assert [r["state"] for r in s.rows()] == ["running"]
+        owner.send_signal(signal.SIGCONT)
+        _out, err = owner.communicate(timeout=60)
+    finally:
+        if owner.poll() is None:
+            owner.send_signal(signal.SIGCONT)
+            owner.kill()
+            owner.communicate()
+    assert (owner.returncode, err) == (0, "")
+    assert [r["state"] for r in s.rows()] == ["completed"]
+    assert len(s.starts()) == 1
+
+
+def test_a_database_restarted_or_cut_mid_run_loses_nothing(
+    tmp_path: Path, pg_cluster: Any, pg_dsn: str
+) -> None:
+    """PostgreSQL: every connection cut mid-run (mid-transaction for whichever was in one),
+    then the server restarted: hz run renews again, records its end, exits 0."""
+    import psycopg
+
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay=4", dsn=pg_dsn, lease=5)
+    owner = owned_by_hz_run(s)
+    try:
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            c.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        time.sleep(0.5)
+        pg_cluster.stop("fast")
+        time.sleep(1.0)
+        pg_cluster.start()
+        _out, err = owner.communicate(timeout=90)
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.communicate()
+    assert (owner.returncode, err) == (0, ""), err
+    assert [r["state"] for r in s.rows()] == ["completed"]
+    assert len(s.starts()) == 1

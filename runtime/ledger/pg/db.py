@@ -3,7 +3,8 @@
 Connections are borrowed per statement (a read) or per transaction and given back; a broken
 one (the server restarted) is dropped and the next borrow connects anew, so every caller that
 retries — the owner's watcher at its next tick, a worker's next claim — reconnects by itself.
-Driver failures to reach the server become ``LedgerError`` here, at the boundary.
+Driver failures to reach the server (or to be served by it: its disk full, a restart, a
+deadlock) become ``LedgerUnavailable`` here, at the boundary: worth trying again.
 
 Row locks make a read-then-write safe (``for_update``); ``lock`` takes a transaction advisory
 lock on a name (a request key being created, the day's spend being reserved). Migrations run
@@ -21,7 +22,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from hz.runtime.ledger.db import LedgerError
+from hz.runtime.ledger.db import LedgerError, LedgerUnavailable
 from hz.runtime.ledger.pg.schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION
 
 #: The advisory lock namespace of hz's locks (the first key of the two-key form).
@@ -119,9 +120,9 @@ class PgDb:
             raise self._unreachable(e) from e
         return raw
 
-    def _unreachable(self, e: BaseException) -> LedgerError:
+    def _unreachable(self, e: BaseException) -> LedgerUnavailable:
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
-        return LedgerError(
+        return LedgerUnavailable(
             f"{self.where}: the PostgreSQL ledger cannot be used: {first}",
             hint="is the server up, and the DSN ([system.queue] dsn_env or PG* variables) right?",
         )

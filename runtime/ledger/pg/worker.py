@@ -51,6 +51,7 @@ from procrastinate.worker import Worker
 
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
+from hz.runtime.ledger.fallback import unrecorded
 from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
 from hz.runtime.ledger.pg.dispatch import TASK
 from hz.runtime.ledger.pg.listener import PROBE_EVERY, PROBE_TYPE, ListeningConnector
@@ -275,6 +276,14 @@ class PgWorker:
         finally:
             with self._lock:
                 self.running.pop(run_id, None)
+        if outcome.unrecorded is not None:  # its result saved to a file, named
+            self.on_error(
+                run_id,
+                unrecorded(
+                    run_id, outcome.state, outcome.unrecorded, outcome.saved, outcome.save_error
+                ),
+            )
+            return
         if outcome.requeued:
             if context.job.id is not None:
                 self._superseded.add(context.job.id)
