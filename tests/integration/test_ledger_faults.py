@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -410,7 +411,10 @@ def lines_of(s: Space) -> list[str]:
 def running(s: Space) -> bool:
     if s.dsn is None and not (s.state / "ledger.sqlite3").exists():
         return False
-    return any(r["state"] == "running" for r in s.rows())
+    try:
+        return any(r["state"] == "running" for r in s.rows())
+    except sqlite3.OperationalError:  # created, its tables not yet
+        return False
 
 
 def test_hz_run_waits_for_room_to_record_its_result(small_disk: SmallDisk, tmp_path: Path) -> None:
@@ -439,7 +443,12 @@ def test_hz_run_waits_for_room_to_record_its_result(small_disk: SmallDisk, tmp_p
 def owned_by_hz_run(s: Space, *args: str, **env: str) -> subprocess.Popen[str]:
     """``hz run`` of a session that takes a few seconds, once its run is ``running``."""
     owner = s.popen("run", "greet.yaml", "--input", "who=Ann", "--no-receipt", "-q", *args, **env)
-    until(lambda: running(s), what="the run running")
+    try:
+        until(lambda: running(s), what="the run running")
+    except BaseException:
+        owner.kill()
+        owner.communicate()
+        raise
     return owner
 
 
@@ -692,7 +701,6 @@ def wrong_values(column: str) -> list[Any]:
 def test_every_column_wrong_in_turn_never_crashes_a_reader(tmp_path: Path, state: str) -> None:
     """For each column of a run and each wrong value: listing, showing (text and JSON),
     reconciling, claiming and cancelling go on; the row is named, the other run untouched."""
-    import sqlite3
 
     from hz.runtime.errors import HzError
     from hz.runtime.ledger.rows import RUN_COLUMNS
