@@ -787,3 +787,35 @@ def test_a_stopped_owner_at_any_phase_is_left_alone(tmp_path: Path, state: str) 
     settled = reconcile(ledger)
     assert [s.run_id for s in settled] == [gone]
     assert ledger.get(alive).state == state
+
+
+def test_a_watcher_that_cannot_keep_the_record_stops_its_run_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger turns damaged under a running session: nothing could renew its lease or
+    record its end, so the watcher stops the agent, and the reason says why."""
+    from tests.unit.test_ledger_owner import command_binding
+
+    path = tmp_path / "ledger.sqlite3"
+    ledger = Ledger(path, lease_seconds=0.3)
+    run_id, generation = owned_run(ledger, tmp_path)
+
+    def damaged(self: Ledger, *args: Any) -> bool:
+        raise LedgerDamaged(f"{path}: the run ledger is damaged (database disk image is malformed)")
+
+    monkeypatch.setattr(Ledger, "renew", damaged)
+    begun = time.monotonic()
+    outcome = run_owned(
+        ledger,
+        run_id,
+        generation,
+        binding=command_binding(tmp_path, "sleep", "--seconds=20"),
+        policy=Policy(),
+    )
+    assert time.monotonic() - begun < 10
+    assert outcome.state == "cancelled"
+    assert outcome.result is not None
+    assert outcome.result.reason == (
+        f"the run ledger cannot keep this run's record ({path}: the run ledger is damaged "
+        "(database disk image is malformed)); it was stopped; the run's processes were killed"
+    )
