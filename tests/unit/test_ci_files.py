@@ -44,7 +44,8 @@ def test_ci_runs_the_readmes_make_test_on_every_push_and_pull_request() -> None:
     # PyYAML reads the key `on` as YAML 1.1's true.
     assert workflow[True] == {"push": {"branches": ["main"]}, "pull_request": None}
     (job,) = workflow["jobs"].values()
-    assert job["container"] == "python:3.11-bookworm"
+    # Privileged: the run ledger's disk-full tests mount a small tmpfs (tests/helpers/faults.py).
+    assert job["container"] == {"image": "python:3.11-bookworm", "options": "--privileged"}
     assert [step.get("uses") or step["run"] for step in job["steps"]] == [
         "actions/checkout@v4",
         "actions/setup-node@v4",
@@ -52,6 +53,9 @@ def test_ci_runs_the_readmes_make_test_on_every_push_and_pull_request() -> None:
     ]
     assert job["steps"][1]["with"] == {"node-version": "22"}
     assert (REPO / ".ci" / "run").read_text().splitlines()[-1] == "exec make test"
+    lines = (REPO / ".ci" / "run").read_text().splitlines()
+    installs = [line for line in lines if line.startswith(".ci/install")]
+    assert installs == [".ci/install-postgres", ".ci/install-faketime"]
     readme = (REPO / "README.md").read_text()
     assert "`make test` is exactly what CI runs (`.ci/run`" in readme
 
