@@ -29,8 +29,7 @@ $(VENV)/.test-deps: pyproject.toml
 # The main job, end to end on the example contracts: validate, compile (and check the
 # artifacts are fresh), render a packet from example inputs, show what the configured runner
 # would start, run it with the built-in echo runner (no agent needed), verify the receipts.
-# The echo run is --force-new: a second `make demo` runs it again (the ledger keeps the first
-# run under the same request key).
+# A second `make demo` runs it again: a run without --request-key is a new run.
 demo: $(BIN)/hz
 	$(BIN)/hz validate contracts/
 	$(BIN)/hz compile contracts --out build/jobs
@@ -38,7 +37,7 @@ demo: $(BIN)/hz
 	$(BIN)/hz render build/jobs/weekly-digest.job.json \
 	  --inputs contracts/inputs/weekly-digest.json -o build/weekly-digest.packet.json
 	$(BIN)/hz run build/weekly-digest.packet.json --dry-run
-	HZ_RUNNER=echo $(BIN)/hz run build/weekly-digest.packet.json --receipt-dir build/receipts --force-new
+	HZ_RUNNER=echo $(BIN)/hz run build/weekly-digest.packet.json --receipt-dir build/receipts
 	$(BIN)/hz receipts verify build/receipts
 
 agent-clis:

@@ -29,6 +29,7 @@ job did not succeed, 2 a usage error (an unknown job name, a missing directory).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -212,13 +213,43 @@ def _inputs_file(inputs_dir: str, name: str) -> Path | None:
     return None
 
 
+def request_key(name: str, job: Mapping[str, Any], args: argparse.Namespace) -> str | None:
+    """The request key of job ``name`` in this step: one per workflow run, attempt, workflow
+    job and hz job, so a step the runner delivers again starts nothing twice while "Re-run
+    jobs" (a new attempt) runs it again. The digest tells apart what the names cannot: two
+    repositories, two legs of a matrix, two uses of the action in one job with other inputs.
+    None outside GitHub Actions: every run is a new one."""
+    environ = os.environ
+    given = [environ.get(n, "") for n in ("GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_JOB")]
+    if not all(given):
+        return None
+    inputs = _inputs_file(args.inputs_dir, name)
+    config = environ.get("HZ_CONFIG", "")
+    request = [
+        environ.get("GITHUB_REPOSITORY", ""),
+        str(job.get("digest")),
+        inputs.read_text(encoding="utf-8", errors="replace") if inputs is not None else "",
+        str(Path(args.workdir).resolve()),
+        environ.get("HZ_RUNNER", ""),
+        Path(config).read_text(encoding="utf-8", errors="replace") if config else "",
+    ]
+    digest = hashlib.sha256(json.dumps(request).encode()).hexdigest()[:16]
+    run_id, attempt, workflow_job = (re.sub(r"[^A-Za-z0-9._-]", "_", v)[:100] for v in given)
+    return f"github:{run_id}.{attempt}:{workflow_job}:{name}:{digest}"
+
+
+#: ``hz run``'s refusal of a key that has a run: the step was delivered again.
+_HELD = re.compile(r"^hz: error: run (run_[0-9]{8}_[0-9a-f]{12}) \([^)]*\) already holds this ")
+
+
 def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) -> JobRun:
     job_file = jobs_dir / f"{name}.job.json"
     job = json.loads(job_file.read_text(encoding="utf-8"))
-    # A new run each time the step runs: a re-run of the workflow on a self-hosted runner, whose
-    # state directory (the ledger) persists, would otherwise find its request key taken.
-    command = ["run", str(job_file), "--format", "json", "--workdir", args.workdir, "--force-new"]
+    command = ["run", str(job_file), "--format", "json", "--workdir", args.workdir]
     command += ["--receipt-dir", args.receipt_dir]
+    key = request_key(name, job, args)
+    if key is not None:
+        command += ["--request-key", key]
     inputs = _inputs_file(args.inputs_dir, name)
     if inputs is not None:
         command += ["--inputs", str(inputs)]
@@ -234,6 +265,13 @@ def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) 
         result = json.loads(done.stdout) if done.stdout.strip() else None
     except json.JSONDecodeError:
         result = None
+    code = done.returncode
+    held = _HELD.match(done.stderr)
+    if result is None and held is not None:
+        # Delivered again: the run this step started before is the job's result.
+        result, code, error = _earlier(held[1])
+        if result is None:
+            return JobRun(name, code, None, job, None, error=error)
     if not isinstance(result, dict):
         return JobRun(name, done.returncode, None, job, None, error=why_nothing_ran(done))
     draft_path = None
@@ -243,7 +281,31 @@ def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) 
         # Replaces a file or link in its place, never writes through it: a repository can plant
         # hz-drafts/NAME.md -> ~/.bashrc, and the draft is the agent's text.
         write_atomically(draft_path, str(result["draft"]))
-    return JobRun(name, done.returncode, result, job, draft_path)
+    return JobRun(name, code, result, job, draft_path)
+
+
+def _earlier(run_id: str) -> tuple[dict[str, Any] | None, int, str]:
+    """The result of a run of the ledger and its exit status (``hz runs show``), or why there
+    is none."""
+    from hz.runtime.ledger.view import exit_status
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "hz", "runs", "show", run_id, "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    _untrusted_to_stderr(shown.stderr)
+    try:
+        document = json.loads(shown.stdout)
+    except json.JSONDecodeError:
+        return None, shown.returncode, f"hz runs show {run_id} printed no run"
+    result = document.get("result")
+    if isinstance(result, dict):
+        return result, exit_status(document), ""
+    state = printable(str(document.get("state")))
+    return None, exit_status(document), f"run {run_id} of this step before is {state}"
 
 
 def why_nothing_ran(done: subprocess.CompletedProcess[str]) -> str:

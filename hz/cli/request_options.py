@@ -56,16 +56,23 @@ class RunTargets:
 _FIELDS = tuple(field.name for field in fields(RunTargets))
 
 
-def _named(key: str | None) -> str | None:
-    """An empty key (an unset variable in ``--request-key "$KEY"``) would quietly become the
-    derived one: refused instead."""
-    if key is not None and not key.strip():
-        raise click.BadParameter(
-            "an empty key names no request; leave the option out for the derived key "
-            "(the job, the inputs and the workdir)",
-            param_hint="--request-key",
-        )
-    return key
+def _named(ctx: click.Context, param: click.Parameter, key: str | None) -> str | None:
+    """A key is checked as it is parsed, before any database is touched. An empty one (an
+    unset variable in ``--request-key "$KEY"``) names no request: refused, not taken as none."""
+    if key is None:
+        return None
+    from hz.runtime.ledger.keys import KEY_RULE, key_problem
+
+    problem = key_problem(key)
+    if problem is None:
+        return key
+    source = ctx.get_parameter_source(param.name or "")
+    where = "HZ_REQUEST_KEY" if source is click.ParameterSource.ENVIRONMENT else None
+    if not key.strip(" "):
+        why = f"{problem}; leave the option out to start a new run"
+    else:
+        why = f"{problem}; a request key is {KEY_RULE}"
+    raise click.BadParameter(why, param_hint=where or "--request-key")
 
 
 _TARGETS = click.argument(
@@ -106,11 +113,17 @@ _OPTIONS = (
     click.option("--no-receipt", is_flag=True, help="Write no receipt for this run."),
     click.option(
         "--request-key",
-        callback=lambda ctx, param, value: _named(value),
-        help="Name the request yourself (one target only) [default: the job's digest, the "
-        "inputs' digest and the workdir]. A key that has a run already is not run again.",
+        envvar="HZ_REQUEST_KEY",
+        callback=_named,
+        help="Run this request once (one target only): a key that has a run already, live or "
+        "ended, starts nothing; the same key with another request is refused. Without it "
+        "(and without HZ_REQUEST_KEY) every invocation starts a new run.",
     ),
-    click.option("--force-new", is_flag=True, help="Run even when the request key has a run."),
+    click.option(
+        "--force-new",
+        is_flag=True,
+        help="Run the request again under its --request-key, though the key has a run.",
+    ),
 )
 
 

@@ -84,7 +84,8 @@ def run(
     Exit status:
       0  completed (a batch: every run completed)
       1  the contract or the input values have errors (reported on stderr)
-      2  usage or configuration error, or the request key has a run (nothing was started)
+      2  usage or configuration error, or the --request-key has a run or names another
+         request (nothing was started; without a key every hz run is a new run)
       3  unexpected error (a bug in hz)
       4  failed      5  timeout      6  budget, or a spend ceiling (nothing was started)
       7  cancelled   9  uncertain (the agent started; nothing observed its end)
@@ -98,7 +99,8 @@ def run(
     if len(asked.targets) > 1 or jobs is not None:
         if dry_run or no_ledger or asked.request_key is not None:
             raise click.UsageError(
-                "--dry-run, --no-ledger and --request-key take one target (no -j)"
+                "--dry-run, --no-ledger and --request-key (or HZ_REQUEST_KEY) take one target "
+                "(no -j)"
             )
         return _batch(asked, jobs or 1, fmt, quiet)
     config = load_config(cwd=Path.cwd())
@@ -199,13 +201,13 @@ def _in_ledger(
 ) -> int:
     from hz.cli.ledger_run import Request, run_foreground
     from hz.cli.runs import report_settled
+    from hz.runtime.ledger.keys import new_key
     from hz.runtime.ledger.session import open_ledger, policy
-    from hz.runtime.ledger.store import request_key as derived_key
 
     ledger, settled = open_ledger(config)
     if not quiet:
         report_settled(settled)
-    key = asked.request_key or derived_key(packet, asked.workdir)
+    key = asked.request_key or new_key()
     request = Request(packet, key, asked.workdir, receipts, asked.force_new)
     with contextlib.ExitStack() as stack:
         progress = None
@@ -246,9 +248,9 @@ def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
     from hz.cli.runs import report_settled
     from hz.runtime.config.layers import load_config
     from hz.runtime.errors import HzError
+    from hz.runtime.ledger.keys import new_key
     from hz.runtime.ledger.owner import Binding
     from hz.runtime.ledger.session import open_ledger, policy
-    from hz.runtime.ledger.store import request_key as derived_key
     from hz.runtime.models import ToolProfile
 
     config = load_config(cwd=Path.cwd())
@@ -272,8 +274,7 @@ def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
                 yield None
                 continue
             [packet] = packets
-            key = derived_key(packet, asked.workdir)
-            yield Request(packet, key, asked.workdir, receipts, asked.force_new)
+            yield Request(packet, new_key(), asked.workdir, receipts, asked.force_new)
 
     return run_batch(
         ledger,

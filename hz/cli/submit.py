@@ -47,18 +47,21 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
 
     \b
     Exit status: 0 queued, 1 a contract or input has errors (nothing queued), 2 usage or
-    configuration error, or a request key already held (nothing queued for that target).
+    configuration error, or the --request-key has a run or names another request (nothing
+    queued; without a key every target is a new run).
     """
     from hz.cli.ledger_run import Request
     from hz.cli.run import reported_packets
     from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.keys import new_key
     from hz.runtime.ledger.session import open_ledger
-    from hz.runtime.ledger.store import request_key as derived_key
 
     check_queue(queue)
     workdir = asked.workdir
     if asked.request_key is not None and len(asked.targets) > 1:
-        raise click.UsageError("--request-key names one request: give one target")
+        raise click.UsageError(
+            "--request-key (or HZ_REQUEST_KEY) names one request: give one target"
+        )
     if not workdir.is_dir():
         raise click.BadParameter(f"{workdir} is not a directory", param_hint="--workdir")
     config = load_config(cwd=Path.cwd())
@@ -70,7 +73,7 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     receipts = asked.receipts(config)
     ids = []
     for packet in packets:
-        key = asked.request_key or derived_key(packet, workdir)
+        key = asked.request_key or new_key()
         request = Request(packet, key, workdir, receipts, asked.force_new)
         run_id, _ = request.create(ledger, queue=queue, priority=priority)
         ids.append(run_id)

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.canonical import sha256_hex
 from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
 from hz.runtime.ledger.backend import Connection, Db, Dispatcher
@@ -68,6 +67,10 @@ class StaleOwner(Exception):
 
 class KeyHeld(HzError):
     """A run with this request key exists; nothing was started."""
+
+
+class KeyReused(KeyHeld):
+    """The request key's run is of another request (``Ledger.create``); nothing was started."""
 
 
 class UnknownRun(HzError):
@@ -139,11 +142,6 @@ def read_packet(row: RunRow) -> Packet | None:
         return Packet.model_validate_json(row.packet_json)
     except ValidationError:
         return None
-
-
-def request_key(packet: Packet, workdir: Path) -> str:
-    """The default request key: the same job, the same inputs, the same working directory."""
-    return sha256_hex(f"{packet.job_digest}\n{packet.inputs_sha256}\n{workdir.resolve()}")
 
 
 def new_run_id() -> str:
@@ -249,27 +247,41 @@ class Ledger:
         A run nobody adopts and outside a batch goes to the dispatcher (when there is one) in
         the same transaction.
 
-        ``KeyHeld`` when the key already has a run and ``force_new`` is false."""
+        ``KeyHeld`` when the key already has a run and ``force_new`` is false; ``KeyReused``
+        when that run is of another request (another job, input values, prompt, working
+        directory or receipt directory), ``force_new`` or not: one key names one request."""
+        workdir_text = str(workdir.resolve())
+        receipt_text = None if receipt_dir is None else str(receipt_dir.resolve())
         with self.tx() as c:
             self.db.lock(c, f"request_key:{key}")
-            if not force_new:
-                held = c.execute(
-                    "SELECT id, state, failure_kind, owner FROM runs WHERE request_key = ? "  # noqa: S608
-                    f"ORDER BY created_at DESC, {self.db.insert_order} DESC LIMIT 1"
-                    f"{self.db.for_update}",
-                    (key,),
-                ).fetchone()
-                if held is not None:
-                    if adopt is not None and held["state"] == "queued" and held["owner"] is None:
-                        return held["id"], self._claim(c, held["id"], adopt, "adopted")
-                    state = held["state"] + (
-                        f" ({held['failure_kind']})" if held["failure_kind"] else ""
+            found = c.execute(
+                "SELECT * FROM runs WHERE request_key = ? "  # noqa: S608
+                f"ORDER BY created_at DESC, {self.db.insert_order} DESC LIMIT 1"
+                f"{self.db.for_update}",
+                (key,),
+            ).fetchone()
+            if found is not None:
+                held = RunRow.read(found)
+                state = held.state + (f" ({held.failure_kind})" if held.failure_kind else "")
+                differs = _differences(held, packet, workdir_text, receipt_text)
+                if differs:
+                    listed = ", ".join(differs[:-1]) + (" and " if len(differs) > 1 else "")
+                    raise KeyReused(
+                        f"run {held.id} ({state}) holds this request key for another "
+                        f"request; what differs: {listed}{differs[-1]}; nothing was started",
+                        hint="a request key names one request: give this one a key of its own, "
+                        f"or leave --request-key out to start a new run (hz runs show "
+                        f"{held.id} shows the other)",
                     )
+                if not force_new:
+                    adoptable = held.state == "queued" and held.owner is None and held.addressable
+                    if adopt is not None and adoptable:
+                        return held.id, self._claim(c, held.id, adopt, "adopted")
                     raise KeyHeld(
-                        f"run {held['id']} ({state}) already holds this request key; "
+                        f"run {held.id} ({state}) already holds this request key; "
                         "nothing was started",
-                        hint=f"see hz runs show {held['id']}; --force-new runs it anyway, "
-                        "--request-key KEY names the request yourself",
+                        hint=f"see hz runs show {held.id}; --force-new runs the request "
+                        "again under this key, another key (or none) starts a new run",
                     )
             template = {
                 "request_key": key,
@@ -277,8 +289,8 @@ class Ledger:
                 "job_name": packet.job.name,
                 "job_digest": packet.job_digest,
                 "inputs_sha256": packet.inputs_sha256,
-                "workdir": str(workdir.resolve()),
-                "receipt_dir": None if receipt_dir is None else str(receipt_dir.resolve()),
+                "workdir": workdir_text,
+                "receipt_dir": receipt_text,
                 "packet_json": packet.model_dump_json(),
                 "max_usd": packet.job.budget.max_usd,
                 "queue": queue,
@@ -688,6 +700,43 @@ class Ledger:
         when it has one, ends without a retry."""
         if self.dispatcher is not None and row.job_id is not None:
             self.dispatcher.abandon(c, row.job_id)
+
+
+def _differences(held: RunRow, packet: Packet, workdir: str, receipt_dir: str | None) -> list[str]:
+    """What differs between the request of the run ``held`` and this one."""
+    found = []
+    if held.job_digest != packet.job_digest:
+        name = packet.job.name
+        found.append(
+            f"the job (there {held.job_name}, here {name})"
+            if held.job_name != name
+            else f"the job ({name} there and here, but another version of it)"
+        )
+    if held.inputs_sha256 != packet.inputs_sha256:
+        found.append("the input values")
+    elif not found:
+        # The same job and inputs render the same prompt; a packet made by hand may not. (Its
+        # own column is read, whatever another column of the row holds.)
+        from pydantic import ValidationError
+
+        try:
+            before = Packet.model_validate_json(held.packet_json).prompt_sha256
+        except ValidationError:
+            before = None
+        if before != packet.prompt_sha256:
+            found.append("the prompt")
+    paths: tuple[tuple[str, str | None, str | None], ...] = (
+        ("the working directory", held.workdir, workdir),
+        ("the receipt directory", held.receipt_dir, receipt_dir),
+    )
+    for label, there, here in paths:
+        if there != here:
+            found.append(f"{label} (there {_shown(there)}, here {_shown(here)})")
+    return found
+
+
+def _shown(stored: str | None) -> str:
+    return "none" if stored is None else stored
 
 
 _COPIED = (

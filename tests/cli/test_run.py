@@ -221,7 +221,7 @@ def test_missing_workdir(cli: Cli, work: Path) -> None:
 
 
 def test_receipt_dir_option_config_and_opt_out(cli: Cli, work: Path) -> None:
-    args = ("run", "greet.yaml", "--input", "who=A", "-q", "--force-new")
+    args = ("run", "greet.yaml", "--input", "who=A", "-q")
     assert hz(cli, work, *args, "--receipt-dir", "r1", config=ECHO).returncode == 0
     configured = ECHO + '[system.runner]\nreceipt_dir = "r2"\n'
     assert hz(cli, work, *args, config=configured).returncode == 0
@@ -234,7 +234,7 @@ def test_receipt_dir_option_config_and_opt_out(cli: Cli, work: Path) -> None:
 
 def test_receipts_verify_names_an_edited_receipt(cli: Cli, work: Path) -> None:
     for _ in range(2):
-        hz(cli, work, "run", "greet.yaml", "--input", "who=A", "-q", "--force-new", config=ECHO)
+        hz(cli, work, "run", "greet.yaml", "--input", "who=A", "-q", config=ECHO)
     first = work / "state/receipts" / "000001-greet.json"
     first.write_text(first.read_text().replace('"echo"', '"other"'))
     done = hz(cli, work, "receipts", "verify", "state/receipts")
@@ -295,7 +295,7 @@ def test_unwritable_receipt_dir_prints_the_result_then_fails(cli: Cli, work: Pat
 def test_receipts_list(cli: Cli, work: Path) -> None:
     hz(cli, work, "run", "greet.yaml", "--input", "who=A", "-q", config=ECHO)
     timeout = ECHO + '[system.runner]\necho_status = "timeout"\n'
-    hz(cli, work, "run", "greet.yaml", "--input", "who=A", "-q", "--force-new", config=timeout)
+    hz(cli, work, "run", "greet.yaml", "--input", "who=A", "-q", config=timeout)
     rows = json.loads(
         hz(cli, work, "receipts", "list", "state/receipts", "--format", "json").stdout
     )

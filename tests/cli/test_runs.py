@@ -78,21 +78,22 @@ def test_cancel_retry_and_their_refusals(hz: Cli, tmp_path: Path) -> None:
     )
     live = hz("runs", "retry", new_id)
     assert live.stderr == f"hz: error: run {new_id} is queued; only an ended run can be retried\n"
-    unknown = hz("runs", "show", "run_nope")
+    unknown = hz("runs", "show", "run_20260101_0123456789ab")
     assert unknown.returncode == 2
-    assert unknown.stderr.startswith("hz: error: no run run_nope in the ledger at ")
+    assert unknown.stderr.startswith("hz: error: no run run_20260101_0123456789ab in the ledger ")
     pending = hz("runs", "wait", new_id, "--timeout", "0")
     assert pending.returncode == 10
 
 
 def test_a_batch_in_text_and_json(hz: Cli, tmp_path: Path) -> None:
-    text = hz("run", "greet.yaml", "greet.yaml", "--input", "who=Ann", "--force-new", "-j", "2")
+    text = hz("run", "greet.yaml", "greet.yaml", "--input", "who=Ann", "-j", "2")
     assert text.returncode == 0, text.stderr
     assert [line.split()[1] for line in text.stdout.splitlines()] == ["completed", "completed"]
-    held = hz("run", "greet.yaml", "-j", "1", "--input", "who=Ann", "--format", "json")
-    assert held.returncode == 2
-    assert json.loads(held.stdout) == {"kind": "run_list", "runs": []}
-    assert "already holds this request key" in held.stderr
+    again = hz("run", "greet.yaml", "-j", "1", "--input", "who=Ann", "--format", "json")
+    assert again.returncode == 0, again.stderr  # the same target again: a new run
+    [document] = json.loads(again.stdout)["runs"]
+    assert document["state"] == "completed"
+    assert len({row.request_key for row in ledger(tmp_path).select()}) == 3
     refused = hz("run", "greet.yaml", "-j", "2", "--dry-run", "--input", "who=Ann")
     assert refused.returncode == 2
 
@@ -195,7 +196,6 @@ def test_a_target_that_cannot_be_built_is_reported_and_the_batch_goes_on(
         "greet.yaml",
         "--input",
         "who=Ann",
-        "--force-new",
         "-j",
         "1",
     )
@@ -244,7 +244,7 @@ def test_a_bug_while_reading_a_target_ends_the_batch_as_a_bug(tmp_path: Path) ->
 
 
 def test_runs_show_escapes_what_others_chose(hz: Cli, tmp_path: Path) -> None:
-    key = "k\n::warning::x\x1b[2J\u202e"
+    key = "::warning::x ##[set-output name=y;]z"
     (tmp_path / "w\n::error::y").mkdir()
     ran = hz("run", "greet.yaml", "--input", "who=A", "-q", "--request-key", key,
              "--workdir", "w\n::error::y", "--no-receipt")  # fmt: skip
@@ -253,7 +253,7 @@ def test_runs_show_escapes_what_others_chose(hz: Cli, tmp_path: Path) -> None:
     assert document["request_key"] == key
     shown = hz("runs", "show", document["id"]).stdout.splitlines()
     assert shown[4:6] == [
-        "request key: k\\n::warning::x\\x1b[2J\\u202e",
+        "request key: \\x3a:warning::x ##\\x5bset-output name=y;]z",
         f"workdir:     {tmp_path}/w\\n::error::y",
     ]
     assert not any(line.lstrip().startswith("::") for line in shown)
@@ -285,6 +285,6 @@ def test_an_empty_request_key_is_refused(hz: Cli, tmp_path: Path, command: str, 
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.endswith(
         "Error: Invalid value for --request-key: an empty key names no request; leave the "
-        "option out for the derived key (the job, the inputs and the workdir)\n"
+        "option out to start a new run\n"
     )
     assert not (tmp_path / "s" / "ledger.sqlite3").exists()  # nothing recorded

@@ -60,7 +60,7 @@ def _stderr_on_a_terminal(hz_argv: list[str], work: Path, *args: str) -> str:
     (work / "operator.toml").write_text(ECHO)
     env = {**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": str(work / "operator.toml")}
     with subprocess.Popen(
-        [*hz_argv, "run", "greet.yaml", "--input", "who=A", "--no-receipt", "--force-new", *args],
+        [*hz_argv, "run", "greet.yaml", "--input", "who=A", "--no-receipt", *args],
         cwd=work,
         env=env,
         stdout=subprocess.PIPE,

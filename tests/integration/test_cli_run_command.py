@@ -158,7 +158,7 @@ def test_no_secret_reaches_the_agent(hz_argv: list[str], tmp_path: Path) -> None
 def test_receipt_chain_over_several_runs(hz_argv: list[str], tmp_path: Path, fmt: str) -> None:
     config = operator(tmp_path, "echo", "--prompt-file={prompt_file}")
     for _ in range(3):
-        assert hz(hz_argv, tmp_path, config, "--format", fmt, "-q", "--force-new").returncode == 0
+        assert hz(hz_argv, tmp_path, config, "--format", fmt, "-q").returncode == 0
     verify = subprocess.run(
         [*hz_argv, "receipts", "verify", str(default_receipt_dir())],
         cwd=tmp_path,

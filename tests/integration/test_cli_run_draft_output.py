@@ -55,7 +55,7 @@ def _hz(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.Completed
 
 def _run(tmp_path: Path, env: dict[str, str], stdout: int) -> int:
     return subprocess.run(
-        [sys.executable, "-m", "hz", "run", "greet.yaml", "--no-receipt", "-q", "--force-new"],
+        [sys.executable, "-m", "hz", "run", "greet.yaml", "--no-receipt", "-q"],
         cwd=tmp_path,
         env=env,
         stdout=stdout,

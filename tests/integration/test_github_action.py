@@ -115,6 +115,10 @@ def github_env(tmp_path: Path) -> dict[str, str]:
         "GITHUB_ACTIONS": "true",
         "GITHUB_OUTPUT": str(tmp_path / "outputs"),
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
+        "GITHUB_REPOSITORY": "org/repo",
+        "GITHUB_RUN_ID": "8123456789",
+        "GITHUB_RUN_ATTEMPT": "1",
+        "GITHUB_JOB": "contracts",
     }
 
 
@@ -166,9 +170,11 @@ def test_a_matrix_of_three_jobs(tmp_path: Path, repo: Path, hz_argv: list[str]) 
         "::error title=hz run broken::broken: failed (schema_invalid): the draft is not valid "
         "JSON: Expecting value at line 1 column 1",
     ]
-    assert done.stdout.splitlines()[0] == (
-        "::group::hz run build/jobs/digest.job.json --format json --workdir . --force-new "
-        "--receipt-dir ../results/receipts --inputs inputs/digest.json"
+    assert re.fullmatch(
+        r"::group::hz run build/jobs/digest\.job\.json --format json --workdir \. "
+        r"--receipt-dir \.\./results/receipts --request-key "
+        r"github:8123456789\.1:contracts:digest:[0-9a-f]{16} --inputs inputs/digest\.json",
+        done.stdout.splitlines()[0],
     )
 
     outputs = parse_github_output((tmp_path / "outputs").read_text())
@@ -323,15 +329,48 @@ def test_one_job_also_sets_the_plain_outputs(tmp_path: Path, repo: Path) -> None
     )
 
 
-def test_the_step_run_again_runs_its_jobs_again(tmp_path: Path, repo: Path) -> None:
-    """A re-run on a self-hosted runner keeps the ledger in its state directory (the test's
-    HOME): the same job with the same inputs is run again, not refused for its request key."""
+def test_a_step_delivered_again_starts_nothing_and_a_new_attempt_runs_again(
+    tmp_path: Path, repo: Path, hz_argv: list[str]
+) -> None:
+    """The ledger persists on a self-hosted runner (here the test's HOME): the same step of
+    the same attempt, delivered again, reports the run it started before and starts nothing;
+    "Re-run jobs" (a new attempt) runs the job again; another matrix leg's inputs are another
+    request."""
     args = ("--run", "triage", "--inputs-dir", "inputs", "--drafts-dir", "d")
-    for attempt in (1, 2):
-        done = action(tmp_path, github_env(tmp_path), *args)
-        assert done.returncode == 0, (attempt, done.stdout)
+    deliveries = [("1", "answer: {kind: bug}\n"), ("1", None), ("2", None)]
+    deliveries.append(("2", "answer: {kind: feature}\n"))  # a matrix leg: other inputs
+    shown = []
+    for attempt, inputs in deliveries:
+        if inputs is not None:
+            (repo / "inputs" / "triage.yaml").write_text(inputs)
+        env = {**github_env(tmp_path), "GITHUB_RUN_ATTEMPT": attempt}
+        done = action(tmp_path, env, *args)
+        assert done.returncode == 0, (attempt, done.stdout, done.stderr)
         outputs = parse_github_output((tmp_path / "outputs").read_text())
-        assert (outputs["status"], outputs["structured_output"]) == ("completed", '{"kind": "bug"}')
+        results = json.loads(outputs["results"])
+        shown.append(
+            (outputs["status"], outputs["structured_output"], results["triage"]["exit_code"])
+        )
+    assert shown == [
+        ("completed", '{"kind": "bug"}', 0),
+        ("completed", '{"kind": "bug"}', 0),
+        ("completed", '{"kind": "bug"}', 0),
+        ("completed", '{"kind": "feature"}', 0),
+    ]
+    listed = subprocess.run(
+        [*hz_argv, "runs", "list", "--format", "json"],
+        env={**github_env(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    keys = [run["request_key"] for run in json.loads(listed.stdout)["runs"]]
+    assert len(keys) == len(set(keys)) == 3  # attempt 1, attempt 2, the other leg
+    assert [key.split(":")[:4] for key in keys] == [
+        ["github", "8123456789.1", "contracts", "triage"],
+        ["github", "8123456789.2", "contracts", "triage"],
+        ["github", "8123456789.2", "contracts", "triage"],
+    ]
 
 
 def test_a_job_hz_could_not_run_is_reported_by_its_first_error(tmp_path: Path, repo: Path) -> None:

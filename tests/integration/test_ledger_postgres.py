@@ -40,10 +40,28 @@ def test_a_request_key_is_held_across_concurrent_submissions(tmp_path: Path, pg_
     held = [err for (_, err), code in outcomes if code == 2]
     assert set(held) == {
         f"hz: error: run {row['id']} (queued) already holds this request key; nothing was "
-        f"started\n  hint: see hz runs show {row['id']}; --force-new runs it anyway, "
-        "--request-key KEY names the request yourself\n"
+        f"started\n  hint: see hz runs show {row['id']}; --force-new runs the request again "
+        "under this key, another key (or none) starts a new run\n"
     }
     assert list(s.jobs().values()) == ["todo"]  # one job, deferred with its run
+
+
+def test_a_request_key_is_bounded_before_the_database_is_asked(tmp_path: Path, pg_dsn: str) -> None:
+    """An 8 KiB key failed in PostgreSQL's index (its row size) with a hint that the server
+    might be down; the longest key taken, of the widest characters, fits."""
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
+    long = s.hz("submit", "greet.yaml", "--input", "who=Ann", "--request-key", "k" * 8192)
+    assert (long.returncode, long.stdout) == (2, "")
+    assert long.stderr.endswith(
+        "Error: Invalid value for --request-key: a key of 8192 characters is too long; a "
+        "request key is 1 to 256 letters, digits, punctuation marks, symbols and spaces (not at "
+        "either end); no control or invisible characters\n"
+    )
+    widest = "\U0001f34e" * 256
+    assert (
+        s.hz("submit", "greet.yaml", "--input", "who=Ann", "--request-key", widest).returncode == 0
+    )
+    assert [r["request_key"] for r in s.rows()] == [widest]
 
 
 def test_queues_and_priorities_through_procrastinate(tmp_path: Path, pg_dsn: str) -> None:

@@ -18,25 +18,34 @@ def run(s: Space, who: str, *args: str) -> tuple[int, dict[str, object], str]:
     return done.returncode, json.loads(done.stdout) if done.stdout else {}, done.stderr
 
 
-def test_a_foreground_run_is_recorded_and_its_request_key_held(
+def test_a_foreground_run_is_recorded_and_a_request_key_is_opt_in(
     dsn: str | None, tmp_path: Path
 ) -> None:
+    """Without a key every hz run is a new run (the second run of a contract, a run again after
+    a failure); with one the key has one run, and --force-new runs it again under the key."""
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
     code, result, _ = run(s, "Ann")
     assert (code, result["status"]) == (0, "completed")
     [row] = s.rows()
     assert (row["state"], row["runner"], row["attempt"]) == ("completed", "command", 1)
     assert json.loads(row["result_json"]) == result
-    again = s.hz("run", "greet.yaml", "--input", "who=Ann")
-    assert again.returncode == 2
-    assert again.stderr.startswith(
-        f"hz: error: run {row['id']} (completed) already holds this request key; "
+    assert run(s, "Ann")[0] == 0
+    assert run(s, "Ann", "--request-key", "weekly 2026-W49")[0] == 0
+    again = s.hz("run", "greet.yaml", "--input", "who=Ann", "--request-key", "weekly 2026-W49")
+    assert (again.returncode, again.stdout) == (2, "")
+    keyed = s.rows("request_key = ?", ("weekly 2026-W49",))
+    assert again.stderr == (
+        f"hz: error: run {keyed[0]['id']} (completed) already holds this request key; "
         "nothing was started\n"
+        f"  hint: see hz runs show {keyed[0]['id']}; --force-new runs the request again under "
+        "this key, another key (or none) starts a new run\n"
     )
-    assert run(s, "Ann", "--force-new")[0] == 0
+    assert run(s, "Ann", "--request-key", "weekly 2026-W49", "--force-new")[0] == 0
     assert run(s, "Ann", "--no-ledger")[0] == 0
-    assert len(s.rows()) == 2
-    assert len(s.starts()) == 3
+    rows = s.rows()
+    assert len(rows) == 4
+    assert len({r["request_key"] for r in rows}) == 3  # the keyed request twice
+    assert len(s.starts()) == 5
 
 
 def test_sigkill_of_hz_run_is_recovered_by_the_next_command(
@@ -44,7 +53,7 @@ def test_sigkill_of_hz_run_is_recovered_by_the_next_command(
 ) -> None:
     s = space(tmp_path, "sleep", dsn=dsn)
     cleanup.append(s)
-    hz = s.popen("run", "greet.yaml", "--input", "who=Ann", "-q")
+    hz = s.popen("run", "greet.yaml", "--input", "who=Ann", "-q", "--request-key", "once")
     until(s.starts, what="the agent's start")
     hz.kill()
     hz.communicate()
@@ -66,8 +75,8 @@ def test_sigkill_of_hz_run_is_recovered_by_the_next_command(
     assert not Path(row["private_dir"]).exists()
     [receipt] = (tmp_path / "state/receipts").glob("*.json")
     assert json.loads(receipt.read_text())["status"] == "uncertain"
-    # Never again: the same request is held by the uncertain run.
-    again = s.hz("run", "greet.yaml", "--input", "who=Ann")
+    # Never again under its key: the request is held by the uncertain run.
+    again = s.hz("run", "greet.yaml", "--input", "who=Ann", "--request-key", "once")
     assert again.returncode == 2
     assert f"run {row['id']} (uncertain) already holds this request key" in again.stderr
     assert len(s.starts()) == 1
@@ -80,9 +89,19 @@ def test_twenty_concurrent_runs_and_a_worker_share_one_ledger(
     submitted = s.hz("submit", "greet.yaml", "--input", "who=queued", "--format", "json")
     assert submitted.returncode == 0, submitted.stderr
     worker = s.popen("worker", "-j", "2")
-    # Ten requests, each asked for twice at once: one run per request key, never two.
+    # Ten requests, each asked for twice at once under its key: one run per key, never two.
     runs = [
-        s.popen("run", "greet.yaml", "--input", f"who={n % 10}", "--format", "json", "-q")
+        s.popen(
+            "run",
+            "greet.yaml",
+            "--input",
+            f"who={n % 10}",
+            "--format",
+            "json",
+            "-q",
+            "--request-key",
+            f"greet {n % 10}",
+        )
         for n in range(20)
     ]
     outcomes = [(p.communicate(timeout=120), p.returncode) for p in runs]
@@ -185,7 +204,7 @@ def test_a_stopped_batch_reads_no_further_target(tmp_path: Path, cleanup: list[S
     s = space(tmp_path, "sleep")
     cleanup.append(s)
     batch = s.popen("run", "greet.yaml", "greet.yaml", "greet.yaml", "--input", "who=Ann",
-                    "--force-new", "-j", "1", "--format", "json")  # fmt: skip
+                    "-j", "1", "--format", "json")  # fmt: skip
     [agent] = until(s.starts, what="the first agent's start")
     batch.send_signal(signal.SIGINT)
     out, err = batch.communicate(timeout=30)

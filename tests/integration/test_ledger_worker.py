@@ -45,17 +45,17 @@ def test_submitted_runs_complete_once_each(dsn: str | None, tmp_path: Path) -> N
 
 def test_a_request_key_is_not_started_twice(dsn: str | None, tmp_path: Path) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
-    first = s.submit("Ann")
-    again = s.hz("submit", "greet.yaml", "--input", "who=Ann")
+    first = s.submit("Ann", "--request-key", "mine")
+    again = s.hz("submit", "greet.yaml", "--input", "who=Ann", "--request-key", "mine")
     assert (again.returncode, again.stdout) == (2, "")
     assert again.stderr == (
         f"hz: error: run {first} (queued) already holds this request key; nothing was started\n"
-        f"  hint: see hz runs show {first}; --force-new runs it anyway, --request-key KEY names "
-        "the request yourself\n"
+        f"  hint: see hz runs show {first}; --force-new runs the request again under this key, "
+        "another key (or none) starts a new run\n"
     )
-    forced = s.submit("Ann", "--force-new")
-    named = s.submit("Ann", "--request-key", "mine")
-    assert len({first, forced, named}) == 3
+    forced = s.submit("Ann", "--request-key", "mine", "--force-new")
+    unkeyed = [s.submit("Ann"), s.submit("Ann")]  # without a key: a new run each time
+    assert len({first, forced, *unkeyed}) == 4
 
 
 @pytest.mark.serial

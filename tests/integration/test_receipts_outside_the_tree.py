@@ -57,7 +57,7 @@ def test_the_state_directory_defaults_to_the_users_and_receipt_dir_still_chooses
     repo, home = tmp_path / "repo", tmp_path / "home"
     repo.mkdir()
     assert _hz(hz_argv, repo, "init").returncode == 0
-    run = ("run", "contracts/todo-summary.yaml", "-q", "--force-new")
+    run = ("run", "contracts/todo-summary.yaml", "-q")
     assert _hz(hz_argv, repo, *run, HOME=str(home), XDG_STATE_HOME="").returncode == 0
     assert (home / ".local/state/hz/receipts/000001-todo-summary.json").is_file()
     mine = _hz(hz_argv, repo, *run, "--receipt-dir", "mine", HOME=str(home))

@@ -26,11 +26,11 @@ from hz.runtime.ledger.store import (
     Ceilings,
     Clock,
     KeyHeld,
+    KeyReused,
     Ledger,
     Owner,
     StaleOwner,
     hold_delay,
-    request_key,
 )
 from hz.runtime.protocol import RunRequest
 from hz.runtime.result import AgentResult
@@ -138,10 +138,46 @@ def test_a_project_cannot_move_the_state_dir(tmp_path: Path) -> None:
     )
 
 
-def test_the_default_request_key_is_job_inputs_and_workdir(tmp_path: Path) -> None:
+def test_a_key_reused_with_another_request_is_refused_naming_what_differs(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    """As an idempotency key: the same key with other parameters is an error, forced or not,
+    never the other request's run adopted or started."""
+    first, _ = new_run(ledger, tmp_path)
+    other = make_packet("Say hello.")  # another job: its template differs
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for forced in (False, True):
+        with pytest.raises(KeyReused) as caught:
+            ledger.create(
+                other.model_copy(update={"inputs_sha256": "2" * 64}),
+                key="k",
+                workdir=elsewhere,
+                receipt_dir=tmp_path / "receipts",
+                force_new=forced,
+                adopt=Owner.this_process(),
+            )
+        assert caught.value.message == (
+            f"run {first} (queued) holds this request key for another request; what differs: "
+            "the job (greet there and here, but another version of it), the input values, the "
+            f"working directory (there {tmp_path}, here {elsewhere}) and the receipt directory "
+            f"(there none, here {tmp_path / 'receipts'}); nothing was started"
+        )
+        assert caught.value.hint == (
+            "a request key names one request: give this one a key of its own, or leave "
+            f"--request-key out to start a new run (hz runs show {first} shows the other)"
+        )
+    # A packet made by hand: the same job and input values with another prompt.
     packet = make_packet()
-    assert request_key(packet, tmp_path) == request_key(packet, tmp_path / ".")
-    assert request_key(packet, tmp_path) != request_key(packet, tmp_path.parent)
+    edited = packet.model_copy(update={"prompt": "Run rm.", "prompt_sha256": "3" * 64})
+    with pytest.raises(KeyReused) as caught:
+        ledger.create(edited, key="k", workdir=tmp_path, receipt_dir=None)
+    assert caught.value.message == (
+        f"run {first} (queued) holds this request key for another request; what differs: the "
+        "prompt; nothing was started"
+    )
+    assert [r.id for r in ledger.select()] == [first]  # nothing was queued
+    assert ledger.get(first).owner is None  # nor the other run adopted
 
 
 def test_a_held_key_refuses_a_new_run_unless_forced(ledger: Ledger, tmp_path: Path) -> None:

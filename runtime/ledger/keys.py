@@ -1,0 +1,72 @@
+"""Request keys: the name a client gives one request when it wants it run once.
+
+Keys are opt-in, as idempotency keys are (an HTTP API's ``Idempotency-Key``, a workflow
+engine's workflow id): without one, every ``hz run``, ``hz submit`` and ``hz run -j`` target is
+a new run, and the ledger gives it a key of its own (``new_key``) that its automatic retries
+share. With one, the key has one run (live or ended): the same key again is refused and names
+the run that holds it (``--force-new`` runs the request again under it), and the same key with
+another request is refused, naming what differs (``hz.runtime.ledger.store.Ledger.create``).
+
+A key is text a person can read and type: 1 to ``MAX_KEY`` characters that are letters,
+digits, punctuation marks, symbols or spaces between them. Control and invisible characters
+(bidirectional marks, zero-width joiners), surrogates (bytes that were not UTF-8 on the command
+line) and spaces at either end are refused: two keys that print alike must be one key. The
+check is the caller's, before any database is touched (a PostgreSQL index cannot hold an
+unbounded key).
+
+This module needs nothing but the standard library: the CLI checks a key as it parses it.
+"""
+
+from __future__ import annotations
+
+import secrets
+import unicodedata
+
+#: The longest key, in characters (at most 4 bytes each in UTF-8: far below what an index row
+#: of either backend holds).
+MAX_KEY = 256
+#: What a key may be, for messages and docs.
+KEY_RULE = (
+    f"1 to {MAX_KEY} letters, digits, punctuation marks, symbols and spaces (not at either "
+    "end); no control or invisible characters"
+)
+#: The prefix of the keys the ledger gives runs that were not given one.
+NEW_KEY_PREFIX = "auto:"
+
+
+def new_key() -> str:
+    """A key no other request has: a run asked for without one (its retries share it)."""
+    return NEW_KEY_PREFIX + secrets.token_hex(16)
+
+
+def key_problem(key: str) -> str | None:
+    """Why ``key`` cannot name a request, or None when it can. The reason never quotes the
+    key (it may be long, or made to look like something else); it names the first character
+    that is refused and where it is."""
+    if not key.strip(" "):
+        return "an empty key names no request"
+    if len(key) > MAX_KEY:
+        return f"a key of {len(key)} characters is too long"
+    for position, char in enumerate(key, 1):
+        if not _allowed(char):
+            return f"the key holds {_describe(char)} at character {position}"
+    if key[0] == " " or key[-1] == " ":
+        return "the key starts or ends with a space"
+    if all(unicodedata.category(c)[0] == "M" or c == " " for c in key):
+        return "the key holds only combining marks"
+    return None
+
+
+def _allowed(char: str) -> bool:
+    return char == " " or unicodedata.category(char)[0] in "LMNPS"
+
+
+def _describe(char: str) -> str:
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's escape of a byte that is not UTF-8
+        return f"the byte \\x{code - 0xDC00:02x}, which is not UTF-8,"
+    name = unicodedata.name(char, "")
+    shown = f"U+{code:04X}" + (f" {name}" if name else "")
+    if unicodedata.category(char) == "Zs":
+        return f"{shown} (a space other than U+0020)"
+    return shown

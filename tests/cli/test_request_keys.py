@@ -1,0 +1,179 @@
+"""Request keys, in process with the echo runner: opt-in (without one every invocation is a
+new run), one run per key, refused when reused for another request, bounded and checked before
+the ledger is opened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hz.runtime.ledger.rows import RunRow
+from hz.runtime.ledger.store import Ledger
+from tests.conftest import Cli, CliResult
+
+CONTRACT = """\
+hz:
+  contract: 1
+  name: greet
+  timeout: 30s
+  agent:
+    tools: [Read]
+    max_usd: 0.5
+  inputs:
+    topic:
+      schema: {type: string}
+contract: Be brief.
+prompt: "Write about {{ inputs.topic }}."
+"""
+
+KEY_RULE = (
+    "a request key is 1 to 256 letters, digits, punctuation marks, symbols and spaces (not at "
+    "either end); no control or invisible characters"
+)
+
+
+@pytest.fixture
+def hz(cli: Cli, tmp_path: Path) -> Cli:
+    (tmp_path / "job.yaml").write_text(CONTRACT)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "operator.toml").write_text('[capabilities]\nagent_runner = "echo"\n')
+    env = {"HZ_CONFIG": str(tmp_path / "operator.toml"), "HZ_STATE_DIR": str(tmp_path / "s")}
+
+    def run(*args: str, **extra: str) -> CliResult:
+        return cli(*args, cwd=tmp_path, env={**env, **extra})
+
+    return run
+
+
+def rows(tmp_path: Path) -> list[RunRow]:
+    return Ledger(tmp_path / "s" / "ledger.sqlite3").select()
+
+
+def test_without_a_key_every_run_submit_and_batch_is_a_new_run(hz: Cli, tmp_path: Path) -> None:
+    """The second hz run of a contract (what hz init suggests), after a failure or a change of
+    runner, is run: nothing is refused for a key the user never chose."""
+    for _ in range(2):
+        done = hz("run", "job.yaml", "--input", "topic=APPLES", "-q")
+        assert (done.returncode, done.stdout, done.stderr) == (0, "Write about APPLES.\n", "")
+        assert hz("submit", "job.yaml", "--input", "topic=APPLES").returncode == 0
+        batch = hz("run", "-j", "2", "job.yaml", "job.yaml", "--input", "topic=APPLES", "-q")
+        assert batch.returncode == 0, batch.stderr
+    keys = [row.request_key for row in rows(tmp_path)]
+    assert len(keys) == len(set(keys)) == 8
+    assert all(key.startswith("auto:") and len(key) == 37 for key in keys)
+
+
+def test_a_key_has_one_run_and_force_new_runs_it_again(hz: Cli, tmp_path: Path) -> None:
+    args = ("job.yaml", "--input", "topic=APPLES", "--request-key", "weekly 2026-W49")
+    assert hz("run", *args, "-q").returncode == 0
+    [held] = rows(tmp_path)
+    for command in ("run", "submit"):
+        again = hz(command, *args)
+        assert (again.returncode, again.stdout) == (2, "")
+        assert again.stderr == (
+            f"hz: error: run {held.id} (completed) already holds this request key; "
+            "nothing was started\n"
+            f"  hint: see hz runs show {held.id}; --force-new runs the request again under "
+            "this key, another key (or none) starts a new run\n"
+        )
+    assert hz("run", *args, "--force-new", "-q").returncode == 0
+    assert len(rows(tmp_path)) == 2
+
+
+def test_hz_request_key_names_the_request_as_the_option_does(hz: Cli, tmp_path: Path) -> None:
+    args = ("job.yaml", "--input", "topic=APPLES")
+    assert hz("run", *args, HZ_REQUEST_KEY="nightly").returncode == 0
+    again = hz("submit", *args, HZ_REQUEST_KEY="nightly")
+    assert again.returncode == 2
+    assert "already holds this request key; nothing was started\n" in again.stderr
+    assert hz("run", *args, "--request-key", "other", HZ_REQUEST_KEY="nightly").returncode == 0
+    assert hz("run", *args, HZ_REQUEST_KEY="").returncode == 0  # empty: unset, a new run
+    keys = sorted(str(row.request_key) for row in rows(tmp_path))
+    assert keys[1:] == ["nightly", "other"]
+    assert keys[0].startswith("auto:")
+    bad = hz("run", *args, HZ_REQUEST_KEY="\u200f")
+    assert bad.returncode == 2
+    assert bad.stderr.endswith(
+        "Error: Invalid value for HZ_REQUEST_KEY: the key holds U+200F RIGHT-TO-LEFT MARK at "
+        f"character 1; {KEY_RULE}\n"
+    )
+    batch = hz("run", "-j", "2", "job.yaml", "job.yaml", "--input", "topic=A", HZ_REQUEST_KEY="k")
+    assert batch.returncode == 2
+    assert batch.stderr.endswith(
+        "Error: --dry-run, --no-ledger and --request-key (or HZ_REQUEST_KEY) take one target "
+        "(no -j)\n"
+    )
+    many = hz("submit", "job.yaml", "job.yaml", "--input", "topic=A", HZ_REQUEST_KEY="k")
+    assert many.returncode == 2
+    assert many.stderr.endswith(
+        "Error: --request-key (or HZ_REQUEST_KEY) names one request: give one target\n"
+    )
+
+
+def test_a_key_reused_for_another_request_is_refused_and_nothing_runs(
+    hz: Cli, tmp_path: Path
+) -> None:
+    """Issue 21, item 1: the queued APPLES run of the key was adopted and run by an hz run of
+    BANANAS, in another working directory, which printed APPLES' draft and exited 0."""
+    queued = hz("submit", "job.yaml", "--input", "topic=APPLES", "--request-key", "K",
+                "--workdir", "elsewhere")  # fmt: skip
+    assert queued.returncode == 0, queued.stderr
+    run_id = queued.stdout.strip()
+    for extra in ((), ("--force-new",)):
+        done = hz("run", "job.yaml", "--input", "topic=BANANAS", "--request-key", "K", *extra)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (
+            f"hz: error: run {run_id} (queued) holds this request key for another request; "
+            "what differs: the input values and the working directory (there "
+            f"{tmp_path / 'elsewhere'}, here {tmp_path}); nothing was started\n"
+            "  hint: a request key names one request: give this one a key of its own, or leave "
+            f"--request-key out to start a new run (hz runs show {run_id} shows the other)\n"
+        )
+    [row] = rows(tmp_path)
+    assert (row.id, row.state, row.owner) == (run_id, "queued", None)
+    # The same request under the key: its queued run is adopted and run, as before.
+    same = hz("run", "job.yaml", "--input", "topic=APPLES", "--request-key", "K",
+              "--workdir", "elsewhere", "-q")  # fmt: skip
+    assert (same.returncode, same.stdout) == (0, "Write about APPLES.\n")
+    assert [(r.id, r.state) for r in rows(tmp_path)] == [(run_id, "completed")]
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("", "an empty key names no request; leave the option out to start a new run"),
+        (" \t ", f"the key holds U+0009 at character 2; {KEY_RULE}"),
+        (
+            "\u200f\u200e\u202e",
+            f"the key holds U+200F RIGHT-TO-LEFT MARK at character 1; {KEY_RULE}",
+        ),
+        ("run\u200b1", f"the key holds U+200B ZERO WIDTH SPACE at character 4; {KEY_RULE}"),
+        ("k\n::warning::x", f"the key holds U+000A at character 2; {KEY_RULE}"),
+        (
+            "a\u00a0b",
+            f"the key holds U+00A0 NO-BREAK SPACE (a space other than U+0020) at "
+            f"character 2; {KEY_RULE}",
+        ),
+        (" padded", f"the key starts or ends with a space; {KEY_RULE}"),
+        ("\u0301\u0301", f"the key holds only combining marks; {KEY_RULE}"),
+        ("\udcff", f"the key holds the byte \\xff, which is not UTF-8, at character 1; {KEY_RULE}"),
+        ("k" * 257, f"a key of 257 characters is too long; {KEY_RULE}"),
+        ("k" * 8192, f"a key of 8192 characters is too long; {KEY_RULE}"),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "submit"])
+def test_a_key_that_is_not_plain_text_is_refused_before_the_ledger_is_opened(
+    hz: Cli, tmp_path: Path, command: str, key: str, why: str
+) -> None:
+    done = hz(command, "job.yaml", "--input", "topic=A", "--request-key", key)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith(f"Error: Invalid value for --request-key: {why}\n")
+    assert not (tmp_path / "s").exists()  # nothing recorded, nothing opened
+
+
+def test_the_longest_key_of_the_widest_characters_is_taken(hz: Cli, tmp_path: Path) -> None:
+    key = "\U0001f34e" * 256  # 1 KiB of UTF-8
+    done = hz("run", "job.yaml", "--input", "topic=A", "-q", "--request-key", key)
+    assert done.returncode == 0, done.stderr
+    assert [row.request_key for row in rows(tmp_path)] == [key]
