@@ -6,6 +6,7 @@ Every command first settles runs whose owner is gone (see ``hz runs reconcile``)
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections import defaultdict
@@ -52,6 +53,43 @@ def emit(document: Any, fmt: str, text: str) -> None:
         click.echo(printable_json(document))
     else:
         click.echo(text, nl=False)
+
+
+def run_ids(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Run ids as ``hz runs list`` shows them; anything else is refused before the ledger is
+    read (an id from outside may hold bytes that are not text)."""
+    from hz.runtime.ledger.store import RUN_ID
+
+    for value in values:
+        if not RUN_ID.fullmatch(value):
+            shown = printable(repr(value[:64])) + (" (…)" if len(value) > 64 else "")
+            raise click.BadParameter(
+                f"{shown} is not a run id (run_, a date as YYYYMMDD, _ and 12 hexadecimal "
+                "digits, as hz runs list shows them)"
+            )
+    return values
+
+
+class Seconds(click.ParamType[float]):
+    """A duration in seconds: a finite number, 0 or more (click's FloatRange lets nan and inf
+    through: a wait that never ends)."""
+
+    name = "seconds"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            number = float(str(value))
+        except ValueError:
+            self.fail(f"{printable(repr(value))} is not a number of seconds", param, ctx)
+        if not math.isfinite(number) or number < 0:
+            self.fail(
+                f"{printable(str(value))} is not a finite number of seconds, 0 or more", param, ctx
+            )
+        return number
 
 
 @click.group(short_help="Inspect and control runs in the run ledger.")
@@ -119,7 +157,7 @@ def list_(states: tuple[str, ...], since: str | None, fmt: str) -> int:
 
 
 @runs.command()
-@click.argument("run_id")
+@click.argument("run_id", callback=lambda ctx, param, value: run_ids((value,))[0])
 @click.option(
     "--transcript",
     is_flag=True,
@@ -154,10 +192,10 @@ def show(run_id: str, transcript: bool, fmt: str) -> int:
 
 
 @runs.command()
-@click.argument("run_ids", nargs=-1, required=True)
-@click.option(
-    "--timeout", type=click.FloatRange(min=0), help="Give up after this many seconds (exit 10)."
+@click.argument(
+    "run_ids", nargs=-1, required=True, callback=lambda ctx, param, value: run_ids(value)
 )
+@click.option("--timeout", type=Seconds(), help="Give up after this many seconds (exit 10).")
 @FORMAT
 def wait(run_ids: tuple[str, ...], timeout: float | None, fmt: str) -> int:
     """Wait until every run is terminal. Exit status: 0 all completed, else the first other
@@ -186,7 +224,9 @@ def wait(run_ids: tuple[str, ...], timeout: float | None, fmt: str) -> int:
 
 
 @runs.command()
-@click.argument("run_ids", nargs=-1, required=True)
+@click.argument(
+    "run_ids", nargs=-1, required=True, callback=lambda ctx, param, value: run_ids(value)
+)
 @FORMAT
 def cancel(run_ids: tuple[str, ...], fmt: str) -> int:
     """Cancel runs. Queued or prepared: cancelled, nothing ran. Dispatching or running: the
@@ -208,7 +248,7 @@ def cancel(run_ids: tuple[str, ...], fmt: str) -> int:
 
 
 @runs.command()
-@click.argument("run_id")
+@click.argument("run_id", callback=lambda ctx, param, value: run_ids((value,))[0])
 @FORMAT
 def retry(run_id: str, fmt: str) -> int:
     """Queue a new run of the same request, linked to RUN_ID (for a worker, or adopted by the

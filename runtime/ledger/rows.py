@@ -115,7 +115,23 @@ def _observed(value: Any) -> tuple[Any, str | None]:
     return read_observed(value), None
 
 
+def _path(value: Any) -> tuple[Any, str | None]:
+    """A stored path (``paths.path_text``) as the path's own text: a ``file://`` URI, which
+    holds bytes that are not UTF-8, read back to those bytes (``paths.read_path``)."""
+    from hz.runtime.ledger.paths import read_path
+
+    if not isinstance(value, str):
+        return "", f"{_shown(value)} is not text"
+    path = read_path(value)
+    if "\x00" in path:
+        return "", f"{_shown(value)} holds a NUL, which no path does"
+    return path, None
+
+
 _T, _T0 = _text, _nullable(_text)
+_P, _P0 = _path, _nullable(_path)
+#: The columns that hold a path: read with ``_path``, written with ``paths.path_text``.
+PATHS = ("workdir", "receipt_dir", "private_dir", "receipt_path")
 #: Each column of ``runs``: its attribute and how its value is checked. ``observed_json`` and
 #: ``result_json`` are read as the objects they hold.
 RUN_COLUMNS: dict[str, tuple[str, Callable[[Any], tuple[Any, str | None]]]] = {
@@ -129,8 +145,8 @@ RUN_COLUMNS: dict[str, tuple[str, Callable[[Any], tuple[Any, str | None]]]] = {
     "job_name": ("job_name", _T),
     "job_digest": ("job_digest", _T),
     "inputs_sha256": ("inputs_sha256", _T),
-    "workdir": ("workdir", _T),
-    "receipt_dir": ("receipt_dir", _T0),
+    "workdir": ("workdir", _P),
+    "receipt_dir": ("receipt_dir", _P0),
     "packet_json": ("packet_json", _T),
     "max_usd": ("max_usd", _AMOUNT),
     "runner": ("runner", _T0),
@@ -150,11 +166,11 @@ RUN_COLUMNS: dict[str, tuple[str, Callable[[Any], tuple[Any, str | None]]]] = {
     "pid": ("pid", _nullable(_PID)),
     "pgid": ("pgid", _nullable(_PID)),
     "proc_start": ("proc_start", _nullable(_TICKS)),
-    "private_dir": ("private_dir", _T0),
+    "private_dir": ("private_dir", _P0),
     "cancel_requested_at": ("cancel_requested_at", _nullable(_TIME)),
     "observed_json": ("observed", _observed),
     "result_json": ("result", _result),
-    "receipt_path": ("receipt_path", _T0),
+    "receipt_path": ("receipt_path", _P0),
     "not_before": ("not_before", _TIME),
     "created_at": ("created_at", _TIME),
     "dispatched_at": ("dispatched_at", _nullable(_TIME)),
@@ -171,7 +187,9 @@ RUN_COLUMNS: dict[str, tuple[str, Callable[[Any], tuple[Any, str | None]]]] = {
 
 @dataclass(frozen=True, slots=True)
 class RunRow:
-    """One run as the ledger holds it (the columns of ``runs``; see docs/runs.md)."""
+    """One run as the ledger holds it (the columns of ``runs``; see docs/runs.md). Its paths
+    (``PATHS``) are the paths' own text, as ``Path`` takes it: a path stored as a ``file://``
+    URI (bytes that are not UTF-8) is read back to those bytes."""
 
     id: str
     request_key: str
@@ -261,10 +279,15 @@ class RunRow:
         return ", ".join(f"{b.split(': ', 1)[0]} ({b.split(': ', 1)[1]})" for b in self.bad)
 
     def request(self) -> dict[str, Any]:
-        """What a retry copies: the request (``store._COPIED``)."""
+        """What a retry copies: the request (``store._COPIED``), its paths as stored."""
+        from hz.runtime.ledger.paths import path_text
         from hz.runtime.ledger.store import _COPIED
 
-        return {name: getattr(self, name) for name in _COPIED}
+        copied = {name: getattr(self, name) for name in _COPIED}
+        for name in PATHS:
+            if copied.get(name) is not None:
+                copied[name] = path_text(copied[name])
+        return copied
 
 
 @dataclass(frozen=True, slots=True)

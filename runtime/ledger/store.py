@@ -24,6 +24,7 @@ from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
 from hz.runtime.ledger.backend import Connection, Db, Dispatcher
 from hz.runtime.ledger.db import SqliteDb
+from hz.runtime.ledger.paths import path_text
 from hz.runtime.ledger.rows import EventRow, RunRow
 from hz.runtime.models import Packet
 
@@ -250,6 +251,7 @@ class Ledger:
         ``KeyHeld`` when the key already has a run and ``force_new`` is false; ``KeyReused``
         when that run is of another request (another job, input values, prompt, working
         directory or receipt directory), ``force_new`` or not: one key names one request."""
+        # Compared as the paths' own text (as ``RunRow`` reads them), stored as ``path_text``.
         workdir_text = str(workdir.resolve())
         receipt_text = None if receipt_dir is None else str(receipt_dir.resolve())
         with self.tx() as c:
@@ -289,8 +291,8 @@ class Ledger:
                 "job_name": packet.job.name,
                 "job_digest": packet.job_digest,
                 "inputs_sha256": packet.inputs_sha256,
-                "workdir": workdir_text,
-                "receipt_dir": receipt_text,
+                "workdir": path_text(workdir_text),
+                "receipt_dir": None if receipt_text is None else path_text(receipt_text),
                 "packet_json": packet.model_dump_json(),
                 "max_usd": packet.job.budget.max_usd,
                 "queue": queue,
@@ -607,7 +609,7 @@ class Ledger:
 
     def private_dir(self, run_id: str, generation: int, path: Path) -> None:
         with self.fenced(run_id, generation) as c:
-            c.execute("UPDATE runs SET private_dir = ? WHERE id = ?", (str(path), run_id))
+            c.execute("UPDATE runs SET private_dir = ? WHERE id = ?", (path_text(path), run_id))
 
     def finish(
         self,
@@ -639,7 +641,7 @@ class Ledger:
                     failure_kind,
                     None if result is None else json.dumps(result, ensure_ascii=False),
                     cost_usd,
-                    None if receipt is None else str(receipt),
+                    None if receipt is None else path_text(receipt),
                     time.time(),
                     keep,
                     cost_usd,
@@ -735,8 +737,8 @@ def _differences(held: RunRow, packet: Packet, workdir: str, receipt_dir: str | 
     return found
 
 
-def _shown(stored: str | None) -> str:
-    return "none" if stored is None else stored
+def _shown(path: str | None) -> str:
+    return "none" if path is None else path
 
 
 _COPIED = (

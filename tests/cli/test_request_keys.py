@@ -1,6 +1,6 @@
 """Request keys, in process with the echo runner: opt-in (without one every invocation is a
 new run), one run per key, refused when reused for another request, bounded and checked before
-the ledger is opened."""
+the ledger is opened; and the other values ``hz runs`` reads from the command line."""
 
 from __future__ import annotations
 
@@ -177,3 +177,31 @@ def test_the_longest_key_of_the_widest_characters_is_taken(hz: Cli, tmp_path: Pa
     done = hz("run", "job.yaml", "--input", "topic=A", "-q", "--request-key", key)
     assert done.returncode == 0, done.stderr
     assert [row.request_key for row in rows(tmp_path)] == [key]
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "1e400", "-1", " nan\n"])
+def test_runs_wait_refuses_a_timeout_that_is_not_a_finite_number_of_seconds(
+    hz: Cli, value: str
+) -> None:
+    done = hz("runs", "wait", "run_20260101_0123456789ab", "--timeout", value)
+    assert (done.returncode, done.stdout) == (2, "")
+    shown = value.replace("\n", "\\n")
+    assert done.stderr.endswith(
+        f"Error: Invalid value for '--timeout': {shown} is not a finite number of seconds, 0 or "
+        "more\n"
+    )
+
+
+@pytest.mark.parametrize("command", [("show",), ("wait",), ("cancel",), ("retry",)])
+@pytest.mark.parametrize("run_id", ["run_\udcff", "run_nope", "run_20260101_0123456789ab\n"])
+def test_runs_refuse_what_is_not_a_run_id(
+    hz: Cli, tmp_path: Path, command: tuple[str, ...], run_id: str
+) -> None:
+    done = hz("runs", *command, run_id)
+    assert (done.returncode, done.stdout) == (2, "")
+    shown = repr(run_id)
+    argument = "RUN_IDS..." if command[0] in ("wait", "cancel") else "RUN_ID"
+    assert done.stderr.endswith(
+        f"Error: Invalid value for '{argument}': {shown} is not a run id (run_, a date as "
+        "YYYYMMDD, _ and 12 hexadecimal digits, as hz runs list shows them)\n"
+    )

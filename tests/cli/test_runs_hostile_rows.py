@@ -62,6 +62,12 @@ ODD = [
     ("pgid", 1 << 40, "pgid: 1099511627776 is out of range"),
     ("attempt", "one", "attempt: 'one' is not a whole number"),
     ("reserved_usd", float("inf"), "reserved_usd: inf is out of range"),
+    # A path stored as its file:// URI (bytes that are not UTF-8) is read back to its bytes.
+    (
+        "workdir",
+        "file:///srv/a%00b",
+        "workdir: 'file:///srv/a%00b' holds a NUL, which no path does",
+    ),
 ]
 
 
@@ -115,17 +121,28 @@ def test_an_odd_event_time_is_named_in_the_timeline(hz: Cli, tmp_path: Path) -> 
     assert as_json["timeline"][0]["bad"] == ["at: 1e+300 is out of range"]
 
 
+@pytest.mark.parametrize(
+    ("column", "value", "named"),
+    [
+        ("max_usd", "lots", "max_usd ('lots' is not a number)"),
+        (
+            "workdir",
+            "file:///srv/a%00b",
+            "workdir ('file:///srv/a%00b' holds a NUL, which no path does)",
+        ),
+    ],
+)
 def test_a_queued_run_with_an_odd_value_fails_not_started_when_claimed(
-    hz: Cli, tmp_path: Path
+    hz: Cli, tmp_path: Path, column: str, value: str, named: str
 ) -> None:
     queued = hz("submit", "greet.yaml", "--input", "who=Cy")
     run_id = queued.stdout.strip()
-    poke(tmp_path, "UPDATE runs SET max_usd = 'lots' WHERE id = ?", (run_id,))
+    poke(tmp_path, f"UPDATE runs SET {column} = ? WHERE id = ?", (value, run_id))
     worked = hz("worker", "--drain")
     assert worked.returncode == 0, worked.stderr
     assert worked.stderr == (
-        f"hz: error: {run_id}: its row in the ledger has values hz cannot read: max_usd ('lots' "
-        "is not a number) (the row was edited by hand?)\n"
+        f"hz: error: {run_id}: its row in the ledger has values hz cannot read: {named} (the "
+        "row was edited by hand?)\n"
     )
     with contextlib.closing(sqlite3.connect(tmp_path / "s" / "ledger.sqlite3")) as c:
         state = c.execute("SELECT state, failure_kind FROM runs WHERE id = ?", (run_id,)).fetchone()
