@@ -48,9 +48,14 @@ class RunTargets:
             return Path(configured)
         from hz.runtime.config.tables import SystemSettings
         from hz.runtime.ledger.paths import state_dir
+        from hz.runtime.ledger.private import private_dir
         from hz.runtime.receipts.write import DEFAULT_DIR
 
-        return state_dir(SystemSettings.from_config(config)) / DEFAULT_DIR
+        # Beside the ledger, held to its rule: this user's alone (created 0700 if missing).
+        state = state_dir(SystemSettings.from_config(config))
+        private_dir(state)
+        private_dir(state / DEFAULT_DIR, "the receipt directory")
+        return state / DEFAULT_DIR
 
 
 _FIELDS = tuple(field.name for field in fields(RunTargets))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hz.runtime.errors import HzError
+from hz.runtime.ledger.private import private_dir, private_file
 
 #: How long a writer waits for another's transaction before giving up (milliseconds).
 BUSY_TIMEOUT_MS = 30_000
@@ -254,7 +255,10 @@ def connect(path: Path) -> SqliteConnection:
     """An autocommit connection (transactions are explicit) with the schema migrated and its
     tables there (a cheap look at the schema; a damaged page elsewhere is found when read)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # The directory and the files are this user's alone (``hz.runtime.ledger.private``).
+        private_dir(path.parent)
+        for suffix in ("", "-wal", "-shm"):
+            private_file(Path(f"{path}{suffix}"), create=not suffix)
         raw = sqlite3.connect(
             path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
         )
