@@ -238,7 +238,8 @@ def cancel(run_ids: tuple[str, ...], fmt: str) -> int:
     ledger, _ = open_ledger(fmt)
     for run_id in run_ids:
         ledger.get(run_id)
-    documents = [run_json(ledger, cancel_run(ledger, run_id)) for run_id in run_ids]
+    by = f"hz runs cancel ({ledger.who()})"
+    documents = [run_json(ledger, cancel_run(ledger, run_id, by=by)) for run_id in run_ids]
     text = "".join(
         f"{d['id']}  {d['state']}" + (f" ({d['failure_kind']})" if d["failure_kind"] else "") + "\n"
         for d in documents

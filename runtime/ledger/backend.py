@@ -42,6 +42,9 @@ class Db(Protocol):
     #: SQL for when the database last started (seconds since the epoch; 0 when it does not
     #: matter): no owner could renew a lease while it was down.
     started: str
+    #: SQL for the database role the connection acts as (NULL where there is none): the
+    #: database, not the client, says who wrote a cancel.
+    role: str
 
     @property
     def connection(self) -> Connection: ...

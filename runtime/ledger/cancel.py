@@ -26,10 +26,13 @@ CEILING = 10.0
 _POLL = 0.05
 
 
-def cancel(ledger: Ledger, run_id: str, *, ceiling: float = CEILING) -> RunRow:
+def cancel(
+    ledger: Ledger, run_id: str, *, ceiling: float = CEILING, by: str | None = None
+) -> RunRow:
     """Cancel ``run_id``; the run's row once settled (or as it is, if already terminal). A
     row with a value that does not fit its column is refused (``HzError``): hz cannot tell
-    what stopping it would touch."""
+    what stopping it would touch. ``by`` says who asked (``hz runs cancel``: the user, host
+    and database role), for the run's timeline."""
     deadline = time.monotonic() + ceiling
     row = ledger.get(run_id)
     if row.state in TERMINAL:
@@ -53,14 +56,17 @@ def cancel(ledger: Ledger, run_id: str, *, ceiling: float = CEILING) -> RunRow:
                 "lease_until = NULL WHERE id = ? RETURNING *",
                 (time.time(), time.time(), run_id),
             ).fetchone()
-            ledger.event(c, run_id, "cancelled", f"cancelled while {row.state}: nothing ran")
+            asked = f" by {by}" if by else ""
+            ledger.event(c, run_id, "cancelled", f"cancelled while {row.state}{asked}: nothing ran")
         else:
             c.execute(
                 "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) "
                 "WHERE id = ?",
                 (time.time(), run_id),
             )
-            ledger.event(c, run_id, "cancel", "cancel requested")
+            ledger.event(
+                c, run_id, "cancel", f"cancel requested by {by}" if by else "cancel requested"
+            )
     # The intent is on record: now the dispatcher's side (its job out of the queue, or the
     # worker running it asked to abort).
     ledger.cancel_dispatch(row)

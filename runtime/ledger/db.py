@@ -202,6 +202,7 @@ class SqliteDb:
     insert_order = "rowid"
     clock = "((julianday('now') - 2440587.5) * 86400.0)"
     started = "0"
+    role = "NULL"
 
     def __init__(self, path: Path) -> None:
         self.path = path

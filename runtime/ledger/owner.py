@@ -135,8 +135,6 @@ class OwnedRun:
         self.run_id = run_id
         self.generation = generation
         self.watch = _Watch()
-        #: Asked at every tick: a cancel the dispatcher delivered (procrastinate's abort).
-        self.abort_requested: Any = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -268,13 +266,8 @@ class OwnedRun:
                         reported = progress
                         self.ledger.set_observed(self.run_id, self.generation, _observed(progress))
                 elif self.watch.cancel_reason is None and self.ledger.cancel_requested(self.run_id):
+                    # Only the intent in the ledger cancels: never the dispatcher's word alone.
                     self._note_cancel(EXTERNAL_CANCEL)
-                elif (
-                    self.watch.cancel_reason is None
-                    and self.abort_requested is not None
-                    and self.abort_requested()
-                ):
-                    self.interrupt(EXTERNAL_CANCEL)  # not on record yet: committed below
             except StaleOwner:
                 # Someone else settled the run (a canceller past its ceiling): stop the agent.
                 self._note_cancel("the run was settled by another process")

@@ -549,6 +549,20 @@ class Ledger:
         ).fetchone()
         return Clock(float(row["now"]), float(row["started"]), self.lease_seconds)
 
+    def who(self) -> str:
+        """Who acts on the ledger from this process, for the record of a cancel: the user and
+        host of this process, and on PostgreSQL the database role (the server's word)."""
+        import pwd
+
+        uid = os.geteuid()
+        try:
+            user = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            user = f"uid {uid}"
+        role = self.connection.execute(f"SELECT {self.db.role} AS role").fetchone()["role"]
+        where = f"user {user} on host {host.host_name()}"
+        return where if role is None else f"{where}, database role {role}"
+
     def cancel_requested(self, run_id: str) -> bool:
         row = self.connection.execute(
             "SELECT cancel_requested_at FROM runs WHERE id = ?", (run_id,)

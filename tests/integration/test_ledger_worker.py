@@ -4,7 +4,10 @@ itself (SIGKILL), reconciliation, cancellation by phase, the spend ceiling."""
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -134,10 +137,16 @@ def test_cancel_while_queued_runs_nothing(dsn: str | None, tmp_path: Path) -> No
     run_id = s.submit("Ann")
     done = s.hz("runs", "cancel", run_id, "--format", "json")
     [run] = json.loads(done.stdout)["runs"]
+    who = f"user {pwd.getpwuid(os.geteuid()).pw_name} on host {socket.gethostname()}"
+    who += "" if dsn is None else ", database role postgres"  # the server's word for it
     assert (run["state"], run["failure_kind"], run["timeline"][-1]["detail"]) == (
         "cancelled",
         "aborted",
-        "cancelled while queued: nothing ran",
+        f"cancelled while queued by hz runs cancel ({who}): nothing ran",
+    )
+    shown = s.hz("runs", "show", run_id).stdout.splitlines()
+    assert shown[-1].endswith(
+        f"cancelled   cancelled while queued by hz runs cancel ({who}): nothing ran"
     )
     assert s.hz("worker", "--drain").returncode == 0
     assert s.starts() == []
@@ -559,7 +568,11 @@ def test_cancel_settles_uncertain_when_the_live_owner_ignores_it_past_the_ceilin
     [run] = json.loads(done.stdout)["runs"]
     assert (run["state"], run["failure_kind"], run["result"]) == ("uncertain", None, None)
     assert [(e["state"], e["detail"]) for e in run["timeline"]][-2:] == [
-        ("cancel", "cancel requested"),
+        (
+            "cancel",
+            f"cancel requested by hz runs cancel (user {pwd.getpwuid(os.geteuid()).pw_name} on "
+            f"host {socket.gethostname()})",
+        ),
         (
             "uncertain",
             f"cancelled; owner {row['owner']} did not settle it within the ceiling; "

@@ -94,6 +94,7 @@ class PgDb:
     insert_order = "seq"
     clock = "extract(epoch from clock_timestamp())::double precision"
     started = "extract(epoch from pg_postmaster_start_time())::double precision"
+    role = "current_user"
 
     def __init__(self, conninfo: str, *, where: str) -> None:
         self.conninfo = conninfo

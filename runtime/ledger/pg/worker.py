@@ -5,10 +5,12 @@ the owner machinery every backend shares (``hz.runtime.ledger.owner.run_owned``)
   owns; the generation moves on) before anything starts; a job whose run is not claimable does
   nothing. The run is then owned exactly as on one machine: its agent in its own process
   group, the lease renewed by the owner's watcher, every write fenced by the generation.
-- Cancel: ``hz runs cancel`` commits the intent in hz's table, which the owner's watcher reads
-  within a tick, then asks procrastinate to abort the job (the watcher also polls the job's
-  ``should_abort``). The run is cancelled by its phase as on one machine; the job ends
-  ``aborted``.
+- Cancel: ``hz runs cancel`` commits the intent in hz's table (who asked in the run's
+  timeline), which the owner's watcher reads within a tick, then asks procrastinate to abort
+  the job. The run is cancelled by its phase as on one machine; the job ends ``aborted``.
+  procrastinate's abort alone cancels nothing: any role that can connect may send its
+  notification (``abort_job_requested`` with a running job's id; ids are sequential), and a
+  role with rights on procrastinate's tables only may set its flag.
 - A run a spend ceiling leaves no room for is held before it is claimed (``Ledger.hold``:
   nothing claimed or prepared, its timeline told once). In the same transaction the run gets
   a new job, due at its next look, whose id hz's row records (a cancel reaches it); the job
@@ -253,7 +255,9 @@ class PgWorker:
             return  # cancelled, adopted or taken: the ledger says it is not to run here
 
         def owned(run: OwnedRun) -> None:
-            run.abort_requested = context.should_abort
+            # procrastinate's abort (a notification any role that can connect may send, or a
+            # flag in its table) is not acted on: the run's owner reads the cancel from hz's
+            # own table, where hz runs cancel (a role with grants) commits it first.
             with self._lock:
                 self.running[run_id] = run
             if self._stopping:
@@ -289,7 +293,7 @@ class PgWorker:
                 self._superseded.add(context.job.id)
             return  # handed back, with a new job (``Ledger.release``)
         self.on_done(outcome)
-        if context.should_abort():
+        if outcome.state == "cancelled" and context.should_abort():
             raise JobAborted(f"run {run_id} was cancelled")
 
     # -- the process ---------------------------------------------------------------------------
