@@ -30,6 +30,19 @@ KEY_RULE = (
     f"1 to {MAX_KEY} letters, digits, punctuation marks, symbols and spaces (not at either "
     "end); no control or invisible characters"
 )
+#: Characters Unicode says to show as nothing (Default_Ignorable_Code_Point) that are letters
+#: or marks, so not refused by their category: a Hangul filler, a variation selector, the
+#: combining grapheme joiner. "k" and "k" followed by one of them print alike.
+_INVISIBLE = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xE0100, 0xE01EF),
+)
 #: The prefix of the keys the ledger gives runs that were not given one.
 NEW_KEY_PREFIX = "auto:"
 
@@ -58,7 +71,12 @@ def key_problem(key: str) -> str | None:
 
 
 def _allowed(char: str) -> bool:
-    return char == " " or unicodedata.category(char)[0] in "LMNPS"
+    if char == " ":
+        return True
+    code = ord(char)
+    if any(low <= code <= high for low, high in _INVISIBLE):
+        return False
+    return unicodedata.category(char)[0] in "LMNPS"
 
 
 def _describe(char: str) -> str:
@@ -69,4 +87,6 @@ def _describe(char: str) -> str:
     shown = f"U+{code:04X}" + (f" {name}" if name else "")
     if unicodedata.category(char) == "Zs":
         return f"{shown} (a space other than U+0020)"
+    if any(low <= code <= high for low, high in _INVISIBLE):
+        return f"{shown} (shown as nothing)"
     return shown

@@ -156,6 +156,15 @@ def test_a_key_reused_for_another_request_is_refused_and_nothing_runs(
             f"character 2; {KEY_RULE}",
         ),
         (" padded", f"the key starts or ends with a space; {KEY_RULE}"),
+        (
+            "weekly\ufe0f",
+            f"the key holds U+FE0F VARIATION SELECTOR-16 (shown as nothing) at character 7; "
+            f"{KEY_RULE}",
+        ),
+        (
+            "\u3164",
+            f"the key holds U+3164 HANGUL FILLER (shown as nothing) at character 1; {KEY_RULE}",
+        ),
         ("\u0301\u0301", f"the key holds only combining marks; {KEY_RULE}"),
         ("\udcff", f"the key holds the byte \\xff, which is not UTF-8, at character 1; {KEY_RULE}"),
         ("k" * 257, f"a key of 257 characters is too long; {KEY_RULE}"),
