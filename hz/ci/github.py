@@ -238,8 +238,11 @@ def request_key(name: str, job: Mapping[str, Any], args: argparse.Namespace) -> 
     return f"github:{run_id}.{attempt}:{workflow_job}:{name}:{digest}"
 
 
-#: ``hz run``'s refusal of a key that has a run: the step was delivered again.
-_HELD = re.compile(r"^hz: error: run (run_[0-9]{8}_[0-9a-f]{12}) \([^)]*\) already holds this ")
+#: ``hz run``'s refusal of a key that has a run: the step was delivered again. (A line of its
+#: own: lines of runs reconciled first may come before it.)
+_HELD = re.compile(
+    r"^hz: error: run (run_[0-9]{8}_[0-9a-f]{12}) \([^)]*\) already holds this ", re.MULTILINE
+)
 
 
 def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) -> JobRun:
@@ -266,7 +269,7 @@ def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) 
     except json.JSONDecodeError:
         result = None
     code = done.returncode
-    held = _HELD.match(done.stderr)
+    held = _HELD.search(done.stderr)
     if result is None and held is not None:
         # Delivered again: the run this step started before is the job's result.
         result, code, error = _earlier(held[1])

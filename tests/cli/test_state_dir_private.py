@@ -224,14 +224,17 @@ def test_a_state_dir_or_ledger_of_another_user_is_refused(hz: Cli, tmp_path: Pat
 
 
 @ROOT_ONLY
-def test_a_parent_of_another_user_is_refused(hz: Cli, tmp_path: Path) -> None:
+def test_a_parent_of_another_user_is_refused_also_through_a_link(hz: Cli, tmp_path: Path) -> None:
     theirs = tmp_path / "theirs"
     theirs.mkdir(mode=0o755)
     os.chown(theirs, nobody(), -1)
-    state = theirs / "hz"
-    refused(
-        hz("runs", "list", HZ_STATE_DIR=str(state)),
-        f"{theirs}, a parent of the state directory {state}, belongs to nobody (uid "
-        f"{nobody()}), who could put a directory of their own in its place",
-        f"keep the state directory under a directory of yours or root's, {ELSEWHERE}",
-    )
+    for state in (theirs / "hz", tmp_path / "link" / "hz"):
+        (tmp_path / "link").unlink(missing_ok=True)
+        (tmp_path / "link").symlink_to(theirs)  # a parent that leads into their directory
+        refused(
+            hz("runs", "list", HZ_STATE_DIR=str(state)),
+            f"{theirs}, a parent of the state directory {state}, belongs to nobody (uid "
+            f"{nobody()}), who could put a directory of their own in its place",
+            f"keep the state directory under a directory of yours or root's, {ELSEWHERE}",
+        )
+    assert os.listdir(theirs) == []
