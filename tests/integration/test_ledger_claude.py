@@ -60,6 +60,7 @@ def test_sigkill_of_hz_run_with_the_real_claude_cli(hz_argv: list[str], tmp_path
 
         argv = [*hz_argv, "run", str(contract), "--input", "question=What is in notes.txt?"]
         argv += ["--workdir", str(space.work), "--receipt-dir", str(tmp_path / "receipts")]
+        argv += ["--request-key", "notes"]
         with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as run:
             # The CLI read the file and asked again; the owner recorded what it saw so far.
             until(lambda: len(api.requests) == 2, ceiling=60, what="the model's second request")
@@ -90,8 +91,13 @@ def test_sigkill_of_hz_run_with_the_real_claude_cli(hz_argv: list[str], tmp_path
                 "question=What is in notes.txt?",
                 "--workdir",
                 str(space.work),
+                "--receipt-dir",
+                str(tmp_path / "receipts"),
+                "--request-key",
+                "notes",
             )
-            assert again.returncode == 2
+            assert again.returncode == 2  # the uncertain run holds the key
+            assert "already holds this request key; nothing was started" in again.stderr
             assert len(api.requests) == asked  # started once, never again
         finally:
             for pid in living_in_groups(groups):
