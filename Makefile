@@ -10,8 +10,11 @@ JSON_SCHEMA_SUITE ?= $(HOME)/.cache/hz/json-schema-suite
 .PHONY: demo test setup checks lint typecheck pytest agent-clis json-schema-suite bench bench-workers clean
 
 # A venv made before the distribution was renamed holds hz as `hz` too: two distributions of
-# one package, each announcing the runner plugins. Only `hz-contracts` stays.
-FORGET_OLD_NAME = $(BIN)/pip uninstall -q -y --disable-pip-version-check hz 2>/dev/null || true
+# one package, each announcing the runner plugins. Only `hz-contracts` stays. The old editable
+# install's metadata in the checkout (hz.egg-info) goes too: run from the checkout, Python finds
+# it before the venv's and would name the plugins' distribution `hz`.
+FORGET_OLD_NAME = $(BIN)/pip uninstall -q -y --disable-pip-version-check hz 2>/dev/null || true; \
+	rm -rf hz.egg-info
 
 $(BIN)/hz: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
