@@ -8,13 +8,18 @@ with its settings refuses the run with a ``RunnerError`` before any process star
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from pydantic import JsonValue
 
 from hz.runtime import registry
 from hz.runtime.capabilities import Descriptor
 from hz.runtime.errors import RunnerError
+from hz.runtime.models import OutputSpec
+from hz.runtime.output_cap import bounded
 from hz.runtime.output_check import check_output
 from hz.runtime.policy import Policy, gate
 from hz.runtime.protocol import AgentRunner, Capabilities, RunPlan, RunRequest
@@ -112,19 +117,75 @@ def with_unenforced(result: AgentResult, unenforced: tuple[str, ...]) -> AgentRe
 
 def execute(runner: AgentRunner, request: RunRequest) -> AgentResult:
     """Run the request once through the bound runner; every outcome of the run is a result."""
-    return without_secrets(check_output(runner.run(request), request.output), os.environ)
+    return finished(runner.run(request), request.output, os.environ)
+
+
+def finished(result: AgentResult, output: OutputSpec, environ: Mapping[str, str]) -> AgentResult:
+    """A runner's result as hz shows and keeps it — the one place every result passes before
+    the run's summary, ``--format json``, the ledger and the receipt: its secrets redacted
+    (``without_secrets``), its draft checked against the job's output spec, then held to the
+    output cap (``hz.runtime.output_cap``)."""
+    return bounded(check_output(without_secrets(result, environ), output))
 
 
 def without_secrets(result: AgentResult, environ: Mapping[str, str]) -> AgentResult:
     """``result`` with a secret value of ``environ`` (a key the agent was given on purpose)
-    written ``[redacted NAME]`` in the agent's stderr tail and the reason, as its transcript
-    writes it: both are shown to people (the run's summary, ``hz runs show``, a CI log) and kept
-    in the ledger. The draft is the agent's answer, kept as written."""
+    written ``[redacted NAME]`` in every string the agent wrote, as its transcript writes it:
+    the draft and its structured output, the tool calls (names, inputs, keys too), the model,
+    the reason, the stderr tail and the names counted in ``protocol_notes``. A value is found
+    within one string, and in part at an edge where hz cut the text; one the agent split
+    across strings or encoded is not (docs/security.md)."""
     secrets = secret_values(environ)
-    update = {
-        field: redact(text, secrets)[0]
-        for field, text in (("stderr_tail", result.stderr_tail), ("reason", result.reason))
-        if text
+    if not secrets:
+        return result
+
+    replaced = 0
+
+    def text(value: str, *, cut_start: bool = False, cut_end: bool = False) -> str:
+        nonlocal replaced
+        value, count = redact(value, secrets, cut_start=cut_start, cut_end=cut_end)
+        replaced += count
+        return value
+
+    # A stderr tail was cut from a stream at both ends (its start, and the cap on what is
+    # kept); a draft of a truncated output at its end: a part of a secret may be left there.
+    tail = text(result.stderr_tail, cut_start=True, cut_end=True)
+    draft = result.draft
+    if draft is not None:
+        draft = text(draft, cut_end=result.output_truncated)
+    update: dict[str, Any] = {
+        "draft": draft,
+        "structured_output": _redacted(result.structured_output, text),
+        "tool_calls": tuple(
+            call.model_copy(update={"name": text(call.name), "input": _redacted(call.input, text)})
+            for call in result.tool_calls
+        ),
+        "model": None if result.model is None else text(result.model),
+        "reason": None if result.reason is None else text(result.reason),
+        "stderr_tail": tail,
+        "protocol_notes": _redacted_counts(result.protocol_notes, text),
     }
-    changed = {field: text for field, text in update.items() if text != getattr(result, field)}
-    return result.model_copy(update=changed) if changed else result
+    changed = {field: value for field, value in update.items() if value != getattr(result, field)}
+    if not changed:
+        return result
+    # The transcript counts what was replaced before it, too.
+    counts = dict(result.transcript_counts)
+    counts["redacted"] = counts.get("redacted", 0) + replaced
+    return result.model_copy(update={**changed, "transcript_counts": counts})
+
+
+def _redacted(value: JsonValue, text: Callable[[str], str]) -> JsonValue:
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, list):
+        return [_redacted(v, text) for v in value]
+    if isinstance(value, dict):
+        return {text(k): _redacted(v, text) for k, v in value.items()}
+    return value
+
+
+def _redacted_counts(counts: dict[str, int], text: Callable[[str], str]) -> dict[str, int]:
+    redacted: Counter[str] = Counter()
+    for name, n in counts.items():
+        redacted[text(name)] += n
+    return dict(sorted(redacted.items()))

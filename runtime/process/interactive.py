@@ -8,7 +8,8 @@ read until its answer, write again. ``Interactive`` does that with the same guar
   exception.
 - Every wait has a fixed ceiling that nothing the child says can lengthen: ``write_line``
   gives up after ``WRITE_SECONDS`` (a child that stopped reading), ``read_line`` returns at the
-  caller's deadline. stdout lines are cut at ``max_line`` bytes; stderr is kept up to
+  caller's deadline. stdout lines are cut at ``max_line`` bytes (``last_line_cut`` says so of
+  the line ``read_line`` returned); stderr is kept up to
   ``max_stderr`` bytes, the rest read and discarded, so a flooding child never blocks.
 - ``stop`` ends it in bounded time: stdin closed, ``REAP_SECONDS`` for the leader to exit by
   itself (``graceful``) — then SIGKILL to the group and at most ``REAP_SECONDS`` until none of
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 
 from hz.runtime.process.bounded import spawn
 from hz.runtime.process.group import check_own_group, living_members, signal_group
+from hz.runtime.process.limits import MAX_OUTPUT
 from hz.runtime.process.streams import StreamCapture
 from hz.runtime.process.uninterrupted import to_the_end
 
@@ -67,12 +69,14 @@ class Interactive:
         self.proc = proc
         self.started = time.monotonic()
         self.pgid = check_own_group(proc.pid)
-        self._lines: deque[bytes] = deque()
+        self._lines: deque[tuple[bytes, bool]] = deque()
         self._out = StreamCapture(1, max_line, self._line)
         self._err = StreamCapture(max_stderr, max_line, None)
         self._sel = selectors.DefaultSelector()
         self.eof = False
+        #: Lines cut at ``max_line`` so far, and whether the line read last was one of them.
         self.long_lines = 0
+        self.last_line_cut = False
         self._stopped: Stopped | None = None
         for pipe, capture in ((proc.stdout, self._out), (proc.stderr, self._err)):
             assert pipe is not None
@@ -88,7 +92,7 @@ class Interactive:
         *,
         cwd: str,
         env: Mapping[str, str],
-        max_line: int = 8 * 1024 * 1024,
+        max_line: int = MAX_OUTPUT,
         max_stderr: int = 1024 * 1024,
     ) -> Interactive | str:
         """The running child, or why it could not start."""
@@ -102,7 +106,9 @@ class Interactive:
             raise
 
     def _line(self, line: bytes) -> None:
-        self._lines.append(line)
+        cut = self._out.long_lines > self.long_lines  # counted just before the line is handed
+        self.long_lines = self._out.long_lines
+        self._lines.append((line, cut))
 
     @property
     def elapsed(self) -> float:
@@ -140,7 +146,8 @@ class Interactive:
         stdout (then ``eof`` is True)."""
         while True:
             if self._lines:
-                return self._lines.popleft()
+                line, self.last_line_cut = self._lines.popleft()
+                return line
             if self.eof:
                 return None
             left = until - time.monotonic()

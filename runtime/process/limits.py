@@ -10,6 +10,9 @@ import signal as _signal
 from dataclasses import dataclass
 
 MIB = 1024 * 1024
+#: What hz keeps of one stream of a child (stdout, stderr), and what one agent session's
+#: output may add to its result in all (``hz.runtime.output_cap``).
+MAX_OUTPUT = 8 * MIB
 
 
 def _seconds(name: str, value: object, *, optional: bool = False) -> None:
@@ -45,8 +48,8 @@ class Limits:
     timeout: float
     kill_grace: float = 2.0
     inactivity: float | None = None
-    max_stdout: int = 8 * MIB
-    max_stderr: int = 8 * MIB
+    max_stdout: int = MAX_OUTPUT
+    max_stderr: int = MAX_OUTPUT
     max_line: int = 1 * MIB
     done_grace: float = 2.0
 

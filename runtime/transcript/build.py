@@ -23,11 +23,13 @@ def transcript_of(
     result: AgentResult, *, caps: Caps | None = None, environ: Mapping[str, str] | None = None
 ) -> Transcript:
     recorder = Recorder(caps, environ)
-    if result.transcript_events or result.transcript_counts:
+    # ``redacted`` alone is what hz replaced in the result, not a runner's recording.
+    if result.transcript_events or result.transcript_counts.keys() - {"redacted"}:
         recorder.extend(result.transcript_events, result.transcript_counts)
     else:  # no structured stream: the tool calls the result names, if any
         for call in result.tool_calls:
             recorder.add("tool_call", name=call.name, input=call.input, is_error=call.is_error)
+        recorder.redacted += result.transcript_counts.get("redacted", 0)
     recorder.close(
         "end",
         status=result.status,

@@ -38,14 +38,35 @@ def secret_values(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(found.items(), key=lambda item: (-len(item[0]), item[0])))
 
 
-def redact(text: str, secrets: tuple[tuple[str, str], ...]) -> tuple[str, int]:
+#: At an edge where text was cut, this much of a secret's start or end is a part of it.
+MIN_SECRET_PART = 4
+
+
+def redact(
+    text: str,
+    secrets: tuple[tuple[str, str], ...],
+    *,
+    cut_start: bool = False,
+    cut_end: bool = False,
+) -> tuple[str, int]:
     """``text`` with each of ``secrets`` (from ``secret_values``) written ``[redacted NAME]``,
-    and how many values were replaced."""
+    and how many values were replaced. ``cut_start`` / ``cut_end``: the text was cut there
+    (a tail, the first bytes of a stream), so it may start with the end of a secret or end
+    with its start: such a part, of ``MIN_SECRET_PART`` characters or more, is replaced too."""
     count = 0
     for secret, name in secrets:
         if secret in text:
             count += text.count(secret)
             text = text.replace(secret, f"[redacted {name}]")
+    for secret, name in secrets:
+        for size in range(len(secret) - 1, MIN_SECRET_PART - 1, -1):
+            if cut_start and text.startswith(secret[-size:]):
+                text, count = f"[redacted {name}]{text[size:]}", count + 1
+                break
+        for size in range(len(secret) - 1, MIN_SECRET_PART - 1, -1):
+            if cut_end and text.endswith(secret[:size]):
+                text, count = f"{text[:-size]}[redacted {name}]", count + 1
+                break
     return text, count
 
 

@@ -5,81 +5,32 @@ requests, unknown notifications, malformed lines, a server that dies mid-turn.""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hz.runtime.errors import ConfigError
-from hz.runtime.result import AgentResult, Usage
+from hz.runtime.result import AgentResult, ToolCall, Usage
 from hz.runtime.runners.codex.surface import closed_surface, shell_environment
 from hz.runtime.runners.codex_app_server.runner import CodexAppServerRunner
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
+from tests.integration.appserver_env import (
+    THREAD,
+    TURN,
+    TURN_STARTED,
+    USAGE,
+    answer,
+    command_item,
+    fake,
+    flood,
+    turn,
+)
 from tests.run_request import run_request
-
-FAKE = Path(__file__).resolve().parent.parent / "fakes" / "fake_appserver.py"
-THREAD = "thr_1"
-TURN = "turn_1"
-
-INITIALIZE = [{"id": "$id", "result": {"userAgent": "fake"}}]
-THREAD_START = [{"id": "$id", "result": {"thread": {"id": THREAD}}}]
 
 
 def make_runner(table: dict[str, Any]) -> CodexAppServerRunner:
     return CodexAppServerRunner(CodexAppServerSettings.from_table(table))
-
-
-def turn(status: str, error: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "method": "turn/completed",
-        "params": {"threadId": THREAD, "turn": {"id": TURN, "status": status, "error": error}},
-    }
-
-
-def answer(text: str) -> dict[str, Any]:
-    item = {"type": "agentMessage", "id": "msg_1", "text": text}
-    return {"method": "item/completed", "params": {"threadId": THREAD, "item": item}}
-
-
-USAGE = {
-    "method": "thread/tokenUsage/updated",
-    "params": {
-        "threadId": THREAD,
-        "turnId": TURN,
-        "tokenUsage": {
-            "total": {
-                "inputTokens": 100,
-                "cachedInputTokens": 30,
-                "outputTokens": 7,
-                "reasoningOutputTokens": 2,
-                "totalTokens": 107,
-            },
-            "last": {},
-        },
-    },
-}
-TURN_STARTED = [{"id": "$id", "result": {"turn": {"id": TURN, "status": "inProgress"}}}]
-
-
-def fake(tmp_path: Path, turn_start: list[Any], **more: list[Any]) -> tuple[Path, Path]:
-    """An executable fake server with this script for ``turn/start``, and its record."""
-    script = tmp_path / "script.json"
-    script.write_text(
-        json.dumps(
-            {
-                "initialize": INITIALIZE,
-                "thread/start": THREAD_START,
-                "turn/start": turn_start,
-                **{k.replace("_", "/"): v for k, v in more.items()},
-            }
-        )
-    )
-    record = tmp_path / "record.jsonl"
-    program = tmp_path / "codex"
-    program.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "{script}" "{record}"\n')
-    program.chmod(0o755)
-    return program, record
 
 
 def run(program: Path, tmp_path: Path, **extra: Any) -> AgentResult:
@@ -317,3 +268,91 @@ def test_every_kind_of_request_is_declined(
     assert [m for m in sent(record) if "method" not in m] == [
         {"jsonrpc": "2.0", "id": 5, "result": declined}
     ]
+
+
+# -- the output cap: what a flooding server can add to the result and to hz's memory --------
+
+MIB = 1024 * 1024
+
+
+def run_measured(program: Path, tmp_path: Path) -> tuple[AgentResult, int]:
+    """The result as hz keeps it (``execute``) and the peak of hz's own allocations."""
+    import tracemalloc
+
+    from hz.runtime.execute import execute
+
+    runner = make_runner({"codex_executable": str(program)})
+    tracemalloc.start()
+    try:
+        result = execute(runner, run_request(tmp_path, prompt="p", contract="c"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return result, peak
+
+
+def test_a_flood_of_long_names_and_inputs_is_held_to_the_output_cap(tmp_path: Path) -> None:
+    # 60 unknown methods and 60 commands of 1 MiB each: 120 MiB the server said.
+    steps = [
+        *TURN_STARTED,
+        flood(60, {"method": "flood/$n/$pad", "params": {}}, pad=MIB),
+        flood(60, command_item("c$n", "$pad"), pad=MIB),
+        answer("42"),
+        turn("completed"),
+    ]
+    program, _ = fake(tmp_path, steps)
+    result, peak = run_measured(program, tmp_path)
+    assert (result.status, result.draft, result.output_truncated) == ("completed", "42", True)
+    left_out = f"(an input of {MIB + 15:,} bytes, over the output cap)"
+    assert (
+        result.tool_calls
+        == (ToolCall(name="command_execution", input=left_out, is_error=False),) * 60
+    )
+    assert result.protocol_notes == {
+        f"unknown notification (a name of {MIB + 9:,} characters, over the output cap)": 60,
+        "tool inputs left out (output cap)": 60,
+    }
+    assert len(result.model_dump_json()) < 64 * 1024
+    assert peak < 48 * MIB
+
+
+def test_a_flood_of_tiny_tool_calls_keeps_a_megabyte_of_them_and_counts_the_rest(
+    tmp_path: Path,
+) -> None:
+    steps = [
+        *TURN_STARTED,
+        flood(20_000, command_item("c$n", "ls")),
+        answer("42"),
+        turn("completed"),
+    ]
+    program, _ = fake(tmp_path, steps)
+    result, _ = run_measured(program, tmp_path)
+    assert (result.status, result.draft, result.output_truncated) == ("completed", "42", True)
+    kept = len(result.tool_calls)
+    assert result.tool_calls[-1] == ToolCall(
+        name="command_execution", input={"command": "ls"}, is_error=False
+    )
+    assert result.protocol_notes == {"tool calls left out (output cap)": 20_000 - kept}
+    assert MIB // 2 < len(result.model_dump_json()) <= MIB
+
+
+def test_a_single_line_of_100_mib_is_skipped_and_named(tmp_path: Path) -> None:
+    huge = {
+        "method": "item/completed",
+        "params": {"item": {"type": "agentMessage", "text": "$pad"}},
+    }
+    steps = [*TURN_STARTED, flood(1, huge, pad=100 * MIB), turn("completed")]
+    program, _ = fake(tmp_path, steps)
+    result, peak = run_measured(program, tmp_path)
+    assert (result.status, result.failure_kind, result.reason, result.draft) == (
+        "failed",
+        "output_limit",
+        "the turn completed without an answer hz could read; lines over the output cap "
+        "(8 MiB), skipped: 1",
+        None,
+    )
+    assert (result.output_truncated, result.protocol_notes) == (
+        True,
+        {"lines over the output cap (8 MiB), skipped": 1},
+    )
+    assert peak < 48 * MIB

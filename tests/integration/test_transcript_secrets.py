@@ -10,6 +10,14 @@ import sys
 from pathlib import Path
 
 from tests.conftest import default_receipt_dir
+from tests.integration.appserver_env import (
+    THREAD,
+    TURN_STARTED,
+    answer,
+    command_item,
+    fake,
+    turn,
+)
 from tests.integration.test_cli_run_command import AGENT, CONTRACT, REPO
 
 PLANTED = "planted-secret-5f1e0c9a"  # never passed to the agent
@@ -50,7 +58,8 @@ def test_an_agent_echoing_its_environment_leaks_no_secret(
 ) -> None:
     done = _run(hz_argv, tmp_path, "env")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["HZ_TEST_API_KEY"] == PASSED  # the draft itself is the agent's
+    # The draft is redacted as well: it is what CI posts (docs/security.md).
+    assert json.loads(done.stdout)["HZ_TEST_API_KEY"] == "[redacted HZ_TEST_API_KEY]"
     transcript = (default_receipt_dir() / "000001-greet.transcript.jsonl").read_text()
     header, *_, end = (json.loads(line) for line in transcript.splitlines())
     assert (end["type"], end["status"]) == ("end", "completed")
@@ -101,3 +110,64 @@ def test_a_secret_in_a_failing_agents_stderr_is_redacted_where_hz_shows_or_keeps
     kept = [path for path in state.rglob("*") if path.is_file()]
     assert {path.name for path in kept} >= {"ledger.sqlite3", "000001-greet.json"}
     assert [path.name for path in kept if PASSED.encode() in path.read_bytes()] == []
+
+
+def test_a_secret_the_agent_echoed_is_redacted_in_every_field_of_the_json_result(
+    hz_argv: list[str], tmp_path: Path
+) -> None:
+    # codex_env passes the key to the CLI; a (scripted) session then echoes it in a tool
+    # call's command, a method name, a streamed delta split in two and its answer.
+    delta = "item/agentMessage/delta"
+    half = len(PASSED) // 2
+    steps = [
+        *TURN_STARTED,
+        command_item("c1", f"echo {PASSED}"),
+        {"method": f"x/{PASSED}", "params": {}},
+        {"method": delta, "params": {"threadId": THREAD, "delta": PASSED[:half]}},
+        {"method": delta, "params": {"threadId": THREAD, "delta": PASSED[half:]}},
+        answer(f"the key is {PASSED}"),
+        turn("completed"),
+    ]
+    program, _ = fake(tmp_path, steps)
+    (tmp_path / "operator.toml").write_text(
+        '[capabilities]\nagent_runner = "codex-app-server"\n[system.runner]\n'
+        f'codex_executable = "{program}"\ncodex_env = ["HZ_TEST_API_KEY"]\n'
+    )
+    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="60s"))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "HZ_CONFIG": str(tmp_path / "operator.toml"),
+        "HZ_TEST_API_KEY": PASSED,
+    }
+
+    def hz(*args: str) -> subprocess.CompletedProcess[str]:
+        argv = [*hz_argv, *args]
+        return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+
+    done = hz("run", "greet.yaml", "--input", "who=Ann", "--format", "json", "-q")
+    assert done.returncode == 0, done.stderr
+    mark = "[redacted HZ_TEST_API_KEY]"
+    result = json.loads(done.stdout)
+    assert (result["draft"], result["tool_calls"], result["protocol_notes"]) == (
+        f"the key is {mark}",
+        [{"name": "command_execution", "input": {"command": f"echo {mark}"}, "is_error": False}],
+        {f"unknown notification x/{mark}": 1},
+    )
+    shown = hz(
+        "runs", "show", result_id(hz("runs", "list", "--format", "json")), "--format", "json"
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["result"]["tool_calls"] == result["tool_calls"]
+    state = default_receipt_dir().parent
+    kept = [path for path in state.rglob("*") if path.is_file()]
+    assert {path.name for path in kept} >= {"ledger.sqlite3", "000001-greet.json"}
+    for data in (done.stdout.encode(), shown.stdout.encode(), *(p.read_bytes() for p in kept)):
+        assert PASSED.encode() not in data
+        assert PASSED[:half].encode() not in data  # the deltas are not read: none is kept
+        assert PASSED[half:].encode() not in data
+
+
+def result_id(listed: subprocess.CompletedProcess[str]) -> str:
+    [run] = json.loads(listed.stdout)["runs"]
+    return str(run["id"])

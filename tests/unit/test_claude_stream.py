@@ -249,3 +249,42 @@ def test_the_transcript_has_messages_tool_calls_results_and_usage_per_turn() -> 
     ]
     parser.summary()  # a second summary records nothing more
     assert len(parser.transcript.events) == 5
+
+
+def test_a_flood_past_the_output_cap_keeps_bounded_calls_names_and_codes() -> None:
+    # The CLI prints on past the 8 MiB of stdout hz keeps: what the parser keeps is capped.
+    mib = "x" * (1024 * 1024)
+    parser = StreamParser()
+    for n in range(40):
+        use = {"type": "tool_use", "id": f"t{n}", "name": "Read", "input": {"file_path": mib}}
+        message = {"id": f"m{n}", "content": [use]}
+        parser.feed(json.dumps({"type": "assistant", "message": message}))
+        parser.feed(json.dumps({"type": f"future/{n:02d}/{mib}"}))
+        parser.feed(json.dumps({"type": "assistant", "error": f"code/{n:02d}/{mib}"}))
+    summary = parser.summary()
+    left_out = f"(an input of {len(mib) + 17:,} bytes, over the output cap)"
+    assert summary.tool_calls == (ToolCall(name="Read", input=left_out),) * 40
+    name = f"(a name of {len(mib) + 10:,} characters, over the output cap)"
+    assert summary.unknown_events == ((name, 40),)
+    assert summary.assistant_errors == (name.replace("586", "584"),)
+    assert (parser.kept.truncated, parser.kept.notes()) == (
+        True,
+        {"tool inputs left out (output cap)": 40},
+    )
+
+
+def test_a_flood_of_tiny_tool_calls_and_turns_keeps_a_megabyte_and_one_usage_sum() -> None:
+    parser = StreamParser()
+    for n in range(40_000):
+        use = {"type": "tool_use", "id": f"t{n}", "name": "Grep", "input": {}}
+        usage = {"input_tokens": 1, "output_tokens": 2}
+        message = {"id": f"m{n}", "content": [use], "usage": usage}
+        parser.feed(json.dumps({"type": "assistant", "message": message}))
+    summary = parser.summary()
+    kept = len(summary.tool_calls)
+    assert 20_000 < kept < 40_000
+    assert parser.kept.notes() == {"tool calls left out (output cap)": 40_000 - kept}
+    assert (parser.turns, summary.streamed_usage) == (
+        40_000,
+        Usage(input_tokens=40_000, output_tokens=80_000),
+    )

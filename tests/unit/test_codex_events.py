@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from hz.runtime.result import ToolCall, Usage
@@ -274,3 +276,26 @@ def test_the_transcript_has_completed_items_and_usage_per_turn() -> None:
             },
         },
     ]
+
+
+def test_a_flood_past_the_output_cap_keeps_bounded_calls_and_messages() -> None:
+    # codex prints on past the 8 MiB of stdout hz keeps: what the parser keeps is capped.
+    mib = "x" * (1024 * 1024)
+    stream = CodexStream()
+    for n in range(40):
+        item = {"id": f"c{n}", "type": "command_execution", "command": mib, "status": "completed"}
+        stream.feed(json.dumps({"type": "item.completed", "item": item}))
+        stream.feed(json.dumps({"type": "error", "message": f"e{n}"}))
+        stream.feed(
+            json.dumps({"type": "item.completed", "item": {"type": "error", "message": f"w{n}"}})
+        )
+    left_out = f"(an input of {len(mib) + 15:,} bytes, over the output cap)"
+    assert (
+        stream.tool_calls
+        == (ToolCall(name="command_execution", input=left_out, is_error=False),) * 40
+    )
+    assert (stream.errors, stream.warnings) == (
+        ["e36", "e37", "e38", "e39"],
+        ["w36", "w37", "w38", "w39"],
+    )
+    assert stream.kept.notes() == {"tool inputs left out (output cap)": 40}

@@ -157,25 +157,37 @@ def test_markdown_output_is_not_checked(tmp_path: Path) -> None:
     assert (result.status, result.structured_output) == ("completed", None)
 
 
-def test_a_secret_the_agent_wrote_is_redacted_in_its_stderr_and_reason_not_its_draft() -> None:
+def test_a_secret_the_agent_wrote_is_redacted_in_every_string_of_its_result() -> None:
     from hz.runtime.execute import without_secrets
+    from hz.runtime.result import ToolCall
 
     key = "sk-live-0123456789"
     result = AgentResult(
         runner="command",
+        model=f"model-{key}",
         status="failed",
         failure_kind="runtime_error",
         reason=f"API error: bad key {key}",
         draft=f"the key is {key}",
+        structured_output={key: [f"x{key}", 1, None]},
+        tool_calls=(ToolCall(name=f"mcp__{key}", input={"command": f"echo {key}"}),),
         stderr_tail=f"auth {key}\nagain {key}",
+        protocol_notes={f"unknown notification {key}": 2, "unknown notification x": 1},
     )
     environ = {"ANTHROPIC_API_KEY": key, "PLAIN": key, "SHORT_TOKEN": "abc"}
+    mark = "[redacted ANTHROPIC_API_KEY]"
     assert without_secrets(result, environ).model_dump(
-        include={"reason", "draft", "stderr_tail"}
+        exclude={"runner", "status", "failure_kind", "usage", "kind", "format_version"},
+        exclude_defaults=True,
     ) == {
-        "reason": "API error: bad key [redacted ANTHROPIC_API_KEY]",
-        "draft": f"the key is {key}",
-        "stderr_tail": "auth [redacted ANTHROPIC_API_KEY]\nagain [redacted ANTHROPIC_API_KEY]",
+        "model": f"model-{mark}",
+        "reason": f"API error: bad key {mark}",
+        "draft": f"the key is {mark}",
+        "structured_output": {mark: [f"x{mark}", 1, None]},
+        "tool_calls": ({"name": f"mcp__{mark}", "input": {"command": f"echo {mark}"}},),
+        "tool_call_counts": {f"mcp__{mark}": 1},
+        "stderr_tail": f"auth {mark}\nagain {mark}",
+        "protocol_notes": {f"unknown notification {mark}": 2, "unknown notification x": 1},
     }
-    clean = result.model_copy(update={"reason": None, "stderr_tail": "plain"})
+    clean = AgentResult(runner="command", status="completed", draft="plain", stderr_tail="x")
     assert without_secrets(clean, environ) is clean

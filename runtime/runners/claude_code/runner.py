@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from hz.runtime.capabilities import Descriptor
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
+from hz.runtime.process.limits import MAX_OUTPUT
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
 from hz.runtime.protocol import (
     Capabilities,
@@ -41,7 +42,6 @@ from hz.runtime.runners.executables import resolve_executable, unusable
 from hz.runtime.runners.outcome import RunEnd
 
 CONTRACT_FILE = "contract.md"
-MAX_OUTPUT = 8 * 1024 * 1024
 
 
 class ClaudeCodeRunner(SettingsRunner[ClaudeSettings]):
@@ -168,7 +168,8 @@ class ClaudeCodeRunner(SettingsRunner[ClaudeSettings]):
             duration_seconds=outcome.duration_seconds if outcome is not None else 0.0,
             exit_code=outcome.exit_code if outcome is not None else None,
             stderr_tail=outcome.stderr_tail() if outcome is not None else "",
-            output_truncated=end.output_truncated,
+            output_truncated=end.output_truncated or parser.kept.truncated,
+            protocol_notes=parser.kept.notes(),
             session_widened=widening(session_tools(request.tools, self.settings)),
             transcript_events=tuple(parser.transcript.events),
             transcript_counts=parser.transcript.counts(),

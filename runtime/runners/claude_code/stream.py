@@ -5,7 +5,10 @@ Unknown event types and subtypes are counted and ignored (the CLI adds new ones,
 ``rate_limit_event``, ``ui_invalidate``); lines that are not JSON objects are counted and
 skipped. Everything typed the classifier needs is kept; the model's text is kept only as the
 draft, never used to decide anything. Messages, tool calls, tool results and usage per model
-turn also go to the run's transcript (``transcript``, capped as they arrive).
+turn also go to the run's transcript (``transcript``, capped as they arrive). Tool calls, the
+names counted and the error codes are held to the output cap as they arrive (``kept``,
+``hz.runtime.output_cap``): the CLI prints on past the 8 MiB of stdout hz keeps, and nothing
+kept per line grows with the length of the stream.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 from pydantic import JsonValue
 
 from hz.runtime import strict_json
+from hz.runtime.output_cap import MAX_NOTES, Kept, id_key, name
 from hz.runtime.result import ToolCall, Usage
 from hz.runtime.transcript.record import Recorder
 
@@ -140,6 +144,10 @@ def _result_event(event: dict[str, Any]) -> ResultEvent:
     )
 
 
+def _sum(a: Usage, b: Usage) -> Usage:
+    return Usage(**{field: getattr(a, field) + getattr(b, field) for field in Usage.model_fields})
+
+
 def _content_text(content: object) -> str | None:
     """A tool result's content: a string, or the text of its text blocks."""
     if isinstance(content, str):
@@ -156,8 +164,9 @@ class StreamParser:
         self._max_line_chars = max_line_chars
         self.model: str | None = None
         self.api_key_source: str | None = None
-        self._calls: list[dict[str, Any]] = []
-        self._pending: dict[str, list[int]] = {}
+        self.kept = Kept()
+        #: Kept calls waiting for their result, by the block id of their ``tool_use``.
+        self._pending: dict[str, list[str]] = {}
         self._assistant_errors: list[str] = []
         self._result: ResultEvent | None = None
         self._resets_at: float | None = None
@@ -167,18 +176,20 @@ class StreamParser:
         self._skipped = 0
         self.turns = 0
         self._last_message_id: str | None = None
-        self._message_usage: dict[str, Usage] = {}
+        #: The usage of the message being read (its lines repeat it), and of those before.
+        self._message_usage: Usage | None = None
+        self._streamed_usage = Usage()
         self.transcript = Recorder()
         self._usage_recorded = False
         self._tool_names: dict[str, str] = {}
 
     @property
     def tool_call_count(self) -> int:
-        return len(self._calls)
+        return len(self.kept)
 
     @property
     def last_tool(self) -> str | None:
-        return self._calls[-1]["name"] if self._calls else None
+        return self.kept.last.name if self.kept.last else None
 
     def feed(self, line: str) -> bool:
         if len(line) > self._max_line_chars:
@@ -206,7 +217,7 @@ class StreamParser:
         elif kind == "rate_limit_event":
             self._rate_limit(event)
         elif kind not in _KNOWN:
-            self._unknown[kind] += 1
+            self.kept.count(self._unknown, kind)
         return self._result is not None
 
     def _system(self, event: dict[str, Any]) -> None:
@@ -221,12 +232,14 @@ class StreamParser:
                 self._retry_delay = max(0.0, delay / 1000)
                 self._retry_pending = True
         elif subtype not in _KNOWN_SYSTEM:
-            self._unknown[f"system/{subtype}"] += 1
+            self.kept.count(self._unknown, f"system/{subtype}")
 
     def _assistant(self, event: dict[str, Any]) -> None:
         error = _str(event.get("error"))
         if error:
-            self._assistant_errors.append(error)
+            code = name(error)
+            if code not in self._assistant_errors and len(self._assistant_errors) < MAX_NOTES:
+                self._assistant_errors.append(code)
             return  # a synthetic message from the CLI, not a model turn
         self._retry_pending = False  # the model answered after any retry wait
         message = _dict(event.get("message"))
@@ -237,37 +250,44 @@ class StreamParser:
             self.turns += 1
             self._last_message_id = message_id
         if "usage" in message:
-            # Every line of one message repeats its usage: keep one per message id.
-            key = message_id or f"turn-{self.turns}"
-            self._message_usage[key] = _usage(message.get("usage"))
+            # Every line of one message repeats its usage: the last one stands for it.
+            self._message_usage = _usage(message.get("usage"))
         for block in _list(message.get("content")):
             if isinstance(block, dict) and block.get("type") == "text":
                 self.transcript.add("message", turn=self.turns, text=_str(block.get("text")))
             if not isinstance(block, dict) or block.get("type") != "tool_use":
                 continue
-            name = _str(block.get("name")) or "?"
-            self._calls.append({"name": name, "input": block.get("input"), "is_error": None})
-            self.transcript.add("tool_call", turn=self.turns, name=name, input=block.get("input"))
+            tool = _str(block.get("name")) or "?"
+            key = self.kept.put_call(None, ToolCall(name=tool, input=block.get("input")))
+            self.transcript.add("tool_call", turn=self.turns, name=tool, input=block.get("input"))
             block_id = _str(block.get("id"))
-            if block_id:
-                self._pending.setdefault(block_id, []).append(len(self._calls) - 1)
-                self._tool_names[block_id] = name
+            if block_id and key is not None:  # a call left out waits for nothing
+                self._pending.setdefault(id_key(block_id), []).append(key)
+                self._tool_names[id_key(block_id)] = tool
 
     def _record_usage(self) -> None:
         """The usage of the turn that just ended, once."""
-        key = self._last_message_id or f"turn-{self.turns}"
-        usage = self._message_usage.get(key)
-        if self.turns and usage is not None:
+        usage, self._message_usage = self._message_usage, None
+        if usage is None:
+            return
+        self._streamed_usage = _sum(self._streamed_usage, usage)
+        if self.turns:
             self.transcript.add("usage", turn=self.turns, usage=usage.to_json_data())
 
     def _user(self, event: dict[str, Any]) -> None:
         for block in _list(_dict(event.get("message")).get("content")):
             if not isinstance(block, dict) or block.get("type") != "tool_result":
                 continue
-            use_id = _str(block.get("tool_use_id")) or ""
+            use_id = id_key(_str(block.get("tool_use_id")) or "")
             waiting = self._pending.get(use_id)
             if waiting:
-                self._calls[waiting.pop(0)]["is_error"] = block.get("is_error") is True
+                key = waiting.pop(0)
+                if not waiting:
+                    del self._pending[use_id]
+                call = self.kept.call(key)
+                if call is not None:
+                    failed = block.get("is_error") is True
+                    self.kept.put_call(key, call.model_copy(update={"is_error": failed}))
             self.transcript.add(
                 "tool_result",
                 turn=self.turns,
@@ -284,10 +304,10 @@ class StreamParser:
             self._resets_at = resets_at
 
     def summary(self) -> StreamSummary:
-        if self.turns and not self._usage_recorded:
+        if not self._usage_recorded:
             self._usage_recorded = True
             self._record_usage()
-        calls = tuple(ToolCall.model_validate(c) for c in self._calls)
+        calls = self.kept.tool_calls
         return StreamSummary(
             model=self.model,
             api_key_source=self.api_key_source,
@@ -299,10 +319,5 @@ class StreamParser:
             rate_limit_retry_pending=self._retry_pending,
             unknown_events=tuple(sorted(self._unknown.items())),
             skipped_lines=self._skipped,
-            streamed_usage=Usage(
-                **{
-                    name: sum(getattr(u, name) for u in self._message_usage.values())
-                    for name in Usage.model_fields
-                }
-            ),
+            streamed_usage=self._streamed_usage,
         )

@@ -13,7 +13,9 @@ warning (e.g. unknown model metadata). Only ``turn.failed``, or the lack of
 ``turn.completed``, makes a run fail.
 
 Completed items (agent messages, tool calls with their output) and each turn's usage also go
-to the run's transcript (``transcript``, capped as they arrive).
+to the run's transcript (``transcript``, capped as they arrive). Tool calls and the messages
+kept are held to the output cap as they arrive (``kept``, ``hz.runtime.output_cap``): the CLI
+prints on past the 8 MiB of stdout hz keeps.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hz.runtime import strict_json
+from hz.runtime.output_cap import Kept, keep_last
 from hz.runtime.result import ToolCall, Usage
 from hz.runtime.runners.codex.fields import as_dict as _dict
 from hz.runtime.runners.codex.fields import as_str as _str
@@ -57,19 +60,18 @@ class CodexStream:
     turn_failed: str | None = None
     usage: Usage = field(default_factory=Usage)
     final_message: str | None = None
-    #: ``error`` lines that were not retry notices, in order.
+    #: The last ``error`` lines that were not retry notices, in order.
     errors: list[str] = field(default_factory=list)
-    #: The CLI's warnings (``item.completed`` of type ``error``).
+    #: The CLI's last warnings (``item.completed`` of type ``error``).
     warnings: list[str] = field(default_factory=list)
-    #: Ids of tool items the CLI itself declined (its typed refusal: ``status: "declined"``).
-    declined: set[str] = field(default_factory=set)
+    #: Tool item events the CLI itself declined (its typed refusal: ``status: "declined"``).
+    declined: int = 0
     transcript: Recorder = field(default_factory=Recorder)
-    _tools: dict[str, ToolCall] = field(default_factory=dict)
-    _anonymous: int = 0
+    kept: Kept = field(default_factory=Kept)
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
-        return tuple(self._tools.values())
+        return self.kept.tool_calls
 
     def feed(self, line: bytes | str) -> bool:
         text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
@@ -98,19 +100,16 @@ class CodexStream:
         else:
             message = _str(event.get("message")) or ""
             if not message.startswith(RETRY_NOTICE_PREFIX):
-                self.errors.append(message)
+                keep_last(self.errors, message)
         return self.turn_completed
 
     def _item(self, event: str, item: dict[str, Any]) -> None:
         kind = _str(item.get("type")) or "(no type)"
         if kind in EXEC.tool_items:
-            key = _str(item.get("id"))
-            if key is None:
-                self._anonymous += 1
-                key = f"(anonymous {self._anonymous})"
             if item.get("status") == "declined":
-                self.declined.add(key)
-            self._tools[key] = call = EXEC.tool_call({**item, "type": kind})
+                self.declined += 1
+            call = EXEC.tool_call({**item, "type": kind})
+            self.kept.put_call(_str(item.get("id")), call)
             if event == "item.completed":
                 EXEC.record_tool(self.transcript, self.turns_started, call, item)
         elif kind not in _OTHER_ITEMS or event != "item.completed":
@@ -119,7 +118,7 @@ class CodexStream:
             self.final_message = _str(item.get("text"))
             self.transcript.add("message", turn=self.turns_started, text=self.final_message)
         elif kind == "error":
-            self.warnings.append(_str(item.get("message")) or "")
+            keep_last(self.warnings, _str(item.get("message")) or "")
 
     def _add_usage(self, turn: Usage) -> None:
         self.transcript.add("usage", turn=self.turns_started, usage=turn.to_json_data())

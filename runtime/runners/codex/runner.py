@@ -127,8 +127,8 @@ class CodexRunner(SettingsRunner[CodexSettings]):
 
         def on_line(raw: bytes) -> bool:
             done = stream.feed(raw)
-            calls = stream.tool_calls
-            report(stream.turns_started, len(calls), calls[-1].name if calls else None)
+            calls = stream.kept
+            report(stream.turns_started, len(calls), calls.last.name if calls.last else None)
             return done
 
         with self._home() as home:
@@ -178,7 +178,8 @@ class CodexRunner(SettingsRunner[CodexSettings]):
             duration_seconds=outcome.duration_seconds if outcome else 0.0,
             exit_code=outcome.exit_code if outcome else None,
             stderr_tail=stderr_tail(outcome) if outcome else "",
-            output_truncated=end.output_truncated,
+            output_truncated=end.output_truncated or stream.kept.truncated,
+            protocol_notes=stream.kept.notes(),
             transcript_events=tuple(stream.transcript.events),
             transcript_counts=stream.transcript.counts(),
         )

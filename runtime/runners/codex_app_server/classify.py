@@ -10,6 +10,8 @@ Decided from what hz observed and from the server's typed fields, never from tex
 - A cancellation: ``cancelled`` before ``turn/start`` was written and once the turn id was
   known (the turn is interrupted); ``uncertain`` in between.
 - hz's timeout: ``timeout`` (the turn interrupted when its id was known).
+- A line longer than the output cap is skipped (counted); a turn that completed without an
+  answer after one: ``failed`` / ``output_limit``.
 - A malformed line, or the server's end before ``turn/completed``: ``failed`` /
   ``protocol_error`` while starting, ``uncertain`` / ``protocol_error`` once the turn may run.
 """
@@ -18,10 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from hz.runtime.process.limits import MAX_OUTPUT
 from hz.runtime.result import FailureKind
 from hz.runtime.runners.codex_app_server.session import Conversation
 from hz.runtime.runners.outcome import Verdict
 
+#: The note (and the words of a reason) for lines cut at the output cap, skipped unread.
+LONG_LINES = f"lines over the output cap ({MAX_OUTPUT // (1024 * 1024)} MiB), skipped"
 _RATE = frozenset({"rateLimitExceeded", "usageLimitExceeded"})
 _AUTH = frozenset({"unauthorized"})
 _HTTP_KEYS = (
@@ -83,6 +88,13 @@ def classify(talk: Conversation, *, timeout_seconds: float) -> Verdict:
             return _failed_turn(talk)
         if turn.status != "completed":
             return Verdict("failed", "runtime_error", f"the turn ended {turn.status}")
+        if not turn.final_message and talk.long_lines:
+            return Verdict(
+                "failed",
+                "output_limit",
+                f"the turn completed without an answer hz could read; {LONG_LINES}: "
+                f"{talk.long_lines}",
+            )
         if not turn.final_message:
             return Verdict("failed", "runtime_error", "the turn completed without an answer")
         return Verdict("completed")

@@ -24,7 +24,7 @@ from hz.runtime.runners.codex.descriptor import app_server_descriptor
 from hz.runtime.runners.codex.runner import CodexRunner
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.codex_app_server.argv import build_argv, thread_params, turn_params
-from hz.runtime.runners.codex_app_server.classify import classify
+from hz.runtime.runners.codex_app_server.classify import LONG_LINES, classify
 from hz.runtime.runners.codex_app_server.doctor import checks
 from hz.runtime.runners.codex_app_server.session import Conversation, Session
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
@@ -45,6 +45,9 @@ def _notes(talk: Conversation) -> dict[str, int]:
     notes |= {f"unknown notification {method}": n for method, n in talk.turn.unknown.items()}
     if talk.malformed:
         notes["malformed lines"] = talk.malformed
+    if talk.long_lines:
+        notes[LONG_LINES] = talk.long_lines
+    notes |= talk.turn.kept.notes()
     return dict(sorted(notes.items()))
 
 
@@ -93,8 +96,9 @@ class CodexAppServerRunner(CodexRunner):
         report = ProgressReporter(request.progress)
 
         def changed(talk: Conversation) -> None:
-            calls = talk.turn.tool_calls
-            report(1 if talk.turn.turn_id else 0, len(calls), calls[-1].name if calls else None)
+            calls = talk.turn.kept
+            last = calls.last.name if calls.last else None
+            report(1 if talk.turn.turn_id else 0, len(calls), last)
 
         with private_codex_home() as home:
             env = self.environment(str(home))
@@ -131,6 +135,7 @@ class CodexAppServerRunner(CodexRunner):
             exit_code=stopped.exit_code,
             stderr_tail=stderr_tail(stopped),
             protocol_notes=_notes(talk),
+            output_truncated=talk.turn.kept.truncated or talk.long_lines > 0,
             transcript_events=tuple(talk.turn.transcript.events),
             transcript_counts=talk.turn.transcript.counts(),
         )

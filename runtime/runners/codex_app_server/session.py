@@ -88,6 +88,8 @@ class Conversation:
     cancel_signal: str | None = None
     declined: Counter[str] = field(default_factory=Counter)
     malformed: int = 0
+    #: Lines longer than the output cap: cut by ``Interactive``, skipped unread.
+    long_lines: int = 0
 
 
 class _End(Exception):
@@ -197,6 +199,9 @@ class Session:
             if self.proc.eof:
                 raise _End("exited", "codex app-server ended its output before turn/completed")
             raise _Deadline
+        if self.proc.last_line_cut:
+            self.talk.long_lines += 1  # not JSON once cut: whatever it said is lost
+            return None
         if not line.strip():
             return None
         message = rpc.parse(line)
@@ -204,17 +209,17 @@ class Session:
             self.talk.malformed += 1
             raise _End("protocol_error", f"a malformed line from codex app-server: {message.why}")
         if isinstance(message, rpc.Notification):
-            before = (len(self.talk.turn.tool_calls), self.talk.turn.turn_id)
+            before = (len(self.talk.turn.kept), self.talk.turn.turn_id)
             self.talk.turn.feed(message)
             self._running()
-            if (len(self.talk.turn.tool_calls), self.talk.turn.turn_id) != before:
+            if (len(self.talk.turn.kept), self.talk.turn.turn_id) != before:
                 self._changed()
         elif isinstance(message, rpc.ServerRequest):
             self._decline(message)
         return message
 
     def _decline(self, request: rpc.ServerRequest) -> None:
-        self.talk.declined[request.method] += 1
+        self.talk.turn.kept.count(self.talk.declined, request.method)
         answer = DECLINES.get(request.method)
         if answer is not None:
             self._write(rpc.reply(request.id, answer))

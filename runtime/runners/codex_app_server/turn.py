@@ -9,7 +9,8 @@ Read (pinned 0.171.0, camelCase): ``turn/started`` and ``turn/completed`` (``tur
 notifications of the pinned protocol are ignored; notifications it does not know are counted
 as unknown and ignored. The model's text is kept as the draft, never used to decide anything.
 Completed items (agent messages, tool calls with their output) and the turn's usage also go to
-the run's transcript (``transcript``, capped as they arrive).
+the run's transcript (``transcript``, capped as they arrive). Tool calls, the names counted and
+the messages kept are held to the output cap as they arrive (``kept``, ``hz.runtime.output_cap``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from hz.runtime.output_cap import Kept, keep_last
 from hz.runtime.result import ToolCall, Usage
 from hz.runtime.runners.codex.fields import as_dict as _dict
 from hz.runtime.runners.codex.fields import as_str as _str
@@ -38,17 +40,17 @@ class Turn:
     error: dict[str, Any] = field(default_factory=dict)
     final_message: str | None = None
     usage: Usage = field(default_factory=Usage)
-    #: ``error`` notifications the server will not retry, verbatim, in order.
+    #: The last ``error`` notifications the server will not retry, verbatim, in order.
     errors: list[str] = field(default_factory=list)
     retries: int = 0
     warnings: list[str] = field(default_factory=list)
     unknown: Counter[str] = field(default_factory=Counter)
     transcript: Recorder = field(default_factory=Recorder)
-    _tools: dict[str, ToolCall] = field(default_factory=dict)
+    kept: Kept = field(default_factory=Kept)
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
-        return tuple(self._tools.values())
+        return self.kept.tool_calls
 
     @property
     def completed(self) -> bool:
@@ -77,17 +79,17 @@ class Turn:
             if params.get("willRetry") is True:
                 self.retries += 1
             else:
-                self.errors.append(message)
+                keep_last(self.errors, message)
         elif method == "warning":
-            self.warnings.append(_str(params.get("message")) or "")
+            keep_last(self.warnings, _str(params.get("message")) or "")
         elif method not in notification_methods():
-            self.unknown[method] += 1
+            self.kept.count(self.unknown, method)
 
     def _item(self, method: str, item: dict[str, Any]) -> None:
         kind = _str(item.get("type"))
         if kind in APP_SERVER.tool_items:
-            key = _str(item.get("id")) or f"(anonymous {len(self._tools) + 1})"
-            self._tools[key] = call = APP_SERVER.tool_call(item)
+            call = APP_SERVER.tool_call(item)
+            self.kept.put_call(_str(item.get("id")), call)
             if method == "item/completed":
                 APP_SERVER.record_tool(self.transcript, 1, call, item)
         elif kind == "agentMessage" and method == "item/completed":

@@ -15,10 +15,11 @@ from pydantic import JsonValue
 from hz.runtime import strict_json
 from hz.runtime.models import Budget
 from hz.runtime.process.bounded import ProcessOutcome
+from hz.runtime.process.limits import MAX_OUTPUT
 from hz.runtime.result import AgentResult, Usage
 from hz.runtime.runners.command.settings import CommandSettings
 
-MAX_OUTPUT_FILE = 8 * 1024 * 1024
+MAX_OUTPUT_FILE = MAX_OUTPUT
 STDERR_TAIL = 4096
 
 
