@@ -191,3 +191,17 @@ def test_a_secret_the_agent_wrote_is_redacted_in_every_string_of_its_result() ->
     }
     clean = AgentResult(runner="command", status="completed", draft="plain", stderr_tail="x")
     assert without_secrets(clean, environ) is clean
+
+
+def test_a_part_of_a_secret_where_hz_cut_the_stderr_tail_is_redacted() -> None:
+    from hz.runtime.execute import without_secrets
+
+    key = "sk-live-0123456789"
+    environ = {"ANTHROPIC_API_KEY": key}
+    mark = "[redacted ANTHROPIC_API_KEY]"
+    cut = AgentResult(runner="x", status="failed", stderr_tail=f"{key[6:]} ends {key[:7]}")
+    assert without_secrets(cut, environ).stderr_tail == f"{mark} ends {mark}"
+    short = AgentResult(runner="x", status="failed", stderr_tail="789 ends sk-")
+    assert without_secrets(short, environ) is short  # 3 characters say nothing of the key
+    draft = AgentResult(runner="x", status="failed", draft=f"text {key[:9]}", output_truncated=True)
+    assert without_secrets(draft, environ).draft == f"text {mark}"
