@@ -12,6 +12,7 @@ from typing import TextIO
 
 from hz.runtime.printable import printable
 from hz.runtime.protocol import Progress
+from hz.runtime.threads import start
 
 
 class TerminalProgress:
@@ -25,7 +26,7 @@ class TerminalProgress:
         self._thread = threading.Thread(target=self._tick, name="hz-progress", daemon=True)
 
     def __enter__(self) -> TerminalProgress:
-        self._thread.start()
+        start(self._thread, "the progress line")
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -197,7 +197,9 @@ class BatchDisplay:
         self._thread = threading.Thread(target=self._tick, name="hz-batch", daemon=True)
 
     def __enter__(self) -> BatchDisplay:
-        self._thread.start()
+        from hz.runtime.threads import start
+
+        start(self._thread, "the batch's progress line")
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -30,6 +30,7 @@ from hz.runtime.printable import guarded, printable, printable_json
 from hz.runtime.problem import Problem
 from hz.runtime.protocol import AgentRunner, RunPlan, RunRequest
 from hz.runtime.result import AgentResult
+from hz.runtime.threads import MAX_PARALLEL
 
 #: Exit status per run status: the run ledger's table, which ``hz runs wait`` and a batch exit
 #: by too. 1 is "the packet could not be built" (contract or input diagnostics), 2 a usage or
@@ -46,7 +47,7 @@ UNCERTAIN = EXIT_CODES["uncertain"]
 @click.option(
     "-j",
     "--jobs",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_PARALLEL),
     help="Run the targets as one batch, N at once, through the run ledger.",
 )
 @click.option(

@@ -11,13 +11,14 @@ import click
 from hz.cli.ledger_run import run_pool
 from hz.cli.runs import FORMAT, report_settled
 from hz.runtime.printable import printable, printable_json
+from hz.runtime.threads import MAX_PARALLEL
 
 
 @click.command(short_help="Run queued runs from the ledger until stopped (SIGTERM).")
 @click.option(
     "-j",
     "--jobs",
-    type=click.IntRange(min=1, max=256),
+    type=click.IntRange(min=1, max=MAX_PARALLEL),
     help="Runs at once [default: [system] max_parallel, 1].",
 )
 @click.option(

@@ -33,6 +33,7 @@ from hz.runtime.config.model import (
     TableSettings,
 )
 from hz.runtime.errors import ConfigError
+from hz.runtime.threads import MAX_PARALLEL
 
 if TYPE_CHECKING:
     from hz.runtime.config.layers import Config
@@ -77,8 +78,15 @@ class SystemSettings(TableSettings):
         ),
     ] = 3
     max_parallel: Annotated[
-        PositiveInteger,
-        Field(description="how many runs `hz worker` runs at once (`-j N` overrides it)"),
+        int,
+        Field(
+            strict=True,
+            ge=1,
+            le=MAX_PARALLEL,
+            description=f"how many runs `hz worker` runs at once, 1 to {MAX_PARALLEL} (`-j N` "
+            "overrides it)",
+        ),
+        Expect(f"must be an integer from 1 to {MAX_PARALLEL}, got {{value!r}}"),
     ] = 1
 
 

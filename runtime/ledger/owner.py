@@ -40,6 +40,7 @@ from hz.runtime.process import observe
 from hz.runtime.process.group import signal_group
 from hz.runtime.protocol import AgentRunner, Progress, ProgressCallback, RunRequest
 from hz.runtime.result import AgentResult
+from hz.runtime.threads import start
 
 #: SIGTERM, then SIGKILL this many seconds later (as at a timeout).
 KILL_GRACE = 2.0
@@ -231,9 +232,11 @@ class OwnedRun:
     # -- the watcher thread ----------------------------------------------------------------
 
     def start_watch(self) -> None:
-        self._thread = threading.Thread(target=self._watch, name=f"hz-watch-{self.run_id}")
-        self._thread.daemon = True
-        self._thread.start()
+        """Start the watcher thread; ``HzError`` when the machine refuses one."""
+        thread = threading.Thread(target=self._watch, name=f"hz-watch-{self.run_id}")
+        thread.daemon = True
+        start(thread, f"watching run {self.run_id}")
+        self._thread = thread
 
     def stop_watch(self) -> None:
         self._stop.set()
@@ -422,7 +425,12 @@ def _dispatched(
     started_at, started = datetime.now(UTC), time.monotonic()
     result: AgentResult | None = None
     why: str | None = None
-    owned.start_watch()
+    try:
+        owned.start_watch()
+    except HzError as e:  # no thread to renew the lease: nothing is started
+        refused = e.message
+        _patiently(lambda: _not_started(owned, refused))
+        raise
     try:
         owned.watch.in_runner = True
         with observe.observing(owned):
@@ -457,6 +465,19 @@ def _dispatched(
         why,
         started_at,
         duration,
+    )
+
+
+def _not_started(owned: OwnedRun, why: str) -> None:
+    owned.ledger.finish(
+        owned.run_id,
+        owned.generation,
+        "failed",
+        failure_kind="not_started",
+        result=None,
+        cost_usd=0.0,
+        receipt=None,
+        detail=f"not started: {why}",
     )
 
 

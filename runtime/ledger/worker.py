@@ -22,6 +22,7 @@ from hz.runtime.ledger.db import LedgerUnavailable
 from hz.runtime.ledger.fallback import unrecorded
 from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
 from hz.runtime.ledger.store import Hold, Ledger, Owner, StaleOwner
+from hz.runtime.threads import start
 
 #: How long an idle slot sleeps before looking at the queue again.
 IDLE_POLL = 0.2
@@ -65,21 +66,33 @@ class Pool:
 
     def run(self) -> None:
         """Run the slots until the source is done or ``stop()``; raises what stopped a slot
-        that could not go on (``failure``) once every slot has ended."""
-        threads = [
-            threading.Thread(target=self._guarded_slot, name=f"hz-slot-{n}", daemon=True)
-            for n in range(self.jobs)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(timeout=0.2)  # joins in slices so signals reach the main thread
+        that could not go on (``failure``) once every slot has ended. The slots claim nothing
+        until all of them started: when the machine refuses one, those started end at once and
+        ``HzError`` says why, with no run taken."""
+        go = threading.Event()
+        threads: list[threading.Thread] = []
+        try:
+            for n in range(self.jobs):
+                thread = threading.Thread(
+                    target=self._guarded_slot, args=(go,), name=f"hz-slot-{n}"
+                )
+                thread.daemon = True
+                start(thread, f"run slot {n + 1} of {self.jobs}")
+                threads.append(thread)
+        except HzError:
+            self.stopping.set()
+            raise
+        finally:
+            go.set()
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(timeout=0.2)  # joins in slices so signals reach the main thread
         if self.failure is not None:
             raise self.failure
 
-    def _guarded_slot(self) -> None:
+    def _guarded_slot(self, go: threading.Event) -> None:
         try:
+            go.wait()
             self._slot()
         except BaseException as e:  # a damaged ledger, a bug: the pool stops, run() says why
             with self._lock:
