@@ -158,15 +158,20 @@ def check_max_usd(doc: SourceDoc, ceiling: float) -> tuple[float | None, list[Di
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         msg = f"hz.agent.max_usd: expected a number of US dollars, got {got(raw)}"
         text = raw.strip() if isinstance(raw, str) else ""
-        hint = f"remove the quotes: max_usd: {clip(text)}" if _NUMERIC.fullmatch(text) else None
+        numeric = _NUMERIC.fullmatch(text) is not None
+        hint = f"remove the quotes: max_usd: {clip(text)}" if numeric else None
+        if numeric and _plain(doc, path):  # digits past what a number can hold: kept as text
+            msg = f"hz.agent.max_usd: {clip(text)} is no amount of US dollars (too many digits)"
+            hint = "a budget is a few dollars, e.g. max_usd: 0.50"
         return None, [at(doc, path, HZ103, msg, hint=hint)]
-    usd = float(raw)
+    # An integer is compared exactly first: float() of one past 1e308 raises OverflowError.
+    usd = math.inf if isinstance(raw, int) and raw > ceiling else float(raw)
     if math.isnan(usd) or usd <= 0:
         msg = f"hz.agent.max_usd: the budget must be greater than 0, got {raw}"
         hint = "every session needs a positive budget, e.g. max_usd: 0.50"
         return None, [at(doc, path, HZ303, msg, hint=hint)]
     if usd > ceiling:
-        msg = f"hz.agent.max_usd: {raw} is over the ceiling of {ceiling:g} US dollars"
+        msg = f"hz.agent.max_usd: {clip(str(raw))} is over the ceiling of {ceiling:g} US dollars"
         hint = (
             "lower the budget, or raise the ceiling: "
             "[authoring] max_usd_ceiling in the hz configuration, or --max-usd-ceiling"

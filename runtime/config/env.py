@@ -18,6 +18,7 @@ from typing import Any
 
 from hz.runtime.config.file import Located, check_setting
 from hz.runtime.config.keys import CAPABILITIES, TABLES
+from hz.runtime.config.toml_file import NUMBER_HINT, TOO_MANY_DIGITS
 from hz.runtime.errors import ConfigError
 from hz.runtime.suggest import did_you_mean_suffix
 
@@ -26,6 +27,8 @@ _PREFIXES = {f"HZ_{t.upper().replace('.', '_')}": t for t in TABLES}
 
 
 def parse_env_value(raw: str) -> Any:
+    """``raw`` as a TOML value when it is one, else the string; ``ValueError`` for an integer
+    of thousands of digits (TOML reads it, Python's ``int()`` refuses it)."""
     try:
         document = tomllib.loads(f"value = {raw}")
     except tomllib.TOMLDecodeError:
@@ -58,7 +61,12 @@ def read_environment(environ: Mapping[str, str], *, runner_keys: bool = True) ->
                 f"environment variables {located[table, key][1]} and {name} both set "
                 f"[{table}] {key}; set one"
             )
-        value = parse_env_value(environ[name])
+        try:
+            value = parse_env_value(environ[name])
+        except ValueError as e:
+            raise ConfigError(
+                f"environment variable {name}: {TOO_MANY_DIGITS}", hint=NUMBER_HINT
+            ) from e
         check_setting(table, key, value, f"environment variable {name}", runner_keys=runner_keys)
         located[table, key] = (value, name)
     return located

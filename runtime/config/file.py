@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.config.keys import RUNNER, TABLES, model_of, value_problem
+from hz.runtime.config.keys import RUNNER, TABLES, model_of, value_error
 from hz.runtime.config.toml_file import flatten, read_toml
 from hz.runtime.errors import ConfigError
 from hz.runtime.suggest import did_you_mean_suffix
@@ -55,9 +55,9 @@ def check_setting(
         raise ConfigError(
             f"{where}: unknown key '{key}' in [{table}]{did_you_mean_suffix(key, keys)}", hint=hint
         )
-    problem = value_problem(table, key, value)
+    problem = value_error(table, key, value)
     if problem is not None:
-        raise ConfigError(f"{where}: {problem}")
+        raise ConfigError(f"{where}: {problem.message}", hint=problem.hint)
 
 
 def read_operator_file(path: Path, *, runner_keys: bool = True) -> Located:

@@ -54,12 +54,19 @@ def model_of(table: str) -> type[TableSettings]:
 
 
 def value_problem(table: str, key: str, value: Any) -> str | None:
-    """What the value should have been, or None when it is acceptable (or ``key`` is no key of
-    the table's model: a runner's own keys are checked by the runner). No configured string
-    may hold a password: ``hz config show`` prints the configuration, and PostgreSQL's
-    password comes the libpq way (``PGPASSWORD``, ``~/.pgpass``, the DSN ``dsn_env`` names)."""
+    """What the value should have been (``value_error``'s message), or None."""
+    error = value_error(table, key, value)
+    return None if error is None else error.message
+
+
+def value_error(table: str, key: str, value: Any) -> ConfigError | None:
+    """What the value should have been, with a hint, or None when it is acceptable (or ``key``
+    is no key of the table's model: a runner's own keys are checked by the runner). No
+    configured string may hold a password: ``hz config show`` prints the configuration, and
+    PostgreSQL's password comes the libpq way (``PGPASSWORD``, ``~/.pgpass``, the DSN
+    ``dsn_env`` names)."""
     if _holds_password(value):
-        return (
+        return ConfigError(
             f"[{table}] {key} holds a password; a password is never configured here: give it "
             "the libpq way (PGPASSWORD, ~/.pgpass, or the DSN in the environment variable "
             "[system.queue] dsn_env names)"
@@ -71,7 +78,7 @@ def value_problem(table: str, key: str, value: Any) -> str | None:
     try:
         model.from_table({key: value})
     except ConfigError as e:
-        return e.message
+        return e
     return None
 
 

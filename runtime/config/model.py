@@ -14,6 +14,7 @@ these models (``hz.runtime.config.keys``); a runner's model is one too
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, get_args, get_origin
@@ -30,9 +31,41 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Expect:
-    """What a key's value must be, as hz words it: e.g. ``must be true or false, got {value!r}``."""
+    """What a key's value must be, as hz words it: e.g. ``must be true or false, got {value!r}``,
+    and a ``hint`` saying what would do."""
 
     problem: str
+    hint: str | None = None
+
+
+#: The largest integer a setting takes: what the ledger's integers (SQLite's, PostgreSQL's
+#: ``bigint``) hold. TOML's own integers stop there too.
+MAX_INTEGER = 2**63 - 1
+#: The largest integer that is a finite float: a larger one is no amount (``float()`` raises).
+_MAX_FLOAT_INTEGER = int(sys.float_info.max)
+_SHOWN_CHARS = 60
+
+
+class _Shown:
+    """A value for a message: its ``repr``, cut to a readable length (a 400-digit number says
+    how many digits it has)."""
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        value = self.value
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+            digits = len(str(abs(value)))  # under the int-to-str limit: TOML could read it
+            return f"{str(value)[:20]}… (a number of {digits} digits)"
+        text = repr(value)
+        return (
+            text
+            if len(text) <= _SHOWN_CHARS
+            else f"{text[:_SHOWN_CHARS]}… ({len(text)} characters)"
+        )
+
+    __str__ = __repr__
 
 
 #: The value types several tables share, each with its one wording.
@@ -46,14 +79,23 @@ PathString = Annotated[
     Expect("must be a path (a non-empty string without a NUL character), got {value!r}"),
 ]
 PositiveInteger = Annotated[
-    int, Field(strict=True, ge=1), Expect("must be a positive integer, got {value!r}")
+    int,
+    Field(strict=True, ge=1, le=MAX_INTEGER),
+    Expect(
+        "must be a positive integer, got {value!r}",
+        hint=f"a whole number from 1 to {MAX_INTEGER}",
+    ),
 ]
-#: An amount of US dollars: ``inf`` (TOML has it) would be no ceiling at all, ``nan`` none.
+#: An amount of US dollars: ``inf`` (TOML has it) would be no ceiling at all, ``nan`` none, and
+#: an integer past what a float holds no number hz can compare a spend with.
 Amount = (
-    Annotated[int, Field(strict=True, gt=0)]
+    Annotated[int, Field(strict=True, gt=0, le=_MAX_FLOAT_INTEGER)]
     | Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
 )
-Dollars = Annotated[Amount, Expect("must be a finite number greater than 0, got {value!r}")]
+DOLLARS_HINT = "an amount of US dollars such as 25 or 0.5"
+Dollars = Annotated[
+    Amount, Expect("must be a finite number greater than 0, got {value!r}", hint=DOLLARS_HINT)
+]
 Flag = Annotated[bool, Field(strict=True), Expect("must be true or false, got {value!r}")]
 
 
@@ -90,7 +132,8 @@ class TableSettings(BaseModel):
         try:
             return cls.model_validate(mine)
         except ValidationError as e:
-            raise ConfigError(cls._problem(e.errors()[0], mine)) from e
+            message, hint = cls._problem(e.errors()[0], mine)
+            raise ConfigError(message, hint=hint) from e
 
     @classmethod
     def from_config(cls, config: Config) -> Self:
@@ -98,13 +141,14 @@ class TableSettings(BaseModel):
         return cls.from_table(config.table(cls.table))
 
     @classmethod
-    def _problem(cls, error: ErrorDetails, given: Mapping[str, object]) -> str:
+    def _problem(cls, error: ErrorDetails, given: Mapping[str, object]) -> tuple[str, str | None]:
         key = str(error["loc"][0]) if error["loc"] else ""
         field = next((f for n, f in cls.model_fields.items() if key_of(n, f) == key), None)
         expect = None if field is None else _expect(field.metadata, field.annotation)
         if expect is None:
-            return f"[{cls.table}] {key}: {error['msg']}"
-        return f"[{cls.table}] {key} {expect.problem.format(value=given.get(key))}"
+            return f"[{cls.table}] {key}: {error['msg']}", None
+        problem = expect.problem.format(value=_Shown(given.get(key)))
+        return f"[{cls.table}] {key} {problem}", expect.hint
 
     @classmethod
     def docs_table(cls) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hz.runtime.config.keys import AUTHORING, is_execution_key, model_of
-from hz.runtime.config.keys import value_problem as _value_problem
+from hz.runtime.config.keys import value_error as _value_error
 from hz.runtime.config.toml_file import TomlEntry, flatten, read_toml
 from hz.runtime.errors import ConfigError
 from hz.runtime.problem import Problem
@@ -71,7 +71,7 @@ def read_project_file(path: Path) -> ProjectFile:
         missing = Problem("HZ803", "cannot read: no such file", str(path))
         return ProjectFile(path, (), (missing,))
     except ConfigError as e:
-        return ProjectFile(path, (), (_toml_problem(path, e.message),))
+        return ProjectFile(path, (), (_toml_problem(path, e.message, e.hint),))
     entries: list[TomlEntry] = []
     problems: list[Problem] = []
     for entry in flatten(data, text):
@@ -83,12 +83,12 @@ def read_project_file(path: Path) -> ProjectFile:
     return ProjectFile(path, tuple(entries), tuple(problems))
 
 
-def _toml_problem(path: Path, message: str) -> Problem:
+def _toml_problem(path: Path, message: str, hint: str | None) -> Problem:
     # read_toml's message is "<file>[:line:col]: <detail>"; keep the position as data.
     location, _, detail = message.partition(": ")
     parts = location[len(str(path)) :].lstrip(":").split(":")
     line, column = (int(parts[0]), int(parts[1])) if len(parts) == 2 else (0, 0)
-    return Problem("HZ803", detail, str(path), line, column)
+    return Problem("HZ803", detail, str(path), line, column, hint=hint)
 
 
 def _problem(path: Path, entry: TomlEntry) -> Problem | None:
@@ -111,8 +111,8 @@ def _problem(path: Path, entry: TomlEntry) -> Problem | None:
             f"unknown key '{dotted}' in a project hz.toml{did_you_mean_suffix(dotted, known)}",
             f"a project hz.toml may set: {', '.join(known)}",
         )
-    wrong = _value_problem(entry.table, entry.key, entry.value)
-    return None if wrong is None else problem("HZ804", wrong)
+    wrong = _value_error(entry.table, entry.key, entry.value)
+    return None if wrong is None else problem("HZ804", wrong.message, wrong.hint)
 
 
 def raise_problems(problems: tuple[Problem, ...]) -> None:

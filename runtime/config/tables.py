@@ -24,6 +24,7 @@ from hz.runtime.config.keys import (
     SYSTEM,
 )
 from hz.runtime.config.model import (
+    DOLLARS_HINT,
     Amount,
     Dollars,
     Expect,
@@ -86,7 +87,10 @@ class SystemSettings(TableSettings):
             description=f"how many runs `hz worker` runs at once, 1 to {MAX_PARALLEL} (`-j N` "
             "overrides it)",
         ),
-        Expect(f"must be an integer from 1 to {MAX_PARALLEL}, got {{value!r}}"),
+        Expect(
+            f"must be an integer from 1 to {MAX_PARALLEL}, got {{value!r}}",
+            hint="each run holds two threads and an agent: a machine takes a few hundred",
+        ),
     ] = 1
 
 
@@ -95,7 +99,10 @@ class SystemSettings(TableSettings):
 HoldWait = Annotated[
     Annotated[int, Field(strict=True, ge=1, le=3600)]
     | Annotated[float, Field(strict=True, ge=0.1, le=3600, allow_inf_nan=False)],
-    Expect("must be a number of seconds from 0.1 to 3600, got {value!r}"),
+    Expect(
+        "must be a number of seconds from 0.1 to 3600, got {value!r}",
+        hint="e.g. 1 for the shortest wait, 30 for the longest",
+    ),
 ]
 
 
@@ -112,7 +119,10 @@ class BudgetSettings(TableSettings):
             strict=True,
             description="the spend ceilings of the current UTC day per bound runner, by name",
         ),
-        Expect("must be a table of runner names to finite numbers greater than 0, got {value!r}"),
+        Expect(
+            "must be a table of runner names to finite numbers greater than 0, got {value!r}",
+            hint=f"e.g. per_runner = {{ claude-code = 20 }}: {DOLLARS_HINT} per runner",
+        ),
     ] = Field(default_factory=dict)
     hold_wait_min_seconds: Annotated[
         HoldWait,
@@ -207,7 +217,10 @@ class QueueSettings(TableSettings):
             description="how long a run's owner holds it without renewing; another machine "
             "turns its run `uncertain` only after this",
         ),
-        Expect("must be a number of seconds from 1 to 3600, got {value!r}"),
+        Expect(
+            "must be a number of seconds from 1 to 3600, got {value!r}",
+            hint="the default is 15: an owner renews its lease every third of it",
+        ),
     ] = 15.0
 
 

@@ -19,6 +19,18 @@ from hz.runtime.regular_file import read_regular_text
 #: A configuration file is a few lines; ``HZ_CONFIG=/dev/zero`` must not fill the memory.
 MAX_CONFIG_BYTES = 1024 * 1024
 _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+#: What a TOML integer may be (64 bits), and what is said of one far past it.
+TOO_MANY_DIGITS = "an integer of thousands of digits (TOML integers have 64 bits)"
+NUMBER_HINT = "no setting takes a number that large"
+_LONG_NUMBER = re.compile(r"[0-9_]{1000,}")
+
+
+def _long_number(text: str) -> tuple[int, int]:
+    match = _LONG_NUMBER.search(text)
+    if match is None:
+        return 0, 0
+    before = text[: match.start()]
+    return before.count("\n") + 1, match.start() - (before.rfind("\n") + 1) + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +61,10 @@ def read_toml(path: Path) -> tuple[dict[str, Any], str]:
         where = f"{path}:{match[1]}:{match[2]}" if match else str(path)
         detail = _POSITION.sub("", message).strip()
         raise ConfigError(f"{where}: invalid TOML: {detail}") from e
+    except ValueError as e:  # an integer past Python's int-to-str limit (``int()`` refuses)
+        line, column = _long_number(text)
+        where = f"{path}:{line}:{column}" if line else str(path)
+        raise ConfigError(f"{where}: invalid TOML: {TOO_MANY_DIGITS}", hint=NUMBER_HINT) from e
 
 
 def flatten(data: dict[str, Any], text: str) -> list[TomlEntry]:

@@ -72,7 +72,8 @@ def test_max_parallel_is_capped_the_same(hz: Callable[..., CliResult]) -> None:
     assert (done.returncode, done.stderr) == (
         2,
         "hz: error: environment variable HZ_SYSTEM__MAX_PARALLEL: [system] max_parallel must "
-        "be an integer from 1 to 256, got 257\n",
+        "be an integer from 1 to 256, got 257\n"
+        "  hint: each run holds two threads and an agent: a machine takes a few hundred\n",
     )
 
 

@@ -243,6 +243,7 @@ def test_a_project_hz_toml_with_an_error_counts_as_checked(cli: Cli, tmp_path: P
     assert result.returncode == 1
     assert result.stdout == (
         f"{tmp_path / 'hz.toml'}:2:1: error: [authoring] max_usd_ceiling must be a finite "
-        "number greater than 0, got 0 [HZ804]\n" + BAD_LINE.format(file="c.yaml")
+        "number greater than 0, got 0 [HZ804]\n"
+        "  hint: an amount of US dollars such as 25 or 0.5\n" + BAD_LINE.format(file="c.yaml")
     )
     assert result.stderr == "Found 2 errors in 2 files (checked 2 files)\n"

@@ -15,6 +15,7 @@ from typing import Annotated, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from hz.runtime.config.model import MAX_INTEGER
 from hz.runtime.errors import ConfigError
 from hz.runtime.process.environment import child_environment
 from hz.runtime.runners.claude_code.tools import (
@@ -109,10 +110,13 @@ class ClaudeSettings(RunnerSettings):
             alias="claude_max_retries",
             strict=True,
             ge=0,
+            le=MAX_INTEGER,
             description="the CLI's API retries (`CLAUDE_CODE_MAX_RETRIES`); with an unreachable "
             "API each retry waits longer, the run's timeout still bounds them",
         ),
-        Expect("must be an integer >= 0, got {value!r}"),
+        Expect(
+            "must be an integer >= 0, got {value!r}", hint=f"a whole number from 0 to {MAX_INTEGER}"
+        ),
     ] = 3
 
     @field_validator("read_only_tools")

@@ -107,7 +107,7 @@ class CommandSettings(RunnerSettings):
             description="seconds without a byte on stdout or stderr after which the command is "
             "stopped (`failed` / `inactivity_timeout`).",
         ),
-        Expect("must be a number of seconds > 0"),
+        Expect("must be a number of seconds > 0", hint="e.g. 300; unset: no inactivity limit"),
     ] = None
 
     @model_validator(mode="before")
