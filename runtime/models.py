@@ -10,17 +10,58 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError
+from pydantic_core import PydanticCustomError
 
 from hz.runtime import strict_json
 from hz.runtime.canonical import digest_of, sha256_hex
 from hz.runtime.errors import FormatError
+from hz.runtime.packet_limits import (
+    MAX_CONTRACT_BYTES,
+    MAX_INPUT_BYTES,
+    MAX_PROMPT_BYTES,
+    inputs_size,
+    shown,
+    utf8_size,
+)
 from hz.runtime.regular_file import read_regular_text
 
-#: Larger files are refused unread: a packet holds at most 8 MiB of inputs and a 1 MiB prompt.
+#: Larger files are refused unread: a packet holds at most 8 MiB of inputs and a 1 MiB prompt
+#: (``hz.runtime.packet_limits``, checked as a packet is read), in canonical JSON with indents.
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 JOB_FORMAT_VERSION: Literal[1] = 1
 PACKET_FORMAT_VERSION: Literal[1] = 1
+
+
+def _within(limit: int, what: str, rule: str) -> AfterValidator:
+    """A text of at most ``limit`` bytes of UTF-8, the cap the compiler holds it to (``rule``)."""
+
+    def check(text: str) -> str:
+        size = utf8_size(text)
+        if size > limit:
+            raise PydanticCustomError(
+                "too_large",
+                f"{size:,} bytes of UTF-8, over the {shown(limit)} {what} ({rule})",
+            )
+        return text
+
+    return AfterValidator(check)
+
+
+#: A job's contract text and template come from one contract file; a prompt from rendering.
+ContractText = Annotated[str, _within(MAX_CONTRACT_BYTES, "a contract file may be", "HZ003")]
+Prompt = Annotated[str, _within(MAX_PROMPT_BYTES, "a rendered prompt may be", "HZ709")]
+
+
+def _inputs_within(values: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    size = inputs_size(values)
+    if size > MAX_INPUT_BYTES:
+        raise PydanticCustomError(
+            "too_large",
+            f"{size:,} bytes as JSON, over the {shown(MAX_INPUT_BYTES)} the input values may be "
+            "(HZ705)",
+        )
+    return values
 
 
 class Frozen(BaseModel):
@@ -97,8 +138,8 @@ class Job(Frozen):
     budget: Budget
     inputs: dict[str, InputSpec] = Field(default_factory=dict)
     output: OutputSpec = Field(default_factory=OutputSpec)
-    contract: str
-    template: str
+    contract: ContractText
+    template: ContractText
     hz_version: str
     digest: str = ""
 
@@ -118,9 +159,11 @@ class Packet(Frozen):
     kind: Literal["packet"] = "packet"
     format_version: Literal[1] = PACKET_FORMAT_VERSION
     job: Job
-    prompt: str
-    contract: str
-    inputs: dict[str, JsonValue] = Field(default_factory=dict)
+    prompt: Prompt
+    contract: ContractText
+    inputs: Annotated[dict[str, JsonValue], AfterValidator(_inputs_within)] = Field(
+        default_factory=dict
+    )
     inputs_sha256: str
     job_digest: str
     #: Binds the prompt to the packet: a hand-edited prompt no longer matches (the job and the
@@ -130,6 +173,7 @@ class Packet(Frozen):
 
 
 _VERSIONS = {"job": JOB_FORMAT_VERSION, "packet": PACKET_FORMAT_VERSION}
+_TOO_LARGE = "hz render makes packets within the caps; nothing was recorded or run"
 
 
 def parse_artifact(text: str, origin: str) -> Job | Packet:
@@ -163,7 +207,10 @@ def parse_artifact(text: str, origin: str) -> Job | Packet:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         more = f" (and {e.error_count() - 1} more)" if e.error_count() > 1 else ""
-        raise FormatError(f"{origin}: invalid {kind}: {where}: {first['msg']}{more}") from e
+        hint = _TOO_LARGE if first["type"] == "too_large" else None
+        raise FormatError(
+            f"{origin}: invalid {kind}: {where}: {first['msg']}{more}", hint=hint
+        ) from e
     job = artifact if isinstance(artifact, Job) else artifact.job
     if job.digest != job.compute_digest():
         raise FormatError(f"{origin}: the job's digest does not match its content")

@@ -14,7 +14,6 @@ from typing import Any
 
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.inputs.sources import (
-    MAX_INPUT_BYTES,
     Allowance,
     Supplied,
     located,
@@ -23,9 +22,10 @@ from hz.compiler.inputs.sources import (
     shorten,
     shown_name,
 )
-from hz.compiler.rules.registry import HZ702, HZ703, HZ704
+from hz.compiler.rules.registry import HZ702, HZ703, HZ704, HZ705
 from hz.compiler.source import JsonPath
 from hz.runtime.models import InputSpec
+from hz.runtime.packet_limits import MAX_INPUT_BYTES, inputs_size
 from hz.runtime.suggest import did_you_mean
 
 __all__ = ["MAX_INPUT_BYTES", "apply_inputs", "collect_inputs"]
@@ -154,4 +154,15 @@ def collect_inputs(
     missing_at = str(inputs_file) if inputs_file is not None else target
     values, problems = apply_inputs(specs, supplied, missing_at=missing_at, unknown=unknown)
     diagnostics.extend(problems)
+    if values is not None and not diagnostics:
+        # What a packet holds is the values as JSON (``1E5`` is ``100000.0`` there, a control
+        # character six bytes): held to the cap a packet is read with.
+        size = inputs_size(values)
+        if size > MAX_INPUT_BYTES:
+            message = (
+                f"the input values are larger than 8 MiB ({MAX_INPUT_BYTES:,} bytes) as JSON "
+                f"({size:,} bytes)"
+            )
+            hint = "pass a smaller extract of the data; the prompt is capped at 1 MiB anyway"
+            diagnostics.append(Diagnostic(HZ705, message, missing_at, hint=hint))
     return (None if diagnostics else values), sort_diagnostics(diagnostics)

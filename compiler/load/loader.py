@@ -19,9 +19,10 @@ from hz.compiler.load.compose import Composer, EventSource, Stop
 from hz.compiler.load.problems import LoadProblem
 from hz.compiler.load.wording import for_contract
 from hz.compiler.source import SourceDoc
+from hz.runtime.packet_limits import MAX_CONTRACT_BYTES
 from hz.runtime.regular_file import read_regular
 
-MAX_BYTES = 256 * 1024
+MAX_BYTES = MAX_CONTRACT_BYTES
 
 _CParser: Any
 try:  # libyaml's parser: fast, and safe because we compose the tree ourselves.

@@ -18,11 +18,12 @@ from hz.compiler.inputs.values import collect_inputs
 from hz.compiler.render.bound import render_bounded
 from hz.compiler.render.generate import OUT_OF_MEMORY
 from hz.compiler.render.outcome import Crashed, Failed, OutOfMemory, Rendered, TimedOut
-from hz.compiler.render.sandbox import MAX_PROMPT_BYTES, environment
+from hz.compiler.render.sandbox import environment
 from hz.compiler.rules.registry import HZ707, HZ708, HZ710
 from hz.compiler.source import SourceDoc
 from hz.runtime.canonical import digest_of, sha256_hex
 from hz.runtime.models import Job, Packet, read_artifact
+from hz.runtime.packet_limits import MAX_PROMPT_BYTES
 
 MAX_RENDER_SECONDS = 10.0
 __all__ = ["MAX_PROMPT_BYTES", "TemplatePlace", "environment", "render_job", "render_prompt"]

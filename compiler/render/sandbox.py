@@ -25,7 +25,8 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context, Macro
 from jinja2.sandbox import SandboxedEnvironment
 
-MAX_PROMPT_BYTES = 1024 * 1024
+from hz.runtime.packet_limits import MAX_PROMPT_BYTES
+
 #: The largest integer a call or a filter parameter may take (Jinja caps range() at this too).
 MAX_INT_ARG = 100_000
 #: Powers and products of integers stop at this many bits of result (about 30,000 digits).
