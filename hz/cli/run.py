@@ -465,6 +465,9 @@ def summary(result: AgentResult, receipt: Path | None) -> str:
         parts.append(f"not enforced: {', '.join(result.limits_unenforced)}")
     if result.session_widened:
         parts.append(f"session widened: {', '.join(result.session_widened)} (network)")
+    if result.output_truncated:
+        left_out = sum(n for note, n in result.protocol_notes.items() if "(output cap)" in note)
+        parts.append(f"output over the cap: {left_out} left out" if left_out else "output cut")
     if receipt is not None:
         parts.append(f"receipt {receipt}")
     text = " · ".join(parts)

@@ -126,6 +126,27 @@ def test_a_widened_session_is_named_in_the_summary() -> None:
     )
 
 
+def test_output_past_the_cap_is_named_in_the_summary() -> None:
+    result = AgentResult(
+        runner="codex-app-server",
+        status="completed",
+        turns=1,
+        duration_seconds=1.0,
+        output_truncated=True,
+        protocol_notes={
+            "tool calls left out (output cap)": 3,
+            "tool inputs left out (output cap)": 2,
+            "unknown notification x": 1,
+        },
+    )
+    assert summary(result, None) == (
+        "hz: completed · runner codex-app-server · 1 turn · 0 tool calls · 1.0s · "
+        "output over the cap: 5 left out"
+    )
+    cut = result.model_copy(update={"protocol_notes": {}})
+    assert summary(cut, None).endswith(" · 1.0s · output cut")
+
+
 def test_the_agents_stderr_cannot_write_a_workflow_command_or_drive_the_terminal(
     tmp_path: Path,
 ) -> None:
