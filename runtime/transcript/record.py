@@ -29,12 +29,15 @@ MIN_SECRET_CHARS = 8
 
 def secret_values(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """``(value, name)`` of every secret-looking variable, longest value first (so a secret
-    that contains another is replaced whole)."""
-    found = {
-        value: name
-        for name, value in sorted(environ.items())
-        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS
-    }
+    that contains another is replaced whole). A value that JSON writes otherwise (a quote, a
+    backslash, a control character in it) is found in that spelling too: agents and their CLIs
+    print JSON."""
+    found: dict[str, str] = {}
+    for name, value in sorted(environ.items()):
+        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS:
+            found[value] = name
+            found.setdefault(json.dumps(value, ensure_ascii=False)[1:-1], name)
+            found.setdefault(json.dumps(value)[1:-1], name)
     return tuple(sorted(found.items(), key=lambda item: (-len(item[0]), item[0])))
 
 

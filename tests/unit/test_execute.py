@@ -205,3 +205,16 @@ def test_a_part_of_a_secret_where_hz_cut_the_stderr_tail_is_redacted() -> None:
     assert without_secrets(short, environ) is short  # 3 characters say nothing of the key
     draft = AgentResult(runner="x", status="failed", draft=f"text {key[:9]}", output_truncated=True)
     assert without_secrets(draft, environ).draft == f"text {mark}"
+
+
+def test_a_secret_is_found_as_json_writes_it_too() -> None:
+    from hz.runtime.execute import without_secrets
+
+    key = 'k3y"with\\quote-ü'
+    environ = {"MY_API_TOKEN": key}
+    draft = '{"token": "k3y\\"with\\\\quote-ü", "ascii": "k3y\\"with\\\\quote-\\u00fc"}'
+    result = AgentResult(runner="x", status="completed", draft=draft, structured_output={"t": key})
+    assert without_secrets(result, environ).model_dump(include={"draft", "structured_output"}) == {
+        "draft": '{"token": "[redacted MY_API_TOKEN]", "ascii": "[redacted MY_API_TOKEN]"}',
+        "structured_output": {"t": "[redacted MY_API_TOKEN]"},
+    }
