@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.config.keys import RUNNER, TABLES, model_of, value_error
+from hz.runtime.config.keys import RUNNER, TABLES
 from hz.runtime.config.toml_file import flatten, read_toml
 from hz.runtime.errors import ConfigError
 from hz.runtime.suggest import did_you_mean_suffix
@@ -22,6 +22,8 @@ Located = dict[tuple[str, str], tuple[Any, str]]
 def known_keys(table: str) -> tuple[frozenset[str], tuple[str, ...]]:
     """The keys ``table`` accepts (its settings model's), and the runners whose keys are
     unknown (failed to load)."""
+    from hz.runtime.config.tables import model_of  # pydantic: only when a key is looked at
+
     if table != RUNNER:
         return model_of(table).keys(), ()
     from hz.runtime import registry  # loads every runner class: only when a runner key is checked
@@ -55,6 +57,8 @@ def check_setting(
         raise ConfigError(
             f"{where}: unknown key '{key}' in [{table}]{did_you_mean_suffix(key, keys)}", hint=hint
         )
+    from hz.runtime.config.tables import value_error  # pydantic: only when a key is set
+
     problem = value_error(table, key, value)
     if problem is not None:
         raise ConfigError(f"{where}: {problem.message}", hint=problem.hint)

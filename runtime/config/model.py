@@ -7,7 +7,7 @@ with the value given (``{value!r}``). Checks beyond a value's type raise ``Confi
 a validator; it passes through pydantic unchanged. ``from_table`` picks the model's own keys
 from a table and turns the first pydantic error into a ``ConfigError``. The keys the
 configuration accepts, its did-you-mean, its docs tables and ``hz config show`` come from
-these models (``hz.runtime.config.keys``); a runner's model is one too
+these models (``hz.runtime.config.tables.model_of``); a runner's model is one too
 (``hz.runtime.runners.settings``).
 """
 
@@ -17,7 +17,7 @@ import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Protocol, Self, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
@@ -25,8 +25,12 @@ from pydantic_core import ErrorDetails, to_jsonable_python
 
 from hz.runtime.errors import ConfigError
 
-if TYPE_CHECKING:
-    from hz.runtime.config.layers import Config
+
+class TableSource(Protocol):
+    """Where ``from_config`` reads a table: the effective configuration
+    (``hz.runtime.config.layers.Config``), which this module does not import."""
+
+    def table(self, table: str) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +140,7 @@ class TableSettings(BaseModel):
             raise ConfigError(message, hint=hint) from e
 
     @classmethod
-    def from_config(cls, config: Config) -> Self:
+    def from_config(cls, config: TableSource) -> Self:
         """This model's settings in the effective configuration."""
         return cls.from_table(config.table(cls.table))
 

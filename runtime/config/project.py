@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.config.keys import AUTHORING, is_execution_key, model_of
-from hz.runtime.config.keys import value_error as _value_error
+from hz.runtime.config.keys import AUTHORING, is_execution_key
 from hz.runtime.config.toml_file import TomlEntry, flatten, read_toml
 from hz.runtime.errors import ConfigError
 from hz.runtime.problem import Problem
@@ -103,6 +102,8 @@ def _problem(path: Path, entry: TomlEntry) -> Problem | None:
             f"'{dotted}' configures execution and is not allowed in a project hz.toml",
             f"execution is configured by the operator: {_OPERATOR_FILES}",
         )
+    from hz.runtime.config.tables import model_of, value_error  # pydantic: only now
+
     accepted = model_of(AUTHORING).keys()
     if entry.table != AUTHORING or entry.key not in accepted:
         known = [f"{AUTHORING}.{k}" for k in sorted(accepted)]
@@ -111,7 +112,7 @@ def _problem(path: Path, entry: TomlEntry) -> Problem | None:
             f"unknown key '{dotted}' in a project hz.toml{did_you_mean_suffix(dotted, known)}",
             f"a project hz.toml may set: {', '.join(known)}",
         )
-    wrong = _value_error(entry.table, entry.key, entry.value)
+    wrong = value_error(entry.table, entry.key, entry.value)
     return None if wrong is None else problem("HZ804", wrong.message, wrong.hint)
 
 

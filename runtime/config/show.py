@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hz.runtime.config.keys import RUNNER, TABLES, model_of
+from hz.runtime.config.keys import RUNNER, TABLES
 from hz.runtime.config.layers import UNSET, Config
+from hz.runtime.config.tables import model_of
 from hz.runtime.errors import ConfigError
 from hz.runtime.printable import printable
 

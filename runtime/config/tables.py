@@ -3,13 +3,15 @@
 runners): the keys each table accepts, the checks of their values and how a bad one is worded,
 their defaults and their docs tables.
 
-Imported only when a key is looked at (``hz.runtime.config.keys.model_of``): the authoring
-commands read a configuration that sets nothing without importing pydantic.
+``model_of`` names the model of any table, ``value_error`` checks one value by it. This module
+is imported only when a key is looked at: the authoring commands read a configuration that
+sets nothing without importing pydantic.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal, Self
+import re
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, Field
 
@@ -21,6 +23,7 @@ from hz.runtime.config.keys import (
     DEFAULTS,
     POLICY,
     QUEUE,
+    RUNNER,
     SYSTEM,
 )
 from hz.runtime.config.model import (
@@ -32,12 +35,11 @@ from hz.runtime.config.model import (
     PathString,
     PositiveInteger,
     TableSettings,
+    TableSource,
 )
 from hz.runtime.errors import ConfigError
+from hz.runtime.runners.settings import SharedSettings
 from hz.runtime.threads import MAX_PARALLEL
-
-if TYPE_CHECKING:
-    from hz.runtime.config.layers import Config
 
 
 class CapabilitiesSettings(TableSettings):
@@ -140,7 +142,7 @@ class BudgetSettings(TableSettings):
     ] = 30
 
     @classmethod
-    def from_config(cls, config: Config) -> Self:
+    def from_config(cls, config: TableSource) -> Self:
         """The effective settings; the shortest wait may not be longer than the longest (the
         two may be set in different layers, so each key alone cannot say)."""
         settings = super().from_config(config)
@@ -237,3 +239,50 @@ MODELS: dict[str, type[TableSettings]] = {
         QueueSettings,
     )
 }
+
+
+def model_of(table: str) -> type[TableSettings]:
+    """The settings model of a table: for ``[system.runner]`` its shared keys."""
+    return SharedSettings if table == RUNNER else MODELS[table]
+
+
+def value_problem(table: str, key: str, value: Any) -> str | None:
+    """What the value should have been (``value_error``'s message), or None."""
+    error = value_error(table, key, value)
+    return None if error is None else error.message
+
+
+def value_error(table: str, key: str, value: Any) -> ConfigError | None:
+    """What the value should have been, with a hint, or None when it is acceptable (or ``key``
+    is no key of the table's model: a runner's own keys are checked by the runner). No
+    configured string may hold a password: ``hz config show`` prints the configuration, and
+    PostgreSQL's password comes the libpq way (``PGPASSWORD``, ``~/.pgpass``, the DSN
+    ``dsn_env`` names)."""
+    if _holds_password(value):
+        return ConfigError(
+            f"[{table}] {key} holds a password; a password is never configured here: give it "
+            "the libpq way (PGPASSWORD, ~/.pgpass, or the DSN in the environment variable "
+            "[system.queue] dsn_env names)"
+        )
+    model = model_of(table)
+    accepted = model.keys()
+    if key not in accepted:
+        return None
+    try:
+        model.from_table({key: value})
+    except ConfigError as e:
+        return e
+    return None
+
+
+_PASSWORD = re.compile(r"password\s*=|://[^/@\s]*:[^/@\s]*@", re.IGNORECASE)
+
+
+def _holds_password(value: Any) -> bool:
+    if isinstance(value, str):
+        return _PASSWORD.search(value) is not None
+    if isinstance(value, list | tuple):
+        return any(_holds_password(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_password(v) for v in value.values())
+    return False

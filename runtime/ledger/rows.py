@@ -11,11 +11,13 @@ cancellation leave it alone, an owner fails it ``not_started`` before anything i
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hz.runtime.ledger.paths import path_text, read_path
 from hz.runtime.strict_json import JsonError
 from hz.runtime.strict_json import loads as json_loads
 
@@ -105,8 +107,6 @@ def _result(value: Any) -> tuple[Any, str | None]:
 
 
 def _observed(value: Any) -> tuple[Any, str | None]:
-    from hz.runtime.ledger.store import read_observed
-
     if value is None:
         return None, None
     if not isinstance(value, str):
@@ -118,8 +118,6 @@ def _observed(value: Any) -> tuple[Any, str | None]:
 def _path(value: Any) -> tuple[Any, str | None]:
     """A stored path (``paths.path_text``) as the path's own text: a ``file://`` URI, which
     holds bytes that are not UTF-8, read back to those bytes (``paths.read_path``)."""
-    from hz.runtime.ledger.paths import read_path
-
     if not isinstance(value, str):
         return "", f"{_shown(value)} is not text"
     path = read_path(value)
@@ -185,6 +183,47 @@ RUN_COLUMNS: dict[str, tuple[str, Callable[[Any], tuple[Any, str | None]]]] = {
 }
 
 
+#: The request a retry copies, column by column (``RunRow.request``, ``Store.retry``).
+COPIED = (
+    "request_key",
+    "batch",
+    "job_name",
+    "job_digest",
+    "inputs_sha256",
+    "workdir",
+    "receipt_dir",
+    "packet_json",
+    "max_usd",
+    "queue",
+    "priority",
+)
+
+
+#: ``observed_json`` is hz's four small counters; anything longer was not written by hz.
+MAX_OBSERVED = 4096
+_OBSERVED_KEYS = {"elapsed_seconds": (int, float), "turns": (int,), "tool_calls": (int,)}
+
+
+def read_observed(text: str | None) -> dict[str, Any] | None:
+    """What a run's owner recorded of its session so far, or None when nothing (or nothing
+    readable: a row edited by hand) is there. Only hz's own counters, with their types."""
+    if not text or len(text) > MAX_OBSERVED:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    seen: dict[str, Any] = {}
+    for key, types in _OBSERVED_KEYS.items():
+        item = value.get(key)
+        seen[key] = item if isinstance(item, types) and not isinstance(item, bool) else None
+    last = value.get("last_tool")
+    seen["last_tool"] = last[:200] if isinstance(last, str) else None
+    return seen
+
+
 @dataclass(frozen=True, slots=True)
 class RunRow:
     """One run as the ledger holds it (the columns of ``runs``; see docs/runs.md). Its paths
@@ -224,7 +263,7 @@ class RunRow:
     proc_start: int | None
     private_dir: str | None
     cancel_requested_at: float | None
-    #: ``observed_json``: hz's counters of the session so far (``store.read_observed``).
+    #: ``observed_json``: hz's counters of the session so far (``read_observed``).
     observed: dict[str, Any] | None
     #: ``result_json``: the result object, once terminal.
     result: dict[str, Any] | None
@@ -279,11 +318,8 @@ class RunRow:
         return ", ".join(f"{b.split(': ', 1)[0]} ({b.split(': ', 1)[1]})" for b in self.bad)
 
     def request(self) -> dict[str, Any]:
-        """What a retry copies: the request (``store._COPIED``), its paths as stored."""
-        from hz.runtime.ledger.paths import path_text
-        from hz.runtime.ledger.store import _COPIED
-
-        copied = {name: getattr(self, name) for name in _COPIED}
+        """What a retry copies: the request (``COPIED``), its paths as stored."""
+        copied = {name: getattr(self, name) for name in COPIED}
         for name in PATHS:
             if copied.get(name) is not None:
                 copied[name] = path_text(copied[name])

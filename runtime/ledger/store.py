@@ -25,7 +25,7 @@ from hz.runtime.ledger import host
 from hz.runtime.ledger.backend import Connection, Db, Dispatcher
 from hz.runtime.ledger.db import SqliteDb
 from hz.runtime.ledger.paths import path_text
-from hz.runtime.ledger.rows import EventRow, RunRow
+from hz.runtime.ledger.rows import COPIED, EventRow, RunRow
 from hz.runtime.models import Packet
 
 LIVE = ("queued", "prepared", "dispatching", "running")
@@ -80,31 +80,6 @@ class UnknownRun(HzError):
 
 class UnknownState(HzError):
     """A run's row says a state this hz does not know (edited by hand, or a newer hz)."""
-
-
-#: ``observed_json`` is hz's four small counters; anything longer was not written by hz.
-MAX_OBSERVED = 4096
-_OBSERVED_KEYS = {"elapsed_seconds": (int, float), "turns": (int,), "tool_calls": (int,)}
-
-
-def read_observed(text: str | None) -> dict[str, Any] | None:
-    """What a run's owner recorded of its session so far, or None when nothing (or nothing
-    readable: a row edited by hand) is there. Only hz's own counters, with their types."""
-    if not text or len(text) > MAX_OBSERVED:
-        return None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    seen: dict[str, Any] = {}
-    for key, types in _OBSERVED_KEYS.items():
-        item = value.get(key)
-        seen[key] = item if isinstance(item, types) and not isinstance(item, bool) else None
-    last = value.get("last_tool")
-    seen["last_tool"] = last[:200] if isinstance(last, str) else None
-    return seen
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,10 +300,10 @@ class Ledger:
         if isinstance(template, RunRow):
             template = template.request()
         run_id = new_run_id()
-        values = [template[name] for name in _COPIED]
+        values = [template[name] for name in COPIED]
         c.execute(
-            f"INSERT INTO runs ({', '.join(_COPIED)}, id, state, attempt, retry_of, "  # noqa: S608
-            f"not_before, created_at) VALUES ({', '.join('?' * len(_COPIED))}, ?, 'queued', "
+            f"INSERT INTO runs ({', '.join(COPIED)}, id, state, attempt, retry_of, "  # noqa: S608
+            f"not_before, created_at) VALUES ({', '.join('?' * len(COPIED))}, ?, 'queued', "
             "?, ?, ?, ?)",
             (*values, run_id, attempt, retry_of, not_before, time.time()),
         )
@@ -753,21 +728,6 @@ def _differences(held: RunRow, packet: Packet, workdir: str, receipt_dir: str | 
 
 def _shown(path: str | None) -> str:
     return "none" if path is None else path
-
-
-_COPIED = (
-    "request_key",
-    "batch",
-    "job_name",
-    "job_digest",
-    "inputs_sha256",
-    "workdir",
-    "receipt_dir",
-    "packet_json",
-    "max_usd",
-    "queue",
-    "priority",
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hz.runtime.config.file import known_keys
-from hz.runtime.config.keys import DEFAULTS, RUNNER, TABLES, value_problem
+from hz.runtime.config.keys import DEFAULTS, RUNNER, TABLES
 from hz.runtime.config.model import TableSettings
 from hz.runtime.config.tables import (
     MODELS,
@@ -18,6 +18,7 @@ from hz.runtime.config.tables import (
     PolicySettings,
     QueueSettings,
     SystemSettings,
+    value_problem,
 )
 from hz.runtime.errors import ConfigError
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
