@@ -26,7 +26,7 @@ from gen_contracts import generate
 REPO = Path(__file__).resolve().parent.parent
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
-# In the order `hz validate FILE` imports them (see compiler/cli.py and cli_validate.py).
+# In the order `hz validate FILE` imports them (see hz/cli/validate.py).
 IMPORTS = [
     "click",
     "hz.cli",

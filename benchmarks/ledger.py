@@ -68,10 +68,10 @@ def overhead(runs: int, work: Path) -> None:
     from hz.cli.ledger_run import Request, run_foreground
     from hz.compiler.render.packet import packet_from_path
     from hz.runtime.config.layers import load_config
-    from hz.runtime.execute import bind, execute
+    from hz.runtime.execution.execute import bind, execute
     from hz.runtime.ledger.owner import Binding, Policy
     from hz.runtime.ledger.store import Ledger
-    from hz.runtime.protocol import RunRequest
+    from hz.runtime.runners.protocol import RunRequest
 
     (work / "bench.yaml").write_text(CONTRACT)
     packet, _ = packet_from_path(

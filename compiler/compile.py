@@ -17,9 +17,9 @@ from hz.compiler.contract import Contract
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ001, HZ601
 from hz.compiler.source import SourceDoc
-from hz.runtime.canonical import sha256_hex
-from hz.runtime.errors import HzError
-from hz.runtime.models import Budget, InputSpec, Job, OutputSpec, SourceRef, ToolProfile
+from hz.runtime.artifacts.canonical import sha256_hex
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.models import Budget, InputSpec, Job, OutputSpec, SourceRef, ToolProfile
 
 #: A directory holding one of these is a project root: source paths are relative to it.
 ROOT_MARKERS = ("hz.toml", ".git")

@@ -7,7 +7,7 @@ compiler.
 
 from __future__ import annotations
 
-from hz.runtime.problem import Problem, Severity
+from hz.runtime.artifacts.problem import Problem, Severity
 
 Diagnostic = Problem
 

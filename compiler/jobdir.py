@@ -15,10 +15,10 @@ from hz.compiler.compile import CompiledJob
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ602, HZ603, HZ604
 from hz.compiler.stale import WHOLE_FILE, stale_because, stale_position
-from hz.runtime.canonical import canonical_json
-from hz.runtime.errors import HzError
-from hz.runtime.files import write_atomically
-from hz.runtime.regular_file import check_links, read_regular
+from hz.runtime.artifacts.canonical import canonical_json
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.files import write_atomically
+from hz.runtime.artifacts.regular_file import check_links, read_regular
 
 SUFFIX = ".job.json"
 #: A larger file in --out is no job hz wrote (it differs), and is not read further.

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from hz.compiler.source import JsonPath, Pos, SourceDoc
-from hz.runtime import strict_json
+from hz.runtime.artifacts import strict_json
 
 #: Fields that change whenever another does, or with any edit of the contract file.
 _DERIVED = frozenset({("digest",), ("source", "sha256")})

@@ -19,7 +19,7 @@ from hz.compiler.contract import Contract, InputDecl
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ001
 from hz.compiler.source import SourceDoc
-from hz.runtime.regular_file import check_links
+from hz.runtime.artifacts.regular_file import check_links
 
 DEFAULT_MAX_USD_CEILING = 100.0
 SUFFIXES = (".yaml", ".yml")

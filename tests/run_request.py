@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hz.runtime.config.keys import CAPABILITIES, RUNNER
+from hz.runtime.artifacts.models import Budget, OutputSpec, ToolProfile
 from hz.runtime.config.layers import Config, Origin, Setting
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
-from hz.runtime.protocol import ProgressCallback, RunRequest
+from hz.runtime.runners.protocol import ProgressCallback, RunRequest
+from hz.runtime.settings.keys import CAPABILITIES, RUNNER
 
 #: The output schema of the structured-output tests: an object with an integer ``n``.
 SCHEMA = {

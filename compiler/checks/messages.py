@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from hz.compiler.checks.common import extend, json_short, short, type_name
 from hz.compiler.rules.registry import HZ103, HZ104
-from hz.runtime.suggest import did_you_mean
+from hz.runtime.artifacts.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from collections.abc import Callable

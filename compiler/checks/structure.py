@@ -17,7 +17,7 @@ from hz.compiler.checks.messages import describe
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.rules.registry import HZ101, HZ102, HZ104, HZ201, HZ202, HZ203, HZ204
 from hz.compiler.source import JsonPath, SourceDoc
-from hz.runtime.suggest import did_you_mean
+from hz.runtime.artifacts.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from collections.abc import Callable

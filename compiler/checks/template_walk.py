@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from hz.compiler.rules.registry import HZ502, HZ503, HZ504, HZ505, HZ506
-from hz.runtime.suggest import closest, did_you_mean
+from hz.runtime.artifacts.suggest import closest, did_you_mean
 
 if TYPE_CHECKING:
     from jinja2 import Environment, nodes

@@ -16,7 +16,7 @@ from typing import Any
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.source import JsonPath, Pos
-from hz.runtime import strict_json
+from hz.runtime.artifacts import strict_json
 
 _WS = " \t\n\r"
 _NEWLINE = re.compile("\n")

@@ -19,9 +19,9 @@ from hz.compiler.load.problems import Kind, LoadProblem
 from hz.compiler.load.wording import for_contract
 from hz.compiler.rules.registry import HZ701, HZ705, HZ706
 from hz.compiler.source import JsonPath, Pos
-from hz.runtime.models import InputSpec
-from hz.runtime.packet_limits import MAX_INPUT_BYTES
-from hz.runtime.regular_file import read_regular
+from hz.runtime.artifacts.models import InputSpec
+from hz.runtime.artifacts.packet_limits import MAX_INPUT_BYTES
+from hz.runtime.artifacts.regular_file import read_regular
 
 MAX_YAML_BYTES = 256 * 1024
 #: How much of an --input value a message shows: it names the argument, not the whole value.

@@ -24,9 +24,9 @@ from hz.compiler.inputs.sources import (
 )
 from hz.compiler.rules.registry import HZ702, HZ703, HZ704, HZ705
 from hz.compiler.source import JsonPath
-from hz.runtime.models import InputSpec
-from hz.runtime.packet_limits import MAX_INPUT_BYTES, inputs_size
-from hz.runtime.suggest import did_you_mean
+from hz.runtime.artifacts.models import InputSpec
+from hz.runtime.artifacts.packet_limits import MAX_INPUT_BYTES, inputs_size
+from hz.runtime.artifacts.suggest import did_you_mean
 
 __all__ = ["MAX_INPUT_BYTES", "apply_inputs", "collect_inputs"]
 

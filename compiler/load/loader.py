@@ -19,8 +19,8 @@ from hz.compiler.load.compose import Composer, EventSource, Stop
 from hz.compiler.load.problems import LoadProblem
 from hz.compiler.load.wording import for_contract
 from hz.compiler.source import SourceDoc
-from hz.runtime.packet_limits import MAX_CONTRACT_BYTES
-from hz.runtime.regular_file import read_regular
+from hz.runtime.artifacts.packet_limits import MAX_CONTRACT_BYTES
+from hz.runtime.artifacts.regular_file import read_regular
 
 MAX_BYTES = MAX_CONTRACT_BYTES
 

@@ -19,7 +19,7 @@ from jinja2.exceptions import SecurityError, TemplateSyntaxError, UndefinedError
 from hz.compiler.render.outcome import Failed, Finished, Rendered
 from hz.compiler.render.sandbox import environment
 from hz.compiler.rules.registry import HZ707, HZ708, HZ709
-from hz.runtime.packet_limits import MAX_PROMPT_BYTES
+from hz.runtime.artifacts.packet_limits import MAX_PROMPT_BYTES
 
 #: Extra address space the render may take on top of what its process holds before it starts.
 MEMORY_HEADROOM = 512 * 1024 * 1024

@@ -21,9 +21,9 @@ from hz.compiler.render.outcome import Crashed, Failed, OutOfMemory, Rendered, T
 from hz.compiler.render.sandbox import environment
 from hz.compiler.rules.registry import HZ707, HZ708, HZ710
 from hz.compiler.source import SourceDoc
-from hz.runtime.canonical import digest_of, sha256_hex
-from hz.runtime.models import Job, Packet, read_artifact
-from hz.runtime.packet_limits import MAX_PROMPT_BYTES
+from hz.runtime.artifacts.canonical import digest_of, sha256_hex
+from hz.runtime.artifacts.models import Job, Packet, read_artifact
+from hz.runtime.artifacts.packet_limits import MAX_PROMPT_BYTES
 
 MAX_RENDER_SECONDS = 10.0
 __all__ = ["MAX_PROMPT_BYTES", "TemplatePlace", "environment", "render_job", "render_prompt"]
@@ -139,7 +139,7 @@ def packet_from_path(
 
     Problems with the contract or the inputs are diagnostics; a job or packet file that
     cannot be read, has an unknown format version or fails its schema raises
-    ``hz.runtime.errors.FormatError``.
+    ``hz.runtime.artifacts.errors.FormatError``.
     """
     if path.suffix.lower() in (".yaml", ".yml"):
         job, doc, diagnostics = job_from_contract(path, max_usd_ceiling=max_usd_ceiling)

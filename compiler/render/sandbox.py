@@ -25,7 +25,7 @@ from jinja2.exceptions import SecurityError
 from jinja2.runtime import Context, Macro
 from jinja2.sandbox import SandboxedEnvironment
 
-from hz.runtime.packet_limits import MAX_PROMPT_BYTES
+from hz.runtime.artifacts.packet_limits import MAX_PROMPT_BYTES
 
 #: The largest integer a call or a filter parameter may take (Jinja caps range() at this too).
 MAX_INT_ARG = 100_000

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
-from hz.runtime.printable import printable, printable_json
+from hz.runtime.artifacts.printable import printable, printable_json
 
 FORMATS = ("text", "json", "github", "sarif")
 

@@ -9,8 +9,8 @@ import re
 import sys
 
 from hz.compiler.rules.registry import RULES
-from hz.runtime.errors import HzError
-from hz.runtime.suggest import close_matches
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.suggest import close_matches
 
 CODE = re.compile(r"HZ\d{3}")
 

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.files import write_atomically
-from hz.runtime.printable import printable, printable_json
-from hz.runtime.regular_file import check_links
+from hz.runtime.artifacts.files import write_atomically
+from hz.runtime.artifacts.printable import printable, printable_json
+from hz.runtime.artifacts.regular_file import check_links
 
 #: A backstop over the job's own timeout, for hz's start-up, rendering and receipt.
 _GRACE_SECONDS = 120.0

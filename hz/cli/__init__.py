@@ -1,7 +1,8 @@
 """The ``hz`` command: a thin click group whose subcommands are imported only when used.
 
-Every command returns an exit code. Expected errors (``hz.runtime.errors.HzError``) print one
-message; anything else is a bug: exit 3, "unexpected error", the traceback only with --debug.
+Every command returns an exit code. Expected errors (``hz.runtime.artifacts.errors.HzError``)
+print one message; anything else is a bug: exit 3, "unexpected error", the traceback only with
+--debug.
 """
 
 from __future__ import annotations
@@ -107,16 +108,16 @@ def _main(args: list[str]) -> None:
         e.show()
         sys.exit(2 if isinstance(e, click.UsageError) else e.exit_code)
     except Exception as e:
-        from hz.runtime.errors import HzError
+        from hz.runtime.artifacts.errors import HzError
 
         if isinstance(e, HzError):
-            from hz.runtime.printable import printable
+            from hz.runtime.artifacts.printable import printable
 
             click.echo(f"hz: error: {printable(e.message)}", err=True)
             if e.hint:
                 click.echo(f"  hint: {printable(e.hint)}", err=True)
             sys.exit(e.exit_code)
-        from hz.runtime.printable import printable
+        from hz.runtime.artifacts.printable import printable
 
         if debug:
             import traceback

@@ -215,7 +215,7 @@ def render(
     from hz import __version__
     from hz.compiler.render.packet import packet_from_path
     from hz.compiler.report.formats import write_report
-    from hz.runtime.canonical import canonical_json
+    from hz.runtime.artifacts.canonical import canonical_json
 
     ceiling, diagnostics, project = 100.0, [], 0
     if target.suffix.lower() in (".yaml", ".yml"):
@@ -246,12 +246,12 @@ def render(
         return 1
     text = canonical_json(packet.to_json_data())
     if output is not None:
-        from hz.runtime.files import write_file
+        from hz.runtime.artifacts.files import write_file
 
         write_file(output, text)
         click.echo(f"wrote {output}", err=True)
     else:
-        from hz.runtime.printable import guarded
+        from hz.runtime.artifacts.printable import guarded
 
         # The prompt is the contract's and the inputs' text: guarded like an agent's draft.
         sys.stdout.write(guarded(packet.prompt, sys.stdout, os.environ) if fmt == "text" else text)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import click
 
-from hz.runtime.errors import HzError
-from hz.runtime.files import write_file
-from hz.runtime.regular_file import check_links, read_regular_text
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.files import write_file
+from hz.runtime.artifacts.regular_file import check_links, read_regular_text
 
 #: hz.name's pattern in the contract schema.
 NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")

@@ -20,10 +20,10 @@ from typing import Any
 
 import click
 
+from hz.runtime.artifacts.models import Packet
+from hz.runtime.artifacts.printable import printable, printable_json
 from hz.runtime.ledger.owner import Binding, Interrupted, Outcome, OwnedRun, Policy
 from hz.runtime.ledger.store import Ledger, Owner, StaleOwner
-from hz.runtime.models import Packet
-from hz.runtime.printable import printable, printable_json
 
 #: The signals that cancel a run (SIGINT included: Ctrl-C is the same path).
 CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
@@ -197,7 +197,7 @@ class BatchDisplay:
         self._thread = threading.Thread(target=self._tick, name="hz-batch", daemon=True)
 
     def __enter__(self) -> BatchDisplay:
-        from hz.runtime.threads import start
+        from hz.runtime.process.threads import start
 
         start(self._thread, "the batch's progress line")
         return self
@@ -310,7 +310,7 @@ def run_batch(
     other run's status; 1 when a target could not be built, 2 when a request key had a run)."""
     import secrets
 
-    from hz.runtime.errors import HzError
+    from hz.runtime.artifacts.errors import HzError
     from hz.runtime.ledger.cancel import cancel
     from hz.runtime.ledger.view import exit_status, run_json
     from hz.runtime.ledger.worker import Pool

@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 
 from hz.cli.transcripts import show as show_receipt
+from hz.runtime.artifacts.printable import printable, printable_json
 from hz.runtime.config.layers import load_config
 from hz.runtime.config.show import show_json, show_text
-from hz.runtime.doctor import format_check, run_doctor
-from hz.runtime.printable import printable, printable_json
+from hz.runtime.execution.doctor import format_check, run_doctor
 from hz.runtime.receipts.verify import receipt_rows, verify_chain
 
 

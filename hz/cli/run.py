@@ -24,13 +24,13 @@ from typing import Any
 import click
 
 from hz.cli.request_options import RunTargets, request_options
+from hz.runtime.artifacts.models import Packet
+from hz.runtime.artifacts.printable import guarded, printable, printable_json
+from hz.runtime.artifacts.problem import Problem
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.ledger.view import STATE_EXIT
-from hz.runtime.models import Packet
-from hz.runtime.printable import guarded, printable, printable_json
-from hz.runtime.problem import Problem
-from hz.runtime.protocol import AgentRunner, RunPlan, RunRequest
-from hz.runtime.result import AgentResult
-from hz.runtime.threads import MAX_PARALLEL
+from hz.runtime.process.threads import MAX_PARALLEL
+from hz.runtime.runners.protocol import AgentRunner, RunPlan, RunRequest
 
 #: Exit status per run status: the run ledger's table, which ``hz runs wait`` and a batch exit
 #: by too. 1 is "the packet could not be built" (contract or input diagnostics), 2 a usage or
@@ -95,7 +95,7 @@ def run(
     A batch exits with the first status other than 0 among its runs.
     """
     from hz.runtime.config.layers import load_config
-    from hz.runtime.execute import admit, bind
+    from hz.runtime.execution.execute import admit, bind
 
     if len(asked.targets) > 1 or jobs is not None:
         if dry_run or no_ledger or asked.request_key is not None:
@@ -130,8 +130,8 @@ def run(
         return 0
     receipts = asked.receipts(config)
     if not no_ledger:
-        from hz.runtime.config.keys import RUNNER
         from hz.runtime.ledger.owner import Binding, settings_digest
+        from hz.runtime.settings.keys import RUNNER
 
         binding = Binding(runner, runner_name, settings_digest(config.table(RUNNER)))
         return _in_ledger(config, binding, packet, asked, receipts, fmt, quiet)
@@ -140,7 +140,7 @@ def run(
     ended = datetime.now(UTC)
     receipt, receipt_error = None, None
     if receipts is not None:
-        from hz.runtime.errors import HzError
+        from hz.runtime.artifacts.errors import HzError
         from hz.runtime.receipts.write import receipt_and_transcript, write_receipt
 
         body, transcript = receipt_and_transcript(
@@ -213,7 +213,7 @@ def _in_ledger(
     with contextlib.ExitStack() as stack:
         progress = None
         if not quiet and sys.stderr.isatty():
-            from hz.runtime.progress import TerminalProgress
+            from hz.cli.progress import TerminalProgress
 
             progress = stack.enter_context(TerminalProgress(sys.stderr))
         outcome = run_foreground(
@@ -247,12 +247,12 @@ def _in_ledger(
 def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
     from hz.cli.ledger_run import Request, run_batch
     from hz.cli.runs import report_settled
+    from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.artifacts.models import ToolProfile
     from hz.runtime.config.layers import load_config
-    from hz.runtime.errors import HzError
     from hz.runtime.ledger.keys import new_key
     from hz.runtime.ledger.owner import Binding
     from hz.runtime.ledger.session import open_ledger, policy
-    from hz.runtime.models import ToolProfile
 
     config = load_config(cwd=Path.cwd())
     binding = Binding.from_config(config)  # a misconfiguration starts nothing
@@ -291,7 +291,7 @@ def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
 
 def report_error(error: Any) -> None:
     """An expected error (``HzError``) on stderr as the CLI's handler prints it."""
-    from hz.runtime.printable import printable
+    from hz.runtime.artifacts.printable import printable
 
     click.echo(f"hz: error: {printable(error.message)}", err=True)
     if error.hint:
@@ -302,7 +302,7 @@ def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:
     """A job or packet compiled elsewhere is held to this machine's ceiling too."""
     budget = packet.job.budget.max_usd
     if budget > ceiling:
-        from hz.runtime.errors import ConfigError
+        from hz.runtime.artifacts.errors import ConfigError
 
         raise ConfigError(
             f"{target}: the job's budget of {budget:g} US dollars is over this machine's "
@@ -315,7 +315,7 @@ def _packet(
     target: Path, inputs_file: Path | None, input_args: tuple[str, ...], ceiling: float
 ) -> tuple[Packet | None, list[Problem]]:
     if target.suffix.lower() == ".json" and inputs_file is None and not input_args:
-        from hz.runtime.models import read_artifact
+        from hz.runtime.artifacts.models import read_artifact
 
         # A packet needs no compiler (nor Jinja2, nor the validators): its prompt, job and
         # inputs are bound by their digests, checked as it is read.
@@ -406,7 +406,7 @@ class _Cancellation:
 def _execute(
     runner_name: str, runner: AgentRunner, request: RunRequest, quiet: bool
 ) -> AgentResult:
-    from hz.runtime.execute import execute
+    from hz.runtime.execution.execute import execute
 
     started = time.monotonic()
     handled: tuple[signal.Signals, ...] = _ENDING_SIGNALS
@@ -417,7 +417,7 @@ def _execute(
     try:
         if quiet or not sys.stderr.isatty():
             return execute(runner, request)
-        from hz.runtime.progress import TerminalProgress
+        from hz.cli.progress import TerminalProgress
 
         with TerminalProgress(sys.stderr) as progress:
             return execute(runner, replace(request, progress=progress))

@@ -2,9 +2,9 @@
 limits it enforces and how (its ``Capabilities`` given the effective ``[system.runner]``
 settings, e.g. ``turns`` hard for claude-code with a ``max_turns``).
 
-Below that, each runner's capability descriptor (``hz.runtime.capabilities``): every capability
-``supported``, ``unsupported`` or ``unverified`` for its pinned CLI; ``--format json`` adds the
-evidence (the tests that prove it) and the reasons.
+Below that, each runner's capability descriptor (``hz.runtime.runners.capabilities``): every
+capability ``supported``, ``unsupported`` or ``unverified`` for its pinned CLI; ``--format json``
+adds the evidence (the tests that prove it) and the reasons.
 
 A runner that fails to load is listed with the reason instead of its capabilities, and makes
 the exit status 1, so a broken plugin shows up here before a run needs it.
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import click
 
-from hz.runtime import registry
-from hz.runtime.capabilities import NAMES, Descriptor, descriptor_of
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.config.layers import Config, load_config
-from hz.runtime.errors import ConfigError
-from hz.runtime.protocol import LIMITS, Capabilities
+from hz.runtime.runners import registry
+from hz.runtime.runners.capabilities import NAMES, Descriptor, descriptor_of
+from hz.runtime.runners.protocol import LIMITS, Capabilities
 
 LEGEND = (
     "hard         the session is stopped at the limit",

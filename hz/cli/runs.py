@@ -16,8 +16,8 @@ from typing import Any
 
 import click
 
-from hz.runtime.errors import HzError
-from hz.runtime.printable import printable, printable_json
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.printable import printable, printable_json
 
 FORMAT = click.option(
     "--format",

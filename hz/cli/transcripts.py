@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from hz.runtime.printable import printable, printable_json
-from hz.runtime.transcript.show import (
+from hz.runtime.artifacts.printable import printable, printable_json
+from hz.runtime.receipts.show import (
     find_receipt,
     format_receipt,
     format_transcript,

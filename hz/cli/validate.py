@@ -137,12 +137,12 @@ def tool_policy(runner: str | None, *, core_only: bool = False) -> ToolPolicy:
     is a usage error); with ``core_only``, only the core runners'. Only done when a contract
     names a tool, or ``--runner`` is given. With no ``[system.runner]`` key configured, the
     runners hz ships are not imported: their defaults are declared
-    (``hz.runtime.registry.DEFAULT_TOOLS``)."""
+    (``hz.runtime.runners.registry.DEFAULT_TOOLS``)."""
     from hz.compiler.checks.tools import ToolPolicy
-    from hz.runtime import registry
-    from hz.runtime.config.keys import RUNNER
+    from hz.runtime.artifacts.errors import HzError
     from hz.runtime.config.layers import load_config
-    from hz.runtime.errors import HzError
+    from hz.runtime.runners import registry
+    from hz.runtime.settings.keys import RUNNER
 
     try:
         config = load_config(cwd=Path.cwd())
@@ -168,7 +168,7 @@ def tool_policy(runner: str | None, *, core_only: bool = False) -> ToolPolicy:
             runner_class = registry.resolve(name)
         except HzError as e:
             if runner:
-                from hz.runtime.printable import printable
+                from hz.runtime.artifacts.printable import printable
 
                 # click prints the message as it is; the name in it is the operator's text.
                 raise click.BadParameter(printable(e.message), param_hint="'--runner'") from e
@@ -202,9 +202,9 @@ def schema(kind: str) -> int:
 
         text = schema_text()
     else:
-        import hz.runtime.schemas
+        import hz.runtime.artifacts.schemas
 
-        text = hz.runtime.schemas.schema_text(kind)
+        text = hz.runtime.artifacts.schemas.schema_text(kind)
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 

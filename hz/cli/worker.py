@@ -10,8 +10,8 @@ import click
 
 from hz.cli.ledger_run import run_pool
 from hz.cli.runs import FORMAT, report_settled
-from hz.runtime.printable import printable, printable_json
-from hz.runtime.threads import MAX_PARALLEL
+from hz.runtime.artifacts.printable import printable, printable_json
+from hz.runtime.process.threads import MAX_PARALLEL
 
 
 @click.command(short_help="Run queued runs from the ledger until stopped (SIGTERM).")
@@ -47,9 +47,9 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     machine's hz submit; the worker reconciles every half lease, and restarts procrastinate's
     worker when it stops (a side task died, the database went away)."""
     from hz.cli.submit import check_queue
+    from hz.runtime.artifacts.errors import HzError
     from hz.runtime.config.layers import load_config
     from hz.runtime.config.tables import SystemSettings
-    from hz.runtime.errors import HzError
     from hz.runtime.ledger.owner import Binding
     from hz.runtime.ledger.session import backend, open_ledger, policy
     from hz.runtime.ledger.view import run_json

@@ -16,11 +16,11 @@ import tomllib
 from collections.abc import Mapping
 from typing import Any
 
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.suggest import did_you_mean_suffix
 from hz.runtime.config.file import Located, check_setting
-from hz.runtime.config.keys import CAPABILITIES, TABLES
 from hz.runtime.config.toml_file import NUMBER_HINT, TOO_MANY_DIGITS
-from hz.runtime.errors import ConfigError
-from hz.runtime.suggest import did_you_mean_suffix
+from hz.runtime.settings.keys import CAPABILITIES, TABLES
 
 ALIASES: dict[str, tuple[str, str]] = {"HZ_RUNNER": (CAPABILITIES, "agent_runner")}
 _PREFIXES = {f"HZ_{t.upper().replace('.', '_')}": t for t in TABLES}

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.config.keys import RUNNER, TABLES
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.suggest import did_you_mean_suffix
 from hz.runtime.config.toml_file import flatten, read_toml
-from hz.runtime.errors import ConfigError
-from hz.runtime.suggest import did_you_mean_suffix
+from hz.runtime.settings.keys import RUNNER, TABLES
 
 #: Settings by (table, key): the value and where it was set (``path:line:col`` or a variable).
 Located = dict[tuple[str, str], tuple[Any, str]]
@@ -26,7 +26,8 @@ def known_keys(table: str) -> tuple[frozenset[str], tuple[str, ...]]:
 
     if table != RUNNER:
         return model_of(table).keys(), ()
-    from hz.runtime import registry  # loads every runner class: only when a runner key is checked
+    # The registry names the core runners' modules: imported only when a runner key is checked.
+    from hz.runtime.runners import registry
 
     runner_keys, broken = registry.all_settings_keys()
     return model_of(RUNNER).keys() | runner_keys, broken

@@ -18,16 +18,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.config.env import read_environment
 from hz.runtime.config.file import Located, read_operator_file
-from hz.runtime.config.keys import AUTHORING, CAPABILITIES, DEFAULTS
 from hz.runtime.config.project import (
     find_project_file,
     project_values,
     raise_problems,
     read_project_file,
 )
-from hz.runtime.errors import ConfigError
+from hz.runtime.settings.keys import AUTHORING, CAPABILITIES, DEFAULTS
 
 Layer = Literal["default", "site", "user", "project", "HZ_CONFIG", "environment"]
 

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.config.keys import AUTHORING, is_execution_key
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.problem import Problem
+from hz.runtime.artifacts.suggest import did_you_mean_suffix
 from hz.runtime.config.toml_file import TomlEntry, flatten, read_toml
-from hz.runtime.errors import ConfigError
-from hz.runtime.problem import Problem
-from hz.runtime.suggest import did_you_mean_suffix
+from hz.runtime.settings.keys import AUTHORING, is_execution_key
 
 PROJECT_FILE = "hz.toml"
 _OPERATOR_FILES = "the site or user configuration file, HZ_CONFIG or HZ_* variables"

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hz.runtime.config.keys import RUNNER, TABLES
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.printable import printable
 from hz.runtime.config.layers import UNSET, Config
 from hz.runtime.config.tables import model_of
-from hz.runtime.errors import ConfigError
-from hz.runtime.printable import printable
+from hz.runtime.settings.keys import RUNNER, TABLES
 
 #: Assignments up to this long align their comments; longer ones do not set the column.
 _ALIGN_UP_TO = 48
@@ -37,7 +37,7 @@ def defaults(config: Config) -> list[tuple[str, str, Any]]:
     for table in TABLES:
         found |= {(table, key): value for key, value in model_of(table).defaults().items()}
     try:
-        from hz.runtime import registry
+        from hz.runtime.runners import registry
 
         runner = registry.resolve(config.agent_runner).settings_model
     except ConfigError:

@@ -15,8 +15,11 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import AfterValidator, Field
 
-from hz.runtime.capabilities import NAMES
-from hz.runtime.config.keys import (
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.process.threads import MAX_PARALLEL
+from hz.runtime.runners.capabilities import NAMES
+from hz.runtime.runners.settings import SharedSettings
+from hz.runtime.settings.keys import (
     AUTHORING,
     BUDGET,
     CAPABILITIES,
@@ -26,7 +29,7 @@ from hz.runtime.config.keys import (
     RUNNER,
     SYSTEM,
 )
-from hz.runtime.config.model import (
+from hz.runtime.settings.model import (
     DOLLARS_HINT,
     Amount,
     Dollars,
@@ -37,9 +40,6 @@ from hz.runtime.config.model import (
     TableSettings,
     TableSource,
 )
-from hz.runtime.errors import ConfigError
-from hz.runtime.runners.settings import SharedSettings
-from hz.runtime.threads import MAX_PARALLEL
 
 
 class CapabilitiesSettings(TableSettings):

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.config.keys import TABLES
-from hz.runtime.errors import ConfigError
-from hz.runtime.regular_file import read_regular_text
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.regular_file import read_regular_text
+from hz.runtime.settings.keys import TABLES
 
 #: A configuration file is a few lines; ``HZ_CONFIG=/dev/zero`` must not fill the memory.
 MAX_CONFIG_BYTES = 1024 * 1024

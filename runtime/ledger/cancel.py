@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.errors import HzError
 from hz.runtime.ledger.reconcile import kill_group, owner_gone, settle_lost, take_over
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.store import TERMINAL, Ledger, Owner

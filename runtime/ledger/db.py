@@ -15,7 +15,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.errors import HzError
 from hz.runtime.ledger.private import private_dir, private_file
 
 #: How long a writer waits for another's transaction before giving up (milliseconds).

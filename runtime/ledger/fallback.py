@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.errors import HzError
 
 
 def save_result(

@@ -34,7 +34,7 @@ def host_id() -> str:
     explicit = os.environ.get("HZ_HOST_ID", "")
     if explicit:
         if not _HOST_ID.match(explicit):
-            from hz.runtime.errors import HzError
+            from hz.runtime.artifacts.errors import HzError
 
             raise HzError(
                 "HZ_HOST_ID must be 1 to 64 letters, digits, '.', '_' or '-', starting with a "

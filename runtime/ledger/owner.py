@@ -28,19 +28,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hz.runtime.canonical import digest_of
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.canonical import digest_of
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.models import Packet
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.ledger import host
 from hz.runtime.ledger.db import LedgerError, LedgerUnavailable
 from hz.runtime.ledger.fallback import save_result
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.store import TERMINAL, Ceilings, Hold, Ledger, StaleOwner, read_packet
-from hz.runtime.models import Packet
 from hz.runtime.process import observe
 from hz.runtime.process.group import signal_group
-from hz.runtime.protocol import AgentRunner, Progress, ProgressCallback, RunRequest
-from hz.runtime.result import AgentResult
-from hz.runtime.threads import start
+from hz.runtime.process.threads import start
+from hz.runtime.runners.protocol import AgentRunner, Progress, ProgressCallback, RunRequest
 
 #: SIGTERM, then SIGKILL this many seconds later (as at a timeout).
 KILL_GRACE = 2.0
@@ -326,9 +326,10 @@ class Binding:
 
     @classmethod
     def from_config(cls, config: Any) -> Binding:
-        """``hz.runtime.execute.bind``: ``ConfigError`` / ``RunnerError`` before anything runs."""
-        from hz.runtime.config.keys import RUNNER
-        from hz.runtime.execute import bind
+        """``hz.runtime.execution.execute.bind``: ``ConfigError`` / ``RunnerError`` before
+        anything runs."""
+        from hz.runtime.execution.execute import bind
+        from hz.runtime.settings.keys import RUNNER
 
         return cls(bind(config), config.agent_runner, settings_digest(config.table(RUNNER)))
 
@@ -415,7 +416,7 @@ def _dispatched(
     progress: ProgressCallback | None,
     receipts: Path | str | None,
 ) -> Outcome:
-    from hz.runtime.execute import execute
+    from hz.runtime.execution.execute import execute
 
     def on_progress(update: Progress) -> None:
         owned.record_progress(update)

@@ -28,7 +28,7 @@ import pwd
 import stat
 from pathlib import Path
 
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.errors import HzError
 
 #: Where to look when the state directory is not usable: said in every refusal.
 ELSEWHERE = "or choose another state directory (HZ_STATE_DIR, or [system] state_dir)"

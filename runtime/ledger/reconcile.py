@@ -31,14 +31,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.ledger import host
 from hz.runtime.ledger.db import LedgerUnavailable
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.store import Clock, Ledger, Owner, StaleOwner, read_packet
 from hz.runtime.process.group import UnsafeGroupError, signal_group
 from hz.runtime.process.privatefiles import remove_tree
-from hz.runtime.result import AgentResult
 
 KILL_GRACE = 2.0
 

@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hz.runtime.artifacts.strict_json import JsonError
+from hz.runtime.artifacts.strict_json import loads as json_loads
 from hz.runtime.ledger.paths import path_text, read_path
-from hz.runtime.strict_json import JsonError
-from hz.runtime.strict_json import loads as json_loads
 
 #: The latest moment a time column may hold: the end of the year 9999, the last that a date
 #: can be printed for (``datetime``).

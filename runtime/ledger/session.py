@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from hz.runtime.config.keys import QUEUE
 from hz.runtime.config.tables import BudgetSettings, QueueSettings, SystemSettings
 from hz.runtime.ledger.owner import Policy
 from hz.runtime.ledger.paths import DATABASE, state_dir
 from hz.runtime.ledger.reconcile import Settled, reconcile
 from hz.runtime.ledger.store import Ceilings, Ledger
+from hz.runtime.settings.keys import QUEUE
 
 
 def policy(config: Any, *, fail_over_ceiling: bool = True) -> Policy:

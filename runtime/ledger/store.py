@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.models import Packet
 from hz.runtime.ledger import host
 from hz.runtime.ledger.backend import Connection, Db, Dispatcher
 from hz.runtime.ledger.db import SqliteDb
 from hz.runtime.ledger.paths import path_text
 from hz.runtime.ledger.rows import COPIED, EventRow, RunRow
-from hz.runtime.models import Packet
 
 LIVE = ("queued", "prepared", "dispatching", "running")
 TERMINAL = ("completed", "failed", "timeout", "budget", "cancelled", "uncertain")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from hz.runtime.artifacts.printable import printable
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.store import STATES, TERMINAL, Ledger
-from hz.runtime.printable import printable
 
 RUN_FORMAT_VERSION = 1
 

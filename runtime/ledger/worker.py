@@ -17,12 +17,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.errors import HzError
 from hz.runtime.ledger.db import LedgerUnavailable
 from hz.runtime.ledger.fallback import unrecorded
 from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
 from hz.runtime.ledger.store import Hold, Ledger, Owner, StaleOwner
-from hz.runtime.threads import start
+from hz.runtime.process.threads import start
 
 #: How long an idle slot sleeps before looking at the queue again.
 IDLE_POLL = 0.2

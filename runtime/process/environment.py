@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.errors import ConfigError
 
 #: The locale variables: POSIX's LANG, LC_ALL and categories, glibc's extra categories and
 #: GNU's LANGUAGE. Only these: any other ``LC_*`` name (``LC_SECRET``) is no locale setting.

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 MIB = 1024 * 1024
 #: What hz keeps of one stream of a child (stdout, stderr), and what one agent session's
-#: output may add to its result in all (``hz.runtime.output_cap``).
+#: output may add to its result in all (``hz.runtime.runners.output_cap``).
 MAX_OUTPUT = 8 * MIB
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from hz.runtime.regular_file import read_regular
+from hz.runtime.artifacts.regular_file import read_regular
 
 #: A receipt is a few KiB and a transcript about one MiB (its stream is capped at that): a
 #: larger file is none hz wrote, and is not read further.

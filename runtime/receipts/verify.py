@@ -9,11 +9,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hz.runtime import strict_json
-from hz.runtime.canonical import digest_of, sha256_hex
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts import strict_json
+from hz.runtime.artifacts.canonical import digest_of, sha256_hex
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.receipt import Receipt
 from hz.runtime.receipts.files import read_receipt_file
-from hz.runtime.receipts.model import Receipt
 from hz.runtime.receipts.write import receipt_files
 
 

@@ -24,13 +24,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from hz import __version__
-from hz.runtime.canonical import canonical_json, sha256_hex
-from hz.runtime.errors import HzError
-from hz.runtime.files import write_atomically
-from hz.runtime.models import Packet
+from hz.runtime.artifacts.canonical import canonical_json, sha256_hex
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.files import write_atomically
+from hz.runtime.artifacts.models import Packet
+from hz.runtime.artifacts.receipt import Receipt, ReceiptBody
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.receipts.files import read_receipt_file
-from hz.runtime.receipts.model import Receipt, ReceiptBody
-from hz.runtime.result import AgentResult
 from hz.runtime.transcript.build import TRANSCRIPT_SUFFIX, transcript_bytes, transcript_of
 
 #: ASCII digits only: ``\d`` would take ``٠٠٠٠٠٩-a.json`` for receipt 9.

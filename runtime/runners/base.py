@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Generic, TypeVar
 
-from hz.runtime.protocol import Capabilities, RunRequest, applied_limits
+from hz.runtime.runners.protocol import Capabilities, RunRequest, applied_limits
 from hz.runtime.runners.settings import RunnerSettings
 
 S = TypeVar("S", bound=RunnerSettings)

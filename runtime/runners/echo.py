@@ -16,10 +16,10 @@ from typing import Annotated, Any, ClassVar, Literal, cast, get_args
 
 from pydantic import Field, JsonValue
 
-from hz.runtime.capabilities import NAMES, Descriptor, supported
-from hz.runtime.protocol import Capabilities, Check, ProgressReporter, RunPlan, RunRequest
-from hz.runtime.result import AgentResult, FailureKind, Status
+from hz.runtime.artifacts.result import AgentResult, FailureKind, Status
 from hz.runtime.runners.base import SettingsRunner
+from hz.runtime.runners.capabilities import NAMES, Descriptor, supported
+from hz.runtime.runners.protocol import Capabilities, Check, ProgressReporter, RunPlan, RunRequest
 from hz.runtime.runners.settings import Expect, ModelName, RunnerSettings, model_key
 
 _STATUSES: tuple[str, ...] = get_args(Status)

@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Mapping
 
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded, search_path
-from hz.runtime.protocol import Check
+from hz.runtime.runners.protocol import Check
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 #: A doctor's probe (``--version``, a login status): quick and small, or it is broken.

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hz.runtime.artifacts.result import AgentResult, FailureKind, Status
 from hz.runtime.process.bounded import ProcessOutcome
-from hz.runtime.result import AgentResult, FailureKind, Status
 
 
 @dataclass(frozen=True, slots=True)

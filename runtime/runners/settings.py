@@ -1,6 +1,6 @@
 """A runner's settings: a frozen pydantic model of the ``[system.runner]`` keys it reads.
 
-A runner's model is a table's settings model (``hz.runtime.config.model``): each field is one
+A runner's model is a table's settings model (``hz.runtime.settings.model``): each field is one
 key (its alias when the attribute has another name), with a ``description`` for the runner's
 docs table (``docs_table``) and an ``Expect`` naming what a bad value should have been, in
 hz's words: ``[system.runner] KEY`` followed by the ``Expect`` text. Checks beyond a value's
@@ -15,8 +15,9 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field
 
-from hz.runtime.config.keys import RUNNER
-from hz.runtime.config.model import (
+from hz.runtime.process.environment import check_passthrough
+from hz.runtime.settings.keys import RUNNER
+from hz.runtime.settings.model import (
     Expect,
     Flag,
     NonEmptyString,
@@ -24,7 +25,6 @@ from hz.runtime.config.model import (
     PositiveInteger,
     TableSettings,
 )
-from hz.runtime.process.environment import check_passthrough
 
 __all__ = [
     "Expect",
@@ -77,7 +77,7 @@ class SharedSettings(RunnerSettings):
     """The shared ``[system.runner]`` keys, valid whatever runner is bound. hz reads
     ``require_enforced_budget`` and ``receipt_dir`` itself; a runner that reads ``model`` or
     ``max_turns`` declares them in its own model too. The configuration checks their values
-    with this model as it reads them (``hz.runtime.config.keys``)."""
+    with this model as it reads them (``hz.runtime.settings.keys``)."""
 
     model: ModelName = model_key("the model the runner asks for; unset: the runner's default")
     max_turns: Annotated[

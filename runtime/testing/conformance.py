@@ -2,7 +2,7 @@
 
 Subclass ``RunnerConformance`` in your own test suite and say how to point your runner at a
 program (``settings_for``); the kit puts a hostile fake agent there (``fake_agent``) and runs
-the runner through ``hz.runtime.execute.execute`` in each scenario:
+the runner through ``hz.runtime.execution.execute.execute`` in each scenario:
 
 - **bounded**: an agent that ignores SIGTERM and leaves a child behind ends within the
   timeout plus the kill grace, as a ``timeout`` (or another typed outcome), and no process
@@ -32,11 +32,11 @@ from typing import Any, ClassVar
 
 import pytest
 
-from hz.runtime.capabilities import NAMES, descriptor_of
-from hz.runtime.execute import execute
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
-from hz.runtime.protocol import RunRequest
-from hz.runtime.result import AgentResult
+from hz.runtime.artifacts.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.artifacts.result import AgentResult
+from hz.runtime.execution.execute import execute
+from hz.runtime.runners.capabilities import NAMES, descriptor_of
+from hz.runtime.runners.protocol import RunRequest
 from hz.runtime.testing import fake_agent
 
 #: Planted in hz's environment for every scenario; none of the values may reach the agent.
@@ -58,7 +58,7 @@ _NODE = re.compile(r"(?P<path>[\w./-]+\.py)::(?P<name>\w+)(\[[^\]]*\])?")
 class RunnerConformance:
     """Subclass it with ``runner_class`` and ``settings_for``; pytest collects the tests."""
 
-    #: The runner class under test (``hz.runtime.protocol.RunnerClass``).
+    #: The runner class under test (``hz.runtime.runners.protocol.RunnerClass``).
     runner_class: ClassVar[Any]
     #: Where the tests cited as evidence live (None: the evidence is not checked).
     repository: ClassVar[Path | None] = None

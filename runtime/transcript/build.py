@@ -9,10 +9,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from hz.runtime import strict_json
-from hz.runtime.result import AgentResult
-from hz.runtime.transcript.event import Caps
-from hz.runtime.transcript.model import Transcript
+from hz.runtime.artifacts import strict_json
+from hz.runtime.artifacts.result import AgentResult
+from hz.runtime.artifacts.transcript import Caps, Transcript
 from hz.runtime.transcript.record import Recorder
 
 #: Not ``.json``: whoever globs ``*.json`` in a receipt directory still finds only receipts.

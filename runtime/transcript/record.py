@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from hz.runtime.transcript.event import Caps, EventType, TranscriptEvent
+from hz.runtime.artifacts.transcript import Caps, EventType, TranscriptEvent
 
 #: Names of environment variables whose values never appear in a transcript.
 SECRET_NAME = re.compile(

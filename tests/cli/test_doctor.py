@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hz.runtime import registry
+from hz.runtime.runners import registry
 from tests.conftest import Cli
 
 REPO = Path(__file__).resolve().parents[2]

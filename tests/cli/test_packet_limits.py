@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.canonical import canonical_json, digest_of, sha256_hex
+from hz.runtime.artifacts.canonical import canonical_json, digest_of, sha256_hex
 from tests.conftest import Cli, CliResult
 
 CONTRACT = """\

@@ -52,7 +52,7 @@ def test_a_huge_file_named_like_a_receipt_is_not_read(cli: Cli, tmp_path: Path) 
 
 
 def test_verify_escapes_a_key_planted_in_a_sealed_receipt(cli: Cli, tmp_path: Path) -> None:
-    from hz.runtime.canonical import digest_of
+    from hz.runtime.artifacts.canonical import digest_of
     from tests.cli.test_run import CONTRACT
 
     (tmp_path / "greet.yaml").write_text(CONTRACT)

@@ -159,7 +159,7 @@ def test_schema_prints_the_contract_schema(cli: Cli) -> None:
 def test_schema_of_a_runtime_kind(cli: Cli) -> None:
     result = hz(cli, "schema", "packet")
     assert result.returncode == 0
-    from hz.runtime.schemas import schema_text
+    from hz.runtime.artifacts.schemas import schema_text
 
     assert json.loads(result.stdout) == json.loads(schema_text("packet"))
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.models import OutputSpec
-from hz.runtime.protocol import Check, Progress
-from hz.runtime.result import AgentResult, ToolCall
+from hz.runtime.artifacts.models import OutputSpec
+from hz.runtime.artifacts.result import AgentResult, ToolCall
 from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
+from hz.runtime.runners.protocol import Check, Progress
 from tests.fakes.anthropic_server import (
     MODEL,
     FakeAnthropic,

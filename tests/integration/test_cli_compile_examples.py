@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from hz.runtime.models import Job, read_artifact
+from hz.runtime.artifacts.models import Job, read_artifact
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "contracts").glob("*.yaml"))

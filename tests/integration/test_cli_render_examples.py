@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from hz.runtime.models import Packet, parse_artifact
+from hz.runtime.artifacts.models import Packet, parse_artifact
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((REPO / "contracts").glob("*.yaml"))

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from hz.cli.run import summary
-from hz.runtime.result import AgentResult
+from hz.runtime.artifacts.result import AgentResult
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")

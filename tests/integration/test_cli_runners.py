@@ -12,7 +12,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 PLUGIN = """
-from hz.runtime.protocol import Capabilities, Check
+from hz.runtime.runners.protocol import Capabilities, Check
 from hz.runtime.runners.settings import RunnerSettings
 
 

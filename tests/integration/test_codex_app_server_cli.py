@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.result import AgentResult, Usage
+from hz.runtime.artifacts.result import AgentResult, Usage
 from hz.runtime.runners.codex_app_server.protocol import BUNDLE, MANIFEST, manifest_of, pinned_text
 from hz.runtime.runners.codex_app_server.runner import CodexAppServerRunner
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.errors import ConfigError
-from hz.runtime.result import AgentResult, ToolCall, Usage
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.result import AgentResult, ToolCall, Usage
 from hz.runtime.runners.codex.surface import closed_surface, shell_environment
 from hz.runtime.runners.codex_app_server.runner import CodexAppServerRunner
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
@@ -279,7 +279,7 @@ def run_measured(program: Path, tmp_path: Path) -> tuple[AgentResult, int]:
     """The result as hz keeps it (``execute``) and the peak of hz's own allocations."""
     import tracemalloc
 
-    from hz.runtime.execute import execute
+    from hz.runtime.execution.execute import execute
 
     runner = make_runner({"codex_executable": str(program)})
     tracemalloc.start()

@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.canonical import sha256_hex
-from hz.runtime.errors import RunnerError
-from hz.runtime.execute import bind, execute
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
-from hz.runtime.protocol import Progress, RunRequest
-from hz.runtime.result import AgentResult, Usage
+from hz.runtime.artifacts.canonical import sha256_hex
+from hz.runtime.artifacts.errors import RunnerError
+from hz.runtime.artifacts.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.artifacts.result import AgentResult, Usage
+from hz.runtime.execution.execute import bind, execute
 from hz.runtime.runners.codex.runner import CodexRunner
 from hz.runtime.runners.codex.settings import CodexSettings
+from hz.runtime.runners.protocol import Progress, RunRequest
 from tests.fakes.claude_cli import processes_with_env
 from tests.fakes.responses_server import (
     MODEL,
@@ -239,7 +239,7 @@ def test_structured_output_invalid(codex: Path, work: Path, key: str) -> None:
 def test_a_required_budget_refuses_the_run_before_anything_starts(
     codex: Path, work: Path, key: str, isolated_home: Path
 ) -> None:
-    from hz.runtime.models import Job, Packet, SourceRef
+    from hz.runtime.artifacts.models import Job, Packet, SourceRef
 
     job = Job(
         name="secret",

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from hz.runtime.artifacts.result import AgentResult, Usage
 from hz.runtime.process.bounded import Limits
-from hz.runtime.result import AgentResult, Usage
 from hz.runtime.runners.command.runner import CommandRunner
 from hz.runtime.runners.command.settings import CommandSettings
 from tests.fakes.agent import recorded_env, recorded_pids

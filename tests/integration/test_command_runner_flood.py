@@ -25,8 +25,8 @@ Contained = Callable[[Path, Path], None]
 
 PROBE = """
 import json, resource, sys
-from hz.runtime.models import Budget, ToolProfile
-from hz.runtime.protocol import RunRequest
+from hz.runtime.artifacts.models import Budget, ToolProfile
+from hz.runtime.runners.protocol import RunRequest
 from hz.runtime.runners.command.runner import CommandRunner
 from hz.runtime.runners.command.settings import CommandSettings
 

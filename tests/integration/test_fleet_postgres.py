@@ -30,7 +30,7 @@ from hz.compiler.render.packet import (
     make_packet,
     render_prompt,
 )
-from hz.runtime.canonical import canonical_json
+from hz.runtime.artifacts.canonical import canonical_json
 from tests.fakes.agent import is_gone, markers, recorded_pids
 from tests.integration.ledger_env import PG_LEASE, Space, pg_rows, space, until, watchdogs
 

@@ -33,11 +33,19 @@ from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.inputs.values import collect_inputs
 from hz.compiler.load.loader import load_bytes
 from hz.compiler.validate import validate_source
-from hz.runtime.canonical import sha256_hex
-from hz.runtime.execute import bind, execute
+from hz.runtime.artifacts.canonical import sha256_hex
+from hz.runtime.artifacts.models import (
+    Budget,
+    InputSpec,
+    Job,
+    OutputSpec,
+    Packet,
+    SourceRef,
+    ToolProfile,
+)
+from hz.runtime.execution.execute import bind, execute
 from hz.runtime.jsonschema.formats import ASSERTED
-from hz.runtime.models import Budget, InputSpec, Job, OutputSpec, Packet, SourceRef, ToolProfile
-from hz.runtime.protocol import RunRequest
+from hz.runtime.runners.protocol import RunRequest
 from tests.run_request import runner_config
 
 REPO = Path(__file__).resolve().parents[2]

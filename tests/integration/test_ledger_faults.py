@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from hz.cli.ledger_run import Request, run_foreground
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.ledger import owner as owner_module
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.db import LedgerDamaged, LedgerUnavailable
@@ -35,8 +36,7 @@ from hz.runtime.ledger.owner import Binding, Policy, run_owned
 from hz.runtime.ledger.reconcile import owner_gone, reconcile, take_over
 from hz.runtime.ledger.store import Clock, Ledger, Owner
 from hz.runtime.ledger.worker import Pool, from_queue
-from hz.runtime.protocol import RunRequest
-from hz.runtime.result import AgentResult
+from hz.runtime.runners.protocol import RunRequest
 from tests.fakes.agent import recorded_pids
 from tests.helpers.faults import SmallDisk
 from tests.integration.ledger_env import Space, space, until
@@ -702,10 +702,10 @@ def test_every_column_wrong_in_turn_never_crashes_a_reader(tmp_path: Path, state
     """For each column of a run and each wrong value: listing, showing (text and JSON),
     reconciling, claiming and cancelling go on; the row is named, the other run untouched."""
 
-    from hz.runtime.errors import HzError
+    from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.artifacts.printable import printable_json
     from hz.runtime.ledger.rows import RUN_COLUMNS
     from hz.runtime.ledger.view import list_line, run_json, run_text
-    from hz.runtime.printable import printable_json
 
     path = tmp_path / "ledger.sqlite3"
     ledger = Ledger(path)

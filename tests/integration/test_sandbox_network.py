@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.execute import execute
-from hz.runtime.result import AgentResult
+from hz.runtime.artifacts.result import AgentResult
+from hz.runtime.execution.execute import execute
 from hz.runtime.runners.codex.runner import CodexRunner
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.codex_app_server.runner import CodexAppServerRunner

@@ -25,7 +25,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from hz import __version__
-from hz.runtime.distribution import DISTRIBUTION
+from hz.runtime.artifacts.distribution import DISTRIBUTION
 from tests.cli.test_run import CONTRACT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -170,7 +170,7 @@ def test_pip_installs_only_hz_into_site_packages(installed: Path) -> None:
     tops = {line.split("/")[0] for line in record.splitlines() if not line.startswith("..")}
     assert tops == {"hz", info}
     assert (site / "hz" / "compiler" / "data" / "workflow-contract.schema.json").is_file()
-    assert (site / "hz" / "runtime" / "ledger" / "runs.schema.json").is_file()
+    assert (site / "hz" / "runtime" / "artifacts" / "runs.schema.json").is_file()
     assert not (site / "hz" / "compiler").is_symlink()  # the links became real folders
 
 

@@ -9,8 +9,11 @@ from typing import Any
 
 import pytest
 
-from hz.runtime import registry
-from hz.runtime.capabilities import (
+from hz.runtime.artifacts.errors import RunnerError
+from hz.runtime.artifacts.models import OutputSpec
+from hz.runtime.execution.policy import Policy, gate
+from hz.runtime.runners import registry
+from hz.runtime.runners.capabilities import (
     NAMES,
     Descriptor,
     Mark,
@@ -19,13 +22,10 @@ from hz.runtime.capabilities import (
     supported,
     unsupported,
 )
-from hz.runtime.errors import RunnerError
-from hz.runtime.models import OutputSpec
-from hz.runtime.policy import Policy, gate
-from hz.runtime.protocol import Capabilities
 from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.command.settings import CommandSettings
+from hz.runtime.runners.protocol import Capabilities
 from tests.run_request import run_request
 
 REPO = Path(__file__).resolve().parents[2]
@@ -190,7 +190,7 @@ def test_an_operator_requirement_the_runner_cannot_prove_refuses(tmp_path: Path)
 def test_bind_puts_every_run_behind_the_gate(tmp_path: Path) -> None:
     """Whatever path runs a bound runner (hz run, the ledger's worker) meets the gate."""
     from hz.runtime.config.layers import Config, Origin, Setting
-    from hz.runtime.execute import bind
+    from hz.runtime.execution.execute import bind
 
     values = [
         ("capabilities", "agent_runner", "command"),

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.protocol import Check
 from hz.runtime.runners.claude_code.doctor import judge_login
 from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.executables import parse_version
+from hz.runtime.runners.protocol import Check
 
 STREAMS = Path(__file__).parent / "claude_streams"
 

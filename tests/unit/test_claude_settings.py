@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.errors import ConfigError, RunnerError
-from hz.runtime.models import OutputSpec
-from hz.runtime.registry import resolve
+from hz.runtime.artifacts.errors import ConfigError, RunnerError
+from hz.runtime.artifacts.models import OutputSpec
 from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
+from hz.runtime.runners.registry import resolve
 from tests.run_request import run_request
 
 SOURCE = {

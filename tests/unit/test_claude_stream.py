@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.result import ToolCall, Usage
+from hz.runtime.artifacts.result import ToolCall, Usage
 from hz.runtime.runners.claude_code.stream import StreamParser, StreamSummary
 
 STREAMS = Path(__file__).parent / "claude_streams"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from hz.runtime.result import ToolCall, Usage
+from hz.runtime.artifacts.result import ToolCall, Usage
 from hz.runtime.runners.codex.classify import classify, http_status
 from hz.runtime.runners.codex.events import CodexStream
 from hz.runtime.runners.outcome import RunEnd, Verdict

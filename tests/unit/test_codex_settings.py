@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.errors import ConfigError
-from hz.runtime.models import OutputSpec
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.models import OutputSpec
 from hz.runtime.process.bounded import ProcessOutcome
-from hz.runtime.protocol import Capabilities
 from hz.runtime.runners.codex.argv import build_argv
 from hz.runtime.runners.codex.runner import CodexRunner, stderr_tail
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.executables import parse_version
+from hz.runtime.runners.protocol import Capabilities
 from tests.run_request import run_request
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.models import Budget
+from hz.runtime.artifacts.models import Budget
+from hz.runtime.artifacts.result import AgentResult, Usage
 from hz.runtime.process.bounded import ProcessOutcome
-from hz.runtime.result import AgentResult, Usage
 from hz.runtime.runners.command.result import (
     Output,
     OutputProblem,

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.doctor import runner_checks
-from hz.runtime.errors import RunnerError
-from hz.runtime.protocol import Capabilities, Check, RunPlan
+from hz.runtime.artifacts.errors import RunnerError
+from hz.runtime.execution.doctor import runner_checks
 from hz.runtime.runners.command.runner import CommandRunner
 from hz.runtime.runners.command.settings import CommandSettings
+from hz.runtime.runners.protocol import Capabilities, Check, RunPlan
 from tests.run_request import run_request
 
 C = "--contract={contract_file}"

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.runners.command.runner import CommandRunner
 from hz.runtime.runners.command.settings import CommandSettings
 

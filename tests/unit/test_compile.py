@@ -12,9 +12,9 @@ from hz.compiler.compile import compile_contract, compile_contracts, compile_pat
 from hz.compiler.contract import Contract, InputDecl
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.source import Pos, SourceDoc
-from hz.runtime.canonical import canonical_json
-from hz.runtime.errors import HzError
-from hz.runtime.models import (
+from hz.runtime.artifacts.canonical import canonical_json
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.models import (
     Budget,
     InputSpec,
     Job,

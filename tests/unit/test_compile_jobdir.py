@@ -8,8 +8,8 @@ from pathlib import Path
 from hz.compiler.compile import CompiledJob
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.jobdir import check_jobs, job_text, write_jobs
-from hz.runtime.files import write_atomically
-from hz.runtime.models import Budget, Job, SourceRef, ToolProfile
+from hz.runtime.artifacts.files import write_atomically
+from hz.runtime.artifacts.models import Budget, Job, SourceRef, ToolProfile
 
 HINT = "run the same hz compile command without --check and commit the result"
 

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.config.env import parse_env_value
-from hz.runtime.config.keys import RUNNER
 from hz.runtime.config.layers import load_config
 from hz.runtime.config.tables import BudgetSettings
-from hz.runtime.errors import ConfigError
 from hz.runtime.ledger.session import policy
+from hz.runtime.settings.keys import RUNNER
 
 
 def _explicit(tmp_path: Path, text: str) -> dict[str, str]:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.problem import Problem
 from hz.runtime.config.layers import load_config
 from hz.runtime.config.project import find_project_file, read_project_file
-from hz.runtime.errors import ConfigError
-from hz.runtime.problem import Problem
 
 HOSTILE = """\
 [authoring]

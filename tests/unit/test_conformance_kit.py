@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.result import AgentResult
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.testing import conformance
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.distribution import DISTRIBUTION, extra_command
+from hz.runtime.artifacts.distribution import DISTRIBUTION, extra_command
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.runners.echo import EchoSettings, example_of
 
 TRIAGE: dict[str, Any] = {

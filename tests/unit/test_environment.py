@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.process.environment import check_passthrough, child_environment, is_credential_name
 
 SOURCE = {

@@ -7,14 +7,14 @@ from typing import Any, ClassVar
 
 import pytest
 
-from hz.runtime import registry
-from hz.runtime.canonical import sha256_hex
-from hz.runtime.errors import FormatError, RunnerError
-from hz.runtime.execute import bind, execute
-from hz.runtime.models import Budget, Job, OutputSpec, Packet, SourceRef, ToolProfile
-from hz.runtime.protocol import Capabilities, RunPlan, RunRequest
-from hz.runtime.result import AgentResult
+from hz.runtime.artifacts.canonical import sha256_hex
+from hz.runtime.artifacts.errors import FormatError, RunnerError
+from hz.runtime.artifacts.models import Budget, Job, OutputSpec, Packet, SourceRef, ToolProfile
+from hz.runtime.artifacts.result import AgentResult
+from hz.runtime.execution.execute import bind, execute
+from hz.runtime.runners import registry
 from hz.runtime.runners.echo import EchoRunner, EchoSettings
+from hz.runtime.runners.protocol import Capabilities, RunPlan, RunRequest
 from tests.run_request import runner_config
 
 
@@ -158,8 +158,8 @@ def test_markdown_output_is_not_checked(tmp_path: Path) -> None:
 
 
 def test_a_secret_the_agent_wrote_is_redacted_in_every_string_of_its_result() -> None:
-    from hz.runtime.execute import without_secrets
-    from hz.runtime.result import ToolCall
+    from hz.runtime.artifacts.result import ToolCall
+    from hz.runtime.execution.execute import without_secrets
 
     key = "sk-live-0123456789"
     result = AgentResult(
@@ -194,7 +194,7 @@ def test_a_secret_the_agent_wrote_is_redacted_in_every_string_of_its_result() ->
 
 
 def test_a_part_of_a_secret_where_hz_cut_the_stderr_tail_is_redacted() -> None:
-    from hz.runtime.execute import without_secrets
+    from hz.runtime.execution.execute import without_secrets
 
     key = "sk-live-0123456789"
     environ = {"ANTHROPIC_API_KEY": key}
@@ -208,7 +208,7 @@ def test_a_part_of_a_secret_where_hz_cut_the_stderr_tail_is_redacted() -> None:
 
 
 def test_a_secret_is_found_as_json_writes_it_too() -> None:
-    from hz.runtime.execute import without_secrets
+    from hz.runtime.execution.execute import without_secrets
 
     key = 'k3y"with\\quote-ü'
     environ = {"MY_API_TOKEN": key}

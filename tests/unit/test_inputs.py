@@ -9,7 +9,7 @@ import pytest
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.inputs.values import collect_inputs
-from hz.runtime.models import InputSpec
+from hz.runtime.artifacts.models import InputSpec
 
 SPECS = {
     "issues": InputSpec(

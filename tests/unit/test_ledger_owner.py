@@ -16,16 +16,16 @@ from typing import Any
 import pytest
 
 from hz.cli.ledger_run import Request, run_foreground
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.result import AgentResult, ToolCall
 from hz.runtime.config.layers import load_config
-from hz.runtime.errors import HzError
 from hz.runtime.ledger import host
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.owner import MAX_BACKOFF, Binding, Policy, backoff, run_owned
 from hz.runtime.ledger.reconcile import reconcile
 from hz.runtime.ledger.store import Ceilings, Ledger, Owner, StaleOwner
 from hz.runtime.ledger.worker import Pool, from_queue
-from hz.runtime.protocol import RunRequest
-from hz.runtime.result import AgentResult, ToolCall
+from hz.runtime.runners.protocol import RunRequest
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.unit.test_execute import make_packet
 
@@ -320,7 +320,7 @@ class Interrupting(Scripted):
         self.turns = turns
 
     def run(self, request: RunRequest) -> AgentResult:
-        from hz.runtime.protocol import Progress
+        from hz.runtime.runners.protocol import Progress
 
         if request.progress is not None and self.turns:
             request.progress(Progress(elapsed_seconds=0.1, turns=self.turns, tool_calls=1))

@@ -14,8 +14,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.config.layers import load_config
-from hz.runtime.errors import ConfigError
 from hz.runtime.ledger.db import LedgerError
 from hz.runtime.ledger.owner import Binding, Policy
 from hz.runtime.ledger.pg import require

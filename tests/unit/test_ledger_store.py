@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.config.layers import load_config
 from hz.runtime.config.tables import SystemSettings
-from hz.runtime.errors import ConfigError
 from hz.runtime.ledger import store
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.db import MIGRATIONS, SCHEMA_VERSION, LedgerError
@@ -32,8 +33,7 @@ from hz.runtime.ledger.store import (
     StaleOwner,
     hold_delay,
 )
-from hz.runtime.protocol import RunRequest
-from hz.runtime.result import AgentResult
+from hz.runtime.runners.protocol import RunRequest
 from tests.unit.test_execute import make_packet
 
 

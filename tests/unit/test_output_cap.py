@@ -1,10 +1,10 @@
-"""The output cap every result is held to (``hz.runtime.output_cap.bounded``), whatever runner
-made it: a plugin's result included."""
+"""The output cap every result is held to (``hz.runtime.runners.output_cap.bounded``), whatever
+runner made it: a plugin's result included."""
 
 from __future__ import annotations
 
-from hz.runtime.output_cap import MAX_OUTPUT, MAX_RECORDS, bounded
-from hz.runtime.result import AgentResult, ToolCall
+from hz.runtime.artifacts.result import AgentResult, ToolCall
+from hz.runtime.runners.output_cap import MAX_OUTPUT, MAX_RECORDS, bounded
 
 MIB = 1024 * 1024
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.printable import guarded, printable, printable_json
+from hz.runtime.artifacts.printable import guarded, printable, printable_json
 
 
 @pytest.mark.parametrize(

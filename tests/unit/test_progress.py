@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from hz.runtime.progress import TerminalProgress, line
-from hz.runtime.protocol import Progress, ProgressReporter
+from hz.cli.progress import TerminalProgress, line
+from hz.runtime.runners.protocol import Progress, ProgressReporter
 
 
 def test_line() -> None:

@@ -12,13 +12,13 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from hz import __version__
-from hz.runtime.canonical import canonical_json, digest_of, sha256_hex
-from hz.runtime.errors import HzError
-from hz.runtime.receipts.model import Receipt
+from hz.runtime.artifacts.canonical import canonical_json, digest_of, sha256_hex
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.receipt import Receipt
+from hz.runtime.artifacts.result import AgentResult, ToolCall, Usage
+from hz.runtime.artifacts.schemas import schema_data
 from hz.runtime.receipts.verify import receipt_rows, verify_chain
 from hz.runtime.receipts.write import receipt_body, write_receipt
-from hz.runtime.result import AgentResult, ToolCall, Usage
-from hz.runtime.schemas import schema_data
 from tests.unit.test_execute import make_packet
 
 START = datetime(2026, 11, 29, 12, 0, 0, 123456, tzinfo=UTC)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime import registry
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.runners import registry
 from hz.runtime.runners.echo import EchoRunner
 
 
@@ -168,8 +168,8 @@ def test_default_tools_are_what_the_shipped_runners_accept_unconfigured() -> Non
     import importlib
     from importlib.metadata import entry_points
 
-    from hz.runtime.distribution import DISTRIBUTION
-    from hz.runtime.errors import HzError
+    from hz.runtime.artifacts.distribution import DISTRIBUTION
+    from hz.runtime.artifacts.errors import HzError
 
     points = entry_points(group=registry.GROUP)
     own = {p.value for p in points if p.dist and p.dist.name == DISTRIBUTION}

@@ -8,9 +8,9 @@ import pytest
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.render.packet import TemplatePlace, packet_from_path, render_job, render_prompt
-from hz.runtime.canonical import canonical_json, digest_of
-from hz.runtime.errors import FormatError
-from hz.runtime.models import Budget, InputSpec, Job, Packet, SourceRef, ToolProfile
+from hz.runtime.artifacts.canonical import canonical_json, digest_of
+from hz.runtime.artifacts.errors import FormatError
+from hz.runtime.artifacts.models import Budget, InputSpec, Job, Packet, SourceRef, ToolProfile
 
 CONTRACT = """\
 hz:

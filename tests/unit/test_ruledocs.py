@@ -13,7 +13,7 @@ from hz.compiler.rules import registry
 from hz.compiler.rules.docs import codes, rule_doc, rules_markdown, title
 from hz.compiler.rules.registry import RULES, explanation_file
 from hz.compiler.validate import validate_source
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.errors import HzError
 
 REPO = Path(__file__).resolve().parents[2]
 FENCED_YAML = re.compile(r"^## (Bad|Fixed)\n\n```yaml\n(.*?)```$", re.S | re.M)

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.config.file import known_keys
-from hz.runtime.config.keys import DEFAULTS, RUNNER, TABLES
-from hz.runtime.config.model import TableSettings
 from hz.runtime.config.tables import (
     MODELS,
     AuthoringSettings,
@@ -20,13 +19,14 @@ from hz.runtime.config.tables import (
     SystemSettings,
     value_problem,
 )
-from hz.runtime.errors import ConfigError
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
 from hz.runtime.runners.command.settings import CommandSettings
 from hz.runtime.runners.echo import EchoSettings
 from hz.runtime.runners.settings import SharedSettings
+from hz.runtime.settings.keys import DEFAULTS, RUNNER, TABLES
+from hz.runtime.settings.model import TableSettings
 
 DOCS = Path(__file__).parents[2] / "docs"
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from hz.runtime.canonical import canonical_json, digest_of, sha256_hex
-from hz.runtime.errors import FormatError
-from hz.runtime.models import Budget, Job, Packet, SourceRef, ToolProfile, parse_artifact
-from hz.runtime.result import AgentResult
-from hz.runtime.schemas import KINDS, SCHEMA_DIR, schema_data, schema_text
+from hz.runtime.artifacts.canonical import canonical_json, digest_of, sha256_hex
+from hz.runtime.artifacts.errors import FormatError
+from hz.runtime.artifacts.models import Budget, Job, Packet, SourceRef, ToolProfile, parse_artifact
+from hz.runtime.artifacts.result import AgentResult
+from hz.runtime.artifacts.schemas import KINDS, SCHEMA_DIR, schema_data, schema_text
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def _packet() -> Packet:
 def test_checked_in_schema_is_current(kind: str) -> None:
     path = SCHEMA_DIR / f"{kind}.schema.json"
     assert path.read_text(encoding="utf-8") == schema_text(kind), (
-        f"{path} is stale: run python -m hz.runtime.schemas --write"
+        f"{path} is stale: run python -m hz.runtime.artifacts.schemas --write"
     )
 
 
@@ -76,13 +76,13 @@ def test_unknown_kind_is_refused() -> None:
 
 def test_check_and_write_from_the_command_line(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "hz.runtime.schemas", *args, "--dir", str(tmp_path)]
+        cmd = [sys.executable, "-m", "hz.runtime.artifacts.schemas", *args, "--dir", str(tmp_path)]
         return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
 
     stale = run("--check")
     assert stale.returncode == 1
     assert stale.stderr.splitlines()[0] == (
-        f"{tmp_path}/job.schema.json: stale; run python -m hz.runtime.schemas --write"
+        f"{tmp_path}/job.schema.json: stale; run python -m hz.runtime.artifacts.schemas --write"
     )
     assert run("--write").returncode == 0
     assert (tmp_path / "packet.schema.json").read_text(encoding="utf-8") == schema_text("packet")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hz.runtime.suggest import close_matches, closest, did_you_mean, did_you_mean_suffix
+from hz.runtime.artifacts.suggest import close_matches, closest, did_you_mean, did_you_mean_suffix
 
 
 def test_close_typo() -> None:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.canonical import sha256_hex
+from hz.runtime.artifacts.canonical import sha256_hex
+from hz.runtime.artifacts.result import AgentResult, ToolCall
+from hz.runtime.artifacts.transcript import Caps, TranscriptEvent
+from hz.runtime.receipts.show import format_transcript
 from hz.runtime.receipts.verify import verify_chain
 from hz.runtime.receipts.write import receipt_body, write_receipt
-from hz.runtime.result import AgentResult, ToolCall
 from hz.runtime.transcript.build import read_transcript, transcript_bytes, transcript_of
-from hz.runtime.transcript.event import Caps, TranscriptEvent
 from hz.runtime.transcript.record import Recorder, secret_values
-from hz.runtime.transcript.show import format_transcript
 from tests.unit.test_execute import make_packet
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -12,8 +12,8 @@ clear error naming the extra to install.
 
 from __future__ import annotations
 
-from hz.runtime.distribution import extra_command
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.distribution import extra_command
+from hz.runtime.artifacts.errors import ConfigError
 
 
 def require() -> None:

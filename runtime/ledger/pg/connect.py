@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hz.runtime.errors import ConfigError
-from hz.runtime.printable import printable
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.printable import printable
 
 #: A longer DSN is refused (libpq has no limit; a real one is a few hundred characters).
 MAX_DSN = 4096

@@ -51,7 +51,8 @@ from procrastinate.manager import get_channel_for_queues
 from procrastinate.retry import RetryDecision
 from procrastinate.worker import Worker
 
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.printable import printable
 from hz.runtime.ledger import host
 from hz.runtime.ledger.fallback import unrecorded
 from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
@@ -59,7 +60,6 @@ from hz.runtime.ledger.pg.dispatch import TASK
 from hz.runtime.ledger.pg.listener import PROBE_EVERY, PROBE_TYPE, ListeningConnector
 from hz.runtime.ledger.reconcile import Settled, reconcile
 from hz.runtime.ledger.store import RUN_ID, Hold, Ledger, Owner, StaleOwner, UnknownRun
-from hz.runtime.printable import printable
 
 #: How often a worker looks for jobs when no notification came (the listener may be gone).
 FETCH_POLL = 1.0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from hz.runtime.errors import RunnerError
-from hz.runtime.models import Budget, OutputSpec, ToolProfile
+from hz.runtime.artifacts.errors import RunnerError
+from hz.runtime.artifacts.models import Budget, OutputSpec, ToolProfile
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.claude_code.tools import NETWORK_TOOLS
 

@@ -7,7 +7,7 @@ the model's text. The table is documented in docs/runners/claude-code.md.
 
 from __future__ import annotations
 
-from hz.runtime.result import FailureKind, Status
+from hz.runtime.artifacts.result import FailureKind, Status
 from hz.runtime.runners.claude_code.stream import StreamSummary
 from hz.runtime.runners.outcome import RunEnd, Verdict
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hz.runtime.capabilities import Descriptor, supported, unsupported
+from hz.runtime.runners.capabilities import Descriptor, supported, unsupported
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.claude_code.tools import TOOLS_VERSION
 

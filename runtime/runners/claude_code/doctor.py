@@ -6,8 +6,7 @@ in for hz's runs (an ``ANTHROPIC_API_KEY`` hz does not pass does not count).
 
 from __future__ import annotations
 
-from hz.runtime import strict_json
-from hz.runtime.protocol import Check
+from hz.runtime.artifacts import strict_json
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.executables import (
     PROBE_SECONDS,
@@ -16,6 +15,7 @@ from hz.runtime.runners.executables import (
     resolve_executable,
     unusable,
 )
+from hz.runtime.runners.protocol import Check
 
 #: The oldest CLI whose flags and stream-json shapes hz was tested against.
 MIN_VERSION = (2, 1, 332)

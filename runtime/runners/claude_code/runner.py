@@ -12,20 +12,12 @@ import json
 import time
 from typing import ClassVar
 
-from hz.runtime.capabilities import Descriptor
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.limits import MAX_OUTPUT
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
-from hz.runtime.protocol import (
-    Capabilities,
-    Check,
-    Enforcement,
-    ProgressReporter,
-    RunPlan,
-    RunRequest,
-)
-from hz.runtime.result import AgentResult
 from hz.runtime.runners.base import SettingsRunner
+from hz.runtime.runners.capabilities import Descriptor
 from hz.runtime.runners.claude_code.argv import (
     build_argv,
     schema_on_stdin,
@@ -40,6 +32,14 @@ from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.claude_code.stream import StreamParser
 from hz.runtime.runners.executables import resolve_executable, unusable
 from hz.runtime.runners.outcome import RunEnd
+from hz.runtime.runners.protocol import (
+    Capabilities,
+    Check,
+    Enforcement,
+    ProgressReporter,
+    RunPlan,
+    RunRequest,
+)
 
 CONTRACT_FILE = "contract.md"
 

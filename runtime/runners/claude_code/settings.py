@@ -15,8 +15,7 @@ from typing import Annotated, Self
 
 from pydantic import Field, field_validator, model_validator
 
-from hz.runtime.config.model import MAX_INTEGER
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.process.environment import child_environment
 from hz.runtime.runners.claude_code.tools import (
     DEFAULT_READ_ONLY_TOOLS,
@@ -35,6 +34,7 @@ from hz.runtime.runners.settings import (
     model_key,
     passed_names,
 )
+from hz.runtime.settings.model import MAX_INTEGER
 
 #: Set by a parent Claude Code session for its children: passing them on would make the CLI
 #: believe it runs inside that session.

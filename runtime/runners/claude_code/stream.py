@@ -7,7 +7,7 @@ skipped. Everything typed the classifier needs is kept; the model's text is kept
 draft, never used to decide anything. Messages, tool calls, tool results and usage per model
 turn also go to the run's transcript (``transcript``, capped as they arrive). Tool calls, the
 names counted and the error codes are held to the output cap as they arrive (``kept``,
-``hz.runtime.output_cap``): the CLI prints on past the 8 MiB of stdout hz keeps, and nothing
+``hz.runtime.runners.output_cap``): the CLI prints on past the 8 MiB of stdout hz keeps, and nothing
 kept per line grows with the length of the stream.
 """
 
@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from hz.runtime import strict_json
-from hz.runtime.output_cap import MAX_NOTES, Kept, id_key, name
-from hz.runtime.result import ToolCall, Usage
+from hz.runtime.artifacts import strict_json
+from hz.runtime.artifacts.result import ToolCall, Usage
+from hz.runtime.runners.output_cap import MAX_NOTES, Kept, id_key, name
 from hz.runtime.transcript.record import Recorder
 
 #: Event types this parser reads; anything else is counted as unknown.

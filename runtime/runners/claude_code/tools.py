@@ -1,5 +1,5 @@
 """The tool vocabulary of the pinned claude CLI, without pydantic: ``hz validate`` reads the
-default allow-list through ``hz.runtime.registry`` for every contract that names a tool, and
+default allow-list through ``hz.runtime.runners.registry`` for every contract that names a tool, and
 the settings model (``settings``) checks the configured lists against it.
 """
 

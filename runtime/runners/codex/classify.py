@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from hz.runtime.result import FailureKind
+from hz.runtime.artifacts.result import FailureKind
 from hz.runtime.runners.codex.events import CodexStream
 from hz.runtime.runners.outcome import RunEnd, Verdict
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hz.runtime.capabilities import Descriptor, Mark, supported, unsupported
+from hz.runtime.runners.capabilities import Descriptor, Mark, supported, unsupported
 
 CLI_VERSION = "0.171.0"
 _EXEC = "tests/integration/test_codex_cli.py::"

@@ -8,7 +8,6 @@ enforcement fails there, generically.
 from __future__ import annotations
 
 from hz.runtime.process.environment import child_environment
-from hz.runtime.protocol import Check
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.executables import (
     PROBE_SECONDS,
@@ -16,6 +15,7 @@ from hz.runtime.runners.executables import (
     probe,
     resolve_executable,
 )
+from hz.runtime.runners.protocol import Check
 
 #: The oldest CLI whose flags and event shapes hz was tested against.
 MIN_VERSION = (0, 171, 0)

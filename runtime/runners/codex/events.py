@@ -14,8 +14,8 @@ warning (e.g. unknown model metadata). Only ``turn.failed``, or the lack of
 
 Completed items (agent messages, tool calls with their output) and each turn's usage also go
 to the run's transcript (``transcript``, capped as they arrive). Tool calls and the messages
-kept are held to the output cap as they arrive (``kept``, ``hz.runtime.output_cap``): the CLI
-prints on past the 8 MiB of stdout hz keeps.
+kept are held to the output cap as they arrive (``kept``, ``hz.runtime.runners.output_cap``):
+the CLI prints on past the 8 MiB of stdout hz keeps.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from hz.runtime import strict_json
-from hz.runtime.output_cap import Kept, keep_last
-from hz.runtime.result import ToolCall, Usage
+from hz.runtime.artifacts import strict_json
+from hz.runtime.artifacts.result import ToolCall, Usage
 from hz.runtime.runners.codex.fields import as_dict as _dict
 from hz.runtime.runners.codex.fields import as_str as _str
 from hz.runtime.runners.codex.items import EXEC
+from hz.runtime.runners.output_cap import Kept, keep_last
 from hz.runtime.transcript.record import Recorder
 
 _KNOWN_EVENTS = frozenset(

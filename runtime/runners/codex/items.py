@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from hz.runtime.result import ToolCall, Usage
+from hz.runtime.artifacts.result import ToolCall, Usage
 from hz.runtime.runners.codex.fields import as_dict, as_int, as_str
 from hz.runtime.transcript.record import Recorder
 

@@ -18,19 +18,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
-from hz.runtime.capabilities import Descriptor
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory
-from hz.runtime.protocol import (
-    Capabilities,
-    Check,
-    ProgressReporter,
-    RunPlan,
-    RunRequest,
-)
-from hz.runtime.result import AgentResult
 from hz.runtime.runners.base import SettingsRunner
+from hz.runtime.runners.capabilities import Descriptor
 from hz.runtime.runners.codex.argv import (
     CONTRACT_FILE,
     SCHEMA_FILE,
@@ -44,6 +37,13 @@ from hz.runtime.runners.codex.events import CodexStream
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.executables import resolve_executable, unusable
 from hz.runtime.runners.outcome import RunEnd
+from hz.runtime.runners.protocol import (
+    Capabilities,
+    Check,
+    ProgressReporter,
+    RunPlan,
+    RunRequest,
+)
 
 _ROLES = {CONTRACT_FILE: "contract", SCHEMA_FILE: "output schema"}
 #: Lines the CLI prints on stderr on every run that say nothing about this one.
@@ -166,7 +166,7 @@ class CodexRunner(SettingsRunner[CodexSettings]):
     ) -> AgentResult:
         verdict = classify(stream, end)
         # The CLI asks the API for schema-shaped output but never checks it: hz does, after the
-        # run (``hz.runtime.execute``), as for every runner.
+        # run (``hz.runtime.execution.execute``), as for every runner.
         return verdict.result(
             runner=self.name,
             model=self.settings.model,

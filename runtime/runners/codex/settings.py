@@ -14,7 +14,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator
 
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.runners.codex.surface import override_refusal
 from hz.runtime.runners.settings import (
     Expect,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hz.runtime.models import OutputSpec
+from hz.runtime.artifacts.models import OutputSpec
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.codex.surface import closed_surface, shell_environment
 

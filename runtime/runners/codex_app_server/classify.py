@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hz.runtime.artifacts.result import FailureKind
 from hz.runtime.process.limits import MAX_OUTPUT
-from hz.runtime.result import FailureKind
 from hz.runtime.runners.codex_app_server.session import Conversation
 from hz.runtime.runners.outcome import Verdict
 

@@ -7,12 +7,12 @@ import tempfile
 from pathlib import Path
 
 from hz.runtime.process.environment import child_environment
-from hz.runtime.protocol import Check
 from hz.runtime.runners.codex.argv import private_codex_home
 from hz.runtime.runners.codex.doctor import checks as codex_checks
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.codex_app_server.protocol import MANIFEST, VERSION, manifest_of, pinned_text
 from hz.runtime.runners.executables import PROBE_SECONDS, probe
+from hz.runtime.runners.protocol import Check
 
 NAME = "codex app-server protocol"
 

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from hz.runtime import strict_json
+from hz.runtime.artifacts import strict_json
 
 RequestId = int | str
 

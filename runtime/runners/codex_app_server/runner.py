@@ -13,12 +13,11 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
-from hz.runtime.capabilities import Descriptor
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.interactive import Interactive, Stopped
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR
-from hz.runtime.protocol import Check, ProgressReporter, RunPlan, RunRequest
-from hz.runtime.result import AgentResult
+from hz.runtime.runners.capabilities import Descriptor
 from hz.runtime.runners.codex.argv import private_codex_home
 from hz.runtime.runners.codex.descriptor import app_server_descriptor
 from hz.runtime.runners.codex.runner import CodexRunner
@@ -30,6 +29,7 @@ from hz.runtime.runners.codex_app_server.session import Conversation, Session
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
 from hz.runtime.runners.executables import resolve_executable, unusable
 from hz.runtime.runners.outcome import Verdict
+from hz.runtime.runners.protocol import Check, ProgressReporter, RunPlan, RunRequest
 
 #: What the pinned server prints on stderr on every run that says nothing about this one.
 _NOISE = ("WARNING: proceeding, even though we could not create",)
@@ -122,7 +122,7 @@ class CodexAppServerRunner(CodexRunner):
                 stopped = proc.stop(graceful=talk.turn.completed)
         verdict = classify(talk, timeout_seconds=request.timeout)
         # The server asks the API for schema-shaped output but never checks it: hz does, after
-        # the run (``hz.runtime.execute``), as for every runner.
+        # the run (``hz.runtime.execution.execute``), as for every runner.
         return verdict.result(
             runner=self.name,
             model=self.settings.model,

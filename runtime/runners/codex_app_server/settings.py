@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator
 
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.settings import ModelName, key_name, model_key
 

@@ -10,7 +10,8 @@ notifications of the pinned protocol are ignored; notifications it does not know
 as unknown and ignored. The model's text is kept as the draft, never used to decide anything.
 Completed items (agent messages, tool calls with their output) and the turn's usage also go to
 the run's transcript (``transcript``, capped as they arrive). Tool calls, the names counted and
-the messages kept are held to the output cap as they arrive (``kept``, ``hz.runtime.output_cap``).
+the messages kept are held to the output cap as they arrive (``kept``,
+``hz.runtime.runners.output_cap``).
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from hz.runtime.output_cap import Kept, keep_last
-from hz.runtime.result import ToolCall, Usage
+from hz.runtime.artifacts.result import ToolCall, Usage
 from hz.runtime.runners.codex.fields import as_dict as _dict
 from hz.runtime.runners.codex.fields import as_str as _str
 from hz.runtime.runners.codex.items import APP_SERVER
 from hz.runtime.runners.codex_app_server.protocol import notification_methods
 from hz.runtime.runners.codex_app_server.rpc import Notification
+from hz.runtime.runners.output_cap import Kept, keep_last
 from hz.runtime.transcript.record import Recorder
 
 

@@ -8,7 +8,7 @@ runner refuses to run at all.
 
 from __future__ import annotations
 
-from hz.runtime.capabilities import Descriptor, Mark, supported, unsupported, unverified
+from hz.runtime.runners.capabilities import Descriptor, Mark, supported, unsupported, unverified
 from hz.runtime.runners.command.settings import CommandSettings
 
 _RUNNER = "tests/integration/test_command_runner.py::"

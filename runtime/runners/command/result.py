@@ -12,11 +12,11 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from hz.runtime import strict_json
-from hz.runtime.models import Budget
+from hz.runtime.artifacts import strict_json
+from hz.runtime.artifacts.models import Budget
+from hz.runtime.artifacts.result import AgentResult, Usage
 from hz.runtime.process.bounded import ProcessOutcome
 from hz.runtime.process.limits import MAX_OUTPUT
-from hz.runtime.result import AgentResult, Usage
 from hz.runtime.runners.command.settings import CommandSettings
 
 MAX_OUTPUT_FILE = MAX_OUTPUT

@@ -13,19 +13,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
 
-from hz.runtime.capabilities import Descriptor
-from hz.runtime.errors import RunnerError
-from hz.runtime.models import ToolProfile
+from hz.runtime.artifacts.errors import RunnerError
+from hz.runtime.artifacts.models import ToolProfile
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR, private_directory, write_private_file
-from hz.runtime.protocol import Capabilities, Check, RunPlan, RunRequest
-from hz.runtime.result import AgentResult
 from hz.runtime.runners.base import SettingsRunner
+from hz.runtime.runners.capabilities import Descriptor
 from hz.runtime.runners.command.descriptor import descriptor as command_descriptor
 from hz.runtime.runners.command.result import Output, OutputProblem, read_output_file, result_from
 from hz.runtime.runners.command.settings import CommandSettings
 from hz.runtime.runners.executables import which
+from hz.runtime.runners.protocol import Capabilities, Check, RunPlan, RunRequest
 
 PROMPT_FILE = "prompt.md"
 CONTRACT_FILE = "contract.md"

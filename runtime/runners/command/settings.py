@@ -8,7 +8,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.runners.command.tools import DEFAULT_READ_ONLY_TOOLS
 from hz.runtime.runners.settings import (
     Expect,

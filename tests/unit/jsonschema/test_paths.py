@@ -13,10 +13,18 @@ from hz.compiler.checks.io_schemas import check_inputs, check_output
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.inputs.values import collect_inputs
 from hz.compiler.load.loader import load_bytes
-from hz.runtime.canonical import sha256_hex
-from hz.runtime.execute import bind, execute
-from hz.runtime.models import Budget, InputSpec, Job, OutputSpec, Packet, SourceRef, ToolProfile
-from hz.runtime.protocol import RunRequest
+from hz.runtime.artifacts.canonical import sha256_hex
+from hz.runtime.artifacts.models import (
+    Budget,
+    InputSpec,
+    Job,
+    OutputSpec,
+    Packet,
+    SourceRef,
+    ToolProfile,
+)
+from hz.runtime.execution.execute import bind, execute
+from hz.runtime.runners.protocol import RunRequest
 from tests.run_request import runner_config
 
 BACKTRACKING = "^(a|a)*$"

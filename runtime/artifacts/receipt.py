@@ -5,7 +5,7 @@ A receipt vouches for what ran (the job's digest, the inputs', the prompt's) and
 without the draft itself (only its sha256). ``sequence``, ``previous_receipt`` and
 ``previous_sha256`` place it in its directory's chain; ``digest`` is the sha256 of the compact
 canonical JSON of everything else, so an edit shows (``hz receipts verify``). The run's
-transcript is a file beside it (``transcript_file``, ``hz.runtime.transcript.model``), vouched
+transcript is a file beside it (``transcript_file``, ``hz.runtime.artifacts.transcript``), vouched
 for by ``transcript_sha256``.
 """
 
@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from hz.runtime.canonical import digest_of
-from hz.runtime.models import Frozen
-from hz.runtime.result import FailureKind, Status, Usage
+from hz.runtime.artifacts.canonical import digest_of
+from hz.runtime.artifacts.models import Frozen
+from hz.runtime.artifacts.result import FailureKind, Status, Usage
 
 
 class ReceiptBody(Frozen):

@@ -1,10 +1,10 @@
 """JSON Schemas of the artifact formats (job, packet, receipt, result), from the runtime models,
 and of the run ledger's JSON documents (runs: ``hz runs``, ``hz submit``, ``hz worker`` with
-``--format json``), written by hand as package data beside the ledger.
+``--format json``), written by hand as package data beside this module.
 
 The copies in ``schemas/`` are for editors and other tools; they are regenerated with
-``python -m hz.runtime.schemas --write`` and a test fails when they differ from what this module
-produces (``--check`` does the same comparison from the command line).
+``python -m hz.runtime.artifacts.schemas --write`` and a test fails when they differ from what
+this module produces (``--check`` does the same comparison from the command line).
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from hz.runtime.canonical import canonical_json
-from hz.runtime.models import Job, Packet
-from hz.runtime.receipts.model import Receipt
-from hz.runtime.result import AgentResult
+from hz.runtime.artifacts.canonical import canonical_json
+from hz.runtime.artifacts.models import Job, Packet
+from hz.runtime.artifacts.receipt import Receipt
+from hz.runtime.artifacts.result import AgentResult
 
 Kind = Literal["job", "packet", "receipt", "result", "runs"]
 KINDS: tuple[Kind, ...] = ("job", "packet", "receipt", "result", "runs")
 #: Schemas written by hand, as package data: kind -> (package, resource).
-_WRITTEN = {"runs": ("hz.runtime.ledger", "runs.schema.json")}
+_WRITTEN = {"runs": ("hz.runtime.artifacts", "runs.schema.json")}
 
 _MODELS: dict[str, type[BaseModel]] = {
     "job": Job,
@@ -39,7 +39,7 @@ _TITLES = {
     "result": "hz result: how one agent session ended",
 }
 #: Where the checked-in copies live in a source checkout.
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 
 
 def schema_data(kind: str) -> dict[str, Any]:
@@ -90,7 +90,9 @@ def stale_schemas(directory: Path = SCHEMA_DIR) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hz.runtime.schemas", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m hz.runtime.artifacts.schemas", description=__doc__
+    )
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", action="store_true", help="regenerate the schema files")
     group.add_argument("--check", action="store_true", help="exit 1 when a file is stale")
@@ -99,7 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     stale = stale_schemas(args.dir)
     if args.check:
         for path in stale:
-            print(f"{path}: stale; run python -m hz.runtime.schemas --write", file=sys.stderr)
+            print(
+                f"{path}: stale; run python -m hz.runtime.artifacts.schemas --write",
+                file=sys.stderr,
+            )
         return 1 if stale else 0
     args.dir.mkdir(parents=True, exist_ok=True)
     for path in stale:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.errors import HzError
 
 #: Runs one pool takes at once (``hz run -j``, ``hz worker -j``, ``[system] max_parallel``):
 #: each holds two threads (its slot and the watcher that renews its lease) and an agent.

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hz.runtime import strict_json
-from hz.runtime.models import OutputSpec
-from hz.runtime.result import AgentResult
+from hz.runtime.artifacts import strict_json
+from hz.runtime.artifacts.models import OutputSpec
+from hz.runtime.artifacts.result import AgentResult
 
 
 def json_path(path: Any) -> str:

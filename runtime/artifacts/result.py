@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue, computed_field, model_validator
 
-from hz.runtime.models import Frozen
-from hz.runtime.transcript.event import TranscriptEvent
+from hz.runtime.artifacts.models import Frozen
+from hz.runtime.artifacts.transcript import TranscriptEvent
 
 Status = Literal["completed", "timeout", "budget", "failed", "cancelled", "uncertain"]
 

@@ -17,17 +17,17 @@ import functools
 import importlib
 from typing import TYPE_CHECKING, cast
 
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.suggest import did_you_mean_suffix
 from hz.runtime.runners.claude_code import tools as claude_code_tools
 from hz.runtime.runners.command import tools as command_tools
-from hz.runtime.suggest import did_you_mean_suffix
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
     # Only for annotations: the protocol module pulls in pydantic, and the authoring commands
     # read configuration without loading any runner.
-    from hz.runtime.protocol import RunnerClass
+    from hz.runtime.runners.protocol import RunnerClass
 
 GROUP = "hz.runners"
 

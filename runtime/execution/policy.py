@@ -1,5 +1,5 @@
 """The pre-run gate: the job's needs and the operator's ``[system.policy]`` against the bound
-runner's capability descriptor (``hz.runtime.capabilities``), before anything starts.
+runner's capability descriptor (``hz.runtime.runners.capabilities``), before anything starts.
 
 - ``require``: capabilities the runner must mark ``supported`` for every run. Default: the
   read-only promise — ``timeout``, ``file_writes``, ``network``, ``sub_agents``.
@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hz.runtime.capabilities import Descriptor
-from hz.runtime.config.keys import RUNNER
+from hz.runtime.artifacts.errors import RunnerError
 from hz.runtime.config.tables import PolicySettings
-from hz.runtime.errors import RunnerError
-from hz.runtime.protocol import RunRequest
+from hz.runtime.runners.capabilities import Descriptor
+from hz.runtime.runners.protocol import RunRequest
+from hz.runtime.settings.keys import RUNNER
 
 if TYPE_CHECKING:
     from hz.runtime.config.layers import Config

@@ -10,9 +10,9 @@ import threading
 import time
 from typing import TextIO
 
-from hz.runtime.printable import printable
-from hz.runtime.protocol import Progress
-from hz.runtime.threads import start
+from hz.runtime.artifacts.printable import printable
+from hz.runtime.process.threads import start
+from hz.runtime.runners.protocol import Progress
 
 
 class TerminalProgress:

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from hz.runtime import registry
-from hz.runtime.capabilities import Descriptor
-from hz.runtime.errors import RunnerError
-from hz.runtime.models import OutputSpec
-from hz.runtime.output_cap import bounded
-from hz.runtime.output_check import check_output
-from hz.runtime.policy import Policy, gate
-from hz.runtime.protocol import AgentRunner, Capabilities, RunPlan, RunRequest
-from hz.runtime.result import AgentResult
+from hz.runtime.artifacts.errors import RunnerError
+from hz.runtime.artifacts.models import OutputSpec
+from hz.runtime.artifacts.result import AgentResult
+from hz.runtime.execution.output_check import check_output
+from hz.runtime.execution.policy import Policy, gate
+from hz.runtime.runners import registry
+from hz.runtime.runners.capabilities import Descriptor
+from hz.runtime.runners.output_cap import bounded
+from hz.runtime.runners.protocol import AgentRunner, Capabilities, RunPlan, RunRequest
 from hz.runtime.runners.settings import SharedSettings
 from hz.runtime.transcript.record import redact, secret_values
 
@@ -35,7 +35,7 @@ def bind(config: Config) -> AgentRunner:
     """The configured runner built from its validated settings, after the capability check,
     behind the pre-run gate (``Gated``); nothing is started. ``ConfigError`` for invalid
     settings, ``RunnerError`` when refused."""
-    from hz.runtime.capabilities import descriptor_of
+    from hz.runtime.runners.capabilities import descriptor_of
 
     runner_class = registry.resolve(config.agent_runner)
     settings = runner_class.settings_model.from_config(config)
@@ -53,7 +53,7 @@ def bind(config: Config) -> AgentRunner:
 
 @dataclass(slots=True)
 class Gated:
-    """A bound runner behind the pre-run gate (``hz.runtime.policy``): every ``plan`` and
+    """A bound runner behind the pre-run gate (``hz.runtime.execution.policy``): every ``plan`` and
     ``run`` is checked against the descriptor and ``[system.policy]`` first (``RunnerError``,
     nothing started), and names what the run needs and does not get in
     ``limits_unenforced``. Whatever path runs a job (``hz run``, the ledger's worker) gets it."""
@@ -89,10 +89,10 @@ def check_capabilities(runner: str, capabilities: Capabilities, shared: SharedSe
 
 
 def admit(config: Config, request: RunRequest) -> tuple[str, ...]:
-    """The pre-run gate (``hz.runtime.policy``): the job's needs and ``[system.policy]``
+    """The pre-run gate (``hz.runtime.execution.policy``): the job's needs and ``[system.policy]``
     against the bound runner's capability descriptor. Returns what the run needs and will not
     get (for ``limits_unenforced``); ``RunnerError`` when the policy refuses the run."""
-    from hz.runtime.capabilities import descriptor_of
+    from hz.runtime.runners.capabilities import descriptor_of
 
     runner_class = registry.resolve(config.agent_runner)
     settings = runner_class.settings_model.from_config(config)
@@ -124,7 +124,7 @@ def finished(result: AgentResult, output: OutputSpec, environ: Mapping[str, str]
     """A runner's result as hz shows and keeps it — the one place every result passes before
     the run's summary, ``--format json``, the ledger and the receipt: its secrets redacted
     (``without_secrets``), its draft checked against the job's output spec, then held to the
-    output cap (``hz.runtime.output_cap``)."""
+    output cap (``hz.runtime.runners.output_cap``)."""
     return bounded(check_output(without_secrets(result, environ), output))
 
 

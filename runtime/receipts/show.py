@@ -11,12 +11,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from hz.runtime import strict_json
-from hz.runtime.canonical import sha256_hex
-from hz.runtime.errors import HzError
-from hz.runtime.printable import printable
+from hz.runtime.artifacts import strict_json
+from hz.runtime.artifacts.canonical import sha256_hex
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.printable import printable
+from hz.runtime.artifacts.receipt import Receipt
 from hz.runtime.receipts.files import read_receipt_file
-from hz.runtime.receipts.model import Receipt
 from hz.runtime.receipts.write import receipt_files
 from hz.runtime.transcript.build import read_transcript
 

@@ -1,7 +1,7 @@
 """What one packet may hold: the caps rendering keeps to and reading a packet checks.
 
 One definition for both sides of the file boundary: the compiler renders within them (HZ003,
-HZ705, HZ709) and ``hz.runtime.models`` refuses a packet — a hand-made one, a ledger row —
+HZ705, HZ709) and ``hz.runtime.artifacts.models`` refuses a packet — a hand-made one, a ledger row —
 that is past them before anything is recorded or run. No imports: the render child reads
 these too and starts in a few milliseconds.
 """

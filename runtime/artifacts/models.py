@@ -13,10 +13,10 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError
 from pydantic_core import PydanticCustomError
 
-from hz.runtime import strict_json
-from hz.runtime.canonical import digest_of, sha256_hex
-from hz.runtime.errors import FormatError
-from hz.runtime.packet_limits import (
+from hz.runtime.artifacts import strict_json
+from hz.runtime.artifacts.canonical import digest_of, sha256_hex
+from hz.runtime.artifacts.errors import FormatError
+from hz.runtime.artifacts.packet_limits import (
     MAX_CONTRACT_BYTES,
     MAX_INPUT_BYTES,
     MAX_PROMPT_BYTES,
@@ -24,10 +24,11 @@ from hz.runtime.packet_limits import (
     shown,
     utf8_size,
 )
-from hz.runtime.regular_file import read_regular_text
+from hz.runtime.artifacts.regular_file import read_regular_text
 
 #: Larger files are refused unread: a packet holds at most 8 MiB of inputs and a 1 MiB prompt
-#: (``hz.runtime.packet_limits``, checked as a packet is read), in canonical JSON with indents.
+#: (``hz.runtime.artifacts.packet_limits``, checked as a packet is read), in canonical JSON with
+#: indents.
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 JOB_FORMAT_VERSION: Literal[1] = 1
 PACKET_FORMAT_VERSION: Literal[1] = 1

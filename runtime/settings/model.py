@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, to_jsonable_python
 
-from hz.runtime.errors import ConfigError
+from hz.runtime.artifacts.errors import ConfigError
 
 
 class TableSource(Protocol):

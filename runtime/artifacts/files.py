@@ -11,7 +11,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from hz.runtime.errors import HzError
+from hz.runtime.artifacts.errors import HzError
 
 
 def _umask() -> int:

@@ -13,13 +13,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from hz.runtime import registry
+from hz.runtime.artifacts.errors import ConfigError, HzError
+from hz.runtime.artifacts.printable import printable
 from hz.runtime.config.layers import UNSET, LayerState, load_config, read_source, sources
 from hz.runtime.config.project import find_project_file, read_project_file
-from hz.runtime.errors import ConfigError, HzError
-from hz.runtime.execute import check_capabilities
-from hz.runtime.printable import printable
-from hz.runtime.protocol import Capabilities, Check
+from hz.runtime.execution.execute import check_capabilities
+from hz.runtime.runners import registry
+from hz.runtime.runners.protocol import Capabilities, Check
 from hz.runtime.runners.settings import SharedSettings
 
 

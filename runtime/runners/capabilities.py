@@ -8,8 +8,8 @@ A test checks that every cited test exists. A runner class without a ``descripto
 written before descriptors) gets one derived from its ``capabilities``: nothing it says is
 ``supported`` without evidence, so what it does not prove is ``unverified``.
 
-``hz runners`` prints the descriptors, the pre-run gate (``hz.runtime.policy``) reads them,
-and a result's ``limits_unenforced`` names what the run needed and did not get.
+``hz runners`` prints the descriptors, the pre-run gate (``hz.runtime.execution.policy``) reads
+them, and a result's ``limits_unenforced`` names what the run needed and did not get.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from hz.runtime.protocol import Capabilities
+from hz.runtime.runners.protocol import Capabilities
 
 Support = Literal["supported", "unsupported", "unverified"]
 

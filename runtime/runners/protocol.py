@@ -14,14 +14,14 @@ Rules every runner follows:
 
 - Return an ``AgentResult`` for everything that happens once a process may start: a timeout,
   a budget stop, a crash, a missing executable, empty or malformed output.
-- Raise ``hz.runtime.errors.RunnerError`` only when misconfigured, before anything runs.
+- Raise ``hz.runtime.artifacts.errors.RunnerError`` only when misconfigured, before anything runs.
 - Never exceed the timeout; name in ``limits_unenforced`` each limit that applied to the run
   and that its capabilities do not enforce (``Capabilities.unenforced``).
 - Start every child process through ``hz.runtime.process.bounded`` (one chokepoint: own
   process group, capped output, allowlisted environment, the group killed at the end).
 - ``request.output``: the job's output spec; a runner that can make the agent produce
   structured output (e.g. a JSON Schema flag) uses it. hz validates a ``json`` draft afterwards
-  (``hz.runtime.output_check``); a runner does not.
+  (``hz.runtime.execution.output_check``); a runner does not.
 - ``request.progress``: when given, call it with ``Progress`` as turns and tool calls happen.
 """
 
@@ -33,9 +33,9 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
-from hz.runtime.errors import RunnerError
-from hz.runtime.models import Budget, OutputSpec, Packet, ToolProfile
-from hz.runtime.result import AgentResult
+from hz.runtime.artifacts.errors import RunnerError
+from hz.runtime.artifacts.models import Budget, OutputSpec, Packet, ToolProfile
+from hz.runtime.artifacts.result import AgentResult
 
 if TYPE_CHECKING:
     from hz.runtime.runners.settings import RunnerSettings

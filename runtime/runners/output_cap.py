@@ -23,7 +23,7 @@ may hold, is capped here, by one set of limits:
 ``Kept`` is what a stream reader keeps as it reads, so that hz's memory stays bounded whatever
 the agent floods; ``bounded`` holds a finished result — any runner's, a plugin's included — to
 the same caps. It is the one place a result is cut, after its secrets are redacted
-(``hz.runtime.execute.finished``). Whatever was cut or left out sets ``output_truncated``.
+(``hz.runtime.execution.execute.finished``). Whatever was cut or left out sets ``output_truncated``.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ import json
 from collections import Counter
 from typing import Any
 
+from hz.runtime.artifacts.result import AgentResult, ToolCall
 from hz.runtime.process.limits import MAX_OUTPUT
-from hz.runtime.result import AgentResult, ToolCall
 
 __all__ = [
     "MAX_MESSAGES",
