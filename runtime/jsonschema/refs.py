@@ -8,11 +8,11 @@ nothing else. Schema positions are walked as 2020-12 defines them, so a ``"$ref"
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urldefrag
 
 from jsonschema_specifications import REGISTRY as METASCHEMAS  # type: ignore[import-untyped]
-from referencing._core import Resolver
+from referencing import Resource
 from referencing.exceptions import PointerToNowhere, Unresolvable
 from referencing.jsonschema import DRAFT202012
 
@@ -22,6 +22,16 @@ _ONE = ("additionalProperties", "contains", "contentSchema", "else", "if", "item
 _ONE_MORE = ("propertyNames", "then", "unevaluatedItems", "unevaluatedProperties")
 _LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 _MAP = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties")
+
+
+class Resolver(Protocol):
+    """What hz uses of referencing's resolver. Its class is not public (``referencing._core``);
+    its attributes are, and ``Registry.resolver_with_root`` is how one is made
+    (referencing's docs/compatibility.rst)."""
+
+    def lookup(self, ref: str) -> Any: ...
+
+    def in_subresource(self, subresource: Resource[Any]) -> Resolver: ...
 
 
 def unresolvable(schema: Any) -> list[tuple[Path, str, str]]:
@@ -35,7 +45,7 @@ def unresolvable(schema: Any) -> list[tuple[Path, str, str]]:
     return out
 
 
-def _walk(node: Any, path: Path, resolver: Resolver[Any], out: list[tuple[Path, str, str]]) -> None:
+def _walk(node: Any, path: Path, resolver: Resolver, out: list[tuple[Path, str, str]]) -> None:
     if not isinstance(node, dict):
         return
     if isinstance(node.get("$id"), str):
@@ -63,7 +73,7 @@ def _walk(node: Any, path: Path, resolver: Resolver[Any], out: list[tuple[Path, 
                 _walk(item, (*path, keyword, key), resolver, out)
 
 
-def _problem(resolver: Resolver[Any], ref: str) -> str | None:
+def _problem(resolver: Resolver, ref: str) -> str | None:
     try:
         resolver.lookup(ref)
     except ValueError:  # urllib: "Invalid IPv6 URL" and the like
