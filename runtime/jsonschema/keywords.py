@@ -4,7 +4,9 @@ word it) and those whose meaning involves a regular expression, over the ECMA-26
 jsonschema implements ``pattern``, ``patternProperties``, and the property bookkeeping of
 ``additionalProperties`` and ``unevaluatedProperties``, with Python's ``re``; these are the
 same keywords with ``hz.runtime.jsonschema.ecma.search`` in its place. The rest of each
-function follows jsonschema's own (``jsonschema._keywords``, ``jsonschema._utils``).
+function follows jsonschema's own (``jsonschema._keywords``, ``jsonschema._utils``): a
+reference is followed as jsonschema does, through ``hz.runtime.jsonschema.compat``, and
+tests/unit/jsonschema/test_compat.py checks the copies against the originals.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
+from hz.runtime.jsonschema.compat import follow
 from hz.runtime.jsonschema.ecma import search
 
 Schema = dict[str, Any]
@@ -127,9 +130,8 @@ def _evaluated_keys(validator: Any, instance: dict[str, Any], schema: Any) -> se
     for keyword in ("$ref", "$dynamicRef"):
         ref = schema.get(keyword)
         if ref is not None:
-            resolved = validator._resolver.lookup(ref)
-            target = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
-            keys |= _evaluated_keys(target, instance, resolved.contents)
+            contents, target = follow(validator, ref)
+            keys |= _evaluated_keys(target, instance, contents)
     properties = schema.get("properties")
     if validator.is_type(properties, "object"):
         keys |= properties.keys() & instance.keys()

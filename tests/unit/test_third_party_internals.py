@@ -33,7 +33,6 @@ ALLOWED = {
     # Documented under jinja2.Undefined in Jinja's API docs despite the underscore.
     "compiler/render/sandbox.py reads ._fail_with_undefined_error": "Jinja's documented API",
     # To replace by public API or move into a compat module (issue 23 section 5).
-    "runtime/jsonschema/keywords.py reads ._resolver": "no public accessor",
     "runtime/ledger/pg/listener.py calls super()._get_standalone_connection": "listener cut",
     "hz.runtime.ledger.pg.listener.ListeningConnector overrides "
     "procrastinate.psycopg_connector.PsycopgConnector._get_standalone_connection": "listener cut",
