@@ -42,11 +42,6 @@ ALLOWED = {
     "runtime/ledger/pg/worker.py calls super()._handle_notification": "notification filter",
     "hz.runtime.ledger.pg.worker._Worker overrides "
     "procrastinate.worker.Worker._handle_notification": "notification filter",
-    "runtime/ledger/pg/worker.py calls super()._persist_job_status": "superseded jobs deleted",
-    "hz.runtime.ledger.pg.worker._Worker overrides "
-    "procrastinate.worker.Worker._persist_job_status": "superseded jobs deleted",
-    "hz.runtime.ledger.pg.worker._Worker overrides "
-    "procrastinate.worker.Worker._monitor_side_tasks": "every side task watched",
 }
 
 

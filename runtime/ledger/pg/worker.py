@@ -45,17 +45,14 @@ from typing import Any
 
 from procrastinate import App, JobContext
 from procrastinate.exceptions import JobAborted
-from procrastinate.job_context import JobResult
-from procrastinate.jobs import Job, Status
 from procrastinate.manager import get_channel_for_queues
-from procrastinate.retry import RetryDecision
-from procrastinate.worker import Worker
 
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.printable import printable
 from hz.runtime.ledger import host
 from hz.runtime.ledger.fallback import unrecorded
 from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
+from hz.runtime.ledger.pg.compat import SupervisedWorker
 from hz.runtime.ledger.pg.dispatch import TASK
 from hz.runtime.ledger.pg.listener import PROBE_EVERY, PROBE_TYPE, ListeningConnector
 from hz.runtime.ledger.reconcile import Settled, reconcile
@@ -101,8 +98,9 @@ class _OneLine(logging.Handler):
         self.note(f"hz: worker: {printable(' '.join(text.split())[:500])}")
 
 
-class _Worker(Worker):
-    """procrastinate's worker, stopped when *any* of its side tasks ends."""
+class _Worker(SupervisedWorker):
+    """procrastinate's worker, stopped when *any* of its side tasks ends, deleting the jobs
+    of held runs as they end (``hz.runtime.ledger.pg.compat``)."""
 
     side_failure: str | None = None
 
@@ -165,36 +163,16 @@ class _Worker(Worker):
                         f"{self.probe_every:g} s; its connection was cut and is made anew"
                     )
 
-    async def _persist_job_status(
-        self,
-        job: Job,
-        status: Status,
-        retry_decision: RetryDecision | None,
-        context: JobContext,
-        job_result: JobResult | None,
-    ) -> None:
-        assert job.id is not None
-        if job.id in self.superseded and status == Status.SUCCEEDED:
-            self.superseded.discard(job.id)
-            await self.app.job_manager.finish_job(job=job, status=status, delete_job=True)
-            return
-        await super()._persist_job_status(job, status, retry_decision, context, job_result)
+    def delete_when_succeeded(self, job_id: int) -> bool:
+        if job_id in self.superseded:
+            self.superseded.discard(job_id)
+            return True
+        return False
 
-    async def _monitor_side_tasks(self, side_tasks: list[asyncio.Task[Any]]) -> None:
-        # The periodic deferrer ends at once when no periodic task is registered (hz has
-        # none); every other side task runs for the worker's life.
-        watched = [t for t in side_tasks if t.get_name() != "deferrer"]
-        if not watched:
-            return
-        done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            failure = None if task.cancelled() else task.exception()
-            # One line: procrastinate's messages span several ("\nDatabase error.\n").
-            text = " ".join(str(failure).split())[:300] or type(failure).__name__
-            self.side_failure = f"its side task {task.get_name()} " + (
-                f"failed: {text}" if failure else "ended"
-            )
-        self.stop()  # type: ignore[no-untyped-call]
+    def side_task_ended(self, name: str, failure: BaseException | None) -> None:
+        # One line: procrastinate's messages span several ("\nDatabase error.\n").
+        text = " ".join(str(failure).split())[:300] or type(failure).__name__
+        self.side_failure = f"its side task {name} " + (f"failed: {text}" if failure else "ended")
 
 
 class PgWorker:

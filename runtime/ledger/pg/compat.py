@@ -1,0 +1,100 @@
+"""procrastinate's internals hz relies on, in one place (STYLE 22). Written against
+procrastinate 3.10.0 (pyproject.toml admits its 3.10 patch releases only);
+tests/unit/test_ledger_pg_compat.py pins each one and fails when a release changes it.
+
+Everything else hz does with procrastinate is public API: ``App``, ``configure_task(...,
+connection=)``, ``job_manager.cancel_job_by_id(..., connection=)``, the worker's documented
+arguments and the connector's ``listen_notify`` (``hz.runtime.ledger.pg.listener``). What is left
+is ``SupervisedWorker``: procrastinate's ``Worker`` (importable, not in ``procrastinate.__all__``)
+with two private methods overridden, each turned into a hook with a public name that hz's worker
+(``hz.runtime.ledger.pg.worker``) fills in:
+
+- ``_persist_job_status`` → ``delete_when_succeeded``: delete one job as it succeeds. A run held
+  for a spend ceiling, or handed back, gets a new job in the transaction that holds it; the job
+  that looked must not stay behind as a row per look. procrastinate deletes every succeeded job
+  or none (``delete_jobs``, https://github.com/procrastinate-org/procrastinate/issues/344,
+  https://github.com/procrastinate-org/procrastinate/pull/354); no per-job choice or hook exists.
+- ``_monitor_side_tasks`` → ``side_task_ended``: stop the worker when *any* side task ends
+  (fails, returns or is cancelled) and say which. procrastinate 3.10 stops watching once the first
+  one ends, which is the periodic deferrer at once when there are no periodic tasks
+  (https://github.com/procrastinate-org/procrastinate/issues/1597; fix proposed in
+  https://github.com/procrastinate-org/procrastinate/pull/1605, which still lets a side task
+  that returns or is cancelled go unnoticed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from procrastinate import JobContext
+from procrastinate.job_context import JobResult
+from procrastinate.jobs import Job, Status
+from procrastinate.retry import RetryDecision
+from procrastinate.worker import Worker
+
+#: The name procrastinate gives its periodic deferrer side task, which returns at once when no
+#: periodic task is registered (hz registers none).
+DEFERRER = "deferrer"
+
+#: What the overrides were written against: ``str(inspect.signature(...))`` in 3.10.0, the
+#: return annotation included. ``_start_side_tasks`` makes the list ``_monitor_side_tasks``
+#: receives (a newer procrastinate returns the heartbeat apart: procrastinate PR #1585);
+#: ``_process_job`` calls ``_persist_job_status``.
+UPSTREAM = {
+    "procrastinate.worker.Worker._persist_job_status": (
+        "(self, job: 'jobs.Job', status: 'jobs.Status', retry_decision: "
+        "'retry.RetryDecision | None', context: 'job_context.JobContext', job_result: "
+        "'job_context.JobResult | None')"
+    ),
+    "procrastinate.worker.Worker._monitor_side_tasks": (
+        "(self, side_tasks: 'list[asyncio.Task[Any]]')"
+    ),
+    "procrastinate.worker.Worker._start_side_tasks": "(self) -> 'list[asyncio.Task[Any]]'",
+    "procrastinate.worker.Worker._process_job": "(self, context: 'job_context.JobContext')",
+}
+#: sha256 of the source of the methods overridden, in 3.10.0: hz replaces the whole monitor
+#: and one branch of the persist, so any change upstream (#1605 landing) is to be read.
+SOURCES = {
+    "procrastinate.worker.Worker._persist_job_status": (
+        "821921c86130d1517f51144cd8cb839b7d9426dd98832bebe885b9efc0b5d005"
+    ),
+    "procrastinate.worker.Worker._monitor_side_tasks": (
+        "4e56a47727194084f93af43f476d42f52daf39892d71052be5682d1d5cf77639"
+    ),
+}
+
+
+class SupervisedWorker(Worker):
+    """procrastinate's worker with two hooks; a subclass overrides only the hooks."""
+
+    def delete_when_succeeded(self, job_id: int) -> bool:
+        """Asked as a job succeeds: True deletes its row instead of keeping it
+        ``succeeded``."""
+        return False
+
+    def side_task_ended(self, name: str, failure: BaseException | None) -> None:
+        """A side task ended (``failure`` None: it returned or was cancelled); the worker stops
+        after the call."""
+
+    async def _persist_job_status(
+        self,
+        job: Job,
+        status: Status,
+        retry_decision: RetryDecision | None,
+        context: JobContext,
+        job_result: JobResult | None,
+    ) -> None:
+        if job.id is not None and status == Status.SUCCEEDED and self.delete_when_succeeded(job.id):
+            await self.app.job_manager.finish_job(job=job, status=status, delete_job=True)
+            return
+        await super()._persist_job_status(job, status, retry_decision, context, job_result)
+
+    async def _monitor_side_tasks(self, side_tasks: list[asyncio.Task[Any]]) -> None:
+        watched = [t for t in side_tasks if t.get_name() != DEFERRER]
+        if not watched:
+            return
+        done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            self.side_task_ended(task.get_name(), None if task.cancelled() else task.exception())
+        self.stop()  # type: ignore[no-untyped-call]
