@@ -32,16 +32,6 @@ ALLOWED = {
     "compiler/load/loader.py imports yaml._yaml": "PyYAML's libyaml binding, imported under try",
     # Documented under jinja2.Undefined in Jinja's API docs despite the underscore.
     "compiler/render/sandbox.py reads ._fail_with_undefined_error": "Jinja's documented API",
-    # To replace by public API or move into a compat module (issue 23 section 5).
-    "runtime/ledger/pg/listener.py calls super()._get_standalone_connection": "listener cut",
-    "hz.runtime.ledger.pg.listener.ListeningConnector overrides "
-    "procrastinate.psycopg_connector.PsycopgConnector._get_standalone_connection": "listener cut",
-    "runtime/ledger/pg/worker.py calls super()._start_side_tasks": "listener probe",
-    "hz.runtime.ledger.pg.worker._Worker overrides "
-    "procrastinate.worker.Worker._start_side_tasks": "listener probe",
-    "runtime/ledger/pg/worker.py calls super()._handle_notification": "notification filter",
-    "hz.runtime.ledger.pg.worker._Worker overrides "
-    "procrastinate.worker.Worker._handle_notification": "notification filter",
 }
 
 

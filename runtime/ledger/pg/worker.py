@@ -21,7 +21,7 @@ the owner machinery every backend shares (``hz.runtime.ledger.owner.run_owned``)
   listener, abort poll) ends — hz watches every one of them, not only the first to finish
   (procrastinate issue #1597) — and when it loses the database. This loop starts a new one,
   with backoff, until ``hz worker`` is told to stop. A listener that hangs without failing is
-  found by a probe and its connection cut (``hz.runtime.ledger.pg.listener``).
+  found by a probe and listens anew on a new connection (``hz.runtime.ledger.pg.listener``).
 - Reconciliation at start and every half lease: this host's runs whose owner is gone are
   settled (their process groups killed: same host id, boot id, pid and start time), any host's
   runs whose lease expired become ``uncertain``, their jobs ended without a retry; runs another
@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import secrets
 import signal
 import threading
 import time
@@ -45,7 +43,6 @@ from typing import Any
 
 from procrastinate import App, JobContext
 from procrastinate.exceptions import JobAborted
-from procrastinate.manager import get_channel_for_queues
 
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.printable import printable
@@ -54,7 +51,7 @@ from hz.runtime.ledger.fallback import unrecorded
 from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
 from hz.runtime.ledger.pg.compat import SupervisedWorker
 from hz.runtime.ledger.pg.dispatch import TASK
-from hz.runtime.ledger.pg.listener import PROBE_EVERY, PROBE_TYPE, ListeningConnector
+from hz.runtime.ledger.pg.listener import PROBE_EVERY, ListeningConnector
 from hz.runtime.ledger.reconcile import Settled, reconcile
 from hz.runtime.ledger.store import RUN_ID, Hold, Ledger, Owner, StaleOwner, UnknownRun
 
@@ -104,64 +101,11 @@ class _Worker(SupervisedWorker):
 
     side_failure: str | None = None
 
-    def __init__(
-        self,
-        *args: Any,
-        superseded: set[int] | None = None,
-        probe_every: float = PROBE_EVERY,
-        note: Callable[[str], None] = lambda message: None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, *args: Any, superseded: set[int] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         #: Jobs of held runs, replaced by a job due at the run's next look: deleted when they
         #: end, so that a run held all day has one job, not one per look.
         self.superseded = set() if superseded is None else superseded
-        self.probe_every = probe_every
-        self.note = note
-        self._probe_token = secrets.token_hex(8)
-        self._heard = asyncio.Event()
-
-    # -- the listener, probed (``hz.runtime.ledger.pg.listener``) -----------------------------
-
-    def _start_side_tasks(self) -> list[asyncio.Task[Any]]:
-        tasks: list[asyncio.Task[Any]] = super()._start_side_tasks()
-        if self.listen_notify and isinstance(self.app.connector, ListeningConnector):
-            tasks.append(asyncio.create_task(self._probe_listener(), name="listener_probe"))
-        return tasks
-
-    async def _handle_notification(self, *, channel: str, notification: Any) -> None:
-        kind = notification.get("type")  # a JSON object with a string type (the connector)
-        if kind == PROBE_TYPE:
-            if notification.get("token") == self._probe_token:
-                self._heard.set()
-            return  # another worker's probe
-        job = notification.get("job_id")
-        if kind == "abort_job_requested" and (not isinstance(job, int) or isinstance(job, bool)):
-            return  # not procrastinate's (it would fail the listener): ignored
-        await super()._handle_notification(channel=channel, notification=notification)
-
-    async def _probe_listener(self) -> None:
-        connector = self.app.connector
-        assert isinstance(connector, ListeningConnector)
-        channel = next(iter(get_channel_for_queues(self.queues)))
-        payload = json.dumps({"type": PROBE_TYPE, "token": self._probe_token})
-        while True:
-            await asyncio.sleep(self.probe_every)
-            self._heard.clear()
-            try:
-                await connector.execute_query_async(
-                    "SELECT pg_notify(%(channel)s, %(payload)s)", channel=channel, payload=payload
-                )
-            except Exception:  # noqa: S112 -- the database is away: other side tasks say so
-                continue
-            try:
-                await asyncio.wait_for(self._heard.wait(), timeout=self.probe_every)
-            except TimeoutError:
-                if connector.cut():
-                    self.note(
-                        "hz: worker: procrastinate's listener heard nothing for "
-                        f"{self.probe_every:g} s; its connection was cut and is made anew"
-                    )
 
     def delete_when_succeeded(self, job_id: int) -> bool:
         if job_id in self.superseded:
@@ -206,6 +150,8 @@ class PgWorker:
         self._worker: _Worker | None = None
         self._wake: asyncio.Event | None = None
         self._superseded: set[int] = set()
+        if isinstance(app.connector, ListeningConnector):
+            app.connector.probing(every=options.probe_every, note=note)
         app.task(name=TASK, pass_context=True)(self._job)
 
     # -- the task (a thread of the loop's executor) ------------------------------------------
@@ -353,8 +299,6 @@ class PgWorker:
             worker = _Worker(
                 self.app,
                 superseded=self._superseded,
-                probe_every=self.options.probe_every,
-                note=self.note,
                 queues=list(self.options.queues) or None,
                 name=self.name,
                 concurrency=self.options.jobs,
