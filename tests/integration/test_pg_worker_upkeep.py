@@ -368,6 +368,7 @@ def test_notifications_forged_by_any_role_leave_the_listener_listening(
         worker = pg._worker
         for payload in (
             "not json",
+            "[" * 7000,
             "[]",
             '"x"',
             "{}",

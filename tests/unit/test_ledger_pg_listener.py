@@ -17,6 +17,8 @@ from hz.runtime.ledger.pg.listener import PROBE_EVERY, admit
     ("payload", "admitted"),
     [
         ("not json", None),
+        ("[" * 7000, None),  # Python's json: a RecursionError, no ValueError
+        ('{"type": "job_inserted", "job_id": NaN}', None),
         ("[]", None),
         ('"x"', None),
         ("{}", None),

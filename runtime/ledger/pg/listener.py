@@ -28,6 +28,8 @@ from typing import Any
 from procrastinate import App, PsycopgConnector
 from procrastinate.connector import Notify
 
+from hz.runtime.artifacts.strict_json import JsonError, loads
+
 #: How often a worker checks that its listener hears notifications (seconds), and how long it
 #: waits for its own. Keep twice this below procrastinate's LISTEN_TIMEOUT (30 s, after which
 #: its listener sends a query of its own): a deaf listener is then cancelled while it waits
@@ -39,12 +41,13 @@ PROBE_TYPE = "hz_listener_probe"
 
 def admit(payload: str) -> dict[str, Any] | None:
     """The notification ``payload`` holds, or None when procrastinate's listener cannot take
-    it: not JSON, not an object with a string ``type``, or an abort whose ``job_id`` is not an
-    integer (a list fails procrastinate's set of ids, a missing one its lookup, and ``true``
-    equals job 1)."""
+    it: not strict JSON (hz's one reader: a payload nested thousands deep is a RecursionError,
+    no ValueError, to Python's json), not an object with a string ``type``, or an abort whose
+    ``job_id`` is not an integer (a list fails procrastinate's set of ids, a missing one its
+    lookup, and ``true`` equals job 1)."""
     try:
-        notification = json.loads(payload)
-    except ValueError:
+        notification = loads(payload)
+    except JsonError:
         return None
     if not isinstance(notification, dict) or not isinstance(notification.get("type"), str):
         return None
