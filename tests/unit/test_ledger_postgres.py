@@ -285,3 +285,34 @@ def test_a_queued_run_whose_job_ended_unrun_is_queued_again(pg_dsn: str, tmp_pat
         assert ledger.redispatch_stranded() == []  # its new job waits: nothing more to do
     finally:
         ledger.close()
+
+
+def test_abandon_cancels_a_waiting_job_and_fails_a_taken_one(pg_dsn: str) -> None:
+    """A run settled elsewhere than by its worker: its job ends without a retry or an abort
+    request, inside the settling transaction; a job that has ended already is left alone."""
+    db = PgDb(pg_dsn, where="w")
+    dispatcher = Procrastinate(pg_dsn)
+    try:
+        with db.tx() as c:
+            waiting, taken, done = (
+                dispatcher.enqueue(c, run_id, queue="default", priority=0, not_before=0.0)
+                for run_id in ("r-waiting", "r-taken", "r-done")
+            )
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            c.execute("UPDATE procrastinate_jobs SET status = 'doing' WHERE id = %s", (taken,))
+            c.execute("UPDATE procrastinate_jobs SET status = 'succeeded' WHERE id = %s", (done,))
+        for _ in range(2):  # the second time, every job has ended: nothing changes
+            with db.tx() as c:
+                for job in (waiting, taken, done):
+                    dispatcher.abandon(c, job)
+            with psycopg.connect(pg_dsn) as c:
+                rows = c.execute(
+                    "SELECT id, status, abort_requested FROM procrastinate_jobs ORDER BY id"
+                ).fetchall()
+            assert rows == [
+                (waiting, "cancelled", False),
+                (taken, "failed", False),
+                (done, "succeeded", False),
+            ]
+    finally:
+        db.close()

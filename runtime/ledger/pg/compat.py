@@ -4,8 +4,10 @@ tests/unit/test_ledger_pg_compat.py pins each one and fails when a release chang
 
 Everything else hz does with procrastinate is public API: ``App``, ``configure_task(...,
 connection=)``, ``job_manager.cancel_job_by_id(..., connection=)``, the worker's documented
-arguments and the connector's ``listen_notify`` (``hz.runtime.ledger.pg.listener``). What is left
-is ``SupervisedWorker``: procrastinate's ``Worker`` (importable, not in ``procrastinate.__all__``)
+arguments and the connector's ``listen_notify`` (``hz.runtime.ledger.pg.listener``). Two things
+are not. The names of procrastinate's SQL objects that hz's own statements use (below: its
+tables, a function, its notifications), checked against the installed schema.sql. And
+``SupervisedWorker``: procrastinate's ``Worker`` (importable, not in ``procrastinate.__all__``)
 with two private methods overridden, each turned into a hook with a public name that hz's worker
 (``hz.runtime.ledger.pg.worker``) fills in:
 
@@ -36,6 +38,25 @@ from procrastinate.worker import Worker
 #: The name procrastinate gives its periodic deferrer side task, which returns at once when no
 #: periodic task is registered (hz registers none).
 DEFERRER = "deferrer"
+
+#: procrastinate's SQL objects hz's own statements name (procrastinate/sql/schema.sql): its
+#: tables and the columns hz reads or sets, the one function hz calls itself (a job a worker
+#: took ends ``failed`` inside hz's transaction: procrastinate's only public finish by id,
+#: ``finish_job_by_id_async``, takes no connection), and the notification its insert trigger
+#: sends, which hz sends too when held runs' jobs become due. Everything else goes through
+#: procrastinate's job manager.
+JOBS = "procrastinate_jobs"
+JOB_COLUMNS = ("id", "queue_name", "task_name", "args", "status", "scheduled_at", "worker_id")
+JOB_STATUSES = ("todo", "doing", "succeeded", "failed", "aborted")
+WORKERS = "procrastinate_workers"
+WORKER_COLUMNS = ("id", "last_heartbeat")
+#: ``(job_id bigint, end_status procrastinate_job_status, delete_job boolean)``
+FINISH_JOB = "procrastinate_finish_job_v1"
+QUEUE_CHANNEL_PREFIX = "procrastinate_queue_v1#"
+ANY_QUEUE_CHANNEL = "procrastinate_any_queue_v1"
+#: The ``type`` of the notifications procrastinate's triggers send (with a ``job_id``).
+JOB_INSERTED = "job_inserted"
+ABORT_REQUESTED = "abort_job_requested"
 
 #: What the overrides were written against: ``str(inspect.signature(...))`` in 3.10.0, the
 #: return annotation included. ``_start_side_tasks`` makes the list ``_monitor_side_tasks``

@@ -8,6 +8,9 @@ how the run ended. The task has no retry strategy: procrastinate never runs a jo
 hz never relaunches a run that was dispatched. A run held for a spend ceiling gets a new job
 due at its next look, in the transaction that holds it (``Ledger.hold``), and the row records
 the new job's id.
+
+The names of procrastinate's tables, function and notification in these statements are
+``hz.runtime.ledger.pg.compat``'s (constants, checked against procrastinate's schema).
 """
 
 from __future__ import annotations
@@ -18,6 +21,14 @@ from typing import Any
 from procrastinate import App, PsycopgConnector
 
 from hz.runtime.ledger.backend import Connection, Db
+from hz.runtime.ledger.pg.compat import (
+    ANY_QUEUE_CHANNEL,
+    FINISH_JOB,
+    JOB_INSERTED,
+    JOBS,
+    QUEUE_CHANNEL_PREFIX,
+    WORKERS,
+)
 from hz.runtime.ledger.pg.db import PgConnection
 
 #: The procrastinate task every hz run is a job of.
@@ -64,21 +75,21 @@ class Procrastinate:
         # deferred by a hold that commits while this runs is seen: the statement that wakes
         # the runs waited for the hold's row lock, and this one reads after it.
         c.execute(
-            "WITH woken AS (UPDATE procrastinate_jobs SET scheduled_at = now() "
+            f"WITH woken AS (UPDATE {JOBS} SET scheduled_at = now() "  # noqa: S608
             "WHERE status = 'todo' AND scheduled_at > now() AND id IN (SELECT job_id FROM runs "
             "WHERE state = 'queued' AND owner IS NULL AND held_reason IS NOT NULL) "
             "RETURNING id, queue_name), "
-            "said AS (SELECT id, queue_name, json_build_object('type', 'job_inserted', "
+            f"said AS (SELECT id, queue_name, json_build_object('type', '{JOB_INSERTED}', "
             "'job_id', id)::text AS payload FROM woken) "
-            "SELECT pg_notify('procrastinate_queue_v1#' || queue_name, payload), "
-            "pg_notify('procrastinate_any_queue_v1', payload) FROM said"
+            f"SELECT pg_notify('{QUEUE_CHANNEL_PREFIX}' || queue_name, payload), "
+            f"pg_notify('{ANY_QUEUE_CHANNEL}', payload) FROM said"
         )
 
     def stranded(self, c: Connection) -> list[str]:
         # A job that failed before its claim (the database went away mid-claim) ends without
         # running its run; the run, never dispatched, is safe to hand to the queue again.
         rows = c.execute(
-            "SELECT r.id FROM runs r LEFT JOIN procrastinate_jobs j ON j.id = r.job_id "
+            f"SELECT r.id FROM runs r LEFT JOIN {JOBS} j ON j.id = r.job_id "  # noqa: S608
             "WHERE r.state = 'queued' AND r.owner IS NULL AND r.batch IS NULL "
             "AND (j.id IS NULL OR j.status NOT IN ('todo', 'doing')) ORDER BY r.created_at"
         ).fetchall()
@@ -94,9 +105,9 @@ class Procrastinate:
         # restarting has forgotten the finish it could not write. Its status follows the
         # run's end, as the worker would have.
         rows = c.execute(
-            "SELECT j.id, r.state FROM procrastinate_jobs j "
+            f"SELECT j.id, r.state FROM {JOBS} j "  # noqa: S608
             "JOIN runs r ON r.id = j.args->>'run_id' "
-            "LEFT JOIN procrastinate_workers w ON w.id = j.worker_id "
+            f"LEFT JOIN {WORKERS} w ON w.id = j.worker_id "
             "WHERE j.status = 'doing' AND j.task_name = ? "
             "AND (r.state IN ('completed', 'failed', 'timeout', 'budget', 'cancelled', "
             "'uncertain') OR (r.state = 'queued' AND r.owner IS NULL "
@@ -110,20 +121,17 @@ class Procrastinate:
             status = {"completed": "succeeded", "queued": "succeeded", "cancelled": "aborted"}.get(
                 row["state"], "failed"
             )
-            c.execute("SELECT procrastinate_finish_job_v1(?, ?, false)", (row["id"], status))
+            c.execute(f"SELECT {FINISH_JOB}(?, ?, false)", (row["id"], status))
         return len(rows)
 
     def abandon(self, c: Connection, job_id: int) -> None:
-        # procrastinate's own functions, as its job manager calls them: a job still waiting
-        # is cancelled, one a worker took ends failed; neither is retried, neither raises
-        # when the job has ended already.
+        # In hz's transaction: a job still waiting is cancelled (procrastinate's job manager),
+        # one a worker took ends failed (its SQL function, as its manager calls it); neither
+        # is retried, neither raises when the job has ended already.
+        assert isinstance(c, PgConnection)
+        self.app.job_manager.cancel_job_by_id(job_id, connection=c.raw)
         c.execute(
-            "SELECT procrastinate_cancel_job_v1(id, false, false) FROM procrastinate_jobs "
-            "WHERE id = ? AND status = 'todo'",
-            (job_id,),
-        )
-        c.execute(
-            "SELECT procrastinate_finish_job_v1(id, 'failed', false) FROM procrastinate_jobs "
+            f"SELECT {FINISH_JOB}(id, 'failed', false) FROM {JOBS} "  # noqa: S608
             "WHERE id = ? AND status = 'doing'",
             (job_id,),
         )

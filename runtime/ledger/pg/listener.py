@@ -29,6 +29,7 @@ from procrastinate import App, PsycopgConnector
 from procrastinate.connector import Notify
 
 from hz.runtime.artifacts.strict_json import JsonError, loads
+from hz.runtime.ledger.pg.compat import ABORT_REQUESTED
 
 #: How often a worker checks that its listener hears notifications (seconds), and how long it
 #: waits for its own. Keep twice this below procrastinate's LISTEN_TIMEOUT (30 s, after which
@@ -52,7 +53,7 @@ def admit(payload: str) -> dict[str, Any] | None:
     if not isinstance(notification, dict) or not isinstance(notification.get("type"), str):
         return None
     job = notification.get("job_id")
-    if notification["type"] == "abort_job_requested" and (
+    if notification["type"] == ABORT_REQUESTED and (
         not isinstance(job, int) or isinstance(job, bool)
     ):
         return None
