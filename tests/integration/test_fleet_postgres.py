@@ -145,9 +145,12 @@ def starts_by_who(s: Space) -> collections.Counter[str]:
 
 
 def registered(s: Space) -> int:
-    """procrastinate's worker rows (a worker registers once it is up and taking jobs)."""
+    """The id of procrastinate's newest worker row (a worker registers once it is up and taking
+    jobs). Not their count: a worker that registers first prunes the rows whose heartbeat is
+    older than its stalled-worker timeout (10 s here), a killed worker's among them."""
     assert s.dsn is not None
-    return int(pg_rows(s.dsn, "SELECT count(*) AS n FROM procrastinate_workers", ())[0]["n"])
+    rows = pg_rows(s.dsn, "SELECT coalesce(max(id), 0) AS n FROM procrastinate_workers", ())
+    return int(rows[0]["n"])
 
 
 def states(s: Space, ids: list[str] | None = None) -> dict[str, str]:
@@ -263,7 +266,7 @@ def test_a_worker_killed_alone_loses_its_agents_at_once_and_its_restart_settles_
     alpha.process.kill()
     alpha.process.wait(timeout=10)
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
-    before = registered(s)  # alpha's row stays, with a frozen heartbeat
+    before = registered(s)
     again = Worker(s, "alpha", "-j", "4")
     fleet.append(again)
     until(lambda: set(states(s, ids).values()) == {"uncertain"}, what="settled by its restart")
