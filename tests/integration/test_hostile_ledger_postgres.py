@@ -71,7 +71,8 @@ def test_a_hostile_lease_is_a_diagnostic(s: Space, lease: str) -> None:
         2,
         "",
         f"hz: error: {s.config}:{line}:1: [system.queue] lease_seconds must be a number of "
-        f"seconds from 1 to 3600, got {shown}\n",
+        f"seconds from 1 to 3600, got {shown}\n"
+        "  hint: the default is 15: an owner renews its lease every third of it\n",
     )
 
 
