@@ -7,12 +7,10 @@ It belongs to the CLI layer: it may compile (``hz.compiler``) and runs through
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import io
 import os
 import shlex
-import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -362,78 +360,37 @@ def reported_packets(asked: RunTargets, ceiling: float) -> list[Packet] | None:
     return packets if complete else None
 
 
-class Terminated(BaseException):
-    """SIGTERM, SIGHUP or SIGQUIT during a run, raised like KeyboardInterrupt so the process
-    chokepoint kills the run's process group on the way out (their default action would end
-    hz and leave the agent running, orphaned, with its private files on disk)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signal_name = signal.Signals(signum).name
-
-
-#: The signals that end a run as ``cancelled`` besides SIGINT (KeyboardInterrupt).
-_ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-
-
-class _Cancellation:
-    """The first ending signal cancels the run; every later one is ignored, so it cannot cut
-    short the killing of the run's processes, the removal of its private files, or the
-    writing of its receipt. At exit they become ``SIG_IGN``: the interpreter restores the
-    default action of a Python handler while it shuts down, and would die of one more.
-    (Not earlier: a signal that arrives as the handler changes to ``SIG_IGN`` makes the
-    interpreter print a warning.)
-    """
-
-    def __init__(self, signals: tuple[signal.Signals, ...]) -> None:
-        self.signals = signals
-        self.started = False
-
-    def __call__(self, signum: int, frame: object) -> None:
-        if self.started:
-            return
-        self.started = True
-        atexit.register(self.ignore)
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        raise Terminated(signum)
-
-    def ignore(self) -> None:
-        for signum in self.signals:
-            signal.signal(signum, signal.SIG_IGN)
-
-
 def _execute(
     runner_name: str, runner: AgentRunner, request: RunRequest, quiet: bool
 ) -> AgentResult:
+    """Run without the ledger. The first cancel signal sets a cancel token the process
+    chokepoint polls (the run's group is killed at once); later ones are ignored, so they
+    cannot cut short the killing of the run's processes, the removal of its private files,
+    or the writing of its receipt (``hz.runtime.process.signals``)."""
     from hz.runtime.execution.execute import execute
+    from hz.runtime.process.cancel import CancelToken, cancelling
+    from hz.runtime.process.signals import routed
 
     started = time.monotonic()
-    handled: tuple[signal.Signals, ...] = _ENDING_SIGNALS
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        handled += (signal.SIGINT,)  # not when started with SIGINT ignored (a background job)
-    cancellation = _Cancellation(handled)
-    previous = {signum: signal.signal(signum, cancellation) for signum in handled}
-    try:
+    token = CancelToken()
+    with routed(token.cancel), cancelling(token):
         if quiet or not sys.stderr.isatty():
-            return execute(runner, request)
-        from hz.cli.progress import TerminalProgress
+            result = execute(runner, request)
+        else:
+            from hz.cli.progress import TerminalProgress
 
-        with TerminalProgress(sys.stderr) as progress:
-            return execute(runner, replace(request, progress=progress))
-    except (KeyboardInterrupt, Terminated) as e:
-        signal_name = "SIGINT" if isinstance(e, KeyboardInterrupt) else e.signal_name
+            with TerminalProgress(sys.stderr) as progress:
+                result = execute(runner, replace(request, progress=progress))
+    if token.cancelled and result.status not in ("cancelled", "uncertain"):
+        # Killed at once by the chokepoint: what the runner made of that is no verdict.
         return AgentResult(
             runner=runner_name,
             status="cancelled",
             failure_kind="aborted",
             duration_seconds=time.monotonic() - started,
-            reason=f"hz was interrupted ({signal_name}); the run's processes were killed",
+            reason=f"hz was interrupted ({token.reason}); the run's processes were killed",
         )
-    finally:
-        if not cancellation.started:  # else keep ignoring: the receipt is still to be written
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
+    return result
 
 
 #: How many of the agent's last stderr lines a failed run's text summary shows.

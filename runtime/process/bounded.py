@@ -13,7 +13,10 @@ pipes with ``F_SETPIPE_SZ``). Every runner starts its agent through ``run_bounde
   pipes open can't hang hz. When the leader has exited, whatever is left in its group is
   SIGKILLed, output is drained for at most ``DRAIN_SECONDS`` more, and the leader is reaped.
 - At ``Limits.timeout`` (or after ``Limits.inactivity`` seconds without output) the group gets
-  SIGTERM, and SIGKILL ``Limits.kill_grace`` seconds later.
+  SIGTERM, and SIGKILL ``Limits.kill_grace`` seconds later (``group.Termination``).
+- A cancellation of hz itself (the ``CancelToken`` of ``hz.runtime.process.cancel``, set by a
+  signal's handler) is polled at every tick: the group is SIGKILLed at once and the value
+  says ``cancelled``. Nothing is raised into the runner.
 - ``on_stdout_line`` / ``on_stderr_line`` receive each line (at most ``Limits.max_line``
   bytes) as it arrives; returning True means "the final result is in": if the process then
   lingers for ``Limits.done_grace`` seconds it is stopped and the run counts as finished.
@@ -46,8 +49,8 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 
-from hz.runtime.process import observe
-from hz.runtime.process.group import check_own_group, living_members, signal_group
+from hz.runtime.process import cancel, observe
+from hz.runtime.process.group import Termination, check_own_group, living_members, signal_group
 from hz.runtime.process.leftovers import live_private_dirs
 from hz.runtime.process.limits import Limits, ProcessOutcome
 from hz.runtime.process.streams import LineCallback, StreamCapture
@@ -201,12 +204,12 @@ class _Supervisor:
 
     def run(self, stdin: bytes | None) -> ProcessOutcome:
         try:
-            self.pgid = check_own_group(self.proc.pid)
-            self.watchdog = _start_watchdog(self.pgid)
-            observe.spawned(self.proc.pid, self.pgid)
+            self.pgid = pgid = check_own_group(self.proc.pid)
+            self.watchdog = _start_watchdog(pgid)
+            observe.spawned(self.proc.pid, pgid)
             self._register(stdin)
-            self._supervise()
-            self._finish()
+            self._supervise(pgid)
+            self._finish(pgid)
         except BaseException:
             # A failing line callback or an interrupt: nothing of the run may survive it, and
             # a further interrupt must not cut the killing short.
@@ -247,21 +250,23 @@ class _Supervisor:
             else:
                 self._close_stdin()
 
-    def _supervise(self) -> None:
-        assert self.pgid is not None
-        term_at: float | None = None
-        killed = False
+    def _supervise(self, pgid: int) -> None:
+        ending: Termination | None = None
+        token = cancel.current()
         while not _leader_exited(self.proc.pid):
             now = time.monotonic()
-            if term_at is None:
+            if token is not None and token.cancelled and not self.flags.get("cancelled"):
+                # hz itself was told to stop (a signal to it): the group ends at once.
+                self.flags["cancelled"] = True
+                ending = ending or Termination(pgid, self.limits.kill_grace)
+                ending.step(now, urgent=True)
+            if ending is None:
                 cause = self._stop_cause(now)
                 if cause is not None:
                     self.flags[cause] = True
-                    signal_group(self.pgid, signal.SIGTERM)
-                    term_at = now
-            elif not killed and now - term_at >= self.limits.kill_grace:
-                signal_group(self.pgid, signal.SIGKILL)
-                killed = True
+                    ending = Termination(pgid, self.limits.kill_grace)
+            if ending is not None:
+                ending.step(now)
             self._pump(_TICK)
 
     def _stop_cause(self, now: float) -> str | None:
@@ -274,11 +279,10 @@ class _Supervisor:
             return "inactivity_timed_out"
         return None
 
-    def _finish(self) -> None:
-        assert self.pgid is not None
-        leftovers = living_members(self.pgid, exclude=self.proc.pid)
+    def _finish(self, pgid: int) -> None:
+        leftovers = living_members(pgid, exclude=self.proc.pid)
         # The leader is an unreaped zombie, so the group id is still ours to signal.
-        signal_group(self.pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
         self.flags["leftover_killed"] = bool(leftovers)
         self._dismiss_watchdog()
         self.proc.wait()
@@ -356,6 +360,7 @@ class _Supervisor:
             inactivity_timed_out=self.flags.get("inactivity_timed_out", False),
             finished_after_done=self.flags.get("finished_after_done", False),
             duration_seconds=time.monotonic() - self.started,
+            cancelled=self.flags.get("cancelled", False),
             leftover_killed=self.flags.get("leftover_killed", False),
             long_lines=self.out.long_lines + self.err.long_lines,
         )

@@ -1,10 +1,20 @@
-"""Signalling a child's process group safely (Linux)."""
+"""Signalling a child's process group safely (Linux), and ending it: SIGTERM, then SIGKILL
+after one grace (``KILL_GRACE``), written once for every place that stops a group."""
 
 from __future__ import annotations
 
 import os
 import signal
-from pathlib import Path
+from dataclasses import dataclass
+
+from hz.runtime.process.clock import SYSTEM, Clock
+from hz.runtime.process.proc import group_members
+
+#: Between SIGTERM and SIGKILL to a group, unless told otherwise (``Limits.kill_grace``, a
+#: cancel's, a reconciler's).
+KILL_GRACE = 2.0
+#: How often a blocking termination looks whether the group is gone.
+_POLL = 0.05
 
 
 class UnsafeGroupError(RuntimeError):
@@ -41,16 +51,35 @@ def signal_group(pgid: int, sig: signal.Signals) -> bool:
 
 def living_members(pgid: int, *, exclude: int) -> list[int]:
     """Pids in group ``pgid`` other than ``exclude`` that are not zombies (from /proc)."""
-    members: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == exclude:
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # Fields after the command name, which may itself contain spaces and parentheses.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            members.append(int(entry.name))
-    return members
+    return group_members(pgid, exclude=exclude)
+
+
+@dataclass(slots=True)
+class Termination:
+    """Ending one group, stepped by its caller's own loop: the first ``step`` sends SIGTERM,
+    the first after ``grace`` seconds (or an ``urgent`` one) SIGKILL."""
+
+    pgid: int
+    grace: float = KILL_GRACE
+    termed_at: float | None = None
+    killed: bool = False
+
+    def step(self, now: float, *, urgent: bool = False) -> None:
+        if self.killed:
+            return
+        if self.termed_at is None:
+            self.termed_at = now
+            signal_group(self.pgid, signal.SIGTERM)
+        if urgent or now - self.termed_at >= self.grace:
+            self.killed = True
+            signal_group(self.pgid, signal.SIGKILL)
+
+
+def terminate_group(pgid: int, *, grace: float = KILL_GRACE, clock: Clock = SYSTEM) -> None:
+    """End group ``pgid`` (not a child of this process: nothing to reap) and return once it
+    is gone: SIGTERM, then SIGKILL to what is left after ``grace`` seconds."""
+    ending = Termination(pgid, grace)
+    ending.step(clock.monotonic())
+    while group_members(pgid) and not ending.killed:
+        clock.sleep(_POLL)
+        ending.step(clock.monotonic())

@@ -32,6 +32,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from hz.runtime.process import cancel
 from hz.runtime.process.bounded import spawn
 from hz.runtime.process.group import check_own_group, living_members, signal_group
 from hz.runtime.process.limits import MAX_OUTPUT
@@ -74,6 +75,7 @@ class Interactive:
         self._err = StreamCapture(max_stderr, max_line, None)
         self._sel = selectors.DefaultSelector()
         self.eof = False
+        self._cancel_seen = False
         #: Lines cut at ``max_line`` so far, and whether the line read last was one of them.
         self.long_lines = 0
         self.last_line_cut = False
@@ -143,8 +145,14 @@ class Interactive:
 
     def read_line(self, until: float) -> bytes | None:
         """The next stdout line, or None at ``until`` (``time.monotonic()``) or at the end of
-        stdout (then ``eof`` is True)."""
+        stdout (then ``eof`` is True). ``Cancelled`` once, when the current context's cancel
+        token (``hz.runtime.process.cancel``) is set while it waits: the caller settles the
+        conversation and stops the child; later reads go on as before."""
+        token = cancel.current()
         while True:
+            if token is not None and token.cancelled and not self._cancel_seen:
+                self._cancel_seen = True
+                token.check()
             if self._lines:
                 line, self.last_line_cut = self._lines.popleft()
                 return line

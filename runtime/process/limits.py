@@ -9,6 +9,8 @@ import math
 import signal as _signal
 from dataclasses import dataclass
 
+from hz.runtime.process.group import KILL_GRACE
+
 MIB = 1024 * 1024
 #: What hz keeps of one stream of a child (stdout, stderr), and what one agent session's
 #: output may add to its result in all (``hz.runtime.runners.output_cap``).
@@ -46,7 +48,7 @@ class Limits:
     """
 
     timeout: float
-    kill_grace: float = 2.0
+    kill_grace: float = KILL_GRACE
     inactivity: float | None = None
     max_stdout: int = MAX_OUTPUT
     max_stderr: int = MAX_OUTPUT
@@ -76,6 +78,8 @@ class ProcessOutcome:
     - ``leftover_killed``: processes of its group were still alive after the leader exited
       (they were SIGKILLed).
     - ``long_lines``: how many lines handed to a callback were cut at ``Limits.max_line``.
+    - ``cancelled``: hz was told to stop while it ran (``hz.runtime.process.cancel``): its
+      group was killed at once.
     """
 
     exit_code: int | None
@@ -91,6 +95,7 @@ class ProcessOutcome:
     duration_seconds: float = 0.0
     leftover_killed: bool = False
     long_lines: int = 0
+    cancelled: bool = False
 
     @property
     def ok(self) -> bool:

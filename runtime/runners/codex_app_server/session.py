@@ -19,8 +19,9 @@ How it ends is decided by what hz observed, with the phase it was in:
   (status ``interrupted``, with usage), both within ``WRITE_SECONDS``; then the group is
   stopped. A malformed line or the server's end is ``uncertain``.
 
-A cancellation is the first ``BaseException`` that is no ``Exception`` (``KeyboardInterrupt``,
-a signal turned into an exception by the CLI) raised while hz waits on the server.
+A cancellation is hz's cancel token, seen while hz waits on the server (``Interactive`` raises
+``Cancelled`` at the read), or the first ``BaseException`` that is no ``Exception``
+(``KeyboardInterrupt``) raised while it waits.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hz import __version__
+from hz.runtime.process.cancel import Cancelled
 from hz.runtime.process.interactive import WRITE_SECONDS, Interactive
 from hz.runtime.runners.codex.fields import as_dict as _dict
 from hz.runtime.runners.codex.fields import as_str as _str
@@ -134,9 +136,12 @@ class Session:
             self._stop_turn("timeout")
         except _End as end:
             talk.ending, talk.detail = end.ending, end.detail
+        except Cancelled as e:  # hz's cancel token, polled where it reads
+            talk.cancel_signal = e.signal_name
+            self._stop_turn("cancelled")
         except Exception:
             raise
-        except BaseException as e:  # a cancellation: settle it by what hz observed
+        except BaseException as e:  # a cancellation raised into it (KeyboardInterrupt)
             talk.cancel_signal = _signal_name(e)
             self._stop_turn("cancelled")
         return talk
