@@ -1,60 +1,21 @@
-"""``hz run`` through the run ledger: one foreground run, or a batch with ``-j N``.
-
-A foreground run is a ledger run like any other (request key, states, lease, receipt); this
-process is its owner. SIGINT, SIGTERM, SIGHUP and SIGQUIT take the cancel path of
-``hz runs cancel``: the intent is committed, then the agent's group gets SIGTERM and SIGKILL
-two seconds later, and the run settles as ``cancelled`` with what its runner read.
-"""
+"""``hz run`` through the run ledger: a batch with ``-j N`` (one foreground run is
+``hz.runtime.ledger.foreground``)."""
 
 from __future__ import annotations
 
 import contextlib
-import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 import click
 
-from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.printable import printable, printable_json
-from hz.runtime.ledger.owner import Binding, Interrupted, Outcome, OwnedRun, Policy
-from hz.runtime.ledger.store import Ledger, Owner, StaleOwner
-
-#: The signals that cancel a run (SIGINT included: Ctrl-C is the same path).
-CANCEL_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
-
-
-@contextlib.contextmanager
-def signals_to(
-    handler: Callable[[str], None], again: Callable[[str], None] | None = None
-) -> Iterator[None]:
-    """Route the cancel signals to ``handler(signal name)`` while the block runs. The first
-    one calls ``handler``, the second ``again`` (a stopping worker or batch: kill the groups
-    now rather than after the grace); later ones are ignored, so they cannot cut short the
-    killing of the runs' processes or the writing of their receipts (they stay ignored to the
-    end of hz)."""
-    started: list[int] = []
-
-    def on_signal(signum: int, frame: object) -> None:
-        started.append(signum)
-        if len(started) == 1:
-            handler(signal.Signals(signum).name)
-        elif len(started) == 2 and again is not None:
-            again(signal.Signals(signum).name)
-
-    # SIGINT stays ignored where it was (a background job of a shell without job control).
-    handled = [s for s in CANCEL_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
-    previous = {s: signal.signal(s, on_signal) for s in handled}
-    try:
-        yield
-    finally:
-        for signum, old in previous.items():
-            signal.signal(signum, signal.SIG_IGN if started else old)
+from hz.runtime.ledger.foreground import Request, run_foreground
+from hz.runtime.ledger.owner import Binding, Outcome, Policy
+from hz.runtime.ledger.store import Ledger, Owner
+from hz.runtime.process.signals import routed
 
 
 def run_pool(pool: Any, why: str, display: contextlib.AbstractContextManager[Any]) -> None:
@@ -68,120 +29,8 @@ def run_pool(pool: Any, why: str, display: contextlib.AbstractContextManager[Any
     def second(name: str) -> None:
         pool.stop(why.format(signal=name, again=" again"), now=True)
 
-    with signals_to(first, second), display:
+    with routed(first, second), display:
         pool.run()
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One foreground run: what ``hz run`` parsed, ready for the ledger."""
-
-    packet: Packet
-    key: str
-    workdir: Path
-    receipt_dir: Path | None
-    force_new: bool
-
-    def create(self, ledger: Ledger, **where: Any) -> tuple[str, int]:
-        """Create its run in the ledger (``where``: its batch, queue, priority, an owner to
-        adopt it); the run's id and generation."""
-        return ledger.create(
-            self.packet,
-            key=self.key,
-            workdir=self.workdir,
-            receipt_dir=self.receipt_dir,
-            force_new=self.force_new,
-            **where,
-        )
-
-
-def run_foreground(
-    ledger: Ledger,
-    request: Request,
-    *,
-    binding: Binding,
-    policy: Policy,
-    progress: Any = None,
-) -> Outcome:
-    """Create (or adopt) the run, own it to its end, follow automatic retries."""
-    from hz.runtime.ledger.cancel import cancel
-    from hz.runtime.ledger.owner import run_owned
-    from hz.runtime.ledger.store import Owner
-
-    owner = Owner.this_process()
-    current: list[OwnedRun] = []
-
-    def on_signal(name: str) -> None:
-        # Raised into the runner (as Ctrl-C is): the process chokepoint kills the group on the
-        # way out, and a runner that handles a cancel itself classifies it by its phase.
-        if current:
-            current[0].interrupt(f"hz was interrupted ({name})")
-            if not current[0].watch.in_runner:
-                return  # settling: the run ends as it is
-        raise Interrupted(name)
-
-    with signals_to(on_signal):
-        while True:
-            current.clear()
-            run_id, generation = request.create(ledger, adopt=owner)
-            try:
-                wait_until_due(ledger, run_id, generation)
-                outcome = run_owned(
-                    ledger,
-                    run_id,
-                    generation,
-                    binding=binding,
-                    policy=policy,
-                    progress=progress,
-                    on_owned=current.append,
-                    receipt_dir=request.receipt_dir,
-                )
-            except Interrupted as e:
-                row = cancel(ledger, run_id)
-                reason = f"hz was interrupted ({e.signal_name}) before the agent started"
-                return Outcome(run_id, row.state, failure_kind="aborted", reason=reason)
-            except StaleOwner:
-                # Settled by another process before its agent started (hz runs cancel of the
-                # queued retry, a reconciler): as it was settled.
-                row = ledger.get(run_id)
-                reason = f"settled by another process before the agent started ({row.state})"
-                return Outcome(run_id, row.state, failure_kind=row.failure_kind, reason=reason)
-            if outcome.retry is None:
-                return outcome
-            request = replace(request, force_new=False)  # the retry holds the key: adopt it
-
-
-#: The longest wait for a retry's time (``owner.backoff`` caps it at a minute, plus jitter).
-MAX_WAIT = 2 * 60.0
-
-
-def wait_until_due(
-    ledger: Ledger,
-    run_id: str,
-    generation: int,
-    *,
-    sleep: Callable[[float], None] = time.sleep,
-    limit: float = MAX_WAIT,
-) -> None:
-    """Wait, owning the run, until its time has come (an automatic retry's backoff), renewing
-    its lease every third of it, so that no other process judges its owner gone meanwhile.
-    ``StaleOwner`` when another process settled it (``hz runs cancel``); a cancel signal
-    interrupts ``sleep`` (``Interrupted`` is raised from the handler). A database that
-    cannot be written now delays a renewal, never the wait."""
-    from hz.runtime.ledger.db import LedgerUnavailable
-
-    slice_ = max(ledger.lease_seconds / 3, 0.01)
-    deadline = time.monotonic() + limit
-    while True:
-        wait = ledger.get(run_id).not_before - ledger.clock().now
-        left = deadline - time.monotonic()
-        if wait <= 0 or left <= 0:
-            return
-        sleep(min(wait, left, slice_))
-        try:
-            ledger.renew(run_id, generation)
-        except LedgerUnavailable:
-            continue  # a full disk: renewed at the next slice
 
 
 class BatchDisplay:
@@ -376,3 +225,6 @@ def run_batch(
     if fmt == "json":
         click.echo("]}")
     return code or (1 if source.unbuilt else 0) or (2 if source.held else 0)
+
+
+__all__ = ["BatchDisplay", "BatchSource", "Request", "run_batch", "run_foreground", "run_pool"]

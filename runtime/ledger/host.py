@@ -1,5 +1,6 @@
 """Identifying processes across restarts of hz: a pid alone can be recycled, a pid with its
-start time (clock ticks since boot, ``/proc/PID/stat`` field 22) on the same boot cannot."""
+start time (clock ticks since boot, ``/proc/PID/stat`` field 22) on the same boot cannot.
+/proc is read by ``hz.runtime.process.proc`` (``start_time``, ``group_members``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import os
 import re
 import socket
 from functools import cache
+
+from hz.runtime.process.proc import group_members, start_time
 
 #: What ``HZ_HOST_ID`` may hold: it names this machine in the ledger (tests run several
 #: "machines" as processes on one).
@@ -60,19 +63,6 @@ def is_this_host(host: str | None, boot: str | None) -> bool:
     return boot == boot_id() and (host is None or host == host_id())
 
 
-def start_time(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot; None when it does not exist or is
-    a zombie (a zombie runs nothing)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    if fields[0] in ("Z", "X"):
-        return None
-    return int(fields[19])
-
-
 def is_same_process(pid: int | None, started: int | None, boot: str | None) -> bool:
     """Whether ``pid`` on this machine is still the process recorded with ``started`` on
     ``boot``: never true for a recycled pid or after a reboot."""
@@ -81,17 +71,12 @@ def is_same_process(pid: int | None, started: int | None, boot: str | None) -> b
     return start_time(pid) == started
 
 
-def group_members(pgid: int) -> list[int]:
-    """The living processes of group ``pgid`` (from /proc)."""
-    members = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            members.append(int(entry))
-    return members
+__all__ = [
+    "boot_id",
+    "group_members",
+    "host_id",
+    "host_name",
+    "is_same_process",
+    "is_this_host",
+    "start_time",
+]

@@ -3,7 +3,7 @@
 - Owner gone before ``dispatching`` was committed: ``failed`` / ``not_started``. The ledger
   proves the agent was never started, so a new attempt is queued (``[system] max_attempts``).
 - Owner gone after: ``uncertain``. If the run's process group still lives on this machine (same
-  boot, the leader's pid *and* start time), it is killed (SIGTERM, SIGKILL 2 s later), its
+  boot, the leader's pid *and* start time), it is killed (SIGTERM, SIGKILL a kill grace later), its
   private directory removed, a receipt written. Never relaunched: the agent may have done
   anything up to its death, and the workdir's real state must be looked at first.
 
@@ -24,9 +24,7 @@ jobs a silent worker left taken after their run ended are ended (``Ledger.end_le
 
 from __future__ import annotations
 
-import signal
 import tempfile
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,11 +34,15 @@ from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.ledger import host
 from hz.runtime.ledger.db import LedgerUnavailable
 from hz.runtime.ledger.rows import RunRow
-from hz.runtime.ledger.store import Clock, Ledger, Owner, StaleOwner, read_packet
-from hz.runtime.process.group import UnsafeGroupError, signal_group
+from hz.runtime.ledger.states import LIVE, UNDISPATCHED, RunState, sql_list
+from hz.runtime.ledger.store import LeaseClock, Ledger, Owner, StaleOwner, read_packet
+from hz.runtime.process.clock import SYSTEM, Clock
+from hz.runtime.process.group import KILL_GRACE, UnsafeGroupError, terminate_group
 from hz.runtime.process.privatefiles import remove_tree
 
-KILL_GRACE = 2.0
+#: A process that settles a run holds it this long (its lease) while it kills what is left,
+#: removes the private files and writes the receipt.
+TAKE_OVER_LEASE = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +53,7 @@ class Settled:
     detail: str
 
 
-def owner_gone(row: RunRow, clock: Clock) -> bool:
+def owner_gone(row: RunRow, clock: LeaseClock) -> bool:
     """Whether the run's owner is gone: on this host and boot by its process alone (pid and
     start time; clocks say nothing about a process that exists), on an earlier boot of this
     host always, elsewhere by its lease."""
@@ -64,28 +66,38 @@ def owner_gone(row: RunRow, clock: Clock) -> bool:
     return clock.expired(row.lease_until)
 
 
-def reconcile(ledger: Ledger, *, max_attempts: int = 3) -> list[Settled]:
+def reconcile(
+    ledger: Ledger, *, max_attempts: int = 3, grace: float = KILL_GRACE, clock: Clock = SYSTEM
+) -> list[Settled]:
     """Settle every run whose owner is gone; idempotent, safe from several processes. A
-    database that cannot be written now ends the pass: what is left is settled by the next."""
-    clock = ledger.clock()
-    candidates = ledger.select(
-        "state IN ('queued', 'prepared', 'dispatching', 'running') AND owner IS NOT NULL"
-    )
+    database that cannot be written now ends the pass: what is left is settled by the next.
+    ``grace``: between SIGTERM and SIGKILL to what is left of a run's group."""
+    leases = ledger.clock()
+    candidates = ledger.select(f"state IN {sql_list(LIVE)} AND owner IS NOT NULL")
     settled: list[Settled] = []
     me = Owner.this_process()
     try:
         for row in candidates:
-            if row.malformed or not owner_gone(row, clock):
+            if row.malformed or not owner_gone(row, leases):
                 continue
             taken = take_over(ledger, row, me)
             if taken is None:
                 continue  # another process got there first
-            if row.state in ("queued", "prepared"):
+            if row.state in UNDISPATCHED:
                 settled.append(_not_started(ledger, row, taken, max_attempts))
             else:
                 detail = f"owner {row.owner} is gone; the agent may have run"
-                settled.append(settle_lost(ledger, taken, generation=taken.generation, why=detail))
-        sweep_orphans(ledger)
+                settled.append(
+                    settle_lost(
+                        ledger,
+                        taken,
+                        generation=taken.generation,
+                        why=detail,
+                        grace=grace,
+                        clock=clock,
+                    )
+                )
+        sweep_orphans(ledger, grace=grace, clock=clock)
         ledger.redispatch_stranded()
         ledger.end_leftover_jobs()
     except LedgerUnavailable:
@@ -93,31 +105,23 @@ def reconcile(ledger: Ledger, *, max_attempts: int = 3) -> list[Settled]:
     return settled
 
 
-def sweep_orphans(ledger: Ledger) -> int:
+def sweep_orphans(ledger: Ledger, *, grace: float = KILL_GRACE, clock: Clock = SYSTEM) -> int:
     """Kill what is left of this host's runs that another host settled: a run another
     machine turned ``uncertain`` (its lease expired) may still have its process group here,
     which only this host can see and signal. Each run is swept once; the number killed."""
-    rows = ledger.select(
-        "state = 'uncertain' AND host_id = ? AND boot_id = ? AND pgid IS NOT NULL "
-        "AND swept_at IS NULL",
-        (host.host_id(), host.boot_id()),
-    )
+    rows = ledger.orphans_here(host.host_id(), host.boot_id())
     killed = 0
     for row in rows:
         if row.malformed:
             continue  # hz cannot tell what its values mean: it is left alone
         # Killed first, then marked: a sweeper that dies in between leaves it to the next
         # (signalling a group twice is harmless; never signalling it is not).
-        was_killed = kill_group(row)
+        was_killed = kill_group(row, grace=grace, clock=clock)
         remove_private_dir(row)
         with ledger.tx() as c:
-            marked = c.execute(
-                "UPDATE runs SET swept_at = ? WHERE id = ? AND swept_at IS NULL RETURNING id",
-                (time.time(), row.id),
-            ).fetchone()
-            if marked is not None and was_killed:
+            if ledger.mark_swept(c, row.id, only_once=True) and was_killed:
                 killed += 1
-                ledger.event(c, row.id, "uncertain", "its orphaned process group was killed")
+                ledger.event(c, row.id, RunState.UNCERTAIN, "its orphaned process group was killed")
     return killed
 
 
@@ -130,13 +134,7 @@ def take_over(ledger: Ledger, row: RunRow, me: Owner) -> RunRow | None:
             return None
         if current.state != row.state:
             return None
-        taken = c.execute(
-            "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "  # noqa: S608
-            "owner_start = ?, owner_boot = ?, owner_host = ?, "
-            f"lease_until = {ledger.db.clock} + 60 WHERE id = ? RETURNING *",
-            (me.name, me.pid, me.start, me.boot, me.host, row.id),
-        ).fetchone()
-        return None if taken is None else RunRow.read(taken)
+        return ledger.take(c, row.id, me, lease=TAKE_OVER_LEASE)
 
 
 def _not_started(ledger: Ledger, row: RunRow, taken: RunRow, max_attempts: int) -> Settled:
@@ -149,19 +147,14 @@ def _not_started(ledger: Ledger, row: RunRow, taken: RunRow, max_attempts: int) 
                     c, taken, attempt=row.attempt + 1, retry_of=row.id, not_before=0.0
                 )
                 detail += f"; retried as {retry}"
-            c.execute(
-                "UPDATE runs SET state = 'failed', failure_kind = 'not_started', ended_at = ?, "
-                "lease_until = NULL, reserved_usd = 0 WHERE id = ?",
-                (time.time(), row.id),
-            )
-            ledger.event(c, row.id, "failed", f"not started: {detail}")
+            ledger.fail_unstarted(c, row.id, detail)
             ledger.abandon(c, taken)
     except StaleOwner:
         return Settled(row.id, row.state, "unchanged", "settled by another process")
-    return Settled(row.id, row.state, "failed", detail)
+    return Settled(row.id, row.state, RunState.FAILED, detail)
 
 
-def kill_group(row: RunRow) -> bool:
+def kill_group(row: RunRow, *, grace: float = KILL_GRACE, clock: Clock = SYSTEM) -> bool:
     """Kill the run's process group when it provably is the run's (this boot; the leader's
     pid and start time, or a leaderless group whose id no new process can have taken);
     True when something was killed."""
@@ -174,12 +167,7 @@ def kill_group(row: RunRow) -> bool:
     if not leader and not host.group_members(pgid):
         return False
     try:
-        signal_group(pgid, signal.SIGTERM)
-        deadline = time.monotonic() + KILL_GRACE
-        while host.group_members(pgid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if host.group_members(pgid):
-            signal_group(pgid, signal.SIGKILL)
+        terminate_group(pgid, grace=grace, clock=clock)
     except UnsafeGroupError:
         return False
     return True
@@ -199,11 +187,19 @@ def remove_private_dir(row: RunRow) -> bool:
 
 
 def settle_lost(
-    ledger: Ledger, row: RunRow, *, generation: int, why: str, state: str = "uncertain"
+    ledger: Ledger,
+    row: RunRow,
+    *,
+    generation: int,
+    why: str,
+    state: str = RunState.UNCERTAIN,
+    grace: float = KILL_GRACE,
+    clock: Clock = SYSTEM,
 ) -> Settled:
-    """Settle a dispatched run whose session nobody observed to its end: kill what is left,
-    remove its private files, write its receipt, commit ``state`` (``uncertain``)."""
-    killed = kill_group(row)
+    """Settle a dispatched run whose session nobody observed to its end: kill what is left
+    (SIGTERM, SIGKILL ``grace`` seconds later), remove its private files, write its receipt,
+    commit ``state`` (``uncertain``)."""
+    killed = kill_group(row, grace=grace, clock=clock)
     removed = remove_private_dir(row)
     observed = row.observed or {}
     detail = why + ("; its process group was killed" if killed else "")
@@ -250,5 +246,5 @@ def settle_lost(
         ledger.abandon(c, row)
     if killed:
         with ledger.tx() as c:
-            c.execute("UPDATE runs SET swept_at = ? WHERE id = ?", (time.time(), row.id))
+            ledger.mark_swept(c, row.id, only_once=False)
     return Settled(row.id, row.state, state, detail)

@@ -7,7 +7,8 @@ from typing import Any
 
 from hz.runtime.artifacts.printable import printable
 from hz.runtime.ledger.rows import RunRow
-from hz.runtime.ledger.store import STATES, TERMINAL, Ledger
+from hz.runtime.ledger.states import STATES, TERMINAL, RunState
+from hz.runtime.ledger.store import Ledger
 
 RUN_FORMAT_VERSION = 1
 
@@ -132,7 +133,7 @@ def run_text(document: dict[str, Any]) -> str:
     lines = [f"{name + ':':<13}{printable(str(value))}" for name, value in rows]
     lines.append("timeline:")
     lines += [_event_line(e) for e in document.get("timeline", [])]
-    if document["state"] == "uncertain":
+    if document["state"] == RunState.UNCERTAIN:
         lines.append(UNCERTAIN_NOTE)
     return "\n".join(lines) + "\n"
 
@@ -182,12 +183,12 @@ def is_terminal(document: dict[str, Any]) -> bool:
 #: Exit status per terminal state (``hz runs wait``, ``hz run -j``), as ``hz run``'s table;
 #: 9 is ``uncertain``, which ``hz run`` never reports for its own session.
 STATE_EXIT: dict[str, int] = {
-    "completed": 0,
-    "failed": 4,
-    "timeout": 5,
-    "budget": 6,
-    "cancelled": 7,
-    "uncertain": 9,
+    RunState.COMPLETED: 0,
+    RunState.FAILED: 4,
+    RunState.TIMEOUT: 5,
+    RunState.BUDGET: 6,
+    RunState.CANCELLED: 7,
+    RunState.UNCERTAIN: 9,
 }
 
 

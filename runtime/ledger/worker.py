@@ -20,8 +20,9 @@ from collections.abc import Callable
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.ledger.db import LedgerUnavailable
 from hz.runtime.ledger.fallback import unrecorded
-from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
+from hz.runtime.ledger.owner import Binding, Outcome, Policy, run_owned
 from hz.runtime.ledger.store import Hold, Ledger, Owner, StaleOwner
+from hz.runtime.ledger.watcher import Watcher
 from hz.runtime.process.threads import start
 
 #: How long an idle slot sleeps before looking at the queue again.
@@ -58,7 +59,7 @@ class Pool:
         self.on_trouble = on_trouble
         self.owner = Owner.this_process()
         self.stopping = threading.Event()
-        self.running: dict[str, OwnedRun] = {}
+        self.running: dict[str, Watcher] = {}
         #: What stopped the pool that a slot could not go on from; ``run()`` raises it.
         self.failure: BaseException | None = None
         self._troubled = False
@@ -104,7 +105,7 @@ class Pool:
 
     def stop(self, reason: str, *, now: bool = False) -> None:
         """Claim nothing more; cancel what runs (intent committed, then signals: SIGTERM and
-        SIGKILL two seconds later, or with ``now`` SIGKILL at once)."""
+        SIGKILL a kill grace later, or with ``now`` SIGKILL at once)."""
         self.stopping.set()
         with self._lock:
             owned = list(self.running.values())
@@ -177,7 +178,7 @@ class Pool:
         if self.on_trouble is not None:
             self.on_trouble(error)
 
-    def _track(self, owned: OwnedRun) -> None:
+    def _track(self, owned: Watcher) -> None:
         with self._lock:
             self.running[owned.run_id] = owned
         if self.stopping.is_set():

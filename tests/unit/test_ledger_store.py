@@ -18,20 +18,21 @@ from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.config.layers import load_config
 from hz.runtime.config.tables import SystemSettings
-from hz.runtime.ledger import store
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.db import MIGRATIONS, SCHEMA_VERSION, LedgerError
 from hz.runtime.ledger.paths import state_dir
 from hz.runtime.ledger.reconcile import reconcile
 from hz.runtime.ledger.store import (
     Ceilings,
-    Clock,
     KeyHeld,
     KeyReused,
     Ledger,
     Owner,
     StaleOwner,
     hold_delay,
+)
+from hz.runtime.ledger.store import (
+    LeaseClock as Clock,
 )
 from hz.runtime.runners.protocol import RunRequest
 from tests.unit.test_execute import make_packet
@@ -258,7 +259,7 @@ def test_the_days_of_a_ceiling_are_the_databases_not_the_hosts(
     real = time.time
     for skew in (-86400.0, 86400.0):
         with monkeypatch.context() as patched:
-            patched.setattr(store.time, "time", lambda skew=skew, real=real: real() + skew)
+            patched.setattr(time, "time", lambda skew=skew, real=real: real() + skew)
             if skew < 0:  # a host a day behind reserves today's room, not yesterday's
                 assert ledger.dispatch(*runs[1], ceilings) is None
                 assert abs((ledger.get(runs[1][0]).dispatched_at or 0.0) - real()) < 60

@@ -13,9 +13,11 @@ under a session advisory lock, so two processes opening a fresh database apply t
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from enum import Enum
 from functools import cache
 from typing import Any
 
@@ -41,10 +43,42 @@ def _version(raw: psycopg.Connection[dict[str, Any]]) -> int:
     return int(row["version"]) if row else 0
 
 
+class UnportableSql(ValueError):
+    """A statement the ``?`` rewrite cannot translate safely: a bug in hz's SQL, never a
+    user's problem."""
+
+
+#: Where a ``?`` is not a placeholder: a quoted literal or name, a comment, a dollar quote.
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/|\$", re.S)
+
+
 @cache
 def _portable(sql: str) -> str:
-    """The ledger's ``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
-    return sql.replace("%", "%%").replace("?", "%s")
+    """The ledger's ``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled).
+
+    A ``?`` inside a quoted literal or name, or in a comment, is refused (``UnportableSql``):
+    rewritten, it would silently become a placeholder. A dollar quote is refused outright
+    (hz's SQL has none; the rewrite cannot see where one ends). PostgreSQL's jsonb ``?``
+    operator is spelled ``jsonb_exists(...)`` in the ledger's SQL, which has no ``?``."""
+    out: list[str] = []
+    at = 0
+    for found in _QUOTED.finditer(sql):
+        text = found.group()
+        if text == "$" or "?" in text:
+            what = "a dollar quote" if text == "$" else f"a ? inside {text[:40]!r}"
+            raise UnportableSql(f"{what} in: {sql[:200]}")
+        out.append(sql[at : found.start()].replace("%", "%%").replace("?", "%s"))
+        out.append(text.replace("%", "%%"))
+        at = found.end()
+    out.append(sql[at:].replace("%", "%%").replace("?", "%s"))
+    return "".join(out)
+
+
+def _values(params: Any) -> Any:
+    """Parameters as psycopg dumps them: a ``RunState`` (a ``StrEnum``) as its text."""
+    if isinstance(params, tuple | list):
+        return tuple(p.value if isinstance(p, Enum) else p for p in params)
+    return params
 
 
 class PgConnection:
@@ -55,7 +89,7 @@ class PgConnection:
         self.raw = raw
 
     def execute(self, sql: str, params: Any = (), /) -> Any:
-        return self.raw.execute(_portable(sql), params)
+        return self.raw.execute(_portable(sql), _values(params))
 
 
 class _Rows:
@@ -80,7 +114,7 @@ class _Statements:
         for attempt in (1, 2):
             try:
                 with self._db.borrow() as raw:
-                    cursor = raw.execute(_portable(sql), params)
+                    cursor = raw.execute(_portable(sql), _values(params))
                     return _Rows(cursor.fetchall() if cursor.description else [])
             except LedgerError:
                 if attempt == 2:

@@ -30,6 +30,7 @@ from hz.runtime.ledger.pg.compat import (
     WORKERS,
 )
 from hz.runtime.ledger.pg.db import PgConnection
+from hz.runtime.ledger.states import TERMINAL, RunState, sql_list
 
 #: The procrastinate task every hz run is a job of.
 TASK = "hz.run"
@@ -37,6 +38,12 @@ TASK = "hz.run"
 QUEUE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 #: procrastinate's priority is an integer; hz bounds it.
 PRIORITY_RANGE = (-1000, 1000)
+#: The status a leftover job ends in, by its run's state (``leftover``); any other: failed.
+_JOB_STATUS = {
+    RunState.COMPLETED: "succeeded",
+    RunState.QUEUED: "succeeded",
+    RunState.CANCELLED: "aborted",
+}
 
 
 def make_app(conninfo: str) -> App:
@@ -77,12 +84,13 @@ class Procrastinate:
         c.execute(
             f"WITH woken AS (UPDATE {JOBS} SET scheduled_at = now() "  # noqa: S608
             "WHERE status = 'todo' AND scheduled_at > now() AND id IN (SELECT job_id FROM runs "
-            "WHERE state = 'queued' AND owner IS NULL AND held_reason IS NOT NULL) "
+            "WHERE state = ? AND owner IS NULL AND held_reason IS NOT NULL) "
             "RETURNING id, queue_name), "
             f"said AS (SELECT id, queue_name, json_build_object('type', '{JOB_INSERTED}', "
             "'job_id', id)::text AS payload FROM woken) "
             f"SELECT pg_notify('{QUEUE_CHANNEL_PREFIX}' || queue_name, payload), "
-            f"pg_notify('{ANY_QUEUE_CHANNEL}', payload) FROM said"
+            f"pg_notify('{ANY_QUEUE_CHANNEL}', payload) FROM said",
+            (RunState.QUEUED,),
         )
 
     def stranded(self, c: Connection) -> list[str]:
@@ -90,8 +98,9 @@ class Procrastinate:
         # running its run; the run, never dispatched, is safe to hand to the queue again.
         rows = c.execute(
             f"SELECT r.id FROM runs r LEFT JOIN {JOBS} j ON j.id = r.job_id "  # noqa: S608
-            "WHERE r.state = 'queued' AND r.owner IS NULL AND r.batch IS NULL "
-            "AND (j.id IS NULL OR j.status NOT IN ('todo', 'doing')) ORDER BY r.created_at"
+            "WHERE r.state = ? AND r.owner IS NULL AND r.batch IS NULL "
+            "AND (j.id IS NULL OR j.status NOT IN ('todo', 'doing')) ORDER BY r.created_at",
+            (RunState.QUEUED,),
         ).fetchall()
         return [str(r["id"]) for r in rows]
 
@@ -109,18 +118,15 @@ class Procrastinate:
             "JOIN runs r ON r.id = j.args->>'run_id' "
             f"LEFT JOIN {WORKERS} w ON w.id = j.worker_id "
             "WHERE j.status = 'doing' AND j.task_name = ? "
-            "AND (r.state IN ('completed', 'failed', 'timeout', 'budget', 'cancelled', "
-            "'uncertain') OR (r.state = 'queued' AND r.owner IS NULL "
+            f"AND (r.state IN {sql_list(TERMINAL)} OR (r.state = ? AND r.owner IS NULL "
             "AND r.job_id IS DISTINCT FROM j.id)) "
             "AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => ?) "
             "OR r.ended_at < extract(epoch from now()) - ?) "
             "ORDER BY j.id FOR UPDATE OF j SKIP LOCKED",
-            (TASK, stalled_after, stalled_after),
+            (TASK, RunState.QUEUED, stalled_after, stalled_after),
         ).fetchall()
         for row in rows:
-            status = {"completed": "succeeded", "queued": "succeeded", "cancelled": "aborted"}.get(
-                row["state"], "failed"
-            )
+            status = _JOB_STATUS.get(row["state"], "failed")
             c.execute(f"SELECT {FINISH_JOB}(?, ?, false)", (row["id"], status))
         return len(rows)
 
@@ -131,7 +137,7 @@ class Procrastinate:
         assert isinstance(c, PgConnection)
         self.app.job_manager.cancel_job_by_id(job_id, connection=c.raw)
         c.execute(
-            f"SELECT {FINISH_JOB}(id, 'failed', false) FROM {JOBS} "  # noqa: S608
+            f"SELECT {FINISH_JOB}(id, ?, false) FROM {JOBS} "  # noqa: S608
             "WHERE id = ? AND status = 'doing'",
-            (job_id,),
+            ("failed", job_id),  # procrastinate's job status, not a run's state
         )

@@ -2,12 +2,17 @@
 
 The columns are the SQLite ledger's (``hz.runtime.ledger.db``) with PostgreSQL types, plus
 ``seq`` (insertion order; SQLite has its ``rowid``). Times are seconds since the epoch, as in
-SQLite, so the shared code reads both alike.
+SQLite, so the shared code reads both alike. Unlike SQLite's, ``runs.state`` has a CHECK
+constraint made from the states' registry (decision 0013).
 """
 
 from __future__ import annotations
 
+from hz.runtime.ledger.states import check_constraint
+
 SCHEMA = "hz"
+#: The name of the CHECK constraint on ``runs.state``.
+STATE_CHECK = "runs_state_check"
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -15,8 +20,7 @@ MIGRATIONS: tuple[str, ...] = (
         id text PRIMARY KEY,
         seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
         request_key text NOT NULL,
-        state text NOT NULL CHECK (state IN ('queued', 'prepared', 'dispatching', 'running',
-            'completed', 'failed', 'timeout', 'budget', 'cancelled', 'uncertain')),
+        state text NOT NULL,
         failure_kind text,
         attempt integer NOT NULL DEFAULT 1,
         retry_of text,
@@ -79,6 +83,13 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE hz.runs ADD COLUMN held_reason text;
     ALTER TABLE hz.runs ADD COLUMN held_since double precision;
+    """,
+    # 3: the states a row may hold, from the one registry (``hz.runtime.ledger.states``).
+    # Named as PostgreSQL named the column's constraint migration 1 used to create, so a
+    # ledger made before this one gets it replaced, not doubled.
+    f"""
+    ALTER TABLE hz.runs DROP CONSTRAINT IF EXISTS {STATE_CHECK};
+    ALTER TABLE hz.runs ADD CONSTRAINT {STATE_CHECK} {check_constraint()};
     """,
 )
 

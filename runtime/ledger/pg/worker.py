@@ -48,19 +48,20 @@ from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.printable import printable
 from hz.runtime.ledger import host
 from hz.runtime.ledger.fallback import unrecorded
-from hz.runtime.ledger.owner import Binding, Outcome, OwnedRun, Policy, run_owned
+from hz.runtime.ledger.owner import Binding, Outcome, Policy, run_owned
 from hz.runtime.ledger.pg.compat import SupervisedWorker
 from hz.runtime.ledger.pg.dispatch import TASK
 from hz.runtime.ledger.pg.listener import PROBE_EVERY, ListeningConnector
 from hz.runtime.ledger.reconcile import Settled, reconcile
+from hz.runtime.ledger.states import RunState
 from hz.runtime.ledger.store import RUN_ID, Hold, Ledger, Owner, StaleOwner, UnknownRun
+from hz.runtime.ledger.watcher import Watcher
+from hz.runtime.process.signals import Escalation, handled
 
 #: How often a worker looks for jobs when no notification came (the listener may be gone).
 FETCH_POLL = 1.0
 #: How often it asks the database which running jobs are to abort (besides notifications).
 ABORT_POLL = 1.0
-#: The signals that stop a worker (as ``hz.cli.ledger_run.CANCEL_SIGNALS``).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 #: Restart delays of the supervised worker (doubling, reset after a worker that ran 30 s).
 RESTART_MIN, RESTART_MAX = 0.5, 15.0
 
@@ -144,7 +145,7 @@ class PgWorker:
         self.note = note
         self.owner = Owner.this_process()
         self.name = f"hz@{host.host_id()}:{self.owner.pid}"
-        self.running: dict[str, OwnedRun] = {}
+        self.running: dict[str, Watcher] = {}
         self._lock = threading.Lock()
         self._stopping = False
         self._worker: _Worker | None = None
@@ -178,7 +179,7 @@ class PgWorker:
         if generation is None:
             return  # cancelled, adopted or taken: the ledger says it is not to run here
 
-        def owned(run: OwnedRun) -> None:
+        def owned(run: Watcher) -> None:
             # procrastinate's abort (a notification any role that can connect may send, or a
             # flag in its table) is not acted on: the run's owner reads the cancel from hz's
             # own table, where hz runs cancel (a role with grants) commits it first.
@@ -217,14 +218,14 @@ class PgWorker:
                 self._superseded.add(context.job.id)
             return  # handed back, with a new job (``Ledger.release``)
         self.on_done(outcome)
-        if outcome.state == "cancelled" and context.should_abort():
+        if outcome.state == RunState.CANCELLED and context.should_abort():
             raise JobAborted(f"run {run_id} was cancelled")
 
     # -- the process ---------------------------------------------------------------------------
 
     def stop(self, reason: str, *, now: bool = False) -> None:
-        """Take no more jobs; cancel what runs (as ``hz runs cancel``: SIGTERM, SIGKILL two
-        seconds later, or with ``now`` SIGKILL at once); exit once settled."""
+        """Take no more jobs; cancel what runs (as ``hz runs cancel``: SIGTERM, SIGKILL a kill
+        grace later, or with ``now`` SIGKILL at once); exit once settled."""
         self._stopping = True
         if self._worker is not None:
             self._worker.stop()  # type: ignore[no-untyped-call]
@@ -252,29 +253,25 @@ class PgWorker:
             ThreadPoolExecutor(max_workers=self.options.jobs + 2, thread_name_prefix="hz-job")
         )
         self._wake = asyncio.Event()
-        got: list[str] = []
-
-        def on_signal(name: str) -> None:
-            # As on one machine: the first signal stops and cancels, the second kills the
-            # runs' groups at once, later ones cannot interrupt the settling.
-            got.append(name)
-            if len(got) == 1:
-                self.stop(f"the worker got {name}")
-            elif len(got) == 2:
-                self.stop(f"the worker got {name} again", now=True)
-
-        handled = [s for s in STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN]
-        for signum in handled:
-            loop.add_signal_handler(signum, on_signal, signal.Signals(signum).name)
+        # As on one machine (``hz.runtime.process.signals``): the first signal stops and
+        # cancels, the second kills the runs' groups at once, later ones cannot interrupt the
+        # settling.
+        on_signal = Escalation(
+            lambda name: self.stop(f"the worker got {name}"),
+            lambda name: self.stop(f"the worker got {name} again", now=True),
+        )
+        signals = handled()
+        for signum in signals:
+            loop.add_signal_handler(signum, on_signal, signum.name)
         await self._reconcile()
         reaper = asyncio.create_task(self._reap(), name="hz-reaper")
         try:
             await self._supervise()
         finally:
             reaper.cancel()
-            for signum in handled:
+            for signum in signals:
                 loop.remove_signal_handler(signum)
-                if got:
+                if on_signal.count:
                     signal.signal(signum, signal.SIG_IGN)
 
     async def _reconcile(self) -> None:

@@ -1,0 +1,206 @@
+"""The ledger on one database: reading rows, the timeline, the database's clock, fencing.
+
+Each write is one short transaction of the backend (``hz.runtime.ledger.backend``: SQLite or
+PostgreSQL; the logic here is the same for both). A run's owner holds ``generation``: every
+write it makes says which generation it holds (``WHERE generation = ?``, the row locked) and
+fails with ``StaleOwner`` when someone else (a canceller, a reconciler, a newer owner) has moved
+the run on since, so a stale owner can never write a terminal result over a newer one.
+
+The statements that more than one concept needs are written here once: taking a run over
+(``take``: a new generation, an owner, a lease) and a cancel intent (``request_cancel``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+
+from hz.runtime.artifacts.models import Packet
+from hz.runtime.ledger import host
+from hz.runtime.ledger.backend import Connection, Db, Dispatcher
+from hz.runtime.ledger.db import SqliteDb
+from hz.runtime.ledger.rows import EventRow, RunRow
+from hz.runtime.ledger.states import CANCEL_EVENT, STATES
+from hz.runtime.ledger.store.errors import RunVanished, StaleOwner, UnknownRun, UnknownState
+from hz.runtime.ledger.store.identity import LEASE_SECONDS, LeaseClock, Owner
+
+#: A value for SQL's ``?``.
+Param = str | int | float | bytes | None
+
+
+def read_packet(row: RunRow) -> Packet | None:
+    """The run's packet as stored; None when the row holds none or not one, or has a value
+    that does not fit its column (edited by hand)."""
+    from pydantic import ValidationError
+
+    if row.malformed:
+        return None
+    try:
+        return Packet.model_validate_json(row.packet_json)
+    except ValidationError:
+        return None
+
+
+class LedgerBase:
+    """The run ledger on one database (a SQLite file, or a PostgreSQL database with a
+    ``dispatcher`` that hands queued runs to workers)."""
+
+    def __init__(
+        self,
+        db: Db | Path,
+        *,
+        dispatcher: Dispatcher | None = None,
+        lease_seconds: float = LEASE_SECONDS,
+    ) -> None:
+        self.db: Db = SqliteDb(db) if isinstance(db, Path) else db
+        self.dispatcher = dispatcher
+        self.lease_seconds = lease_seconds
+
+    @property
+    def connection(self) -> Connection:
+        return self.db.connection
+
+    def tx(self) -> AbstractContextManager[Connection]:
+        return self.db.tx()
+
+    def thread_done(self) -> None:
+        """The calling thread is done with the ledger (see ``Db.thread_done``)."""
+        self.db.thread_done()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def get(self, run_id: str) -> RunRow:
+        found = self.connection.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if found is None:
+            raise UnknownRun(f"no run {run_id} in the ledger at {self.db.where}")
+        row = RunRow.read(found)
+        if row.state not in STATES:
+            raise UnknownState(
+                f"run {run_id} is in the state {row.state[:64]!r}, which this hz does "
+                "not know; it leaves the run alone",
+                hint="the row was edited by hand or written by a newer hz; hz runs list shows "
+                "it, fix the row or use that hz",
+            )
+        return row
+
+    def locked(self, c: Connection, run_id: str) -> RunRow | None:
+        """Inside a transaction: the run's row, locked until the transaction ends; None when
+        there is no such run."""
+        found = c.execute(
+            f"SELECT * FROM runs WHERE id = ?{self.db.for_update}",  # noqa: S608
+            (run_id,),
+        ).fetchone()
+        return None if found is None else RunRow.read(found)
+
+    def held(self, c: Connection, run_id: str) -> RunRow:
+        """Inside a transaction: the row of a run known to exist (fenced, or read just
+        before), locked; ``RunVanished`` when it was deleted by hand meanwhile."""
+        row = self.locked(c, run_id)
+        if row is None:
+            raise RunVanished(run_id)
+        return row
+
+    def events(self, run_id: str) -> list[EventRow]:
+        return [
+            EventRow.read(found)
+            for found in self.connection.execute(
+                "SELECT at, state, detail FROM events WHERE run_id = ? ORDER BY seq", (run_id,)
+            ).fetchall()
+        ]
+
+    def select(self, where: str = "TRUE", params: tuple[Param, ...] = ()) -> list[RunRow]:
+        """The runs ``where`` holds, oldest first. ``created_at`` orders them as the database
+        compares its values (a malformed one sorts where SQL puts it); each row is checked
+        (``RunRow.read``), none left out."""
+        query = f"SELECT * FROM runs WHERE {where} ORDER BY created_at, id"  # noqa: S608
+        return [RunRow.read(found) for found in self.connection.execute(query, params).fetchall()]
+
+    # -- the database's clock --------------------------------------------------------------
+
+    def now(self, c: Connection) -> float:
+        """Inside a transaction: the database's time. A spend ceiling's day, a held run's
+        next look and a run's ``dispatched_at`` are in it, as leases are: hosts whose clocks
+        disagree count one day and wake held runs at one time."""
+        return float(c.execute(f"SELECT {self.db.clock} AS now").fetchone()["now"])
+
+    def clock(self) -> LeaseClock:
+        """The database's clock: every host writes and judges leases by it, so a host whose
+        own clock is ahead cannot see live owners' leases expired."""
+        row = self.connection.execute(
+            f"SELECT {self.db.clock} AS now, {self.db.started} AS started"
+        ).fetchone()
+        return LeaseClock(float(row["now"]), float(row["started"]), self.lease_seconds)
+
+    def who(self) -> str:
+        """Who acts on the ledger from this process, for the record of a cancel: the user and
+        host of this process, and on PostgreSQL the database role (the server's word)."""
+        import pwd
+
+        uid = os.geteuid()
+        try:
+            user = pwd.getpwuid(uid).pw_name
+        except KeyError:
+            user = f"uid {uid}"
+        role = self.connection.execute(f"SELECT {self.db.role} AS role").fetchone()["role"]
+        where = f"user {user} on host {host.host_name()}"
+        return where if role is None else f"{where}, database role {role}"
+
+    # -- the statements several concepts share ---------------------------------------------
+
+    @staticmethod
+    def event(c: Connection, run_id: str, state: str, detail: str | None = None) -> None:
+        c.execute(
+            "INSERT INTO events (run_id, at, state, detail) VALUES (?, ?, ?, ?)",
+            (run_id, time.time(), str(state), detail),
+        )
+
+    def take(self, c: Connection, run_id: str, owner: Owner, *, lease: float) -> RunRow:
+        """Inside a transaction: ``owner`` owns the run at a new generation, with a lease of
+        ``lease`` seconds by the database's clock (a claim, a reconciler's take-over)."""
+        taken = c.execute(
+            "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "  # noqa: S608
+            "owner_start = ?, owner_boot = ?, owner_host = ?, "
+            f"lease_until = {self.db.clock} + ? WHERE id = ? RETURNING *",
+            (owner.name, owner.pid, owner.start, owner.boot, owner.host, lease, run_id),
+        ).fetchone()
+        if taken is None:
+            raise RunVanished(run_id)
+        return RunRow.read(taken)
+
+    def request_cancel(self, c: Connection, run_id: str, detail: str) -> None:
+        """Inside a transaction: the cancel intent on record (its first moment kept), and in
+        the run's timeline."""
+        c.execute(
+            "UPDATE runs SET cancel_requested_at = COALESCE(cancel_requested_at, ?) WHERE id = ?",
+            (time.time(), run_id),
+        )
+        self.event(c, run_id, CANCEL_EVENT, detail)
+
+    def _enqueue(
+        self, c: Connection, run_id: str, queue: str, priority: int, not_before: float
+    ) -> None:
+        if self.dispatcher is None:
+            return
+        job_id = self.dispatcher.enqueue(
+            c, run_id, queue=queue, priority=priority, not_before=not_before
+        )
+        c.execute("UPDATE runs SET job_id = ? WHERE id = ?", (job_id, run_id))
+
+    @contextmanager
+    def fenced(self, run_id: str, generation: int, *, sync: bool = False) -> Iterator[Connection]:
+        """A transaction that raises ``StaleOwner`` unless ``generation`` still owns the run
+        (its row locked to the end); ``sync``: on disk when committed (see ``db.durable``)."""
+        with self.db.durable() if sync else self.tx() as c:
+            row = c.execute(
+                f"SELECT generation FROM runs WHERE id = ?{self.db.for_update}",  # noqa: S608
+                (run_id,),
+            ).fetchone()
+            if row is None or row["generation"] != generation:
+                raise StaleOwner(run_id)
+            yield c

@@ -1,0 +1,130 @@
+"""Claiming queued runs: a batch's, a worker's, a dispatcher's job's; and a dispatcher's
+stranded and leftover jobs."""
+
+from __future__ import annotations
+
+from hz.runtime.ledger.backend import Connection
+from hz.runtime.ledger.rows import RunRow
+from hz.runtime.ledger.states import LIVE, RunState, sql_list
+from hz.runtime.ledger.store.base import Param
+from hz.runtime.ledger.store.ceilings import Hold
+from hz.runtime.ledger.store.holds import Holds
+from hz.runtime.ledger.store.identity import Owner
+
+#: A queued run nobody owns yet (SQL).
+UNOWNED = f"state = '{RunState.QUEUED}' AND owner IS NULL"
+
+
+class Claims(Holds):
+    def claim_owned(self, c: Connection, run_id: str, owner: Owner, why: str | None) -> int:
+        """Inside a transaction: ``owner`` owns the run at a new generation and lease; the
+        generation. ``why`` (claimed, adopted) goes to the timeline."""
+        row = self.take(c, run_id, owner, lease=self.lease_seconds)
+        if why:
+            self.event(c, run_id, RunState.QUEUED, f"{why} by {owner.name}")
+        return row.generation
+
+    def claim_next(
+        self,
+        owner: Owner,
+        *,
+        batch: str | None = None,
+        queues: tuple[str, ...] = (),
+        hold: Hold | None = None,
+    ) -> tuple[str, int] | None:
+        """The next queued, unowned run whose time has come (of ``batch`` or ``queues`` when
+        given; the highest priority first, then the oldest), now owned by ``owner``. With
+        ``hold``, a run a spend ceiling leaves no room for is held instead (``hold_here``) and
+        the next one is looked at."""
+        where = f"{UNOWNED} AND not_before <= {self.db.clock}"
+        params: tuple[Param, ...] = ()
+        if batch is not None:
+            where += " AND batch = ?"
+            params += (batch,)
+        if queues:
+            where += f" AND queue IN ({', '.join('?' * len(queues))})"
+            params += queues
+        with self.tx() as c:
+            rows = c.execute(
+                f"SELECT * FROM runs WHERE {where} "  # noqa: S608
+                f"ORDER BY priority DESC, not_before, created_at LIMIT ?{self.db.skip_locked}",
+                # SQLite locks no rows: a few more, so that one unaddressable row (an id
+                # that is no text) does not hide the rest.
+                (*params, 1 if hold is None and self.db.skip_locked else 16),
+            ).fetchall()
+            for found in rows:
+                row = RunRow.read(found)
+                if not row.addressable:
+                    continue  # an id that is no text: nothing can name it, it stays
+                # A malformed run is claimed and failed by its owner (``run_owned``), named.
+                if row.malformed or hold is None or self.hold_here(c, row, hold) is None:
+                    return row.id, self.claim_owned(c, row.id, owner, "claimed")
+            return None
+
+    def claim(self, run_id: str, owner: Owner, *, worker: str | None = None) -> int | None:
+        """Take ``run_id`` when it is queued and nobody owns it (a dispatcher's worker was
+        handed it); its new generation, or None when it is not to be run (cancelled, adopted,
+        already taken: the ledger decides, not the queue)."""
+        with self.tx() as c:
+            row = c.execute(
+                f"UPDATE runs SET worker = ? WHERE id = ? AND {UNOWNED} RETURNING id",  # noqa: S608
+                (worker, run_id),
+            ).fetchone()
+            if row is None:
+                return None
+            return self.claim_owned(c, run_id, owner, "claimed")
+
+    def batch_live(self, batch: str) -> bool:
+        """Whether a run of ``batch`` is still live."""
+        row = self.connection.execute(
+            f"SELECT 1 FROM runs WHERE batch = ? AND state IN {sql_list(LIVE)} LIMIT 1",  # noqa: S608
+            (batch,),
+        ).fetchone()
+        return row is not None
+
+    def batch_done(self, batch: str) -> bool:
+        return not self.batch_live(batch)
+
+    def batch_queued(self, batch: str) -> list[RunRow]:
+        """A batch's runs still queued (a retry waiting for its time)."""
+        return self.select("batch = ? AND state = ?", (batch, RunState.QUEUED))
+
+    def runnable_now(self) -> bool:
+        """Whether a live run is not held for a spend ceiling until later: something a
+        worker could run now, or is running."""
+        held_later = f"held_reason IS NOT NULL AND owner IS NULL AND not_before > {self.db.clock}"
+        row = self.connection.execute(
+            f"SELECT 1 FROM runs WHERE state IN {sql_list(LIVE)} "  # noqa: S608
+            f"AND NOT (state = ? AND {held_later}) LIMIT 1",
+            (RunState.QUEUED,),
+        ).fetchone()
+        return row is not None
+
+    def redispatch_stranded(self) -> list[str]:
+        """Queued runs nobody owns whose job ended without running them, handed to the
+        dispatcher again (never a dispatched run: those are reconciled, never relaunched)."""
+        if self.dispatcher is None:
+            return []
+        handed = []
+        with self.tx() as c:
+            for run_id in self.dispatcher.stranded(c):
+                row = self.locked(c, run_id)
+                if row is None or row.state != RunState.QUEUED or row.owner is not None:
+                    continue
+                if row.malformed:
+                    continue
+                self._enqueue(c, run_id, row.queue, row.priority, row.not_before)
+                self.event(
+                    c, run_id, RunState.QUEUED, "its job ended without running it: queued again"
+                )
+                handed.append(run_id)
+        return handed
+
+    def end_leftover_jobs(self) -> int:
+        """The dispatcher's jobs left taken by a worker gone silent after their run ended
+        (``Dispatcher.leftover``), ended; how many. A worker is silent after four leases
+        (procrastinate's stalled-worker timeout of ``hz worker``)."""
+        if self.dispatcher is None:
+            return 0
+        with self.tx() as c:
+            return self.dispatcher.leftover(c, stalled_after=max(10.0, 4 * self.lease_seconds))
