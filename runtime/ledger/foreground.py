@@ -129,10 +129,10 @@ def wait_until_due(
         if wait <= 0 or left <= 0:
             return
         pause = min(wait, left, slice_)
-        if token is not None:
-            token.wait(pause)
+        if token is not None and clock is SYSTEM:
+            token.wait(pause)  # a signal ends the pause at once
         else:
-            clock.sleep(pause)
+            clock.sleep(pause)  # an injected clock: its own time, the token seen next
         try:
             ledger.renew(run_id, generation)
         except LedgerUnavailable:

@@ -27,6 +27,7 @@ from hz.runtime.ledger.store import Ceilings, Ledger, Owner, StaleOwner
 from hz.runtime.ledger.worker import Pool, from_queue
 from hz.runtime.runners.protocol import RunRequest
 from tests.fakes.agent import is_gone, recorded_pids
+from tests.helpers.clock import FakeClock
 from tests.unit.test_execute import make_packet
 
 # Timing-sensitive (cancels from another thread, SIGINT, kill grace): `make test` runs it in
@@ -86,6 +87,27 @@ def test_a_rate_limit_before_any_tool_is_retried(
         (2, "failed", rows[0].id),
         (3, "completed", rows[1].id),
     ]
+
+
+def test_a_retrys_backoff_is_waited_on_the_clock_it_is_given(
+    new_ledger: Any, tmp_path: Path
+) -> None:
+    """A minute's backoff passes on an injected clock without a minute of real time; the
+    lease is renewed along the way, as it would be."""
+    runner = Scripted([limited().model_copy(update={"retry_after_seconds": 60.0}), DONE])
+    ledger, clock = new_ledger(), FakeClock()
+    begun = time.monotonic()
+    outcome = run_foreground(
+        ledger,
+        Request(make_packet(), "k", tmp_path, None, False),
+        binding=Binding(runner, "scripted", ""),
+        policy=Policy(max_attempts=3),
+        clock=clock,
+    )
+    assert (outcome.state, runner.calls) == ("completed", 2)
+    assert time.monotonic() - begun < 30
+    assert sum(clock.slept) >= 60.0  # waited on the clock: past the minute (120 s at most)
+    assert max(clock.slept) <= ledger.lease_seconds / 3  # in slices, renewing the lease
 
 
 def test_retries_stop_at_max_attempts(new_ledger: Any, tmp_path: Path) -> None:
@@ -170,9 +192,11 @@ def test_a_cancel_from_another_thread_stops_a_stubborn_agent(
     ledger = new_ledger()
     run_id, generation = owned(ledger, tmp_path, tmp_path / "r")
     outcome: list[object] = []
+    # The agent ignores SIGTERM; how long the grace is before SIGKILL is not the point here.
+    policy = Policy(kill_grace=0.2)
     owner = threading.Thread(
         target=lambda: outcome.append(
-            run_owned(ledger, run_id, generation, binding=binding, policy=Policy())
+            run_owned(ledger, run_id, generation, binding=binding, policy=policy)
         )
     )
     owner.start()
@@ -184,7 +208,7 @@ def test_a_cancel_from_another_thread_stops_a_stubborn_agent(
         assert time.monotonic() < deadline, "the running record was not committed"
         time.sleep(0.05)
     begun = time.monotonic()
-    row = cancel(ledger, run_id)
+    row = cancel(ledger, run_id, grace=0.2)
     owner.join(timeout=15)
     assert time.monotonic() - begun < 10
     assert (row.state, row.failure_kind) == ("cancelled", "aborted")
@@ -277,7 +301,8 @@ def test_reconcile_kills_an_orphaned_group_and_removes_its_private_dir(
     ledger.spawned(run_id, generation, orphan.pid, orphan.pid)
     ledger.private_dir(run_id, generation, private)
     try:
-        [settled] = reconcile(ledger)
+        # The orphan ignores SIGTERM: the kill grace passes on a clock that skips it.
+        [settled] = reconcile(ledger, clock=FakeClock())
         assert settled.state == "uncertain"
         assert settled.detail.endswith(
             "its process group was killed; its private directory was removed"
