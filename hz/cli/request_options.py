@@ -1,15 +1,25 @@
-"""The targets and options that say what to run, shared by ``hz run`` and ``hz submit``: click
-parses them, and the command gets them as one frozen value (``RunTargets``)."""
+"""What ``hz run`` and ``hz submit`` share about targets: the targets and options that say
+what to run (click parses them, and the command gets them as one frozen value, ``RunTargets``),
+a packet per target with its diagnostics reported (``reported_packets``), and the ledger's
+request for a packet (``RunTargets.request``: the request key, opt-in)."""
 
 from __future__ import annotations
 
 import functools
+import io
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+from hz.runtime.artifacts.models import Packet
+from hz.runtime.artifacts.problem import Problem
+
+if TYPE_CHECKING:
+    from hz.runtime.ledger.foreground import Request
 
 R = TypeVar("R")
 
@@ -31,6 +41,19 @@ class RunTargets:
     def one(self, target: Path) -> RunTargets:
         """The same request for one of the targets."""
         return replace(self, targets=(target,))
+
+    def request(self, packet: Packet, receipts: Path | None, *, keyed: bool = True) -> Request:
+        """The ledger's request for ``packet``: under ``--request-key`` when ``keyed`` and
+        one was given, else a new run with a key of its own (``Request.of``)."""
+        from hz.runtime.ledger.foreground import Request
+
+        return Request.of(
+            packet,
+            key=self.request_key if keyed else None,
+            workdir=self.workdir,
+            receipt_dir=receipts,
+            force_new=self.force_new,
+        )
 
     def receipts(self, config: Any) -> Path | None:
         """``--receipt-dir``, else ``[system.runner] receipt_dir``, else ``receipts/`` in the
@@ -144,3 +167,76 @@ def request_options(function: Callable[..., R]) -> Callable[..., R]:
     for decorator in reversed((_TARGETS, *_OPTIONS)):
         command = decorator(command)
     return command
+
+
+def report_error(error: Any) -> None:
+    """An expected error (``HzError``) on stderr as the CLI's handler prints it."""
+    from hz.runtime.artifacts.printable import printable
+
+    click.echo(f"hz: error: {printable(error.message)}", err=True)
+    if error.hint:
+        click.echo(f"  hint: {printable(error.hint)}", err=True)
+
+
+def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:
+    """A job or packet compiled elsewhere is held to this machine's ceiling too."""
+    budget = packet.job.budget.max_usd
+    if budget > ceiling:
+        from hz.runtime.artifacts.errors import ConfigError
+
+        raise ConfigError(
+            f"{target}: the job's budget of {budget:g} US dollars is over this machine's "
+            f"ceiling of {ceiling:g}",
+            hint="the operator sets the ceiling: [authoring] max_usd_ceiling (see hz config show)",
+        )
+
+
+def _packet(
+    target: Path, inputs_file: Path | None, input_args: tuple[str, ...], ceiling: float
+) -> tuple[Packet | None, list[Problem]]:
+    if target.suffix.lower() == ".json" and inputs_file is None and not input_args:
+        from hz.runtime.artifacts.models import read_artifact
+
+        # A packet needs no compiler (nor Jinja2, nor the validators): its prompt, job and
+        # inputs are bound by their digests, checked as it is read.
+        artifact = read_artifact(target)
+        if isinstance(artifact, Packet):
+            return artifact, []
+    from hz.compiler.render.packet import packet_from_path
+
+    return packet_from_path(
+        target, inputs_file=inputs_file, input_args=input_args, max_usd_ceiling=ceiling
+    )
+
+
+def reported_packets(asked: RunTargets, ceiling: float) -> list[Packet] | None:
+    """A packet per target, each held to the ceiling; the diagnostics reported on stderr
+    (warnings too); None when any target has errors."""
+    targets, inputs_file, input_args = asked.targets, asked.inputs_file, asked.input_args
+    packets: list[Packet] = []
+    diagnostics: list[Problem] = []
+    for target in targets:
+        packet, found = _packet(target, inputs_file, input_args, ceiling)
+        diagnostics += found
+        if packet is not None:
+            _check_ceiling(target, packet, ceiling)
+            packets.append(packet)
+    complete = len(packets) == len(targets)
+    if diagnostics:
+        from hz import __version__
+        from hz.cli.compile import files_read
+        from hz.compiler.report.formats import write_report
+
+        write_report(
+            diagnostics,
+            fmt="text",
+            files_checked=(
+                files_read(targets[0], inputs_file, input_args)
+                if len(targets) == 1
+                else len(targets) + (inputs_file is not None)
+            ),
+            out=sys.stderr,
+            err=io.StringIO() if complete else sys.stderr,
+            tool_version=__version__,
+        )
+    return packets if complete else None

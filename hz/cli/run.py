@@ -8,7 +8,6 @@ It belongs to the CLI layer: it may compile (``hz.compiler``) and runs through
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import shlex
 import sys
@@ -21,11 +20,11 @@ from typing import Any
 
 import click
 
-from hz.cli.request_options import RunTargets, request_options
+from hz.cli.request_options import RunTargets, report_error, reported_packets, request_options
 from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.printable import guarded, printable, printable_json
-from hz.runtime.artifacts.problem import Problem
 from hz.runtime.artifacts.result import AgentResult
+from hz.runtime.ledger.states import RunState
 from hz.runtime.ledger.view import STATE_EXIT
 from hz.runtime.process.threads import MAX_PARALLEL
 from hz.runtime.runners.protocol import AgentRunner, RunPlan, RunRequest
@@ -37,7 +36,7 @@ EXIT_CODES: dict[str, int] = STATE_EXIT
 #: The session ran, but its receipt could not be written.
 RECEIPT_NOT_WRITTEN = 8
 #: The agent was started and nothing observed how it ended (the run ledger's ``uncertain``).
-UNCERTAIN = EXIT_CODES["uncertain"]
+UNCERTAIN = EXIT_CODES[RunState.UNCERTAIN]
 
 
 @click.command(short_help="Run a packet, job or contract through the configured agent runner.")
@@ -198,16 +197,14 @@ def _in_ledger(
     fmt: str,
     quiet: bool,
 ) -> int:
-    from hz.cli.ledger_run import Request, run_foreground
     from hz.cli.runs import report_settled
-    from hz.runtime.ledger.keys import new_key
+    from hz.runtime.ledger.foreground import run_foreground
     from hz.runtime.ledger.session import open_ledger, policy
 
     ledger, settled = open_ledger(config)
     if not quiet:
         report_settled(settled)
-    key = asked.request_key or new_key()
-    request = Request(packet, key, asked.workdir, receipts, asked.force_new)
+    request = asked.request(packet, receipts)
     with contextlib.ExitStack() as stack:
         progress = None
         if not quiet and sys.stderr.isatty():
@@ -239,16 +236,17 @@ def _in_ledger(
         click.echo(f"hz: error: {printable(error.message)}", err=True)
         click.echo(f"  hint: its result is printed above; {printable(error.hint or '')}", err=True)
         return RECEIPT_NOT_WRITTEN
-    return UNCERTAIN if outcome.state == "uncertain" and code != RECEIPT_NOT_WRITTEN else code
+    uncertain = outcome.state == RunState.UNCERTAIN
+    return UNCERTAIN if uncertain and code != RECEIPT_NOT_WRITTEN else code
 
 
 def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
-    from hz.cli.ledger_run import Request, run_batch
+    from hz.cli.ledger_run import run_batch
     from hz.cli.runs import report_settled
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.artifacts.models import ToolProfile
     from hz.runtime.config.layers import load_config
-    from hz.runtime.ledger.keys import new_key
+    from hz.runtime.ledger.foreground import Request
     from hz.runtime.ledger.owner import Binding
     from hz.runtime.ledger.session import open_ledger, policy
 
@@ -273,7 +271,7 @@ def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
                 yield None
                 continue
             [packet] = packets
-            yield Request(packet, new_key(), asked.workdir, receipts, asked.force_new)
+            yield asked.request(packet, receipts, keyed=False)
 
     return run_batch(
         ledger,
@@ -285,79 +283,6 @@ def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
         fmt=fmt,
         quiet=quiet,
     )
-
-
-def report_error(error: Any) -> None:
-    """An expected error (``HzError``) on stderr as the CLI's handler prints it."""
-    from hz.runtime.artifacts.printable import printable
-
-    click.echo(f"hz: error: {printable(error.message)}", err=True)
-    if error.hint:
-        click.echo(f"  hint: {printable(error.hint)}", err=True)
-
-
-def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:
-    """A job or packet compiled elsewhere is held to this machine's ceiling too."""
-    budget = packet.job.budget.max_usd
-    if budget > ceiling:
-        from hz.runtime.artifacts.errors import ConfigError
-
-        raise ConfigError(
-            f"{target}: the job's budget of {budget:g} US dollars is over this machine's "
-            f"ceiling of {ceiling:g}",
-            hint="the operator sets the ceiling: [authoring] max_usd_ceiling (see hz config show)",
-        )
-
-
-def _packet(
-    target: Path, inputs_file: Path | None, input_args: tuple[str, ...], ceiling: float
-) -> tuple[Packet | None, list[Problem]]:
-    if target.suffix.lower() == ".json" and inputs_file is None and not input_args:
-        from hz.runtime.artifacts.models import read_artifact
-
-        # A packet needs no compiler (nor Jinja2, nor the validators): its prompt, job and
-        # inputs are bound by their digests, checked as it is read.
-        artifact = read_artifact(target)
-        if isinstance(artifact, Packet):
-            return artifact, []
-    from hz.compiler.render.packet import packet_from_path
-
-    return packet_from_path(
-        target, inputs_file=inputs_file, input_args=input_args, max_usd_ceiling=ceiling
-    )
-
-
-def reported_packets(asked: RunTargets, ceiling: float) -> list[Packet] | None:
-    """A packet per target, each held to the ceiling; the diagnostics reported on stderr
-    (warnings too); None when any target has errors."""
-    targets, inputs_file, input_args = asked.targets, asked.inputs_file, asked.input_args
-    packets: list[Packet] = []
-    diagnostics: list[Problem] = []
-    for target in targets:
-        packet, found = _packet(target, inputs_file, input_args, ceiling)
-        diagnostics += found
-        if packet is not None:
-            _check_ceiling(target, packet, ceiling)
-            packets.append(packet)
-    complete = len(packets) == len(targets)
-    if diagnostics:
-        from hz import __version__
-        from hz.cli.compile import files_read
-        from hz.compiler.report.formats import write_report
-
-        write_report(
-            diagnostics,
-            fmt="text",
-            files_checked=(
-                files_read(targets[0], inputs_file, input_args)
-                if len(targets) == 1
-                else len(targets) + (inputs_file is not None)
-            ),
-            out=sys.stderr,
-            err=io.StringIO() if complete else sys.stderr,
-            tool_version=__version__,
-        )
-    return packets if complete else None
 
 
 def _execute(

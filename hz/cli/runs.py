@@ -138,18 +138,8 @@ def list_(states: tuple[str, ...], since: str | None, fmt: str) -> int:
                 f"unknown state {state!r} (one of {', '.join(STATES)})", param_hint="--state"
             )
     ledger, _ = open_ledger(fmt)
-    where: list[str] = ["TRUE"]
-    params: list[Any] = []
-    if states:
-        where.append(f"state IN ({', '.join('?' * len(states))})")
-        params += list(states)
-    after = parse_since(since)
-    if after is not None:
-        where.append("created_at >= ?")
-        params.append(after)
     documents = [
-        run_json(ledger, row, timeline=False)
-        for row in ledger.select(" AND ".join(where), tuple(params))
+        run_json(ledger, row, timeline=False) for row in ledger.listed(states, parse_since(since))
     ]
     text = "".join(list_line(d) + "\n" for d in documents) or "no runs\n"
     emit({"kind": "run_list", "runs": documents}, fmt, text)
@@ -254,34 +244,10 @@ def cancel(run_ids: tuple[str, ...], fmt: str) -> int:
 def retry(run_id: str, fmt: str) -> int:
     """Queue a new run of the same request, linked to RUN_ID (for a worker, or adopted by the
     next hz run of the same request). Refused for completed and live runs."""
-    from hz.runtime.ledger.store import TERMINAL
     from hz.runtime.ledger.view import run_json
 
     ledger, _ = open_ledger(fmt)
-    ledger.get(run_id)  # an unknown id fails here
-    with ledger.tx() as c:
-        row = ledger.locked(c, run_id)
-        assert row is not None  # runs are never deleted
-        if row.malformed:
-            raise HzError(
-                f"run {run_id} has values hz cannot read: {row.bad_columns()}; it is not retried",
-                hint="the row was edited by hand or damaged: a retry would copy them",
-            )
-        ledger.db.lock(c, f"request_key:{row.request_key}")
-        if row.state == "completed":
-            raise HzError(f"run {run_id} completed; a completed run is not retried")
-        if row.state not in TERMINAL:
-            raise HzError(f"run {run_id} is {row.state}; only an ended run can be retried")
-        newer = c.execute(
-            "SELECT id, state FROM runs WHERE request_key = ? AND created_at > ? "
-            "ORDER BY created_at DESC LIMIT 1",
-            (row.request_key, row.created_at),
-        ).fetchone()
-        if newer is not None:
-            raise HzError(
-                f"run {newer['id']} ({newer['state']}) is newer for this request; retry that one"
-            )
-        new_id = ledger.insert_run(c, row, attempt=row.attempt + 1, retry_of=run_id)
+    new_id = ledger.retry(run_id)
     document = run_json(ledger, ledger.get(new_id))
     emit(document, fmt, f"{new_id}  queued (retry of {run_id})\n")
     return 0
@@ -319,10 +285,7 @@ def cost(by: str, since: str | None, fmt: str) -> int:
     """Spend from the ledger: the cost runners reported, and what is still reserved (uncertain
     runs and runners that report no cost keep their whole reservation)."""
     ledger, _ = open_ledger(fmt)
-    after = parse_since(since)
-    rows = ledger.select(
-        "dispatched_at IS NOT NULL AND created_at >= ?", (after if after is not None else 0,)
-    )
+    rows = ledger.dispatched_since(parse_since(since))
     groups: dict[str, dict[str, Any]] = defaultdict(
         lambda: {"runs": 0, "cost_usd": 0.0, "reserved_usd": 0.0, "unknown_cost_runs": 0}
     )

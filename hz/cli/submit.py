@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from hz.cli.request_options import RunTargets, request_options
+from hz.cli.request_options import RunTargets, reported_packets, request_options
 from hz.cli.runs import FORMAT, report_settled
 
 #: A queue name: what procrastinate and hz both store and show without escaping.
@@ -50,10 +50,7 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     configuration error, or the --request-key has a run or names another request (nothing
     queued; without a key every target is a new run).
     """
-    from hz.cli.ledger_run import Request
-    from hz.cli.run import reported_packets
     from hz.runtime.config.layers import load_config
-    from hz.runtime.ledger.keys import new_key
     from hz.runtime.ledger.session import open_ledger
 
     check_queue(queue)
@@ -73,9 +70,7 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     receipts = asked.receipts(config)
     ids = []
     for packet in packets:
-        key = asked.request_key or new_key()
-        request = Request(packet, key, workdir, receipts, asked.force_new)
-        run_id, _ = request.create(ledger, queue=queue, priority=priority)
+        run_id, _ = asked.request(packet, receipts).create(ledger, queue=queue, priority=priority)
         ids.append(run_id)
     if fmt == "json":
         click.echo(json.dumps({"kind": "submitted", "runs": ids}))

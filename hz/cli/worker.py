@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
 import click
 
-from hz.cli.ledger_run import run_pool
 from hz.cli.runs import FORMAT, report_settled
 from hz.runtime.artifacts.printable import printable, printable_json
 from hz.runtime.process.threads import MAX_PARALLEL
@@ -51,9 +49,9 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     from hz.runtime.config.layers import load_config
     from hz.runtime.config.tables import SystemSettings
     from hz.runtime.ledger.owner import Binding
-    from hz.runtime.ledger.session import backend, open_ledger, policy
+    from hz.runtime.ledger.serve import Reports, Service, Slots, serve
+    from hz.runtime.ledger.session import open_ledger, policy
     from hz.runtime.ledger.view import run_json
-    from hz.runtime.ledger.worker import Pool, from_queue
 
     for name in queues:
         check_queue(name)
@@ -87,53 +85,20 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
             )
 
     slots = jobs or SystemSettings.from_config(config).max_parallel
-    if backend(config) == "postgres":
-        _run_postgres(ledger, queues, slots, drain, binding, policy(config), done, failed)
-        if drain:
-            _say_held(ledger)
-        if fmt == "json":
-            click.echo(printable_json({"kind": "worker", "runs": finished}))
-        return 0
-    from hz.runtime.ledger.store import Hold
 
-    held = policy(config, fail_over_ceiling=False)
-    take = from_queue(queues, hold=Hold(held.ceilings, binding.name))
+    def note(message: str) -> None:
+        click.echo(message, err=True)
 
-    def claim(ledger_: Any, owner: Any) -> Any:
-        claimed = take(ledger_, owner)
-        # Held until later (not due for another look now): not runnable now.
-        later = f"{HELD} AND not_before > {ledger_.db.clock}"
-        if claimed is False and drain and not ledger_.select(f"{LIVE} AND NOT ({later})"):
-            return None
-        return claimed
-
-    pool = Pool(
-        ledger,
-        jobs=slots,
-        binding=binding,
-        policy=held,
-        claim=claim,
-        on_done=done,
-        on_error=failed,
-        on_trouble=trouble,
-    )
-
-    run_pool(pool, "the worker got {signal}{again}", contextlib.nullcontext())
-    if drain and not pool.stopping.is_set():
+    service = Service(Slots(slots, binding, policy(config)), queues, drain)
+    if serve(ledger, service, Reports(done, failed, trouble, report_settled, note)):
         _say_held(ledger)
     if fmt == "json":
         click.echo(printable_json({"kind": "worker", "runs": finished}))
     return 0
 
 
-#: Runs that still have to run, and of them, those held for a spend ceiling: ``--drain``
-#: means "until nothing is runnable now", so it does not wait for a ceiling's next window.
-LIVE = "state IN ('queued', 'prepared', 'dispatching', 'running')"
-HELD = "state = 'queued' AND owner IS NULL AND held_reason IS NOT NULL"
-
-
 def _say_held(ledger: Any) -> None:
-    held = len(ledger.select(HELD))
+    held = len(ledger.held_runs())
     if held:
         runs = "run" if held == 1 else "runs"
         click.echo(
@@ -141,34 +106,3 @@ def _say_held(ledger: Any) -> None:
             "(hz runs list --state queued)",
             err=True,
         )
-
-
-def _run_postgres(
-    ledger: Any,
-    queues: tuple[str, ...],
-    slots: int,
-    drain: bool,
-    binding: Any,
-    policy: Any,
-    done: Any,
-    failed: Any,
-) -> None:
-    from dataclasses import replace
-
-    from hz.runtime.ledger.pg.listener import worker_app
-    from hz.runtime.ledger.pg.worker import PgWorker, WorkerOptions
-
-    def note(message: str) -> None:
-        click.echo(message, err=True)
-
-    PgWorker(
-        ledger,
-        worker_app(ledger.dispatcher.conninfo),  # its own: opened for asyncio
-        options=WorkerOptions(queues=queues, jobs=slots, drain=drain),
-        binding=binding,
-        policy=replace(policy, fail_over_ceiling=False),
-        on_done=done,
-        on_error=failed,
-        on_settled=report_settled,
-        note=note,
-    ).run()

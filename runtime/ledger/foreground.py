@@ -16,6 +16,7 @@ from typing import Any
 from hz.runtime.artifacts.models import Packet
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.db import LedgerUnavailable
+from hz.runtime.ledger.keys import new_key
 from hz.runtime.ledger.owner import Binding, NotStarted, Outcome, Policy, run_owned
 from hz.runtime.ledger.store import Ledger, Owner, StaleOwner
 from hz.runtime.ledger.watcher import Watcher
@@ -37,6 +38,20 @@ class Request:
     workdir: Path
     receipt_dir: Path | None
     force_new: bool
+
+    @classmethod
+    def of(
+        cls,
+        packet: Packet,
+        *,
+        key: str | None,
+        workdir: Path,
+        receipt_dir: Path | None,
+        force_new: bool = False,
+    ) -> Request:
+        """The request for ``packet``. Keys are opt-in (``hz.runtime.ledger.keys``): without
+        one, the request is a new run, with a key of its own that its retries share."""
+        return cls(packet, key if key is not None else new_key(), workdir, receipt_dir, force_new)
 
     def create(self, ledger: Ledger, **where: Any) -> tuple[str, int]:
         """Create its run in the ledger (``where``: its batch, queue, priority, an owner to

@@ -49,24 +49,16 @@ class Ending:
         return cls(RunState.FAILED, "not_started", cost_usd=cost_usd, detail=f"not started: {why}")
 
 
+@dataclass(slots=True)
 class OwnedRun:
-    """One run this process owns at ``generation``."""
+    """One run this process owns at ``generation``, its waits on ``clock``; ``patience`` None:
+    ``COMMIT_PATIENCE`` as it is when a write is tried."""
 
-    def __init__(
-        self,
-        ledger: Ledger,
-        run_id: str,
-        generation: int,
-        *,
-        clock: Clock = SYSTEM,
-        patience: float | None = None,
-    ) -> None:
-        self.ledger = ledger
-        self.run_id = run_id
-        self.generation = generation
-        self.clock = clock
-        #: None: ``COMMIT_PATIENCE`` as it is when a write is tried.
-        self.patience = patience
+    ledger: Ledger
+    run_id: str
+    generation: int
+    clock: Clock = SYSTEM
+    patience: float | None = None
 
     def patiently(self, write: Callable[[], T]) -> T:
         """``write`` tried again while the database cannot take it now, for up to the

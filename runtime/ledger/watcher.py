@@ -45,14 +45,14 @@ EXTERNAL_CANCEL = "cancelled (hz runs cancel)"
 class _Seen:
     """What the watcher thread, the observer and the signal handlers share (under ``lock``)."""
 
+    #: The agent's process group, once it exists.
     pgid: int | None = None
-    pid: int | None = None
     cancel_reason: str | None = None
-    ending: Termination | None = None
     #: SIGKILL without the grace (a second signal to a stopping worker or batch).
     urgent: bool = False
-    progress: Progress | None = None
+    ending: Termination | None = None
     intent_committed: bool = False
+    progress: Progress | None = None
     #: The cancel was on record as the agent started: killed at once, said so.
     at_spawn: bool = False
     #: The signal that told hz itself to stop while it ran this run (``stop_now``).
@@ -81,7 +81,7 @@ class Watcher:
 
     def spawned(self, pid: int, pgid: int) -> None:
         with self.seen.lock:
-            self.seen.pid, self.seen.pgid = pid, pgid
+            self.seen.pgid = pgid
 
         def record() -> None:
             if self.run.spawned(pid, pgid):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.ledger.db import LedgerUnavailable
@@ -23,12 +24,22 @@ from hz.runtime.ledger.fallback import unrecorded
 from hz.runtime.ledger.owner import Binding, Outcome, Policy, run_owned
 from hz.runtime.ledger.store import Hold, Ledger, Owner, StaleOwner
 from hz.runtime.ledger.watcher import Watcher
+from hz.runtime.process.signals import routed
 from hz.runtime.process.threads import start
 
 #: How long an idle slot sleeps before looking at the queue again.
 IDLE_POLL = 0.2
 #: The longest wait between two claims while the database cannot be written.
 TROUBLE_WAIT = 15.0
+
+
+@dataclass(frozen=True, slots=True)
+class Slots:
+    """How a pool runs its runs: ``jobs`` at once, through ``binding``, under ``policy``."""
+
+    jobs: int
+    binding: Binding
+    policy: Policy
 
 
 class Pool:
@@ -186,14 +197,35 @@ class Pool:
 
 
 def from_queue(
-    queues: tuple[str, ...] = (), *, hold: Hold | None = None
-) -> Callable[[Ledger, Owner], tuple[str, int] | bool]:
+    queues: tuple[str, ...] = (), *, hold: Hold | None = None, drain: bool = False
+) -> Callable[[Ledger, Owner], tuple[str, int] | bool | None]:
     """A worker's source: the next queued run (of ``queues`` when given), or False (nothing
     now; look again later). With ``hold``, runs a spend ceiling leaves no room for wait in
-    the queue, unclaimed (``Ledger.hold_here``)."""
+    the queue, unclaimed (``Ledger.hold_here``). With ``drain``, None once nothing is
+    runnable now (a run held for a ceiling until later does not count): the pool ends."""
 
-    def claim(ledger: Ledger, owner: Owner) -> tuple[str, int] | bool:
+    def claim(ledger: Ledger, owner: Owner) -> tuple[str, int] | bool | None:
         claimed = ledger.claim_next(owner, queues=queues, hold=hold)
-        return False if claimed is None else claimed
+        if claimed is not None:
+            return claimed
+        if drain and not ledger.runnable_now():
+            return None
+        return False
 
     return claim
+
+
+def run_pool(pool: Pool, why: str) -> None:
+    """Run a pool of runs (a batch, a worker) until it ends, hz's cancel signals routed to it
+    (``hz.runtime.process.signals``): the first stops it (claim nothing more, cancel what
+    runs), the second stops its runs at once. ``why`` is the reason each gives, formatted
+    with ``signal`` (its name) and ``again`` ("" or " again")."""
+
+    def first(name: str) -> None:
+        pool.stop(why.format(signal=name, again=""))
+
+    def second(name: str) -> None:
+        pool.stop(why.format(signal=name, again=" again"), now=True)
+
+    with routed(first, second):
+        pool.run()

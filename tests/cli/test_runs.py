@@ -9,12 +9,14 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hz.runtime.ledger.store import Ceilings, Ledger, Owner
 from tests.cli.test_run import CONTRACT
 from tests.conftest import Cli, CliResult
+from tests.unit.test_execute import make_packet
 
 
 @pytest.fixture
@@ -288,3 +290,19 @@ def test_an_empty_request_key_is_refused(hz: Cli, tmp_path: Path, command: str, 
         "option out to start a new run\n"
     )
     assert not (tmp_path / "s" / "ledger.sqlite3").exists()  # nothing recorded
+
+
+def test_the_batch_display_counts_a_batch(new_ledger: Any, tmp_path: Path) -> None:
+    import io
+
+    from hz.cli.ledger_run import BatchDisplay
+
+    ledger = new_ledger()
+    for key in ("a", "b"):
+        ledger.create(make_packet(), key=key, workdir=tmp_path, receipt_dir=None, batch="b1")
+    stream = io.StringIO()
+    with BatchDisplay(ledger, "b1", stream, unread=lambda: 3) as display:
+        line = display.line()
+    # Targets not read yet (a batch reads them as slots free) count as queued.
+    assert line == "hz: 0 done · 0 running · 5 queued · $0.00 reserved or spent"
+    assert stream.getvalue().endswith("\r\x1b[K")

@@ -27,11 +27,11 @@ from typing import Any
 
 import pytest
 
-from hz.cli.ledger_run import Request, run_foreground
 from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.ledger import handle as owner_module
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.db import LedgerDamaged, LedgerUnavailable
+from hz.runtime.ledger.foreground import Request, run_foreground
 from hz.runtime.ledger.owner import Binding, Policy, run_owned
 from hz.runtime.ledger.reconcile import owner_gone, reconcile, take_over
 from hz.runtime.ledger.store import LeaseClock as Clock

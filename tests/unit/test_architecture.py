@@ -7,6 +7,7 @@ two promises a user relies on visible in the suite, with a fresh interpreter for
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -84,3 +85,50 @@ def test_running_a_packet_never_imports_the_compiler(tmp_path: Path) -> None:
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "Say hi.\n", "[]\n")
+
+
+#: What SQL looks like in a string (hz spells SQL in capitals): a statement with the clause it
+#: needs, or a condition on a ledger column (a WHERE clause handed to the store).
+_SQL = (
+    r"\b(SELECT\b.*\bFROM|INSERT\s+INTO|UPDATE\b.*\bSET|DELETE\s+FROM|CREATE\s+TABLE)\b",
+    r"\b(state|batch|owner|created_at|held_reason)\s*(=|IN\b|IS\b|>|<)",
+    r"\bWHERE\b",
+)
+
+
+def sql_in(source: str) -> list[str]:
+    """The string literals (f-strings' literal parts included) of ``source`` that hold SQL."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value
+            if any(re.search(pattern, text) for pattern in _SQL):
+                found.append((node.lineno, node.col_offset, text))
+    return [text for _, _, text in sorted(found)]
+
+
+def test_the_cli_speaks_no_sql() -> None:
+    """Every statement lives in the ledger's store (``hz.runtime.ledger.store``): the
+    commands call its functions (``Ledger.retry``, ``Ledger.listed``), never SQL."""
+    found = {
+        str(path.relative_to(REPO)): sql_in(path.read_text(encoding="utf-8"))
+        for path in sorted((REPO / "hz" / "cli").glob("*.py"))
+    }
+    assert {name: texts for name, texts in found.items() if texts} == {}
+
+
+def test_the_sql_check_finds_sql_planted_in_a_command() -> None:
+    planted = """
+LIVE = "state IN ('queued', 'prepared')"
+def retry(c, run_id):
+    c.execute(f"SELECT id FROM runs WHERE id = {run_id!r}")
+    c.execute("UPDATE runs SET state = ? WHERE id = ?", ("queued", run_id))
+    ledger.select("batch = ?", ("b",))
+    print("hz: the select of the runs is done")  # prose, not SQL
+"""
+    assert sql_in(planted) == [
+        "state IN ('queued', 'prepared')",
+        "SELECT id FROM runs WHERE id = ",
+        "UPDATE runs SET state = ? WHERE id = ?",
+        "batch = ?",
+    ]

@@ -61,6 +61,15 @@ PLANTS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
             "hz.ci.planted -> hz.runtime.ledger.store",
         ),
     ),
+    # A backend's internals, and a module of the store under the package's names.
+    "cli-ledger-door": (
+        "hz/cli/planted.py",
+        ("import hz.runtime.ledger.db", "import hz.runtime.ledger.store.base"),
+        (
+            "hz.cli.planted -> hz.runtime.ledger.db",
+            "hz.cli.planted -> hz.runtime.ledger.store.base",
+        ),
+    ),
     "runners-layers": (
         "hz/runtime/runners/echo.py",
         ("import hz.runtime.runners.registry",),

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from hz.cli.ledger_run import Request, run_foreground
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.result import AgentResult, ToolCall
 from hz.runtime.config.layers import load_config
 from hz.runtime.ledger import host
 from hz.runtime.ledger.cancel import cancel
+from hz.runtime.ledger.foreground import Request, run_foreground
 from hz.runtime.ledger.owner import MAX_BACKOFF, Binding, Policy, backoff, run_owned
 from hz.runtime.ledger.reconcile import reconcile
 from hz.runtime.ledger.store import Ceilings, Ledger, Owner, StaleOwner
@@ -367,19 +367,3 @@ def test_an_owner_interrupted_inside_the_runner_settles_by_what_it_saw(
     assert json.loads(receipt.read_text())["status"] == state
     events = [(e.state, e.detail) for e in ledger.events(run_id)]
     assert ("cancel", "hz was interrupted (SIGINT)") in events
-
-
-def test_the_batch_display_counts_a_batch(new_ledger: Any, tmp_path: Path) -> None:
-    import io
-
-    from hz.cli.ledger_run import BatchDisplay
-
-    ledger = new_ledger()
-    for key in ("a", "b"):
-        ledger.create(make_packet(), key=key, workdir=tmp_path, receipt_dir=None, batch="b1")
-    stream = io.StringIO()
-    with BatchDisplay(ledger, "b1", stream, unread=lambda: 3) as display:
-        line = display.line()
-    # Targets not read yet (a batch reads them as slots free) count as queued.
-    assert line == "hz: 0 done · 0 running · 5 queued · $0.00 reserved or spent"
-    assert stream.getvalue().endswith("\r\x1b[K")

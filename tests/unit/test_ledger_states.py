@@ -39,11 +39,13 @@ def test_live_and_terminal_split_the_states_and_terminal_are_the_result_statuses
 
 def test_the_ledger_code_spells_no_state_by_hand() -> None:
     """Every state in SQL or compared in code comes from the enum: no state name as an SQL
-    literal, nor compared by hand with a row's state, in the ledger and its backends."""
+    literal, nor compared by hand with a run's state, in the ledger, its backends and the
+    commands."""
     names = "|".join(s.value for s in RunState)
     by_hand = re.compile(rf"""'({names})'|state\W*\s*(==|!=|in)\s*\(?["']({names})["']""")
     found = []
-    for path in sorted((ROOT / "runtime" / "ledger").rglob("*.py")):
+    paths = [*(ROOT / "runtime" / "ledger").rglob("*.py"), *(ROOT / "hz" / "cli").rglob("*.py")]
+    for path in sorted(paths):
         if path.name == "states.py":
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):

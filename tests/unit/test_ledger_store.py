@@ -419,7 +419,7 @@ def _open_ledger_files(path: Path) -> int:
 def test_a_runs_watcher_thread_closes_its_connection_as_it_ends(tmp_path: Path) -> None:
     """One connection per run's watcher, left to the garbage collector, made the memory of a
     batch or a worker grow with its runs (and held three files each until collected)."""
-    from hz.cli.ledger_run import Request, run_foreground
+    from hz.runtime.ledger.foreground import Request, run_foreground
     from hz.runtime.ledger.owner import Binding, Policy
 
     path = tmp_path / "ledger.sqlite3"  # PostgreSQL's threads borrow from one pool

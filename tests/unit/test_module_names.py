@@ -25,6 +25,7 @@ ABSENT = {
     "hz.runtime.runners.no_such_runner",
     # test_import_contracts: the modules it plants in a copy of the tree, to break a contract.
     "hz.ci.planted",
+    "hz.cli.planted",
     "hz.compiler.planted",
     "hz.runtime.ledger.planted",
     "hz.runtime.testing.planted",

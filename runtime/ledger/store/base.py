@@ -121,6 +121,26 @@ class LedgerBase:
         query = f"SELECT * FROM runs WHERE {where} ORDER BY created_at, id"  # noqa: S608
         return [RunRow.read(found) for found in self.connection.execute(query, params).fetchall()]
 
+    def listed(self, states: tuple[str, ...] = (), since: float | None = None) -> list[RunRow]:
+        """``hz runs list``: the runs in ``states`` (all when empty) created since ``since``
+        (seconds since the epoch), oldest first."""
+        where: list[str] = ["TRUE"]
+        params: list[Param] = []
+        if states:
+            where.append(f"state IN ({', '.join('?' * len(states))})")
+            params += list(states)
+        if since is not None:
+            where.append("created_at >= ?")
+            params.append(since)
+        return self.select(" AND ".join(where), tuple(params))
+
+    def dispatched_since(self, since: float | None) -> list[RunRow]:
+        """``hz runs cost``: the runs dispatched (that reserved a budget) created since
+        ``since``, oldest first."""
+        return self.select(
+            "dispatched_at IS NOT NULL AND created_at >= ?", (since if since is not None else 0,)
+        )
+
     # -- the database's clock --------------------------------------------------------------
 
     def now(self, c: Connection) -> float:

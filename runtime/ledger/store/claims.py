@@ -3,6 +3,8 @@ stranded and leftover jobs."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hz.runtime.ledger.backend import Connection
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.states import LIVE, RunState, sql_list
@@ -10,6 +12,17 @@ from hz.runtime.ledger.store.base import Param
 from hz.runtime.ledger.store.ceilings import Hold
 from hz.runtime.ledger.store.holds import Holds
 from hz.runtime.ledger.store.identity import Owner
+
+
+@dataclass(frozen=True, slots=True)
+class BatchProgress:
+    """A batch's runs by phase, and what they reserved or spent."""
+
+    done: int = 0
+    running: int = 0
+    queued: int = 0
+    spent: float = 0.0
+
 
 #: A queued run nobody owns yet (SQL).
 UNOWNED = f"state = '{RunState.QUEUED}' AND owner IS NULL"
@@ -84,6 +97,22 @@ class Claims(Holds):
 
     def batch_done(self, batch: str) -> bool:
         return not self.batch_live(batch)
+
+    def batch_progress(self, batch: str) -> BatchProgress:
+        """How far ``batch`` is: its runs done, running (from ``prepared`` on), queued, and
+        what they reserved or spent."""
+        counts = {"done": 0, "running": 0, "queued": 0}
+        spent = 0.0
+        for row in self.connection.execute(
+            "SELECT state, COUNT(*) AS n, COALESCE(SUM(reserved_usd), 0) AS spent "
+            "FROM runs WHERE batch = ? GROUP BY state",
+            (batch,),
+        ).fetchall():
+            state = row["state"]
+            phase = "queued" if state == RunState.QUEUED else "running" if state in LIVE else "done"
+            counts[phase] += int(row["n"])
+            spent += float(row["spent"])
+        return BatchProgress(**counts, spent=spent)
 
     def batch_queued(self, batch: str) -> list[RunRow]:
         """A batch's runs still queued (a retry waiting for its time)."""
