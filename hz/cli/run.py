@@ -225,14 +225,10 @@ def _in_ledger(
         click.echo(f"  run {outcome.run_id} (hz runs show {outcome.run_id})", err=True)
         return 6 if outcome.failure_kind == "budget_ceiling" else EXIT_CODES["cancelled"]
     code = report(outcome.result, outcome.receipt, outcome.receipt_error, fmt, quiet)
-    if outcome.unrecorded is not None:
+    error = outcome.unrecorded_error()
+    if error is not None:
         # The session ran and its result is printed, but the ledger could not take it: the
         # same "a record is missing" status as a receipt that could not be written.
-        from hz.runtime.ledger.fallback import unrecorded
-
-        error = unrecorded(
-            outcome.run_id, outcome.state, outcome.unrecorded, outcome.saved, outcome.save_error
-        )
         click.echo(f"hz: error: {printable(error.message)}", err=True)
         click.echo(f"  hint: its result is printed above; {printable(error.hint or '')}", err=True)
         return RECEIPT_NOT_WRITTEN

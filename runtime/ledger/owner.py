@@ -26,7 +26,7 @@ from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.ledger.db import LedgerError
-from hz.runtime.ledger.fallback import save_result
+from hz.runtime.ledger.fallback import save_result, unrecorded
 from hz.runtime.ledger.handle import COMMIT_PATIENCE, Ending, OwnedRun
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.states import TERMINAL, RunState
@@ -103,6 +103,13 @@ class Outcome:
     unrecorded: HzError | None = None
     saved: Path | None = None
     save_error: str | None = None
+
+    def unrecorded_error(self) -> HzError | None:
+        """Why this ending is not in the ledger, and where its result was saved
+        (``fallback.unrecorded``); None when it is recorded."""
+        if self.unrecorded is None:
+            return None
+        return unrecorded(self.run_id, self.state, self.unrecorded, self.saved, self.save_error)
 
 
 def settings_digest(settings: Mapping[str, Any]) -> str:

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.ledger.db import LedgerUnavailable
-from hz.runtime.ledger.fallback import unrecorded
 from hz.runtime.ledger.owner import Binding, Outcome, Policy, run_owned
 from hz.runtime.ledger.store import Hold, Ledger, Owner, StaleOwner
 from hz.runtime.ledger.watcher import Watcher
@@ -160,15 +159,9 @@ class Pool:
             finally:
                 with self._lock:
                     self.running.pop(run_id, None)
-            if outcome.unrecorded is not None:
+            error = outcome.unrecorded_error()
+            if error is not None:
                 if self.on_error is not None:
-                    error = unrecorded(
-                        run_id,
-                        outcome.state,
-                        outcome.unrecorded,
-                        outcome.saved,
-                        outcome.save_error,
-                    )
                     self.on_error(run_id, error)
             elif outcome.requeued:
                 self.stopping.wait(IDLE_POLL)

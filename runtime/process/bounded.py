@@ -50,7 +50,13 @@ import time
 from collections.abc import Mapping, Sequence
 
 from hz.runtime.process import cancel, observe
-from hz.runtime.process.group import Termination, check_own_group, living_members, signal_group
+from hz.runtime.process.group import (
+    Termination,
+    check_own_group,
+    living_members,
+    pipe,
+    signal_group,
+)
 from hz.runtime.process.leftovers import live_private_dirs
 from hz.runtime.process.limits import Limits, ProcessOutcome
 from hz.runtime.process.streams import LineCallback, StreamCapture
@@ -159,11 +165,11 @@ def _start_watchdog(pgid: int) -> subprocess.Popen[bytes] | None:
 
 
 def _dismiss(watchdog: subprocess.Popen[bytes]) -> None:
-    assert watchdog.stdin is not None
+    stdin = pipe(watchdog.stdin, "stdin")
     with contextlib.suppress(OSError):
-        watchdog.stdin.write(b"done\n")
+        stdin.write(b"done\n")
     with contextlib.suppress(OSError):
-        watchdog.stdin.close()
+        stdin.close()
     try:
         watchdog.wait(timeout=5)
     except subprocess.TimeoutExpired:
@@ -234,9 +240,11 @@ class _Supervisor:
             _dismiss(watchdog)
 
     def _register(self, stdin: bytes | None) -> None:
-        for pipe, capture in ((self.proc.stdout, self.out), (self.proc.stderr, self.err)):
-            assert pipe is not None
-            fd = pipe.fileno()
+        for stream, name, capture in (
+            (self.proc.stdout, "stdout", self.out),
+            (self.proc.stderr, "stderr", self.err),
+        ):
+            fd = pipe(stream, name).fileno()
             os.set_blocking(fd, False)
             with contextlib.suppress(OSError, AttributeError):
                 fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _CHUNK)  # fewer wakeups when flooded
@@ -343,9 +351,9 @@ class _Supervisor:
     def _close(self) -> None:
         self._close_stdin()
         self.sel.close()
-        for pipe in (self.proc.stdout, self.proc.stderr):
-            if pipe is not None:
-                pipe.close()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
 
     def _outcome(self) -> ProcessOutcome:
         code = self.proc.returncode

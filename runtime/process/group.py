@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 from dataclasses import dataclass
+from typing import TypeVar
 
 from hz.runtime.process.clock import SYSTEM, Clock
 from hz.runtime.process.proc import group_members
@@ -16,9 +17,22 @@ KILL_GRACE = 2.0
 #: How often a blocking termination looks whether the group is gone.
 _POLL = 0.05
 
+T = TypeVar("T")
+
 
 class UnsafeGroupError(RuntimeError):
     """Refusing to signal a process group that is not the child's own: a bug, never a result."""
+
+
+class PipeMissing(RuntimeError):
+    """A child started with a pipe has none: a bug in how it was started, never a result."""
+
+
+def pipe(stream: T | None, name: str) -> T:
+    """``stream``, a pipe the child was started with; ``PipeMissing`` when it has none."""
+    if stream is None:
+        raise PipeMissing(f"the child has no {name} pipe")
+    return stream
 
 
 def check_own_group(pid: int) -> int:

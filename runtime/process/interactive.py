@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from hz.runtime.process import cancel
 from hz.runtime.process.bounded import spawn
-from hz.runtime.process.group import check_own_group, living_members, signal_group
+from hz.runtime.process.group import check_own_group, living_members, pipe, signal_group
 from hz.runtime.process.limits import MAX_OUTPUT
 from hz.runtime.process.streams import StreamCapture
 from hz.runtime.process.uninterrupted import to_the_end
@@ -80,12 +80,14 @@ class Interactive:
         self.long_lines = 0
         self.last_line_cut = False
         self._stopped: Stopped | None = None
-        for pipe, capture in ((proc.stdout, self._out), (proc.stderr, self._err)):
-            assert pipe is not None
-            os.set_blocking(pipe.fileno(), False)
-            self._sel.register(pipe.fileno(), selectors.EVENT_READ, capture)
-        assert proc.stdin is not None
-        os.set_blocking(proc.stdin.fileno(), False)
+        for stream, name, capture in (
+            (proc.stdout, "stdout", self._out),
+            (proc.stderr, "stderr", self._err),
+        ):
+            fd = pipe(stream, name).fileno()
+            os.set_blocking(fd, False)
+            self._sel.register(fd, selectors.EVENT_READ, capture)
+        os.set_blocking(pipe(proc.stdin, "stdin").fileno(), False)
 
     @classmethod
     def start(
@@ -186,7 +188,8 @@ class Interactive:
         """End the child within the ceilings (idempotent); see the module docstring."""
         if self._stopped is None:
             to_the_end(lambda: self._stop(graceful))
-        assert self._stopped is not None
+        if self._stopped is None:  # _stop sets it as its last step, or raises
+            raise RuntimeError("the child's stop ended without saying how it stopped")
         return self._stopped
 
     def _stop(self, graceful: bool) -> None:
@@ -215,9 +218,9 @@ class Interactive:
         for key in list(self._sel.get_map().values()):
             key.data.finish()  # held open by a process that left the group
         self._sel.close()
-        for pipe in (self.proc.stdout, self.proc.stderr):
-            if pipe is not None:
-                pipe.close()
+        for stream in (self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
         code = self.proc.returncode
         self._stopped = Stopped(
             exit_code=code if code is not None and code >= 0 else None,

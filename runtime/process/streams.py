@@ -66,6 +66,6 @@ class StreamCapture:
             self.long_lines += 1
         self._pending.clear()
         self._cutting = False
-        assert self._on_line is not None
-        if self._on_line(line) is True:
+        # Called only with a callback (``feed``, ``finish``).
+        if self._on_line is not None and self._on_line(line) is True:
             self.done = True

@@ -317,6 +317,27 @@ def test_reconcile_kills_an_orphaned_group_and_removes_its_private_dir(
         orphan.stdout.close()
 
 
+def test_a_cancel_settles_within_its_ceiling_on_the_clock_it_is_given(
+    new_ledger: Any, tmp_path: Path
+) -> None:
+    """An owner that lives but never settles (stalled): the canceller waits out its ceiling on
+    an injected clock, then settles the run itself, uncertain; no real seconds pass."""
+    ledger = new_ledger()
+    run_id, generation = owned(ledger, tmp_path, None)
+    ledger.prepare(run_id, generation, "command", "d")
+    assert ledger.dispatch(run_id, generation, Ceilings()) is None
+    clock = FakeClock()
+    begun = time.monotonic()
+    row = cancel(ledger, run_id, clock=clock)
+    assert time.monotonic() - begun < 5
+    assert clock.now - 1000.0 >= 10.0 - 2 * 2.0 - 1.0  # the ceiling's wait, on the clock
+    assert (row.state, row.failure_kind) == ("uncertain", None)
+    me = Owner.this_process().name
+    assert ledger.events(run_id)[-1].detail == (
+        f"cancelled; owner {me} did not settle it within the ceiling"
+    )
+
+
 def test_a_run_cancelled_before_dispatch_is_never_spawned(new_ledger: Any, tmp_path: Path) -> None:
     binding = command_binding(tmp_path, "echo", "--prompt-file={prompt_file}")
     ledger = new_ledger()

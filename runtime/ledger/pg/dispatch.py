@@ -56,6 +56,18 @@ def make_app(conninfo: str) -> App:
     return App(connector=PsycopgConnector(conninfo=conninfo))
 
 
+class NotPostgres(TypeError):
+    """procrastinate was handed a connection of another backend: a bug in hz's wiring."""
+
+
+def _raw(c: Connection) -> Any:
+    """The psycopg connection of one of hz's PostgreSQL transactions (procrastinate defers and
+    cancels on it, in hz's transaction)."""
+    if not isinstance(c, PgConnection):
+        raise NotPostgres(f"procrastinate needs a PostgreSQL connection, not {type(c).__name__}")
+    return c.raw
+
+
 class Procrastinate:
     def __init__(self, conninfo: str) -> None:
         self.conninfo = conninfo
@@ -64,8 +76,8 @@ class Procrastinate:
     def enqueue(
         self, c: Connection, run_id: str, *, queue: str, priority: int, not_before: float
     ) -> int:
-        assert isinstance(c, PgConnection)
-        options: dict[str, Any] = {"queue": queue, "priority": priority, "connection": c.raw}
+        raw = _raw(c)
+        options: dict[str, Any] = {"queue": queue, "priority": priority, "connection": raw}
         if not_before > 0:  # the database's time (``Ledger.now``): procrastinate compares
             options["schedule_at"] = datetime.fromtimestamp(not_before, UTC)  # with now()
         job_id = self.app.configure_task(TASK, **options).defer(run_id=run_id)
@@ -73,8 +85,7 @@ class Procrastinate:
 
     def cancel(self, db: Db, job_id: int) -> None:
         with db.tx() as c:
-            assert isinstance(c, PgConnection)
-            self.app.job_manager.cancel_job_by_id(job_id, abort=True, connection=c.raw)
+            self.app.job_manager.cancel_job_by_id(job_id, abort=True, connection=_raw(c))
 
     def wake(self, c: Connection) -> None:
         # Due now, and said so as procrastinate says a new job is there (its insert trigger's
@@ -134,8 +145,7 @@ class Procrastinate:
         # In hz's transaction: a job still waiting is cancelled (procrastinate's job manager),
         # one a worker took ends failed (its SQL function, as its manager calls it); neither
         # is retried, neither raises when the job has ended already.
-        assert isinstance(c, PgConnection)
-        self.app.job_manager.cancel_job_by_id(job_id, connection=c.raw)
+        self.app.job_manager.cancel_job_by_id(job_id, connection=_raw(c))
         c.execute(
             f"SELECT {FINISH_JOB}(id, ?, false) FROM {JOBS} "  # noqa: S608
             "WHERE id = ? AND status = 'doing'",

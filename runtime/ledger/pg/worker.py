@@ -47,7 +47,6 @@ from procrastinate.exceptions import JobAborted
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.printable import printable
 from hz.runtime.ledger import host
-from hz.runtime.ledger.fallback import unrecorded
 from hz.runtime.ledger.owner import Binding, Outcome, Policy, run_owned
 from hz.runtime.ledger.pg.compat import SupervisedWorker
 from hz.runtime.ledger.pg.dispatch import TASK
@@ -149,7 +148,8 @@ class PgWorker:
         self._lock = threading.Lock()
         self._stopping = False
         self._worker: _Worker | None = None
-        self._wake: asyncio.Event | None = None
+        #: Set to cut a restart's wait short (``stop``); made anew by each loop (``_main``).
+        self._wake = asyncio.Event()
         self._superseded: set[int] = set()
         if isinstance(app.connector, ListeningConnector):
             app.connector.probing(every=options.probe_every, note=note)
@@ -205,13 +205,9 @@ class PgWorker:
         finally:
             with self._lock:
                 self.running.pop(run_id, None)
-        if outcome.unrecorded is not None:  # its result saved to a file, named
-            self.on_error(
-                run_id,
-                unrecorded(
-                    run_id, outcome.state, outcome.unrecorded, outcome.saved, outcome.save_error
-                ),
-            )
+        error = outcome.unrecorded_error()
+        if error is not None:  # its result saved to a file, named
+            self.on_error(run_id, error)
             return
         if outcome.requeued:
             if context.job.id is not None:
@@ -229,8 +225,7 @@ class PgWorker:
         self._stopping = True
         if self._worker is not None:
             self._worker.stop()  # type: ignore[no-untyped-call]
-        if self._wake is not None:
-            self._wake.set()
+        self._wake.set()
         with self._lock:
             runs = list(self.running.values())
         for run in runs:
@@ -252,7 +247,7 @@ class PgWorker:
         loop.set_default_executor(
             ThreadPoolExecutor(max_workers=self.options.jobs + 2, thread_name_prefix="hz-job")
         )
-        self._wake = asyncio.Event()
+        self._wake = asyncio.Event()  # of this loop
         # As on one machine (``hz.runtime.process.signals``): the first signal stops and
         # cancels, the second kills the runs' groups at once, later ones cannot interrupt the
         # settling.
@@ -326,7 +321,6 @@ class PgWorker:
             self.note(f"hz: worker: procrastinate's worker stopped ({why}); restarting")
             if time.monotonic() - began > 30:
                 delay = RESTART_MIN
-            assert self._wake is not None
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=delay)
             delay = min(delay * 2, RESTART_MAX)
