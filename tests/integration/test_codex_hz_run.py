@@ -267,7 +267,7 @@ def test_doctor_with_codex_bound(hz_argv: list[str], setup: Setup) -> None:
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     assert lines[-5:] == [
-        "ok       runner: codex (hz)",
+        "ok       runner: codex (hz-contracts)",
         "ok       capabilities: timeout hard, budget unsupported, tools unsupported, "
         "turns unsupported, structured_output hard",
         "FAILED   enforced budget: runner 'codex' cannot enforce a budget (unsupported) and "
