@@ -63,9 +63,14 @@ typecheck: $(VENV)/.test-deps
 # tests (marked `serial`: signals, cancels, timeouts, kill grace, fleet chaos) alone on the quiet
 # machine. The second lane appends to the first's data, so the floor is checked over both.
 PYTEST_ENV = HZ_AGENT_CLIS="$(AGENT_CLIS)" HZ_JSON_SCHEMA_SUITE="$(JSON_SCHEMA_SUITE)"
+# Every hz the tests start reads the product's bytecode compiled once here: an environment with
+# PYTHONDONTWRITEBYTECODE would otherwise compile hz from source in each of hundreds of
+# processes. compileall skips what is fresh; the files are gitignored.
 pytest: $(VENV)/.test-deps json-schema-suite
-	$(PYTEST_ENV) $(BIN)/pytest -n 2 -m "not serial" --cov --cov-report= --cov-fail-under=0
-	$(PYTEST_ENV) $(BIN)/pytest -m serial --cov --cov-append
+	$(BIN)/python -m compileall -q hz compiler runtime
+	.ci/timed "pytest, parallel lane (-n 2)" env $(PYTEST_ENV) \
+	  $(BIN)/pytest -n 2 -m "not serial" --cov --cov-report= --cov-fail-under=0
+	.ci/timed "pytest, serial lane" env $(PYTEST_ENV) $(BIN)/pytest -m serial --cov --cov-append
 
 # The downloads do not depend on each other (pip, npm, the suite's sdist): in parallel.
 setup: $(VENV)/.test-deps agent-clis json-schema-suite
@@ -76,16 +81,18 @@ checks: lint typecheck
 # pytest runs alone: its signal and timeout tests measure time (and its serial lane runs them
 # alone in turn).
 test:
-	$(MAKE) -j3 --output-sync=target setup
-	$(MAKE) -j2 --output-sync=target checks
+	@rm -f build/times
+	.ci/timed "setup (venv, agent CLIs, suite)" $(MAKE) -j3 --output-sync=target setup
+	.ci/timed "checks (ruff, mypy, import-linter)" $(MAKE) -j2 --output-sync=target checks
 	$(MAKE) pytest
+	@echo "make test: every step's time"; cat build/times
 
 bench: $(VENV)/.test-deps
 	$(BIN)/python benchmarks/validate.py
 	$(BIN)/python benchmarks/compile.py
 	$(BIN)/python benchmarks/run.py
 
-# hz worker fleets on a throwaway PostgreSQL (its server binaries: .ci/install-postgres);
+# hz worker fleets on a throwaway PostgreSQL (its server binaries: .ci/install-debian);
 # a few minutes.
 bench-workers: $(VENV)/.test-deps
 	$(BIN)/python benchmarks/workers.py

@@ -9,7 +9,7 @@ Every run is the fake agent ``tests/fakes/agent.py echo --delay SECONDS`` as a r
 through the ``command`` runner; each worker is a separate ``hz worker -j JOBS`` process with
 its own host id (machines stood in for by processes on this one). PostgreSQL is a throwaway
 cluster in a temporary directory (``tests/pg.py``: initdb + pg_ctl, fsync off), started and
-removed here; its server binaries must be installed (``.ci/install-postgres``).
+removed here; its server binaries must be installed (``.ci/install-debian``).
 
 For each configuration:
 

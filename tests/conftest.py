@@ -13,12 +13,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-# A shell starts a background command (`make test &`) with SIGINT and SIGQUIT ignored, and an
-# ignored disposition survives exec: every hz the tests start would then ignore the signals
-# the tests send it. Give them back their defaults (Python's handler for SIGINT).
+# A shell starts a background command (`make test &`) with SIGINT and SIGQUIT ignored, `nohup`
+# ignores SIGHUP, and an ignored disposition survives exec: every hz the tests start would then
+# ignore the signals the tests send it. Give them back their defaults (Python's handler for
+# SIGINT).
 for _signum, _default in (
     (signal.SIGINT, signal.default_int_handler),
     (signal.SIGQUIT, signal.SIG_DFL),
+    (signal.SIGHUP, signal.SIG_DFL),
 ):
     if signal.getsignal(_signum) == signal.SIG_IGN:
         signal.signal(_signum, _default)

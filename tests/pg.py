@@ -8,7 +8,7 @@ As root, the server programs run as the ``postgres`` user (PostgreSQL refuses ro
 as the current user. Each test gets its own database, cloned from a template that already holds
 hz's and procrastinate's schema (``CREATE DATABASE … TEMPLATE``, ~0.1 s).
 
-The binaries come from the Debian package ``postgresql`` (``.ci/install-postgres`` installs it):
+The binaries come from the Debian package ``postgresql`` (``.ci/install-debian`` installs it):
 without them the fixture fails, never skips.
 """
 
@@ -40,7 +40,7 @@ def server_bin() -> Path:
     if on_path:
         return Path(on_path).parent
     raise RuntimeError(
-        "PostgreSQL server binaries (initdb, pg_ctl) not found: run .ci/install-postgres "
+        "PostgreSQL server binaries (initdb, pg_ctl) not found: run .ci/install-debian "
         "(as root: apt-get install -y --no-install-recommends postgresql)"
     )
 

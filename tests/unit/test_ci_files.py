@@ -55,7 +55,7 @@ def test_ci_runs_the_readmes_make_test_on_every_push_and_pull_request() -> None:
     assert (REPO / ".ci" / "run").read_text().splitlines()[-1] == "exec make test"
     lines = (REPO / ".ci" / "run").read_text().splitlines()
     installs = [line for line in lines if line.startswith(".ci/install")]
-    assert installs == [".ci/install-postgres", ".ci/install-faketime"]
+    assert installs == [".ci/install-debian"]
     readme = (REPO / "README.md").read_text()
     assert "`make test` is exactly what CI runs (`.ci/run`" in readme
 
