@@ -49,8 +49,7 @@ PLANTED: dict[str, str] = {
     "LC_SECRET": "lc-planted-6",
     "HTTPS_PROXY": "http://planted-7.invalid:1",
 }
-TIMEOUT = 3.0
-#: Beyond the timeout: the kill grace (2 s) and draining.
+#: Beyond the run's timeout: the kill grace (2 s) and draining.
 SLACK = 12.0
 _NODE = re.compile(r"(?P<path>[\w./-]+\.py)::(?P<name>\w+)(\[[^\]]*\])?")
 
@@ -64,6 +63,10 @@ class RunnerConformance:
     repository: ClassVar[Path | None] = None
     #: The scenarios to run (all by default; ``()`` for a runner that starts no process).
     scenarios: ClassVar[tuple[str, ...]] = fake_agent.SCENARIOS
+    #: The timeout of every scenario's run, in seconds. The ``sleep`` and ``flood`` agents
+    #: never end by themselves, so each of them takes this long (plus the kill grace): a
+    #: runner that starts slowly needs more, a fast one can be checked with less.
+    timeout: ClassVar[float] = 3.0
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Only the cases that apply to the runner are generated, so none is collected only to
@@ -123,7 +126,7 @@ class RunnerConformance:
             prompt="conformance",
             contract="Never write files.",
             tools=ToolProfile().bind(work),
-            timeout=TIMEOUT,
+            timeout=self.timeout,
             budget=Budget(max_usd=0.5),
             output=OutputSpec(),
         )
@@ -131,7 +134,7 @@ class RunnerConformance:
         result = execute(runner, request)  # an exception here fails the kit
         elapsed = time.monotonic() - started
         assert isinstance(result, AgentResult)
-        assert elapsed < TIMEOUT + SLACK, f"{scenario}: took {elapsed:.1f} s"
+        assert elapsed < self.timeout + SLACK, f"{scenario}: took {elapsed:.1f} s"
         _check_outcome(scenario, result)
         _check_environment(state)
         _check_no_survivors(state)
@@ -166,11 +169,13 @@ def _check_environment(state: Path) -> None:
         assert not leaked, f"the planted {name} reached the agent as {', '.join(leaked)}"
 
 
-def _check_no_survivors(state: Path) -> None:
+def _check_no_survivors(state: Path, *, patience: float = 3.0) -> None:
+    """The run's processes are gone, or go within ``patience`` seconds (they may still be
+    being reaped)."""
     pids_file = state / "pids"
     if not pids_file.exists():
         return
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + patience
     pids = [int(line.split()[0]) for line in pids_file.read_text().splitlines() if line]
     while time.monotonic() < deadline:
         alive = [pid for pid in pids if _alive(pid)]

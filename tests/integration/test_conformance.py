@@ -15,11 +15,15 @@ from hz.runtime.runners.echo import EchoRunner
 from hz.runtime.testing.conformance import RunnerConformance
 
 REPO = Path(__file__).resolve().parents[2]
+#: hz's runners start the fake agent at once: a second's timeout is enough for every scenario
+#: (the kit's default, 3 s, leaves room for slower runners).
+TIMEOUT = 1.0
 
 
 class TestClaudeCode(RunnerConformance):
     runner_class = ClaudeCodeRunner
     repository = REPO
+    timeout = TIMEOUT
 
     def settings_for(self, program: str) -> dict[str, Any]:
         return {"claude_executable": program, "claude_max_retries": 0}
@@ -28,6 +32,7 @@ class TestClaudeCode(RunnerConformance):
 class TestCodex(RunnerConformance):
     runner_class = CodexRunner
     repository = REPO
+    timeout = TIMEOUT
 
     def settings_for(self, program: str) -> dict[str, Any]:
         return {"codex_executable": program}
@@ -36,6 +41,7 @@ class TestCodex(RunnerConformance):
 class TestCodexAppServer(RunnerConformance):
     runner_class = CodexAppServerRunner
     repository = REPO
+    timeout = TIMEOUT
 
     def settings_for(self, program: str) -> dict[str, Any]:
         return {"codex_executable": program}
@@ -44,6 +50,7 @@ class TestCodexAppServer(RunnerConformance):
 class TestCommand(RunnerConformance):
     runner_class = CommandRunner
     repository = REPO
+    timeout = TIMEOUT
 
     def settings_for(self, program: str) -> dict[str, Any]:
         return {
@@ -57,6 +64,7 @@ class TestEcho(RunnerConformance):
 
     runner_class = EchoRunner
     repository = REPO
+    timeout = TIMEOUT
     scenarios: ClassVar[tuple[str, ...]] = ()
 
     def settings_for(self, program: str) -> dict[str, Any]:

@@ -33,7 +33,7 @@ def test_a_surviving_process_fails_and_is_killed(tmp_path: Path) -> None:
     with pytest.raises(
         AssertionError, match=rf"processes of the run survived it: \[{survivor.pid}\]"
     ):
-        conformance._check_no_survivors(tmp_path)
+        conformance._check_no_survivors(tmp_path, patience=0.2)
     assert survivor.wait(timeout=5) == -9
 
 
