@@ -6,18 +6,19 @@ read until its answer, write again. ``Interactive`` does that with the same guar
 - The child gets its own session (its process group id is its pid), exactly ``env``, no
   shell; a missing program or working directory is a ``launch_error`` string, not an
   exception.
-- Every wait has a fixed ceiling that nothing the child says can lengthen: ``write_line``
-  gives up after ``WRITE_SECONDS`` (a child that stopped reading), ``read_line`` returns at the
+- Every wait has a fixed ceiling that nothing the child says can lengthen (``Ceilings``, set
+  by hz where the child is started, never by the child): ``write_line``
+  gives up after ``write`` seconds (a child that stopped reading), ``read_line`` returns at the
   caller's deadline. stdout lines are cut at ``max_line`` bytes (``last_line_cut`` says so of
   the line ``read_line`` returned); stderr is kept up to
   ``max_stderr`` bytes, the rest read and discarded, so a flooding child never blocks.
-- ``stop`` ends it in bounded time: stdin closed, ``REAP_SECONDS`` for the leader to exit by
-  itself (``graceful``) — then SIGKILL to the group and at most ``REAP_SECONDS`` until none of
-  it is left —, ``COLLECT_SECONDS`` to collect the leader, ``DRAIN_SECONDS`` to drain stderr
+- ``stop`` ends it in bounded time: stdin closed, ``reap`` seconds for the leader to exit by
+  itself (``graceful``) — then SIGKILL to the group and at most ``reap`` until none of
+  it is left —, ``collect`` to collect the leader, ``drain`` to drain stderr
   (a detached helper may still hold it). A further interrupt cannot cut that short.
 
-With the ``WRITE_SECONDS`` of one last request (an interrupt), a child that stopped reading,
-stopped exiting and left a helper holding stderr is settled within ten seconds.
+With the ``write`` of one last request (an interrupt), a child that stopped reading,
+stopped exiting and left a helper holding stderr is settled within ten seconds (``CEILINGS``).
 """
 
 from __future__ import annotations
@@ -39,13 +40,33 @@ from hz.runtime.process.limits import MAX_OUTPUT
 from hz.runtime.process.streams import StreamCapture
 from hz.runtime.process.uninterrupted import to_the_end
 
-#: The fixed ceilings (seconds). Not configurable, not derived from anything the child says.
-WRITE_SECONDS = 5.0
-REAP_SECONDS = 2.0
-COLLECT_SECONDS = 2.0
-DRAIN_SECONDS = 1.0
 _TICK = 0.05
 _CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Ceilings:
+    """The fixed waits (seconds) of one child: not configurable by an operator, never derived
+    from anything the child says. Tests inject shorter ones (STYLE 21)."""
+
+    #: For the child to take one line on its stdin.
+    write: float = 5.0
+    #: For the leader to exit by itself once stdin is closed; again for the group to die.
+    reap: float = 2.0
+    #: To collect the killed leader.
+    collect: float = 2.0
+    #: To drain stderr that a process outside the group may hold open.
+    drain: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("write", "reap", "collect", "drain"):
+            value = getattr(self, name)
+            if not 0 < value <= 60:
+                raise ValueError(f"Ceilings.{name} must be in (0, 60] seconds, got {value!r}")
+
+
+#: hz's ceilings for every interactive child.
+CEILINGS = Ceilings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +87,15 @@ class Stopped:
 class Interactive:
     """One child and its pipes; see the module docstring. Use ``start``, then ``stop``."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], max_line: int, max_stderr: int) -> None:
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        max_line: int,
+        max_stderr: int,
+        ceilings: Ceilings = CEILINGS,
+    ) -> None:
         self.proc = proc
+        self.ceilings = ceilings
         self.started = time.monotonic()
         self.pgid = check_own_group(proc.pid)
         self._lines: deque[tuple[bytes, bool]] = deque()
@@ -98,15 +126,16 @@ class Interactive:
         env: Mapping[str, str],
         max_line: int = MAX_OUTPUT,
         max_stderr: int = 1024 * 1024,
+        ceilings: Ceilings = CEILINGS,
     ) -> Interactive | str:
         """The running child, or why it could not start."""
         proc = spawn(argv, stdin_pipe=True, cwd=cwd, env=env)
         if isinstance(proc, str):
             return proc
         try:
-            return cls(proc, max_line, max_stderr)
+            return cls(proc, max_line, max_stderr, ceilings)
         except BaseException:
-            to_the_end(lambda: _kill_and_wait(proc))
+            to_the_end(lambda: _kill_and_wait(proc, ceilings.collect))
             raise
 
     def _line(self, line: bytes) -> None:
@@ -119,13 +148,13 @@ class Interactive:
         return time.monotonic() - self.started
 
     def write_line(self, line: bytes) -> bool:
-        """Write ``line`` (a newline is added) within ``WRITE_SECONDS``; False when the child
+        """Write ``line`` (a newline is added) within ``ceilings.write``; False when the child
         did not take all of it in time or closed its stdin. Output is read meanwhile."""
         stdin = self.proc.stdin
         if stdin is None or stdin.closed:
             return False
         pending = memoryview(line + b"\n")
-        until = time.monotonic() + WRITE_SECONDS
+        until = time.monotonic() + self.ceilings.write
         while pending:
             try:
                 written = os.write(stdin.fileno(), pending[:_CHUNK])
@@ -198,21 +227,21 @@ class Interactive:
             with contextlib.suppress(OSError):
                 stdin.close()
         if graceful:
-            until = time.monotonic() + REAP_SECONDS
+            until = time.monotonic() + self.ceilings.reap
             while not _leader_exited(self.proc.pid) and time.monotonic() < until:
                 self._pump(_TICK)
         leftovers = living_members(self.pgid, exclude=self.proc.pid)
         # While the leader is unreaped its group id cannot be reused: ours to signal.
         signal_group(self.pgid, signal.SIGKILL)
-        until = time.monotonic() + REAP_SECONDS
+        until = time.monotonic() + self.ceilings.reap
         while living_members(self.pgid, exclude=-1) and time.monotonic() < until:
             self._pump(_TICK)
         uncollected = False
         try:
-            self.proc.wait(timeout=COLLECT_SECONDS)
+            self.proc.wait(timeout=self.ceilings.collect)
         except subprocess.TimeoutExpired:
             uncollected = True
-        until = time.monotonic() + DRAIN_SECONDS
+        until = time.monotonic() + self.ceilings.drain
         while self._sel.get_map() and time.monotonic() < until:
             self._pump(min(_TICK, max(until - time.monotonic(), 0)))
         for key in list(self._sel.get_map().values()):
@@ -241,6 +270,6 @@ def _leader_exited(pid: int) -> bool:
         return True
 
 
-def _kill_and_wait(proc: subprocess.Popen[bytes]) -> None:
+def _kill_and_wait(proc: subprocess.Popen[bytes], collect: float) -> None:
     proc.kill()
-    proc.wait(timeout=COLLECT_SECONDS)
+    proc.wait(timeout=collect)

@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from hz.runtime.artifacts.result import AgentResult, Usage
+from hz.runtime.process.interactive import CEILINGS, Ceilings
 from hz.runtime.runners.codex_app_server.protocol import BUNDLE, MANIFEST, manifest_of, pinned_text
 from hz.runtime.runners.codex_app_server.runner import CodexAppServerRunner
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
@@ -44,10 +45,13 @@ pytestmark = pytest.mark.real_cli
 PROXY = Path(__file__).resolve().parent.parent / "fakes" / "appserver_proxy.py"
 #: The fixed ceilings: 5 s interrupt, 2 s reap, 2 s collect, 1 s drain; a loaded machine's slack.
 SETTLED = 10 + 3
+#: Shorter ceilings for the tests that wait all of them out against a wedged server.
+SHORT = Ceilings(write=1.0, reap=0.5, collect=1.0, drain=0.5)
+SHORT_SETTLED = SHORT.write + 2 * SHORT.reap + SHORT.collect + SHORT.drain + 3
 
 
-def make_runner(table: dict[str, Any]) -> CodexAppServerRunner:
-    return CodexAppServerRunner(CodexAppServerSettings.from_table(table))
+def make_runner(table: dict[str, Any], ceilings: Ceilings = CEILINGS) -> CodexAppServerRunner:
+    return CodexAppServerRunner(CodexAppServerSettings.from_table(table), ceilings=ceilings)
 
 
 def run(
@@ -57,9 +61,10 @@ def run(
     *,
     timeout: float = 60,
     progress: Callable[..., None] | None = None,
+    ceilings: Ceilings = CEILINGS,
     **extra: Any,
 ) -> AgentResult:
-    runner = make_runner(api.codex_settings(codex, **extra))
+    runner = make_runner(api.codex_settings(codex, **extra), ceilings)
     try:
         return runner.run(
             run_request(
@@ -260,7 +265,7 @@ def test_cancel_against_a_wedged_server_settles_within_the_ceilings(
     try:
         with FakeResponses([hang()]) as api:
             raised = cancel_when(lambda: pidfile.exists())
-            result = run(api, wrapper, work)
+            result = run(api, wrapper, work, ceilings=SHORT)
             returned = time.monotonic()
     finally:
         end_helper(pidfile)
@@ -269,7 +274,7 @@ def test_cancel_against_a_wedged_server_settles_within_the_ceilings(
         "aborted",
         "cancelled (SIGINT) during the turn (interrupt not confirmed, killed)",
     )
-    assert returned - raised[0] < SETTLED
+    assert returned - raised[0] < SHORT_SETTLED
 
 
 def test_the_timeout_interrupts_the_turn_then_stops_the_server(
@@ -296,7 +301,7 @@ def test_the_timeout_against_a_wedged_server_kills_it(
         with FakeResponses([hang()]) as api:
             # The wedge comes after the turn starts; a loaded host can take seconds to start
             # the CLI and its thread, so the limit leaves that room.
-            result = run(api, wrapper, work, timeout=8)
+            result = run(api, wrapper, work, timeout=8, ceilings=SHORT)
             left = processes_with_env("FAKE_KEY", key)
     finally:
         end_helper(pidfile)
@@ -305,7 +310,7 @@ def test_the_timeout_against_a_wedged_server_kills_it(
         "timed out after 8 s during the turn (interrupt not confirmed, killed)",
     )
     assert result.exit_code is None  # killed
-    assert 8 <= result.duration_seconds < 8 + SETTLED
+    assert 8 <= result.duration_seconds < 8 + SHORT_SETTLED
     assert left == {}
 
 

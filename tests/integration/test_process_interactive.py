@@ -10,17 +10,21 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.process.interactive import WRITE_SECONDS, Interactive
+from hz.runtime.process.interactive import CEILINGS, Ceilings, Interactive
 
 # Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
 # serial lane, on an otherwise quiet machine.
 pytestmark = pytest.mark.serial
 
 ENV = {"PATH": os.environ["PATH"]}
+#: Short ceilings: each test waits them out instead of hz's (``CEILINGS``: 5, 2, 2 and 1 s).
+SHORT = Ceilings(write=0.5, reap=0.4, collect=0.5, drain=0.3)
 
 
 def start(tmp_path: Path, code: str) -> Interactive:
-    proc = Interactive.start([sys.executable, "-c", code], cwd=str(tmp_path), env=ENV)
+    proc = Interactive.start(
+        [sys.executable, "-c", code], cwd=str(tmp_path), env=ENV, ceilings=SHORT
+    )
     assert isinstance(proc, Interactive)
     return proc
 
@@ -50,7 +54,7 @@ def test_a_child_that_stops_reading_costs_at_most_the_write_ceiling(tmp_path: Pa
     proc = start(tmp_path, "import time\ntime.sleep(60)")
     began = time.monotonic()
     assert not proc.write_line(b"x" * (8 * 1024 * 1024))
-    assert WRITE_SECONDS <= time.monotonic() - began < WRITE_SECONDS + 2
+    assert SHORT.write <= time.monotonic() - began < SHORT.write + 2
     stopped = proc.stop(graceful=False)
     assert stopped.signal == signal.SIGKILL
 
@@ -76,8 +80,9 @@ def test_stop_settles_against_a_wedged_child(tmp_path: Path) -> None:
         os.kill(int(pidfile.read_text()), signal.SIGKILL)
     assert stopped.signal == signal.SIGKILL
     assert stopped.uncollected is False
-    # 2 s for a graceful exit, the kill, 1 s to drain the stderr the helper holds.
-    assert 3 <= took < 2 + 2 + 2 + 1 + 2
+    # The reap ceiling for a graceful exit, the kill, the drain ceiling for the stderr the
+    # helper holds.
+    assert SHORT.reap + SHORT.drain <= took < SHORT.reap * 2 + SHORT.collect + SHORT.drain + 2
     assert proc.stop(graceful=True) is stopped  # idempotent
 
 
@@ -100,3 +105,14 @@ def test_a_missing_program_is_a_launch_error(tmp_path: Path) -> None:
         f"{missing}: program not found"
     )
     assert Interactive.start([], cwd=str(tmp_path), env=ENV) == "empty command"
+
+
+def test_hz_own_ceilings() -> None:
+    # What docs/runners/codex-app-server.md and the module's docstring promise.
+    assert (CEILINGS.write, CEILINGS.reap, CEILINGS.collect, CEILINGS.drain) == (5, 2, 2, 1)
+
+
+@pytest.mark.parametrize("value", [0, -1, 61, float("nan"), float("inf")])
+def test_a_ceiling_out_of_bounds_is_refused(value: float) -> None:
+    with pytest.raises(ValueError, match=rf"^Ceilings.drain must be in \(0, 60\] seconds, got "):
+        Ceilings(drain=value)

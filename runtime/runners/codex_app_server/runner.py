@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.process.environment import child_environment
-from hz.runtime.process.interactive import Interactive, Stopped
+from hz.runtime.process.interactive import CEILINGS, Ceilings, Interactive, Stopped
 from hz.runtime.process.privatefiles import PLACEHOLDER_DIR
 from hz.runtime.runners.capabilities import Descriptor
 from hz.runtime.runners.codex.argv import private_codex_home
@@ -58,8 +58,10 @@ class CodexAppServerRunner(CodexRunner):
 
     settings_model: ClassVar[type[CodexAppServerSettings]] = CodexAppServerSettings
 
-    def __init__(self, settings: CodexAppServerSettings) -> None:
+    def __init__(self, settings: CodexAppServerSettings, *, ceilings: Ceilings = CEILINGS) -> None:
         super().__init__(settings)
+        #: The server's fixed waits (``Ceilings``): hz's own, shorter only in tests.
+        self.ceilings = ceilings
 
     @classmethod
     def descriptor(cls, settings: CodexSettings | None) -> Descriptor:
@@ -106,7 +108,10 @@ class CodexAppServerRunner(CodexRunner):
             if executable is None:
                 return self._launch_failed(unusable(self.settings.executable), request, started)
             proc = Interactive.start(
-                build_argv(executable, self.settings), cwd=working_dir, env=env
+                build_argv(executable, self.settings),
+                cwd=working_dir,
+                env=env,
+                ceilings=self.ceilings,
             )
             if isinstance(proc, str):
                 return self._launch_failed(proc, request, started)

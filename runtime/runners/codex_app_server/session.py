@@ -16,7 +16,7 @@ How it ends is decided by what hz observed, with the phase it was in:
   ``uncertain``.
 - ``running`` (the turn id is known, from the response or ``turn/started``): a cancellation or
   hz's timeout sends ``turn/interrupt`` for that turn and waits for its ``turn/completed``
-  (status ``interrupted``, with usage), both within ``WRITE_SECONDS``; then the group is
+  (status ``interrupted``, with usage), both within the write ceiling; then the group is
   stopped. A malformed line or the server's end is ``uncertain``.
 
 A cancellation is hz's cancel token, seen while hz waits on the server (``Interactive`` raises
@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from hz import __version__
 from hz.runtime.process.cancel import Cancelled
-from hz.runtime.process.interactive import WRITE_SECONDS, Interactive
+from hz.runtime.process.interactive import Interactive
 from hz.runtime.runners.codex.fields import as_dict as _dict
 from hz.runtime.runners.codex.fields import as_str as _str
 from hz.runtime.runners.codex_app_server import rpc
@@ -49,7 +49,7 @@ Ending = Literal[
     "protocol_error",  # a line that is no JSON-RPC message
     "exited",  # stdout ended before turn/completed
     "rpc_error",  # an error response to hz's request
-    "unwritable",  # the server did not take a line within WRITE_SECONDS
+    "unwritable",  # the server did not take a line within the write ceiling
 ]
 
 #: Deltas hz does not read: the items they build arrive whole in ``item/completed``.
@@ -183,7 +183,8 @@ class Session:
     def _write(self, line: bytes) -> None:
         if not self.proc.write_line(line):
             raise _End(
-                "unwritable", f"codex app-server did not take a request within {WRITE_SECONDS:g} s"
+                "unwritable",
+                f"codex app-server did not take a request within {self.proc.ceilings.write:g} s",
             )
 
     def _call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -237,13 +238,13 @@ class Session:
 
     def _stop_turn(self, why: Literal["cancelled", "timeout"]) -> None:
         """Cancellation or timeout: interrupt the turn when its id is known, within
-        ``WRITE_SECONDS`` for the request and its ``turn/completed`` together."""
+        the write ceiling for the request and its ``turn/completed`` together."""
         talk = self.talk
         talk.ending = why
         if talk.phase != "running" or talk.turn.completed:
             return
         thread_id, turn_id = talk.turn.thread_id, talk.turn.turn_id
-        until = time.monotonic() + WRITE_SECONDS
+        until = time.monotonic() + self.proc.ceilings.write
         try:
             self._next_id += 1
             params = {"threadId": thread_id, "turnId": turn_id}
