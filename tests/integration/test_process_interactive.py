@@ -114,5 +114,6 @@ def test_hz_own_ceilings() -> None:
 
 @pytest.mark.parametrize("value", [0, -1, 61, float("nan"), float("inf")])
 def test_a_ceiling_out_of_bounds_is_refused(value: float) -> None:
-    with pytest.raises(ValueError, match=rf"^Ceilings.drain must be in \(0, 60\] seconds, got "):
+    with pytest.raises(ValueError) as raised:
         Ceilings(drain=value)
+    assert str(raised.value) == f"Ceilings.drain must be in (0, 60] seconds, got {value!r}"
