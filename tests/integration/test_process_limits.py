@@ -11,10 +11,6 @@ import pytest
 from hz.runtime.process.bounded import Limits, ProcessOutcome
 from hz.runtime.process.group import UnsafeGroupError, check_own_group, signal_group
 
-# Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
-# serial lane, on an otherwise quiet machine.
-pytestmark = pytest.mark.serial
-
 
 def test_defaults() -> None:
     limits = Limits(timeout=5)
