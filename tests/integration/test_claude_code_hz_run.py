@@ -234,3 +234,57 @@ def test_hz_runs_names_a_widened_session(hz_argv: list[str], space: Workspace) -
     assert shown["session_widened"] == ["WebFetch"]
     text_shown = hz("runs", "show", line.split()[0]).stdout.splitlines()
     assert "widened:     WebFetch (network)" in text_shown
+
+
+def test_the_same_contract_run_five_times_is_five_runs(
+    hz_argv: list[str], space: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22: without a request key every hz run is a new run — after switching the runner
+    from echo to claude-code, after a failure, with another fake model mode each time."""
+    state = space.tmp / "state"
+    monkeypatch.setenv("HZ_STATE_DIR", str(state))
+    bound = space.config.read_text()
+    space.config.write_text(bound.replace('agent_runner = "claude-code"', 'agent_runner = "echo"'))
+    notes = str(space.work / "notes.txt")
+    expensive = tool_use("Grep", {"pattern": "x"}, output_tokens=2_000_000)
+    limited = api_error(429, "rate_limit_error", "Slow down", [("retry-after", "7")])
+    ended = []
+    for replies in (
+        [text("unused: the echo runner answers")],
+        [text("Hello there")],
+        [limited],
+        [tool_use("Read", {"file_path": notes}), text("marmalade")],
+        [expensive, text("unreachable")],
+    ):
+        with FakeAnthropic(replies) as api:
+            run = hz_run(hz_argv, space, api)
+        assert "request key" not in run.stderr
+        ended.append((*outcome(run), run.result["runner"], run.result["draft"]))
+        space.config.write_text(bound)  # the first run's echo, claude-code from then on
+    assert ended == [
+        (0, "completed", None, None, "echo", ended[0][5]),
+        (0, "completed", None, None, "claude-code", "Hello there"),
+        (4, "failed", "rate_limited", "the API answered HTTP 429", "claude-code", None),
+        (0, "completed", None, None, "claude-code", "marmalade"),
+        (6, "budget", "budget_exceeded", "Reached maximum budget ($0.5)", "claude-code", None),
+    ]
+    assert ended[0][5]  # the echo runner's answer
+    receipts = sorted(p.name for p in (space.tmp / "receipts").glob("*.json"))
+    assert receipts == [f"00000{n}-notes-reader.json" for n in range(1, 6)]
+    listed = subprocess.run(
+        [*hz_argv, "runs", "list", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HZ_CONFIG": str(space.config)},
+        timeout=60,
+        check=True,
+    )
+    runs = json.loads(listed.stdout)["runs"]
+    assert [(run["state"], run["runner"]) for run in runs] == [
+        ("completed", "echo"),
+        ("completed", "claude-code"),
+        ("failed", "claude-code"),
+        ("completed", "claude-code"),
+        ("budget", "claude-code"),
+    ]
+    assert len({run["id"] for run in runs}) == len({run["request_key"] for run in runs}) == 5
