@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 from hz.compiler.checks.structure import schema_text
@@ -16,6 +17,7 @@ def hz(cli: Cli, cwd: Path, *args: str, **env: str) -> CliResult:
 
 
 def test_init_writes_schema_and_starter(cli: Cli, tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, timeout=30)  # a new repo
     (tmp_path / ".gitignore").write_text("node_modules/", encoding="utf-8")
     done = hz(cli, tmp_path, "init")
     assert (done.returncode, done.stderr) == (0, "")
@@ -48,11 +50,18 @@ def test_init_writes_schema_and_starter(cli: Cli, tmp_path: Path) -> None:
     assert again.stderr == (
         "Success: no issues found in 1 contract and 1 job file\n1 job in build/jobs up to date\n"
     )
-    ran = hz(cli, tmp_path, "run", "contracts/todo-summary.yaml", "-q", HZ_RUNNER="echo")
-    assert (ran.returncode, ran.stdout) == (
-        0,
-        "Write a short summary of the to-do items in this repository.\n",
-    )
+    # The step `next:` suggests, twice: each is a run of its own, with its own receipt.
+    receipts = Path(os.environ["HOME"]) / ".local" / "state" / "hz" / "receipts"
+    for n in (1, 2):
+        ran = hz(cli, tmp_path, "run", "contracts/todo-summary.yaml", "-q", HZ_RUNNER="echo")
+        assert (ran.returncode, ran.stdout, ran.stderr) == (
+            0,
+            "Write a short summary of the to-do items in this repository.\n",
+            "",
+        )
+        assert sorted(p.name for p in receipts.glob("*.json")) == [
+            f"00000{i}-todo-summary.json" for i in range(1, n + 1)
+        ]
 
 
 def test_init_quotes_a_folder_with_a_space_in_its_next_steps(cli: Cli, tmp_path: Path) -> None:
