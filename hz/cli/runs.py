@@ -123,14 +123,34 @@ def parse_since(value: str | None) -> float | None:
     return moment.timestamp()
 
 
+def _count(value: int) -> int:
+    if value < 1:
+        raise click.BadParameter(f"{value} runs: give 1 or more (--all lists every run)")
+    return value
+
+
+#: How many runs ``hz runs list`` shows unless told otherwise.
+LIST_LIMIT = 50
+
+
 @runs.command("list")
 @click.option("--state", "states", multiple=True, help="Only runs in this state (repeatable).")
 @click.option("--since", help="Only runs created since: a duration (30m, 12h, 7d) or ISO time.")
+@click.option(
+    "--limit",
+    type=int,
+    default=LIST_LIMIT,
+    show_default=True,
+    callback=lambda ctx, param, value: _count(value),
+    help="Show the newest N runs.",
+)
+@click.option("--all", "every", is_flag=True, help="Show every run (no --limit).")
 @FORMAT
-def list_(states: tuple[str, ...], since: str | None, fmt: str) -> int:
-    """List runs, oldest first."""
+def list_(states: tuple[str, ...], since: str | None, limit: int, every: bool, fmt: str) -> int:
+    """List runs, newest first: the newest 50 (--limit N, --all), then how many more there
+    are."""
     from hz.runtime.ledger.store import STATES
-    from hz.runtime.ledger.view import list_line, run_json
+    from hz.runtime.ledger.view import list_table, run_json
 
     for state in states:
         if state not in STATES:
@@ -138,11 +158,14 @@ def list_(states: tuple[str, ...], since: str | None, fmt: str) -> int:
                 f"unknown state {state!r} (one of {', '.join(STATES)})", param_hint="--state"
             )
     ledger, _ = open_ledger(fmt)
-    documents = [
-        run_json(ledger, row, timeline=False) for row in ledger.listed(states, parse_since(since))
-    ]
-    text = "".join(list_line(d) + "\n" for d in documents) or "no runs\n"
-    emit({"kind": "run_list", "runs": documents}, fmt, text)
+    rows, total = ledger.listed(states, parse_since(since), limit=None if every else limit)
+    documents = [run_json(ledger, row, timeline=False) for row in rows]
+    more = max(0, total - len(documents))
+    text = list_table(documents) if documents else "no runs\n"
+    if more:
+        runs_ = "run" if more == 1 else "runs"
+        text += f"… {more} more {runs_} (--limit N shows N, --all every run)\n"
+    emit({"kind": "run_list", "runs": documents, "more": more}, fmt, text)
     return 0
 
 

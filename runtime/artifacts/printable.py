@@ -34,10 +34,11 @@ import os
 import re
 import secrets
 import stat
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["guarded", "printable", "printable_json"]
+__all__ = ["cut", "guarded", "pad", "printable", "printable_json", "width"]
 
 
 def printable(text: str) -> str:
@@ -49,6 +50,39 @@ def printable(text: str) -> str:
     if rest.startswith("::"):
         text = text[: len(text) - len(rest)] + "\\x3a" + rest[1:]
     return text
+
+
+def width(text: str) -> int:
+    """The columns ``text`` (printable: see ``printable``) takes on a terminal: two for a wide
+    East Asian character, none for a combining mark, one for the rest."""
+    if text.isascii():
+        return len(text)
+    return sum(_char_width(c) for c in text)
+
+
+def _char_width(c: str) -> int:
+    if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me"):
+        return 0
+    return 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
+
+
+def cut(text: str, columns: int) -> str:
+    """``text`` in at most ``columns`` columns: cut short, ending in "…", when it is wider."""
+    if width(text) <= columns:
+        return text
+    kept, used = [], 0
+    for c in text:
+        used += _char_width(c)
+        if used > columns - 1:
+            break
+        kept.append(c)
+    return "".join(kept) + "…"
+
+
+def pad(text: str, columns: int, *, right: bool = False) -> str:
+    """``text`` padded with spaces to ``columns`` columns (aligned right with ``right``)."""
+    fill = " " * max(0, columns - width(text))
+    return fill + text if right else text + fill
 
 
 _NOT_ASCII_PRINTABLE = re.compile(r"[^\n\x20-\x7e]")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from hz.runtime.artifacts.printable import printable
+from hz.runtime.artifacts.printable import cut, pad, printable, width
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.states import STATES, TERMINAL, RunState
 from hz.runtime.ledger.store import Ledger
@@ -143,33 +143,51 @@ def _event_line(event: dict[str, Any]) -> str:
     return f"  {at:<24}  {state:<12}{printable(detail)}".rstrip()
 
 
-#: The width of ``hz runs list``'s state column (a state and its failure kind).
-STATE_COLUMN = 28
+#: The widest a cell of ``hz runs list`` may be (a state and its failure kind with their
+#: markers, a job's name, where it ran): anything wider is cut, ending in "…".
+CELL = 40
+LIST_HEADER = ("RUN", "CREATED", "STATE", "JOB", "COST", "WHERE")
 
 
-def list_line(document: dict[str, Any]) -> str:
+def list_cells(document: dict[str, Any]) -> tuple[str, ...]:
+    """One run of ``hz runs list``: its cells, each escaped and cut to ``CELL`` columns, then
+    what follows them (the tools that widened it, the columns hz cannot read)."""
     state = str(document["state"])
     if state not in STATES:  # edited by hand, or a newer hz's: said so, escaped, cut short
         state = "? " + state
     if document["failure_kind"]:
         state += f" ({document['failure_kind']})"
-    state = printable(state)
-    if len(state) >= STATE_COLUMN:
-        state = state[: STATE_COLUMN - 2] + "…"
     if document.get("bad"):  # a value hz cannot read: marked, and its columns named
         state = "! " + state
-    cost = _money(document["cost_usd"], 4)
-    name = printable(str(document["job_name"] or "?"))
-    where = printable(str(document["worker"] or document["host"] or "-"))
-    state = state.ljust(STATE_COLUMN)
-    created = document["created_at"] or "?"
-    line = f"{printable(document['id'])}  {created}  {state}{name}  {cost}  {where}"
+    tail = []
     if document["session_widened"]:
-        line += f"  widened: {printable(', '.join(document['session_widened']))}"
+        tail.append(f"widened: {printable(', '.join(document['session_widened']))}")
     if document.get("bad"):
         columns = ", ".join(b.split(":", 1)[0] for b in document["bad"])
-        line += f"  bad values: {printable(columns)} (hz runs show)"
-    return line
+        tail.append(f"bad values: {printable(columns)} (hz runs show)")
+    return (
+        printable(document["id"]),
+        document["created_at"] or "?",
+        cut(printable(state), CELL),
+        cut(printable(str(document["job_name"] or "?")), CELL),
+        _money(document["cost_usd"], 4),
+        cut(printable(str(document["worker"] or document["host"] or "-")), CELL),
+        "  ".join(tail),
+    )
+
+
+def list_table(documents: list[dict[str, Any]]) -> str:
+    """``hz runs list``: a header, then a line per run, every column as wide as its widest
+    cell (counted in a terminal's columns), the cost aligned right."""
+    rows = [(*LIST_HEADER, ""), *(list_cells(d) for d in documents)]
+    widths = [max(width(row[n]) for row in rows) for n in range(len(LIST_HEADER))]
+    lines = []
+    for row in rows:
+        cells = [
+            pad(cell, widths[n], right=LIST_HEADER[n] == "COST") for n, cell in enumerate(row[:-1])
+        ]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return "".join(line + "\n" for line in lines)
 
 
 def _money(amount: float | None, places: int) -> str:

@@ -44,7 +44,7 @@ def submit(hz: Cli, who: str) -> str:
 def test_submit_worker_list_show_wait_cost(hz: Cli, tmp_path: Path) -> None:
     ids = [submit(hz, who) for who in ("Ann", "Bo")]
     listed = hz("runs", "list")
-    assert [line.split()[2] for line in listed.stdout.splitlines()] == ["queued", "queued"]
+    assert [line.split()[2] for line in listed.stdout.splitlines()] == ["STATE", "queued", "queued"]
     worked = hz("worker", "-j", "2", "--drain")
     assert worked.returncode == 0
     assert sorted(worked.stdout.splitlines()) == sorted(f"{i}  completed" for i in ids)

@@ -227,7 +227,7 @@ def test_hz_runs_names_a_widened_session(hz_argv: list[str], space: Workspace) -
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["session_widened"] == ["WebFetch"]
     listed = hz("runs", "list")
-    [line] = listed.stdout.splitlines()
+    _header, line = listed.stdout.splitlines()
     host = socket.gethostname()  # where it ran: a foreground run has no worker
     assert line.split()[2:] == ["completed", "fetcher", "$0.0002", host, "widened:", "WebFetch"]
     shown = json.loads(hz("runs", "show", line.split()[0], "--format", "json").stdout)

@@ -364,7 +364,7 @@ def test_a_step_delivered_again_starts_nothing_and_a_new_attempt_runs_again(
         text=True,
         check=True,
     )
-    keys = [run["request_key"] for run in json.loads(listed.stdout)["runs"]]
+    keys = [run["request_key"] for run in reversed(json.loads(listed.stdout)["runs"])]
     assert len(keys) == len(set(keys)) == 3  # attempt 1, attempt 2, the other leg
     assert [key.split(":")[:4] for key in keys] == [
         ["github", "8123456789.1", "contracts", "triage"],

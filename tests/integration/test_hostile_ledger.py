@@ -55,7 +55,7 @@ def test_rows_edited_by_hand_are_read_back_as_what_hz_knows(s: Space) -> None:
     assert "seen so far" not in shown.stdout
     assert shown.stdout.startswith(f"run:         {run_id}\n")
     listed = s.hz("runs", "list")
-    assert (listed.returncode, listed.stderr, len(listed.stdout.splitlines())) == (0, "", 1)
+    assert (listed.returncode, listed.stderr, len(listed.stdout.splitlines())) == (0, "", 2)
     # Not JSON, or JSON of the wrong shape: observations, and the result.
     for observed, seen in (
         ("{not json", None),
@@ -110,11 +110,14 @@ def test_rows_edited_by_hand_are_read_back_as_what_hz_knows(s: Space) -> None:
     # Listed: the unknown state escaped, marked, and in its column like any other.
     listed = s.hz("runs", "list")
     assert (listed.returncode, listed.stderr) == (0, "")
-    weird, failed = listed.stdout.splitlines()
-    assert weird.split("  ")[:3] == [run_id, weird.split("  ")[1], "? weird\\x1b[31m"]
-    assert failed.split("  ")[2] == "failed (not_started)"
-    column = len(f"{run_id}  {weird.split('  ')[1]}  ") + 28
-    assert [line[column:].split("  ")[0] for line in (weird, failed)] == ["greet", "greet"]
+    header, failed, weird = listed.stdout.splitlines()  # newest first
+    state, job = header.index("STATE"), header.index("JOB")
+    assert [line[state:job] for line in (header, failed, weird)] == [
+        "STATE                 ",
+        "failed (not_started)  ",
+        "? weird\\x1b[31m       ",
+    ]
+    assert [line[job:].split("  ")[0] for line in (weird, failed)] == ["greet", "greet"]
 
 
 def test_a_long_unknown_state_is_cut_to_its_column(s: Space) -> None:
@@ -122,8 +125,9 @@ def test_a_long_unknown_state_is_cut_to_its_column(s: Space) -> None:
     edit(s, "UPDATE runs SET state = ? WHERE id = ?", "x" * 10_000, run_id)
     listed = s.hz("runs", "list")
     assert (listed.returncode, listed.stderr) == (0, "")
-    [line] = listed.stdout.splitlines()
-    assert line.endswith(f"  ? {'x' * 24}… greet  ?  -")
+    header, line = listed.stdout.splitlines()
+    assert line.endswith(f"  ? {'x' * 37}…  greet     ?  -")
+    assert header.endswith(f"  {'STATE':<40}  JOB    COST  WHERE")
     shown = s.hz("runs", "show", run_id)
     assert (shown.returncode, shown.stdout) == (2, "")
     assert shown.stderr.startswith(f"hz: error: run {run_id} is in the state '{'x' * 64}', ")

@@ -705,7 +705,7 @@ def test_every_column_wrong_in_turn_never_crashes_a_reader(tmp_path: Path, state
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.artifacts.printable import printable_json
     from hz.runtime.ledger.rows import RUN_COLUMNS
-    from hz.runtime.ledger.view import list_line, run_json, run_text
+    from hz.runtime.ledger.view import list_table, run_json, run_text
 
     path = tmp_path / "ledger.sqlite3"
     ledger = Ledger(path)
@@ -740,7 +740,7 @@ def test_every_column_wrong_in_turn_never_crashes_a_reader(tmp_path: Path, state
             rows = ledger.select()
             for row in rows:
                 document = run_json(ledger, row)
-                list_line(document)
+                list_table([document])
                 run_text(document)
                 printable_json(document)
             found = [r for r in rows if r.bad]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.artifacts.printable import guarded, printable, printable_json
+from hz.runtime.artifacts.printable import cut, guarded, pad, printable, printable_json, width
 
 
 @pytest.mark.parametrize(
@@ -63,3 +63,11 @@ def test_guarded_text_is_escaped_on_a_terminal_framed_in_a_github_log_else_as_it
     assert match[2] == text
     with open(tmp_path / "out", "w") as f:  # hz run ... > draft.md: the bytes, even in Actions
         assert guarded(text, f, {"GITHUB_ACTIONS": "true"}) == text
+
+
+def test_width_counts_a_terminals_columns() -> None:
+    assert [width(t) for t in ("abc", "週報", "e\u0301", "")] == [3, 4, 1, 0]
+    assert cut("週報週報", 5) == "週報…"
+    assert cut("週報", 4) == "週報"
+    assert pad("週", 4) + "|" == "週  |"
+    assert pad("x", 3, right=True) == "  x"

@@ -121,9 +121,13 @@ class LedgerBase:
         query = f"SELECT * FROM runs WHERE {where} ORDER BY created_at, id"  # noqa: S608
         return [RunRow.read(found) for found in self.connection.execute(query, params).fetchall()]
 
-    def listed(self, states: tuple[str, ...] = (), since: float | None = None) -> list[RunRow]:
-        """``hz runs list``: the runs in ``states`` (all when empty) created since ``since``
-        (seconds since the epoch), oldest first."""
+    def listed(
+        self, states: tuple[str, ...] = (), since: float | None = None, *, limit: int | None = None
+    ) -> tuple[list[RunRow], int]:
+        """``hz runs list``: the newest ``limit`` runs (all without a limit) in ``states`` (all
+        when empty) created since ``since`` (seconds since the epoch), newest first, and how
+        many match in all (read just after: a run created between the two reads is counted,
+        not listed)."""
         where: list[str] = ["TRUE"]
         params: list[Param] = []
         if states:
@@ -132,7 +136,16 @@ class LedgerBase:
         if since is not None:
             where.append("created_at >= ?")
             params.append(since)
-        return self.select(" AND ".join(where), tuple(params))
+        matching = " AND ".join(where)
+        order = f"ORDER BY created_at DESC, {self.db.insert_order} DESC"
+        # A limit past what a database's integer holds is no limit (1 << 62 rows are none).
+        bound = "" if limit is None else f" LIMIT {min(max(limit, 0), 1 << 62)}"
+        c = self.connection
+        query = f"SELECT * FROM runs WHERE {matching} {order}{bound}"  # noqa: S608
+        found = c.execute(query, tuple(params)).fetchall()
+        counted = f"SELECT COUNT(*) AS n FROM runs WHERE {matching}"  # noqa: S608
+        total = c.execute(counted, tuple(params)).fetchone()
+        return [RunRow.read(row) for row in found], int(total["n"])
 
     def dispatched_since(self, since: float | None) -> list[RunRow]:
         """``hz runs cost``: the runs dispatched (that reserved a budget) created since
