@@ -159,7 +159,9 @@ def report(
             click.echo(printable_json(result.to_json_data()))
         elif result.draft:
             draft = result.draft if result.draft.endswith("\n") else result.draft + "\n"
-            click.echo(guarded(draft, sys.stdout, os.environ), nl=False)
+            # color=True: click would strip ANSI sequences from the agent's text into a pipe
+            # (guarded has escaped them for a terminal already).
+            click.echo(guarded(draft, sys.stdout, os.environ), nl=False, color=True)
     except BrokenPipeError:
         # The reader went away (`hz run ... | head -1`). The run happened and its receipt is
         # written: its status is the exit status, not click's "1" for a broken pipe.

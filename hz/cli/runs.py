@@ -176,17 +176,40 @@ def list_(states: tuple[str, ...], since: str | None, limit: int, every: bool, f
     is_flag=True,
     help="Print what the agent did too: the transcript beside the run's receipt.",
 )
+@click.option(
+    "--draft",
+    "draft_only",
+    is_flag=True,
+    help="Print only the run's draft, as hz run prints it (stderr says when it has none).",
+)
 @FORMAT
-def show(run_id: str, transcript: bool, fmt: str) -> int:
-    """One run: state, result, receipt and timeline; with --transcript the run's transcript,
-    as hz receipts show --transcript prints it (exit 1 with a warning when it no longer
-    matches its receipt)."""
+def show(run_id: str, transcript: bool, draft_only: bool, fmt: str) -> int:
+    """One run: state, result, receipt and timeline, then its draft; with --transcript the
+    run's transcript, as hz receipts show --transcript prints it (exit 1 with a warning when it
+    no longer matches its receipt); with --draft the draft alone."""
     from hz.cli.transcripts import transcript_of, warn
+    from hz.runtime.ledger.store import TERMINAL
     from hz.runtime.ledger.view import run_json, run_text
 
+    if draft_only and (transcript or fmt == "json"):
+        raise click.UsageError(
+            "--draft prints the draft alone: not with --transcript or --format json (the JSON "
+            "document holds it as result.draft)"
+        )
     ledger, _ = open_ledger(fmt)
     document = run_json(ledger, ledger.get(run_id))
+    draft = draft_of(document)
+    if draft_only:
+        if draft is None:
+            click.echo(f"hz: run {run_id} ({state_of(document)}) has no draft", err=True)
+        else:
+            click.echo(shown_draft(draft), nl=False, color=True)  # as hz run: see there
+        return 0
     text, warning = run_text(document), ""
+    if draft is not None:
+        text += "draft:\n" + shown_draft(draft)
+    elif document["state"] in TERMINAL:
+        text += "draft:       none\n"
     if transcript:
         if document["receipt"] is None:
             raise HzError(
@@ -200,8 +223,34 @@ def show(run_id: str, transcript: bool, fmt: str) -> int:
         shown, shown_text, warning = transcript_of(receipt)
         document["transcript"] = shown
         text += shown_text
-    emit(document, fmt, text)
+    if fmt == "text" and draft is not None:
+        click.echo(text, nl=False, color=True)  # the draft as hz run prints it: see there
+    else:
+        emit(document, fmt, text)
     return warn(warning)
+
+
+def draft_of(document: dict[str, Any]) -> str | None:
+    """The draft of a run's result; None without one (or with one hz did not write: a row
+    edited by hand may hold anything there)."""
+    draft = (document["result"] or {}).get("draft")
+    return draft if isinstance(draft, str) and draft else None
+
+
+def shown_draft(draft: str) -> str:
+    """A draft for stdout as hz run prints it: byte for byte into a file or a pipe, guarded for
+    a terminal and a GitHub Actions log (``printable.guarded``); ending in a newline."""
+    import os
+    import sys
+
+    from hz.runtime.artifacts.printable import guarded
+
+    return guarded(draft if draft.endswith("\n") else draft + "\n", sys.stdout, os.environ)
+
+
+def state_of(document: dict[str, Any]) -> str:
+    kind = document["failure_kind"]
+    return printable(document["state"] + (f" ({kind})" if kind else ""))
 
 
 @runs.command()
