@@ -70,7 +70,8 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     receipts = asked.receipts(config)
     ids = []
     for packet in packets:
-        run_id, _ = asked.request(packet, receipts).create(ledger, queue=queue, priority=priority)
+        request = asked.request(packet, receipts)
+        run_id, _ = request.create(ledger, queue=queue, priority=priority, submitted=True)
         ids.append(run_id)
     if fmt == "json":
         click.echo(json.dumps({"kind": "submitted", "runs": ids}))

@@ -68,15 +68,23 @@ def test_a_key_has_one_run_and_force_new_runs_it_again(hz: Cli, tmp_path: Path) 
     args = ("job.yaml", "--input", "topic=APPLES", "--request-key", "weekly 2026-W49")
     assert hz("run", *args, "-q").returncode == 0
     [held] = rows(tmp_path)
-    for command in ("run", "submit"):
-        again = hz(command, *args)
-        assert (again.returncode, again.stdout) == (2, "")
-        assert again.stderr == (
-            f"hz: error: run {held.id} (completed) already holds this request key; "
-            "nothing was started\n"
-            f"  hint: see hz runs show {held.id}; --force-new runs the request again under "
-            "this key, another key (or none) starts a new run\n"
-        )
+    again = hz("run", *args)
+    assert (again.returncode, again.stdout) == (2, "")
+    assert again.stderr == (
+        f"hz: error: run {held.id} (completed) already holds this request key; "
+        "nothing was started\n"
+        f"  hint: see hz runs show {held.id}; --force-new runs the request again under "
+        "this key, another key (or none) starts a new run\n"
+    )
+    # hz submit starts nothing in any case: it says that nothing was queued.
+    again = hz("submit", *args)
+    assert (again.returncode, again.stdout) == (2, "")
+    assert again.stderr == (
+        f"hz: error: run {held.id} (completed) already holds this request key; "
+        "nothing was queued\n"
+        f"  hint: see hz runs show {held.id}; --force-new queues the request again under "
+        "this key, another key (or none) queues a new run\n"
+    )
     assert hz("run", *args, "--force-new", "-q").returncode == 0
     assert len(rows(tmp_path)) == 2
 
@@ -86,7 +94,7 @@ def test_hz_request_key_names_the_request_as_the_option_does(hz: Cli, tmp_path: 
     assert hz("run", *args, HZ_REQUEST_KEY="nightly").returncode == 0
     again = hz("submit", *args, HZ_REQUEST_KEY="nightly")
     assert again.returncode == 2
-    assert "already holds this request key; nothing was started\n" in again.stderr
+    assert "already holds this request key; nothing was queued\n" in again.stderr
     assert hz("run", *args, "--request-key", "other", HZ_REQUEST_KEY="nightly").returncode == 0
     assert hz("run", *args, HZ_REQUEST_KEY="").returncode == 0  # empty: unset, a new run
     keys = sorted(str(row.request_key) for row in rows(tmp_path))
@@ -130,6 +138,15 @@ def test_a_key_reused_for_another_request_is_refused_and_nothing_runs(
             "  hint: a request key names one request: give this one a key of its own, or leave "
             f"--request-key out to start a new run (hz runs show {run_id} shows the other)\n"
         )
+    submitted = hz("submit", "job.yaml", "--input", "topic=BANANAS", "--request-key", "K")
+    assert (submitted.returncode, submitted.stdout) == (2, "")
+    assert submitted.stderr == (
+        f"hz: error: run {run_id} (queued) holds this request key for another request; "
+        "what differs: the input values and the working directory (there "
+        f"{tmp_path / 'elsewhere'}, here {tmp_path}); nothing was queued\n"
+        "  hint: a request key names one request: give this one a key of its own, or leave "
+        f"--request-key out to queue a new run (hz runs show {run_id} shows the other)\n"
+    )
     [row] = rows(tmp_path)
     assert (row.id, row.state, row.owner) == (run_id, "queued", None)
     # The same request under the key: its queued run is adopted and run, as before.

@@ -52,9 +52,9 @@ def test_a_request_key_is_not_started_twice(dsn: str | None, tmp_path: Path) -> 
     again = s.hz("submit", "greet.yaml", "--input", "who=Ann", "--request-key", "mine")
     assert (again.returncode, again.stdout) == (2, "")
     assert again.stderr == (
-        f"hz: error: run {first} (queued) already holds this request key; nothing was started\n"
-        f"  hint: see hz runs show {first}; --force-new runs the request again under this key, "
-        "another key (or none) starts a new run\n"
+        f"hz: error: run {first} (queued) already holds this request key; nothing was queued\n"
+        f"  hint: see hz runs show {first}; --force-new queues the request again under this key, "
+        "another key (or none) queues a new run\n"
     )
     forced = s.submit("Ann", "--request-key", "mine", "--force-new")
     unkeyed = [s.submit("Ann"), s.submit("Ann")]  # without a key: a new run each time

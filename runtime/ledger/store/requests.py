@@ -36,6 +36,7 @@ class Requests(Claims):
         batch: str | None = None,
         queue: str = DEFAULT_QUEUE,
         priority: int = 0,
+        submitted: bool = False,
     ) -> tuple[str, int]:
         """A new queued run, or with ``adopt`` an unowned queued run of the same key taken over
         (a retry waiting for its turn): ``(run id, generation)``; ``adopt`` owns the result.
@@ -44,7 +45,11 @@ class Requests(Claims):
 
         ``KeyHeld`` when the key already has a run and ``force_new`` is false; ``KeyReused``
         when that run is of another request (another job, input values, prompt, working
-        directory or receipt directory), ``force_new`` or not: one key names one request."""
+        directory or receipt directory), ``force_new`` or not: one key names one request.
+        ``submitted``: the run is only queued, for a worker (``hz submit``), and a refusal says
+        that nothing was queued rather than started."""
+        nothing = "nothing was queued" if submitted else "nothing was started"
+        again, new = ("queues", "queue") if submitted else ("runs", "start")
         # Compared as the paths' own text (as ``RunRow`` reads them), stored as ``path_text``.
         workdir_text = str(workdir.resolve())
         receipt_text = None if receipt_dir is None else str(receipt_dir.resolve())
@@ -64,9 +69,9 @@ class Requests(Claims):
                     listed = ", ".join(differs[:-1]) + (" and " if len(differs) > 1 else "")
                     raise KeyReused(
                         f"run {held.id} ({state}) holds this request key for another "
-                        f"request; what differs: {listed}{differs[-1]}; nothing was started",
+                        f"request; what differs: {listed}{differs[-1]}; {nothing}",
                         hint="a request key names one request: give this one a key of its own, "
-                        f"or leave --request-key out to start a new run (hz runs show "
+                        f"or leave --request-key out to {new} a new run (hz runs show "
                         f"{held.id} shows the other)",
                     )
                 if not force_new:
@@ -76,10 +81,9 @@ class Requests(Claims):
                     if adopt is not None and adoptable:
                         return held.id, self.claim_owned(c, held.id, adopt, "adopted")
                     raise KeyHeld(
-                        f"run {held.id} ({state}) already holds this request key; "
-                        "nothing was started",
-                        hint=f"see hz runs show {held.id}; --force-new runs the request "
-                        "again under this key, another key (or none) starts a new run",
+                        f"run {held.id} ({state}) already holds this request key; {nothing}",
+                        hint=f"see hz runs show {held.id}; --force-new {again} the request "
+                        f"again under this key, another key (or none) {new}s a new run",
                     )
             template: Request = {
                 "request_key": key,
