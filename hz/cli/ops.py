@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from hz.cli.transcripts import receipt_directory
 from hz.cli.transcripts import show as show_receipt
 from hz.runtime.artifacts.printable import printable, printable_json
 from hz.runtime.config.layers import load_config
@@ -48,10 +49,17 @@ def receipts() -> None:
 receipts.add_command(show_receipt)
 
 
+_DIRECTORY = click.argument(
+    "directory", type=click.Path(path_type=Path, file_okay=False), required=False
+)
+
+
 @receipts.command()
-@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
-def verify(directory: Path) -> int:
-    """Check the chain of receipts in DIRECTORY: exit 1 naming each broken receipt."""
+@_DIRECTORY
+def verify(directory: Path | None) -> int:
+    """Check the chain of receipts in DIRECTORY (default: where hz run writes them): exit 1
+    naming each broken receipt."""
+    directory = receipt_directory(directory)
     count, problems = verify_chain(directory)
     for problem in problems:
         click.echo(f"FAILED {printable(problem)}")  # names from the files
@@ -63,11 +71,12 @@ def verify(directory: Path) -> int:
 
 
 @receipts.command(name="list")
-@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@_DIRECTORY
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def list_(directory: Path, fmt: str) -> int:
-    """One line per receipt in DIRECTORY: when, which job, runner, status, cost."""
-    rows = receipt_rows(directory)
+def list_(directory: Path | None, fmt: str) -> int:
+    """One line per receipt in DIRECTORY (default: where hz run writes them): when, which job,
+    runner, status, cost."""
+    rows = receipt_rows(receipt_directory(directory))
     if fmt == "json":
         click.echo(printable_json(rows, indent=2))
         return 0

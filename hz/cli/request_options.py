@@ -56,29 +56,37 @@ class RunTargets:
         )
 
     def receipts(self, config: Any) -> Path | None:
-        """``--receipt-dir``, else ``[system.runner] receipt_dir``, else ``receipts/`` in the
-        operator's state directory, beside the run ledger (not in the working tree, where it would
-        show in ``git status`` and the repository could plant files in it); None with
-        ``--no-receipt``."""
+        """``--receipt-dir``, else the operator's receipt directory (``receipt_home``, created
+        when it is the state directory's); None with ``--no-receipt``."""
         if self.no_receipt:
             return None
         if self.receipt_dir is not None:
             return self.receipt_dir
-        from hz.runtime.runners.settings import SharedSettings
+        home, in_state = receipt_home(config)
+        if in_state:
+            from hz.runtime.ledger.private import private_dir
 
-        configured = SharedSettings.from_config(config).receipt_dir
-        if configured:
-            return Path(configured)
-        from hz.runtime.config.tables import SystemSettings
-        from hz.runtime.ledger.paths import state_dir
-        from hz.runtime.ledger.private import private_dir
-        from hz.runtime.receipts.write import DEFAULT_DIR
+            # Beside the ledger, held to its rule: this user's alone (created 0700 if missing).
+            private_dir(home.parent)
+            private_dir(home, "the receipt directory")
+        return home
 
-        # Beside the ledger, held to its rule: this user's alone (created 0700 if missing).
-        state = state_dir(SystemSettings.from_config(config))
-        private_dir(state)
-        private_dir(state / DEFAULT_DIR, "the receipt directory")
-        return state / DEFAULT_DIR
+
+def receipt_home(config: Any) -> tuple[Path, bool]:
+    """Where ``hz run`` chains its receipts unless told otherwise (``hz receipts`` looks there
+    by default): ``[system.runner] receipt_dir``, else ``receipts/`` in the operator's state
+    directory, beside the run ledger (not in the working tree, where it would show in
+    ``git status`` and the repository could plant files in it); and whether it is the latter."""
+    from hz.runtime.runners.settings import SharedSettings
+
+    configured = SharedSettings.from_config(config).receipt_dir
+    if configured:
+        return Path(configured), False
+    from hz.runtime.config.tables import SystemSettings
+    from hz.runtime.ledger.paths import state_dir
+    from hz.runtime.receipts.write import DEFAULT_DIR
+
+    return state_dir(SystemSettings.from_config(config)) / DEFAULT_DIR, True
 
 
 _FIELDS = tuple(field.name for field in fields(RunTargets))

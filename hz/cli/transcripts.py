@@ -59,11 +59,37 @@ def warn(warning: str) -> int:
 
 
 @click.command(name="show")
-@click.argument("target", type=click.Path(path_type=Path))
+@click.argument("target", type=click.Path(path_type=Path), required=False)
 @click.argument("number", type=click.IntRange(min=1), required=False)
 @click.option("--transcript", is_flag=True, help="Print the run's transcript too.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def show(target: Path, number: int | None, transcript: bool, fmt: str) -> int:
-    """Print a receipt: TARGET is a receipt file, or a receipt directory with the receipt's
-    sequence NUMBER (default: the newest)."""
-    return show_receipt(target, number, transcript=transcript, fmt=fmt)
+def show(target: Path | None, number: int | None, transcript: bool, fmt: str) -> int:
+    """Print a receipt: TARGET is a receipt file, or a receipt directory (default: where hz run
+    writes them) with the receipt's sequence NUMBER (default: the newest). A lone NUMBER that
+    names no file is a receipt of the default directory: hz receipts show 3."""
+    if target is not None and number is None and _sequence(target) and not target.exists():
+        target, number = None, int(str(target))
+    return show_receipt(receipt_directory(target), number, transcript=transcript, fmt=fmt)
+
+
+def receipt_directory(given: Path | None) -> Path:
+    """``given``, else where ``hz run`` chains its receipts (``[system.runner] receipt_dir``,
+    else ``receipts/`` in the state directory), which must exist then."""
+    if given is not None:
+        return given
+    from hz.cli.request_options import receipt_home
+    from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.config.layers import load_config
+
+    home, _ = receipt_home(load_config(cwd=Path.cwd(), runner_keys=False))
+    if not home.exists():
+        raise HzError(
+            f"{home}: no receipts yet (hz run chains its receipts there)",
+            hint="name the directory to look in another: hz receipts list DIR",
+        )
+    return home
+
+
+def _sequence(target: Path) -> bool:
+    text = str(target)
+    return text.isascii() and text.isdigit() and len(text) <= 18 and int(text) >= 1
