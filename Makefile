@@ -32,7 +32,8 @@ $(VENV)/.test-deps: pyproject.toml
 # The main job, end to end on the example contracts: validate, compile (and check the
 # artifacts are fresh), render a packet from example inputs, show what the configured runner
 # would start, run it with the built-in echo runner (no agent needed), verify the receipts.
-# A second `make demo` runs it again: a run without --request-key is a new run.
+# A second `make demo` runs it again: a run without --request-key is a new run. Its runs are
+# recorded in a state directory of its own (build/state: its run ledger), not in the user's.
 demo: $(BIN)/hz
 	$(BIN)/hz validate contracts/
 	$(BIN)/hz compile contracts --out build/jobs
@@ -40,7 +41,8 @@ demo: $(BIN)/hz
 	$(BIN)/hz render build/jobs/weekly-digest.job.json \
 	  --inputs contracts/inputs/weekly-digest.json -o build/weekly-digest.packet.json
 	$(BIN)/hz run build/weekly-digest.packet.json --dry-run
-	HZ_RUNNER=echo $(BIN)/hz run build/weekly-digest.packet.json --receipt-dir build/receipts
+	HZ_STATE_DIR=build/state HZ_RUNNER=echo $(BIN)/hz run build/weekly-digest.packet.json \
+	  --receipt-dir build/receipts
 	$(BIN)/hz receipts verify build/receipts
 
 agent-clis:

@@ -1,6 +1,7 @@
 """``make demo``, the README's first command, works on a clean clone and again after it: its
 recipe's hz commands run twice in a copy of the repository's contracts, as real processes
-(``$(BIN)/hz`` is this checkout's hz)."""
+(``$(BIN)/hz`` is this checkout's hz). Its runs are recorded in the demo's own state directory,
+never in the user's run ledger."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
+
+from hz.runtime.ledger.store import Ledger
+from tests.conftest import default_receipt_dir
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,3 +44,7 @@ def test_make_demo_runs_twice(tmp_path: Path, hz_argv: list[str]) -> None:
             )
             assert done.returncode == 0, (attempt, line, done.stderr)
     assert done.stdout == "ok: 2 receipts in build/receipts, the chain is intact\n"
+    ledger = Ledger(tmp_path / "build" / "state" / "ledger.sqlite3")
+    assert [row.state for row in ledger.select()] == ["completed", "completed"]
+    ledger.close()
+    assert not default_receipt_dir().parent.exists()  # the user's state directory: untouched
