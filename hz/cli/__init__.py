@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from hz import __version__
+from hz.cli.help import examples
 
 #: command name -> "module:attribute" of a click command, imported on first use.
 COMMANDS: dict[str, str] = {
@@ -72,7 +73,11 @@ class LazyGroup(click.Group):
             formatter.write_dl([(name, SHORT_HELP[name]) for name in sorted(COMMANDS)])
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=examples("hz validate contracts/", "hz run contracts/weekly.yaml --input week=2026-W49"),
+)
 @click.version_option(__version__, prog_name="hz")
 @click.option("--debug", is_flag=True, help="Show the traceback of an unexpected error.")
 def cli(debug: bool) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from hz.cli.help import examples
 from hz.cli.validate import CEILING, format_option, project_files, refuse_empty
 
 MAX_USD_HELP = (
@@ -34,7 +35,13 @@ def _input_args(values: tuple[str, ...]) -> tuple[str, ...]:
     return values
 
 
-@click.command(short_help="Compile contracts into deterministic job files.")
+@click.command(
+    short_help="Compile contracts into deterministic job files.",
+    epilog=examples(
+        "hz compile contracts --out build/jobs",
+        "hz compile contracts --out build/jobs --check",
+    ),
+)
 @click.argument("paths", nargs=-1, metavar="PATH...")
 @click.option(
     "--out",
@@ -154,7 +161,13 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-@click.command(short_help="Render a job with input values into a prompt packet.")
+@click.command(
+    short_help="Render a job with input values into a prompt packet.",
+    epilog=examples(
+        "hz render build/jobs/weekly.job.json --inputs in.yaml -o packet.json",
+        "hz render contracts/weekly.yaml --input week=2026-W49 --format text",
+    ),
+)
 @click.argument(
     "target",
     metavar="JOB|CONTRACT",

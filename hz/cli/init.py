@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from hz.cli.help import examples
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.files import write_file
 from hz.runtime.artifacts.regular_file import check_links, read_regular_text
@@ -52,7 +53,10 @@ prompt: |
 """
 
 
-@click.command(short_help="Set up hz in a repository: the editor schema and a starter contract.")
+@click.command(
+    short_help="Set up hz in a repository: the editor schema and a starter contract.",
+    epilog=examples("hz init", "hz init ../other-repo"),
+)
 @click.argument(
     "directory",
     default=".",

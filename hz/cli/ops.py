@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from hz.cli.help import examples
 from hz.cli.transcripts import receipt_directory
 from hz.cli.transcripts import show as show_receipt
 from hz.runtime.artifacts.printable import printable, printable_json
@@ -15,21 +16,38 @@ from hz.runtime.execution.doctor import format_check, run_doctor
 from hz.runtime.receipts.verify import receipt_rows, verify_chain
 
 
-@click.command()
-def doctor() -> int:
+@click.command(epilog=examples("hz doctor", "hz doctor --format json"))
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: one line per check; json: one JSON document on stdout.",
+)
+def doctor(fmt: str) -> int:
     """Check the configuration files and the bound runner; exit 1 if any check failed."""
     checks = run_doctor()
-    for check in checks:
-        click.echo(format_check(check))
-    return 1 if any(c.status == "failed" for c in checks) else 0
+    failed = any(c.status == "failed" for c in checks)
+    if fmt == "json":
+        document = {
+            "kind": "doctor",
+            "ok": not failed,
+            "checks": [{"name": c.name, "status": c.status, "detail": c.detail} for c in checks],
+        }
+        click.echo(printable_json(document, indent=2))
+    else:
+        for check in checks:
+            click.echo(format_check(check))
+    return 1 if failed else 0
 
 
-@click.group()
+@click.group(epilog=examples("hz config show"))
 def config() -> None:
     """Inspect the configuration."""
 
 
-@config.command()
+@config.command(epilog=examples("hz config show", "hz config show --format json"))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def show(fmt: str) -> int:
     """Print the effective configuration and where each value came from."""
@@ -41,7 +59,7 @@ def show(fmt: str) -> int:
     return 0
 
 
-@click.group()
+@click.group(epilog=examples("hz receipts verify", "hz receipts show 3 --transcript"))
 def receipts() -> None:
     """Inspect and verify run receipts."""
 
@@ -54,7 +72,7 @@ _DIRECTORY = click.argument(
 )
 
 
-@receipts.command()
+@receipts.command(epilog=examples("hz receipts verify", "hz receipts verify build/receipts"))
 @_DIRECTORY
 def verify(directory: Path | None) -> int:
     """Check the chain of receipts in DIRECTORY (default: where hz run writes them): exit 1
@@ -70,7 +88,10 @@ def verify(directory: Path | None) -> int:
     return 0
 
 
-@receipts.command(name="list")
+@receipts.command(
+    name="list",
+    epilog=examples("hz receipts list", "hz receipts list build/receipts --format json"),
+)
 @_DIRECTORY
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def list_(directory: Path | None, fmt: str) -> int:

@@ -7,16 +7,20 @@ from pathlib import Path
 
 import click
 
+from hz.cli.help import examples
 from hz.cli.runs import FORMAT
 
 
-@click.group(short_help="Set up the run ledger's backend ([system.queue]).")
+@click.group(
+    short_help="Set up the run ledger's backend ([system.queue]).",
+    epilog=examples("hz queue init"),
+)
 def queue() -> None:
     """The run ledger's backend: SQLite in the state directory, or PostgreSQL with
     procrastinate ([system.queue] backend)."""
 
 
-@queue.command()
+@queue.command(epilog=examples("hz queue init", "hz queue init --format json"))
 @FORMAT
 def init(fmt: str) -> int:
     """Create or migrate the ledger's schema now (every hz command does it on first use, under

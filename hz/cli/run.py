@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from hz.cli.help import examples
 from hz.cli.request_options import RunTargets, report_error, reported_packets, request_options
 from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.printable import guarded, printable, printable_json
@@ -39,7 +40,13 @@ RECEIPT_NOT_WRITTEN = 8
 UNCERTAIN = EXIT_CODES[RunState.UNCERTAIN]
 
 
-@click.command(short_help="Run a packet, job or contract through the configured agent runner.")
+@click.command(
+    short_help="Run a packet, job or contract through the configured agent runner.",
+    epilog=examples(
+        "hz run contracts/weekly.yaml --input week=2026-W49",
+        "hz run -j 4 build/packets/*.json --format jsonl",
+    ),
+)
 @request_options
 @click.option(
     "-j",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from hz.cli.help import examples
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.config.layers import Config, load_config
 from hz.runtime.runners import registry
@@ -114,7 +115,7 @@ def descriptor_lines(rows: list[RunnerRow]) -> list[str]:
     ]
 
 
-@click.command()
+@click.command(epilog=examples("hz runners", "hz runners --format json"))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def runners(fmt: str) -> int:
     """List the registered runners, their source and the limits each enforces."""

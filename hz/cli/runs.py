@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from hz.cli.help import examples
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.printable import printable, printable_json
 
@@ -92,7 +93,10 @@ class Seconds(click.ParamType[float]):
         return number
 
 
-@click.group(short_help="Inspect and control runs in the run ledger.")
+@click.group(
+    short_help="Inspect and control runs in the run ledger.",
+    epilog=examples("hz runs list", "hz runs show run_20261201_3f0c9a1b2c4d --draft"),
+)
 def runs() -> None:
     """The run ledger: every run hz started or queued, its state and timeline.
 
@@ -123,6 +127,12 @@ def parse_since(value: str | None) -> float | None:
     return moment.timestamp()
 
 
+def _states(incomplete: str) -> list[str]:
+    from hz.runtime.ledger.store import STATES
+
+    return [state for state in STATES if state.startswith(incomplete)]
+
+
 def _count(value: int) -> int:
     if value < 1:
         raise click.BadParameter(f"{value} runs: give 1 or more (--all lists every run)")
@@ -133,8 +143,17 @@ def _count(value: int) -> int:
 LIST_LIMIT = 50
 
 
-@runs.command("list")
-@click.option("--state", "states", multiple=True, help="Only runs in this state (repeatable).")
+@runs.command(
+    "list",
+    epilog=examples("hz runs list --state failed --since 1d", "hz runs list --all --format json"),
+)
+@click.option(
+    "--state",
+    "states",
+    multiple=True,
+    shell_complete=lambda ctx, param, incomplete: _states(incomplete),
+    help="Only runs in this state (repeatable).",
+)
 @click.option("--since", help="Only runs created since: a duration (30m, 12h, 7d) or ISO time.")
 @click.option(
     "--limit",
@@ -169,7 +188,12 @@ def list_(states: tuple[str, ...], since: str | None, limit: int, every: bool, f
     return 0
 
 
-@runs.command()
+@runs.command(
+    epilog=examples(
+        "hz runs show run_20261201_3f0c9a1b2c4d",
+        "hz runs show run_20261201_3f0c9a1b2c4d --draft > draft.md",
+    )
+)
 @click.argument("run_id", callback=lambda ctx, param, value: run_ids((value,))[0])
 @click.option(
     "--transcript",
@@ -253,7 +277,7 @@ def state_of(document: dict[str, Any]) -> str:
     return printable(document["state"] + (f" ({kind})" if kind else ""))
 
 
-@runs.command()
+@runs.command(epilog=examples("hz runs wait run_20261201_3f0c9a1b2c4d --timeout 600"))
 @click.argument(
     "run_ids", nargs=-1, required=True, callback=lambda ctx, param, value: run_ids(value)
 )
@@ -285,7 +309,7 @@ def wait(run_ids: tuple[str, ...], timeout: float | None, fmt: str) -> int:
     return summarize_exits([exit_status(d) for d in documents])
 
 
-@runs.command()
+@runs.command(epilog=examples("hz runs cancel run_20261201_3f0c9a1b2c4d"))
 @click.argument(
     "run_ids", nargs=-1, required=True, callback=lambda ctx, param, value: run_ids(value)
 )
@@ -310,7 +334,7 @@ def cancel(run_ids: tuple[str, ...], fmt: str) -> int:
     return 0
 
 
-@runs.command()
+@runs.command(epilog=examples("hz runs retry run_20261201_3f0c9a1b2c4d"))
 @click.argument("run_id", callback=lambda ctx, param, value: run_ids((value,))[0])
 @FORMAT
 def retry(run_id: str, fmt: str) -> int:
@@ -325,7 +349,7 @@ def retry(run_id: str, fmt: str) -> int:
     return 0
 
 
-@runs.command()
+@runs.command(epilog=examples("hz runs reconcile"))
 @FORMAT
 def reconcile(fmt: str) -> int:
     """Settle runs whose owner is gone: never dispatched -> failed (not_started), queued again;
@@ -347,7 +371,7 @@ def reconcile(fmt: str) -> int:
     return 0
 
 
-@runs.command()
+@runs.command(epilog=examples("hz runs cost", "hz runs cost --by job --since 7d"))
 @click.option(
     "--by", type=click.Choice(("job", "runner", "model", "day")), default="day", show_default=True
 )

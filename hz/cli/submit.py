@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from hz.cli.help import examples
 from hz.cli.request_options import RunTargets, reported_packets, request_options
 from hz.cli.runs import FORMAT, report_settled
 
@@ -25,7 +26,13 @@ def check_queue(name: str) -> str:
     return name
 
 
-@click.command(short_help="Queue runs for hz worker; print their run ids.")
+@click.command(
+    short_help="Queue runs for hz worker; print their run ids.",
+    epilog=examples(
+        "hz submit contracts/weekly.yaml --input week=2026-W49",
+        "hz submit build/packets/*.json --queue reviews --priority 5",
+    ),
+)
 @request_options
 @click.option(
     "--queue",

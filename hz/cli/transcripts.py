@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from hz.cli.help import examples
 from hz.runtime.artifacts.printable import printable, printable_json
 from hz.runtime.receipts.show import (
     find_receipt,
@@ -58,7 +59,7 @@ def warn(warning: str) -> int:
     return 0
 
 
-@click.command(name="show")
+@click.command(name="show", epilog=examples("hz receipts show", "hz receipts show 3 --transcript"))
 @click.argument("target", type=click.Path(path_type=Path), required=False)
 @click.argument("number", type=click.IntRange(min=1), required=False)
 @click.option("--transcript", is_flag=True, help="Print the run's transcript too.")

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from hz.cli.help import examples
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -60,7 +62,10 @@ def refuse_empty(paths: tuple[str, ...], what: str = "PATH") -> None:
         raise click.UsageError(f"a {what} must not be empty")
 
 
-@click.command(short_help="Check contracts and report every problem with file:line:col.")
+@click.command(
+    short_help="Check contracts and report every problem with file:line:col.",
+    epilog=examples("hz validate contracts/", "hz validate contracts/ --format github"),
+)
 @click.argument("paths", nargs=-1, metavar="PATH...")
 @format_option
 @click.option(
@@ -192,7 +197,10 @@ def project_files(problems: Sequence[Diagnostic]) -> int:
     return len({d.file for d in problems})
 
 
-@click.command(short_help="Print a JSON Schema (contract, job, packet, receipt, result, runs).")
+@click.command(
+    short_help="Print a JSON Schema (contract, job, packet, receipt, result, runs).",
+    epilog=examples("hz schema > contract.schema.json", "hz schema runs"),
+)
 @click.argument("kind", type=click.Choice(SCHEMA_KINDS), default="contract", required=False)
 def schema(kind: str) -> int:
     """Print the JSON Schema of a contract (default), a job, a packet, a receipt, a result, or
@@ -209,7 +217,10 @@ def schema(kind: str) -> int:
     return 0
 
 
-@click.command(short_help="Show the documentation of a rule code.")
+@click.command(
+    short_help="Show the documentation of a rule code.",
+    epilog=examples("hz explain HZ102", "hz explain"),
+)
 @click.argument("code", required=False)
 def explain(code: str | None) -> int:
     """Print the documentation of a rule code such as HZ101; without CODE, list every code

@@ -7,12 +7,16 @@ from typing import Any
 
 import click
 
+from hz.cli.help import examples
 from hz.cli.runs import FORMAT, report_settled
 from hz.runtime.artifacts.printable import printable, printable_json
 from hz.runtime.process.threads import MAX_PARALLEL
 
 
-@click.command(short_help="Run queued runs from the ledger until stopped (SIGTERM).")
+@click.command(
+    short_help="Run queued runs from the ledger until stopped (SIGTERM).",
+    epilog=examples("hz worker -j 4", "hz worker --queue reviews --drain"),
+)
 @click.option(
     "-j",
     "--jobs",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -137,3 +138,41 @@ def test_a_detail_quoting_a_program_is_escaped(
     assert "FAILED   command executable: no-such\\x1b]0;t\\x07agent: not found on PATH" in (
         out.splitlines()
     )
+
+
+def test_json_holds_every_check_and_whether_all_passed(
+    cli: Cli, tmp_path: Path, isolated_home: Path
+) -> None:
+    config = (
+        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
+        'command = ["no-such\\u001b]0;t\\u0007agent", "{contract_file}"]\n'
+        "command_enforces_read_only = true\n"
+    )
+    (tmp_path / "operator.toml").write_text(config)
+    done = cli("doctor", "--format", "json", cwd=tmp_path, env={"HZ_CONFIG": "operator.toml"})
+    assert (done.returncode, done.stderr) == (1, "")
+    assert "\x1b" not in done.stdout  # escaped as JSON, not a terminal's sequence
+    document = json.loads(done.stdout)
+    assert (document["kind"], document["ok"]) == ("doctor", False)
+    assert document["checks"][:2] == [
+        {
+            "name": "config site",
+            "status": "ok",
+            "detail": f"{isolated_home / 'no-site-config.toml'} (not present)",
+        },
+        {
+            "name": "config user",
+            "status": "ok",
+            "detail": f"{isolated_home / '.config/hz/config.toml'} (not present)",
+        },
+    ]
+    assert {
+        "name": "command executable",
+        "status": "failed",
+        "detail": "no-such\x1b]0;t\x07agent: not found on PATH",
+    } in document["checks"]
+    text = cli("doctor", cwd=tmp_path, env={"HZ_CONFIG": "operator.toml"}).stdout
+    assert [f"{c['status']} {c['name']}" for c in document["checks"]] == [
+        " ".join(line.replace("FAILED", "failed").split(":")[0].split())
+        for line in text.splitlines()
+    ]
