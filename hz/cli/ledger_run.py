@@ -8,6 +8,7 @@ import contextlib
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import click
@@ -74,7 +75,7 @@ def run_batch(
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.ledger.batch import BatchReports, Slots
     from hz.runtime.ledger.batch import run_batch as run_the_batch
-    from hz.runtime.ledger.view import exit_status, run_json
+    from hz.runtime.ledger.view import exit_status, finished_line, run_json
 
     lock = threading.Lock()
 
@@ -84,9 +85,7 @@ def run_batch(
             if fmt == "jsonl":
                 click.echo(printable_json(document))
             elif fmt == "text" and not quiet:
-                kind = f" ({document['failure_kind']})" if document["failure_kind"] else ""
-                workdir = printable(document["workdir"])
-                click.echo(f"{outcome.run_id}  {document['state']}{kind}  {workdir}")
+                click.echo(finished_line(document, Path.cwd()))
 
     def failed(run_id: str, error: Exception) -> None:
         message = error.message if isinstance(error, HzError) else str(error)

@@ -42,9 +42,12 @@ class RunTargets:
         """The same request for one of the targets."""
         return replace(self, targets=(target,))
 
-    def request(self, packet: Packet, receipts: Path | None, *, keyed: bool = True) -> Request:
-        """The ledger's request for ``packet``: under ``--request-key`` when ``keyed`` and
-        one was given, else a new run with a key of its own (``Request.of``)."""
+    def request(
+        self, packet: Packet, receipts: Path | None, target: Path, *, keyed: bool = True
+    ) -> Request:
+        """The ledger's request for ``packet``, made from ``target`` (one of the targets):
+        under ``--request-key`` when ``keyed`` and one was given, else a new run with a key of
+        its own (``Request.of``)."""
         from hz.runtime.ledger.foreground import Request
 
         return Request.of(
@@ -53,6 +56,7 @@ class RunTargets:
             workdir=self.workdir,
             receipt_dir=receipts,
             force_new=self.force_new,
+            target=target,
         )
 
     def receipts(self, config: Any) -> Path | None:

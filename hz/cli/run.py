@@ -213,7 +213,7 @@ def _in_ledger(
     ledger, settled = open_ledger(config)
     if not quiet:
         report_settled(settled)
-    request = asked.request(packet, receipts)
+    request = asked.request(packet, receipts, asked.targets[0])
     with contextlib.ExitStack() as stack:
         progress = None
         if not quiet and sys.stderr.isatty():
@@ -276,7 +276,7 @@ def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
                 yield None
                 continue
             [packet] = packets
-            yield asked.request(packet, receipts, keyed=False)
+            yield asked.request(packet, receipts, target, keyed=False)
 
     return run_batch(
         ledger,

@@ -76,8 +76,8 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     report_settled(settled)
     receipts = asked.receipts(config)
     ids = []
-    for packet in packets:
-        request = asked.request(packet, receipts)
+    for target, packet in zip(asked.targets, packets, strict=True):
+        request = asked.request(packet, receipts, target)
         run_id, _ = request.create(ledger, queue=queue, priority=priority, submitted=True)
         ids.append(run_id)
     if fmt == "json":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +55,8 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     from hz.runtime.config.tables import SystemSettings
     from hz.runtime.ledger.owner import Binding
     from hz.runtime.ledger.serve import Reports, Service, Slots, serve
-    from hz.runtime.ledger.session import open_ledger, policy
-    from hz.runtime.ledger.view import run_json
+    from hz.runtime.ledger.session import backend, open_ledger, policy
+    from hz.runtime.ledger.view import finished_line, run_json
 
     for name in queues:
         check_queue(name)
@@ -69,8 +70,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
         document = run_json(ledger, ledger.get(outcome.run_id), timeline=False)
         finished.append(document)
         if fmt == "text":
-            kind = f" ({document['failure_kind']})" if document["failure_kind"] else ""
-            click.echo(f"{outcome.run_id}  {document['state']}{kind}")
+            click.echo(finished_line(document, Path.cwd()))
 
     def failed(run_id: str, error: Exception) -> None:
         message = error.message if isinstance(error, HzError) else str(error)
@@ -89,16 +89,31 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
             )
 
     slots = jobs or SystemSettings.from_config(config).max_parallel
+    click.echo(started(backend(config), ledger.db.where, queues, slots), err=True)
 
     def note(message: str) -> None:
         click.echo(message, err=True)
 
+    def idle() -> None:
+        click.echo("hz: worker: idle: nothing queued; waiting for runs (hz submit)", err=True)
+
     service = Service(Slots(slots, binding, policy(config)), queues, drain)
-    if serve(ledger, service, Reports(done, failed, trouble, report_settled, note)):
+    on_idle = idle if sys.stderr.isatty() and not drain else None
+    if serve(ledger, service, Reports(done, failed, trouble, report_settled, note, on_idle)):
         _say_held(ledger)
     if fmt == "json":
         click.echo(printable_json({"kind": "worker", "runs": finished}))
     return 0
+
+
+def started(backend: str, where: str, queues: tuple[str, ...], slots: int) -> str:
+    """The line a worker starts with: where it takes runs from, and how many at once."""
+    if not queues:
+        which = "every queue"
+    else:
+        which = ("queue " if len(queues) == 1 else "queues ") + ", ".join(queues)
+    noun = "slot" if slots == 1 else "slots"
+    return f"hz: worker: started: {backend} ledger {printable(where)}, {which}, {slots} {noun}"
 
 
 def _say_held(ledger: Any) -> None:

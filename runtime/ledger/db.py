@@ -95,6 +95,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN held_reason TEXT;
     ALTER TABLE runs ADD COLUMN held_since REAL;
     """,
+    # 4: the packet, job or contract the run was made from (a batch's and a worker's lines
+    # name it), absolute, as a path is stored (``paths.path_text``).
+    """
+    ALTER TABLE runs ADD COLUMN target TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

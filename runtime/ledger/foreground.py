@@ -38,6 +38,9 @@ class Request:
     workdir: Path
     receipt_dir: Path | None
     force_new: bool
+    #: The packet, job or contract the packet was made from (a batch's and a worker's lines
+    #: name it).
+    target: Path | None = None
 
     @classmethod
     def of(
@@ -48,10 +51,12 @@ class Request:
         workdir: Path,
         receipt_dir: Path | None,
         force_new: bool = False,
+        target: Path | None = None,
     ) -> Request:
         """The request for ``packet``. Keys are opt-in (``hz.runtime.ledger.keys``): without
         one, the request is a new run, with a key of its own that its retries share."""
-        return cls(packet, key if key is not None else new_key(), workdir, receipt_dir, force_new)
+        key = key if key is not None else new_key()
+        return cls(packet, key, workdir, receipt_dir, force_new, target)
 
     def create(self, ledger: Ledger, **where: Any) -> tuple[str, int]:
         """Create its run in the ledger (``where``: its batch, queue, priority, an owner to
@@ -62,6 +67,7 @@ class Request:
             workdir=self.workdir,
             receipt_dir=self.receipt_dir,
             force_new=self.force_new,
+            target=self.target,
             **where,
         )
 

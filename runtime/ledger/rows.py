@@ -129,7 +129,7 @@ def _path(value: Any) -> tuple[Any, str | None]:
 _T, _T0 = _text, _nullable(_text)
 _P, _P0 = _path, _nullable(_path)
 #: The columns that hold a path: read with ``_path``, written with ``paths.path_text``.
-PATHS = ("workdir", "receipt_dir", "private_dir", "receipt_path")
+PATHS = ("workdir", "receipt_dir", "private_dir", "receipt_path", "target")
 #: Each column of ``runs``: its attribute and how its value is checked. ``observed_json`` and
 #: ``result_json`` are read as the objects they hold.
 RUN_COLUMNS: dict[str, tuple[str, Callable[[Any], tuple[Any, str | None]]]] = {
@@ -180,6 +180,7 @@ RUN_COLUMNS: dict[str, tuple[str, Callable[[Any], tuple[Any, str | None]]]] = {
     "swept_at": ("swept_at", _nullable(_TIME)),
     "held_reason": ("held_reason", _T0),
     "held_since": ("held_since", _nullable(_TIME)),
+    "target": ("target", _P0),
 }
 
 
@@ -196,6 +197,7 @@ COPIED = (
     "max_usd",
     "queue",
     "priority",
+    "target",
 )
 
 
@@ -279,6 +281,8 @@ class RunRow:
     swept_at: float | None
     held_reason: str | None
     held_since: float | None
+    #: The packet, job or contract the run was made from (absolute), when hz was told.
+    target: str | None
     #: The columns whose stored value did not fit, each ``"column: why"``; their attributes
     #: hold the kind's empty value.
     bad: tuple[str, ...] = ()

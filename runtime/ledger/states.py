@@ -57,7 +57,7 @@ CANCEL_EVENT = "cancel"
 COMMITTED: dict[RunState | str, tuple[str, str]] = {
     RunState.QUEUED: (
         "`hz submit`, `hz run` (before anything else), a retry",
-        "the packet, workdir, receipt directory, request key",
+        "the packet, the file it was made from, workdir, receipt directory, request key",
     ),
     RunState.PREPARED: (
         "a process took the run (its **owner**)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from hz.runtime.artifacts.printable import cut, pad, printable, width
@@ -46,6 +47,7 @@ def run_json(ledger: Ledger, row: RunRow, *, timeline: bool = True) -> dict[str,
         "max_usd": row.max_usd,
         "reserved_usd": row.reserved_usd,
         "cost_usd": row.cost_usd,
+        "target": row.target,
         "queue": row.queue,
         "priority": row.priority,
         "host": row.host,
@@ -107,6 +109,7 @@ def run_text(document: dict[str, Any]) -> str:
         ("attempt", str(document["attempt"])),
         ("request key", document["request_key"]),
         ("workdir", document["workdir"]),
+        *([("from", document["target"])] if document.get("target") else []),
         ("runner", document["runner"] or "-"),
         ("queue", f"{document['queue']} (priority {document['priority']})"),
         ("host", document["host"] or "-"),
@@ -188,6 +191,19 @@ def list_table(documents: list[dict[str, Any]]) -> str:
         ]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
     return "".join(line + "\n" for line in lines)
+
+
+def finished_line(document: dict[str, Any], cwd: Path) -> str:
+    """A run that finished, as a batch (``hz run -j``) and ``hz worker`` print it: its id, how
+    it ended, the job and the file it was made from (relative to ``cwd`` when under it)."""
+    state = document["state"]
+    if document["failure_kind"]:
+        state += f" ({document['failure_kind']})"
+    line = f"{document['id']}  {state}  {document['job_name'] or '?'}"
+    if document.get("target"):
+        target = Path(document["target"])
+        line += f"  {target.relative_to(cwd) if target.is_relative_to(cwd) else target}"
+    return printable(line)
 
 
 def _money(amount: float | None, places: int) -> str:

@@ -47,7 +47,9 @@ def test_submit_worker_list_show_wait_cost(hz: Cli, tmp_path: Path) -> None:
     assert [line.split()[2] for line in listed.stdout.splitlines()] == ["STATE", "queued", "queued"]
     worked = hz("worker", "-j", "2", "--drain")
     assert worked.returncode == 0
-    assert sorted(worked.stdout.splitlines()) == sorted(f"{i}  completed" for i in ids)
+    assert sorted(worked.stdout.splitlines()) == sorted(
+        f"{i}  completed  greet  greet.yaml" for i in ids
+    )
     shown = hz("runs", "show", ids[0])
     assert shown.stdout.splitlines()[:3] == [
         f"run:         {ids[0]}",

@@ -17,6 +17,7 @@ from hz.runtime.ledger.store import Ledger, Owner
 from tests.cli.test_run import CONTRACT
 from tests.conftest import Cli, CliResult
 from tests.helpers.faults import zero_pages
+from tests.helpers.ledger_cli import worker_started
 from tests.unit.test_execute import make_packet
 
 
@@ -140,7 +141,7 @@ def test_a_queued_run_with_an_odd_value_fails_not_started_when_claimed(
     poke(tmp_path, f"UPDATE runs SET {column} = ? WHERE id = ?", (value, run_id))
     worked = hz("worker", "--drain")
     assert worked.returncode == 0, worked.stderr
-    assert worked.stderr == (
+    assert worked.stderr == worker_started(tmp_path / "s") + (
         f"hz: error: {run_id}: its row in the ledger has values hz cannot read: {named} (the "
         "row was edited by hand?)\n"
     )

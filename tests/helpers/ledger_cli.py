@@ -76,3 +76,12 @@ def packet(name: str = "greet", prompt: str = "Say hi.", max_usd: float = 0.5) -
         job_digest=job.digest,
         prompt_sha256=sha256_hex(prompt),
     )
+
+
+def worker_started(state_dir: Path, slots: int = 1, queues: str = "every queue") -> str:
+    """The line ``hz worker`` starts with on a SQLite ledger in ``state_dir``."""
+    noun = "slot" if slots == 1 else "slots"
+    return (
+        f"hz: worker: started: sqlite ledger {state_dir / 'ledger.sqlite3'}, {queues}, "
+        f"{slots} {noun}\n"
+    )

@@ -74,6 +74,19 @@ class Space:
             timeout=timeout,
         )
 
+    def worker_started(self, slots: int = 1, queues: str = "every queue") -> str:
+        """The line ``hz worker`` starts with on this space's ledger."""
+        if self.dsn is None:
+            where = f"sqlite ledger {self.state / 'ledger.sqlite3'}"
+        else:
+            from psycopg.conninfo import conninfo_to_dict
+
+            dsn = conninfo_to_dict(self.dsn)
+            where = f"postgres ledger postgresql database {dsn['dbname']} on {dsn['host']}"
+            where += f" port {dsn['port']}" if dsn.get("port") else ""
+        noun = "slot" if slots == 1 else "slots"
+        return f"hz: worker: started: {where}, {queues}, {slots} {noun}\n"
+
     def submit(self, who: str, *args: str) -> str:
         """``hz submit greet.yaml --input who=WHO ARGS``: the queued run's id."""
         done = self.hz("submit", "greet.yaml", "--input", f"who={who}", *args)

@@ -74,8 +74,12 @@ class Worker:
         assert self.process.stdout is not None
         assert self.process.stderr is not None
         if not self.process.stderr.closed:
-            self.stderr = self.process.stderr.read()
+            said = self.process.stderr.read().splitlines(keepends=True)
             self.process.stderr.close()
+            # The line it starts with, once (tests/integration/test_ledger_worker.py checks it).
+            started = [line for line in said if line.startswith("hz: worker: started: ")]
+            assert len(started) == 1, said
+            self.stderr = "".join(line for line in said if line not in started)
         self.process.stdout.close()
 
 
@@ -189,8 +193,14 @@ def test_three_workers_run_three_hundred_runs_each_exactly_once(
     rows = s.rows()
     assert {r["host_id"] for r in rows} == {"alpha", "beta", "gamma"}
     for worker in workers:
-        mine = {r["id"] for r in rows if r["host_id"] == worker.host}
-        assert set(worker.lines) == {f"{run_id}  completed" for run_id in mine}
+        mine = {
+            r["id"]: Path(r["target"]).relative_to(s.root)
+            for r in rows
+            if r["host_id"] == worker.host
+        }
+        assert set(worker.lines) == {
+            f"{i}  completed  greet  {target}" for i, target in mine.items()
+        }
     assert sorted(r["id"] for r in rows) == sorted(ids)
     assert set(s.jobs().values()) == {"succeeded"}
     assert len(s.jobs()) == 300  # one job per run, none deferred twice
@@ -377,7 +387,8 @@ def test_a_partitioned_worker_cannot_overwrite_the_uncertain_verdict(
     finally:
         os.kill(alpha.pid, signal.SIGCONT)
     until(lambda: alpha.lines, what="alpha's late report")
-    assert alpha.lines == [f"{run_id}  uncertain"]  # what the ledger holds, not its own view
+    # What the ledger holds, not its own view.
+    assert alpha.lines == [f"{run_id}  uncertain  greet  packets-n/0000.json"]
     assert [alpha.stop(), beta.stop()] == [0, 0]
     assert states(s) == {run_id: "uncertain"}
     trail = timeline(s, run_id)
@@ -434,7 +445,9 @@ def test_the_documented_grants_are_enough_for_a_fleet_role(
         ids = submit_many(s, 2)
         done = s.hz("worker", "--drain", "-j", "2", HZ_HOST_ID="fleet")
         assert done.returncode == 0, done.stderr
-        assert sorted(done.stdout.split()) == sorted([*ids, "completed", "completed"])
+        assert sorted(done.stdout.splitlines()) == sorted(
+            f"{run_id}  completed  greet  packets-n/{n:04d}.json" for n, run_id in enumerate(ids)
+        )
         listed = s.hz("runs", "list", "--format", "json")
         assert listed.returncode == 0, listed.stderr
         assert {r["state"] for r in json.loads(listed.stdout)["runs"]} == {"completed"}
@@ -476,7 +489,7 @@ def test_a_host_whose_clock_runs_ahead_sees_no_live_lease_expired(
     beta = Worker(s, "beta", PYTHONPATH=path, HZ_TEST_CLOCK_SKEW="60")
     fleet.append(beta)
     until(lambda: alpha.lines, ceiling=60, what="alpha's run finished")
-    assert alpha.lines == [f"{first}  completed"]
+    assert alpha.lines == [f"{first}  completed  greet  packets-n/0000.json"]
     assert alpha.stop() == 0
     assert beta.stop() == 0
     assert states(s) == {first: "completed"}
@@ -559,7 +572,7 @@ def test_a_worker_cut_off_from_the_database_cannot_overwrite_the_uncertain_verdi
         until(lambda: is_gone(int(str(agent["pid"])), wait=0), what="the agent's session ended")
         link.cut.clear()
         until(lambda: alpha.lines, what="alpha's late report")
-        assert alpha.lines == [f"{run_id}  uncertain"]
+        assert alpha.lines == [f"{run_id}  uncertain  greet  packets-n/0000.json"]
         assert [alpha.stop(), beta.stop()] == [0, 0]
     finally:
         link.cut.clear()
@@ -623,7 +636,7 @@ def test_a_real_claude_run_through_a_postgres_worker(tmp_path: Path, pg_dsn: str
         run_id = queued.stdout.strip()
         done = hz("worker", "--drain", host="worker-1")
         assert done.returncode == 0, done.stderr
-        assert done.stdout == f"{run_id}  completed\n"
+        assert done.stdout == f"{run_id}  completed  notes-reader  contract.yaml\n"
         assert len(api.requests) == 1
     [row] = pg_rows(pg_dsn, "SELECT * FROM runs", ())
     assert (row["state"], row["host_id"], row["runner"]) == ("completed", "worker-1", "claude-code")

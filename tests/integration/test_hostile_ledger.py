@@ -96,7 +96,7 @@ def test_rows_edited_by_hand_are_read_back_as_what_hz_knows(s: Space) -> None:
     edit(s, "UPDATE runs SET packet_json = ? WHERE id = ?", "{not a packet", other)
     done = s.hz("worker", "--drain")
     assert (done.returncode, done.stdout) == (0, "")
-    assert done.stderr == (
+    assert done.stderr == s.worker_started() + (
         f"hz: error: {other}: its packet in the ledger is missing or unreadable (the row was "
         "edited by hand?)\n"
     )

@@ -130,8 +130,10 @@ def test_jobs_deferred_by_hand_end_failed_with_one_line_each(s: Space) -> None:
                 (args,),
             )
     done = s.hz("worker", "--drain")
-    assert (done.returncode, done.stdout) == (0, f"{real}  completed\n")
-    lines = re.sub(r"lasted [0-9.]+ s", "lasted … s", done.stderr).splitlines()
+    assert (done.returncode, done.stdout) == (0, f"{real}  completed  greet  greet.yaml\n")
+    assert done.stderr.startswith(s.worker_started())
+    said = done.stderr.removeprefix(s.worker_started())
+    lines = re.sub(r"lasted [0-9.]+ s", "lasted … s", said).splitlines()
     assert len(lines) == 5, done.stderr
     assert lines[0].startswith(
         "hz: worker: Job hz.run[2](run_id='run_20260101_000000000000') ended with status: "

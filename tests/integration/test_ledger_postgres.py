@@ -40,8 +40,8 @@ def test_a_request_key_is_held_across_concurrent_submissions(tmp_path: Path, pg_
     held = [err for (_, err), code in outcomes if code == 2]
     assert set(held) == {
         f"hz: error: run {row['id']} (queued) already holds this request key; nothing was "
-        f"started\n  hint: see hz runs show {row['id']}; --force-new runs the request again "
-        "under this key, another key (or none) starts a new run\n"
+        f"queued\n  hint: see hz runs show {row['id']}; --force-new queues the request again "
+        "under this key, another key (or none) queues a new run\n"
     }
     assert list(s.jobs().values()) == ["todo"]  # one job, deferred with its run
 
@@ -78,7 +78,11 @@ def test_queues_and_priorities_through_procrastinate(tmp_path: Path, pg_dsn: str
     assert s.jobs() == {rows[i]["job_id"]: "todo" for i in (plain, low, high)}
     done = s.hz("worker", "--queue", "reviews", "--drain", HZ_HOST_ID="reviewer")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"{high}  completed\n{low}  completed\n"  # one slot: priority first
+    # One slot: the higher priority first.
+    assert (
+        done.stdout
+        == f"{high}  completed  greet  greet.yaml\n{low}  completed  greet  greet.yaml\n"
+    )
     assert s.jobs()[rows[plain]["job_id"]] == "todo"
     assert {s.jobs()[rows[i]["job_id"]] for i in (low, high)} == {"succeeded"}
     listed = json.loads(s.hz("runs", "list", "--format", "json").stdout)["runs"]
@@ -181,10 +185,11 @@ def test_a_worker_whose_connections_are_cut_keeps_working(tmp_path: Path, pg_dsn
     finally:
         [(out, err)] = stop(worker)
     assert worker.returncode == 0
-    assert out == f"{first}  completed\n{second}  completed\n"
+    assert out == f"{first}  completed  greet  greet.yaml\n{second}  completed  greet  greet.yaml\n"
     # Only hz's one-line notes: a restart of procrastinate's worker, and psycopg's pool
     # discarding a connection that was cut (when it looked at one before reconnecting).
-    notes = err.splitlines()
+    assert err.startswith(s.worker_started())
+    notes = err.removeprefix(s.worker_started()).splitlines()
     assert all(
         re.fullmatch(r"hz: worker: procrastinate's worker stopped \(.+\); restarting", note)
         or re.fullmatch(

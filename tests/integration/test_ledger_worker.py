@@ -81,7 +81,7 @@ def test_sigkill_of_a_worker_with_four_running_leaves_uncertain_runs_and_no_orph
     listed = s.hz("runs", "list", "--format", "json")
     assert listed.returncode == 0, listed.stderr
     runs = json.loads(listed.stdout)["runs"]
-    assert [(r["id"], r["state"]) for r in runs] == [(i, "uncertain") for i in ids]
+    assert [(r["id"], r["state"]) for r in runs] == [(i, "uncertain") for i in ids[::-1]]
     assert listed.stderr.count("-> uncertain: owner") == 4
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
     assert not any(p.exists() for p in private)
@@ -145,9 +145,10 @@ def test_cancel_while_queued_runs_nothing(dsn: str | None, tmp_path: Path) -> No
         f"cancelled while queued by hz runs cancel ({who}): nothing ran",
     )
     shown = s.hz("runs", "show", run_id).stdout.splitlines()
-    assert shown[-1].endswith(
+    assert shown[-2].endswith(
         f"cancelled   cancelled while queued by hz runs cancel ({who}): nothing ran"
     )
+    assert shown[-1] == "draft:       none"
     assert s.hz("worker", "--drain").returncode == 0
     assert s.starts() == []
 
@@ -188,9 +189,9 @@ def test_sigterm_stops_a_worker_and_cancels_what_runs(
     started = time.monotonic()
     worker.send_signal(signal.SIGTERM)
     out, err = worker.communicate(timeout=15)
-    assert (worker.returncode, err) == (0, "")
+    assert (worker.returncode, err) == (0, s.worker_started())
     assert time.monotonic() - started < 10
-    assert out == f"{run_id}  cancelled (aborted)\n"
+    assert out == f"{run_id}  cancelled (aborted)  greet  greet.yaml\n"
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
 
 
@@ -300,7 +301,11 @@ def test_a_second_signal_kills_a_stopping_workers_runs_at_once(
     assert is_gone(pid)
     assert time.monotonic() - started < 1.5
     out, err = worker.communicate(timeout=15)
-    assert (worker.returncode, out, err) == (0, f"{run_id}  cancelled (aborted)\n", "")
+    assert (worker.returncode, out, err) == (
+        0,
+        f"{run_id}  cancelled (aborted)  greet  greet.yaml\n",
+        s.worker_started(),
+    )
     shown = json.loads(s.hz("runs", "show", run_id, "--format", "json").stdout)
     assert [(e["state"], e["detail"]) for e in shown["timeline"]][-2:] == [
         ("cancel", "the worker got SIGTERM"),
@@ -319,7 +324,11 @@ def test_signals_after_the_second_cannot_stop_a_worker_settling_its_runs(
         worker.send_signal(signum)
         time.sleep(0.05)
     out, err = worker.communicate(timeout=15)
-    assert (worker.returncode, out, err) == (0, f"{run_id}  cancelled (aborted)\n", "")
+    assert (worker.returncode, out, err) == (
+        0,
+        f"{run_id}  cancelled (aborted)  greet  greet.yaml\n",
+        s.worker_started(),
+    )
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
     assert [r["state"] for r in s.rows()] == ["cancelled"]
 
@@ -604,8 +613,8 @@ def test_a_worker_fails_a_run_that_no_window_can_take(tmp_path: Path) -> None:
     done = s.hz("worker", "--drain")
     assert (done.returncode, done.stdout, done.stderr) == (
         0,
-        f"{run_id}  failed (budget_ceiling)\n",
-        "",
+        f"{run_id}  failed (budget_ceiling)  greet  greet.yaml\n",
+        s.worker_started(),
     )
     shown = json.loads(s.hz("runs", "show", run_id, "--format", "json").stdout)
     assert shown["timeline"][-1]["detail"] == (

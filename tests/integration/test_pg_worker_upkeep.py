@@ -111,7 +111,11 @@ def test_a_held_run_waits_with_one_new_job_never_a_retried_one(
     assert jobs_of(pg_dsn, second) == [(int(row["job_id"]), "cancelled", 0)]
     worker.send_signal(signal.SIGTERM)
     out, err = worker.communicate(timeout=20)
-    assert (worker.returncode, out, err) == (0, f"{first}  cancelled (aborted)\n", "")
+    assert (worker.returncode, out, err) == (
+        0,
+        f"{first}  cancelled (aborted)  greet  greet.yaml\n",
+        s.worker_started(slots=2),
+    )
     assert len(s.starts()) == 1
 
 

@@ -36,8 +36,8 @@ def test_drain_leaves_a_run_held_for_the_ceiling_queued_and_says_so(s: Space) ->
     done = s.hz("worker", "--drain", timeout=30)
     assert (done.returncode, done.stdout, done.stderr) == (
         0,
-        f"{first}  completed\n",
-        "hz: worker: drained; 2 runs held for a spend ceiling stay queued "
+        f"{first}  completed  greet  greet.yaml\n",
+        s.worker_started() + "hz: worker: drained; 2 runs held for a spend ceiling stay queued "
         "(hz runs list --state queued)\n",
     )
     where = "id = ?" if s.dsn is None else "id = %s"
@@ -54,4 +54,8 @@ def test_drain_leaves_a_run_held_for_the_ceiling_queued_and_says_so(s: Space) ->
 def test_drain_says_nothing_when_nothing_is_held(s: Space) -> None:
     run_id = submit(s, "Ann")
     done = s.hz("worker", "--drain", timeout=30)
-    assert (done.returncode, done.stdout, done.stderr) == (0, f"{run_id}  completed\n", "")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        f"{run_id}  completed  greet  greet.yaml\n",
+        s.worker_started(),
+    )

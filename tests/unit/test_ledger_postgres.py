@@ -161,6 +161,27 @@ def test_four_processes_migrate_one_empty_database_once(pg_cluster: Any) -> None
         pg_cluster.drop_database(name)
 
 
+def test_a_ledger_of_the_previous_schema_is_migrated_with_its_runs(pg_dsn: str) -> None:
+    """Version 3 had no ``target``: the migration adds it, the runs before it have none."""
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute("ALTER TABLE hz.runs DROP COLUMN target")
+        c.execute("UPDATE hz.meta SET version = 3")
+        c.execute(
+            "INSERT INTO hz.runs (id, request_key, state, job_name, job_digest, inputs_sha256, "
+            "workdir, packet_json, max_usd, created_at) VALUES "
+            "('run_old', 'k', 'completed', 'greet', 'd', 'i', '/w', '{}', 0.5, 1.0)"
+        )
+    assert PgDb(pg_dsn, where="w").migrate() is True
+    ledger = Ledger(PgDb(pg_dsn, where="w"))
+    try:
+        row = ledger.get("run_old")
+        assert (row.state, row.target, row.bad) == ("completed", None, ())
+    finally:
+        ledger.close()
+    with psycopg.connect(pg_dsn) as c:
+        assert c.execute("SELECT version FROM hz.meta").fetchall() == [(SCHEMA_VERSION,)]
+
+
 def test_a_newer_schema_is_refused(pg_dsn: str) -> None:
     with psycopg.connect(pg_dsn, autocommit=True) as c:
         c.execute("UPDATE hz.meta SET version = %s", (SCHEMA_VERSION + 1,))

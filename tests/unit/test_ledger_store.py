@@ -98,13 +98,15 @@ def test_a_ledger_of_the_first_schema_is_migrated_with_its_runs(tmp_path: Path) 
     ledger = Ledger(path)
     assert ledger.connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     [row] = ledger.select()
-    assert (row.id, row.state, row.queue, row.priority, row.held_since) == (
+    assert (row.id, row.state, row.queue, row.priority, row.held_since, row.target) == (
         "run_old",
         "completed",
         "default",
         0,
         None,
+        None,
     )
+    assert row.bad == ()
     assert ledger.get("run_old").request_key == "k"
     run_id, _ = new_run(ledger, tmp_path, key="new")  # and the migrated ledger takes new runs
     assert ledger.claim_next(Owner.this_process(), queues=("default",)) == (run_id, 1)

@@ -91,6 +91,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE hz.runs DROP CONSTRAINT IF EXISTS {STATE_CHECK};
     ALTER TABLE hz.runs ADD CONSTRAINT {STATE_CHECK} {check_constraint()};
     """,
+    # 4: the packet, job or contract the run was made from (as the SQLite ledger's
+    # migration 4).
+    """
+    ALTER TABLE hz.runs ADD COLUMN target text;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

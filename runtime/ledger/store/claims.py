@@ -129,6 +129,22 @@ class Claims(Holds):
         ).fetchone()
         return row is not None
 
+    def activity(self, owner: Owner, queues: tuple[str, ...] = ()) -> tuple[int, int]:
+        """How many live runs ``owner`` holds, and how many queued runs (of ``queues`` when
+        given) nobody owns are due now: a worker with neither is idle."""
+        due = f"{UNOWNED} AND not_before <= {self.db.clock}"
+        params: tuple[Param, ...] = (owner.name,)
+        if queues:
+            due += f" AND queue IN ({', '.join('?' * len(queues))})"
+            params += queues
+        row = self.connection.execute(
+            "SELECT COALESCE(SUM(CASE WHEN owner = ? THEN 1 ELSE 0 END), 0) AS held, "  # noqa: S608
+            f"COALESCE(SUM(CASE WHEN {due} THEN 1 ELSE 0 END), 0) AS due FROM runs "
+            f"WHERE state IN {sql_list(LIVE)}",
+            params,
+        ).fetchone()
+        return int(row["held"]), int(row["due"])
+
     def redispatch_stranded(self) -> list[str]:
         """Queued runs nobody owns whose job ended without running them, handed to the
         dispatcher again (never a dispatched run: those are reconciled, never relaunched)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -37,6 +38,7 @@ class Requests(Claims):
         queue: str = DEFAULT_QUEUE,
         priority: int = 0,
         submitted: bool = False,
+        target: Path | None = None,
     ) -> tuple[str, int]:
         """A new queued run, or with ``adopt`` an unowned queued run of the same key taken over
         (a retry waiting for its turn): ``(run id, generation)``; ``adopt`` owns the result.
@@ -47,7 +49,8 @@ class Requests(Claims):
         when that run is of another request (another job, input values, prompt, working
         directory or receipt directory), ``force_new`` or not: one key names one request.
         ``submitted``: the run is only queued, for a worker (``hz submit``), and a refusal says
-        that nothing was queued rather than started."""
+        that nothing was queued rather than started. ``target``: the packet, job or contract
+        the run was made from, recorded absolute (it is not part of the request)."""
         nothing = "nothing was queued" if submitted else "nothing was started"
         again, new = ("queues", "queue") if submitted else ("runs", "start")
         # Compared as the paths' own text (as ``RunRow`` reads them), stored as ``path_text``.
@@ -97,6 +100,7 @@ class Requests(Claims):
                 "max_usd": packet.job.budget.max_usd,
                 "queue": queue,
                 "priority": priority,
+                "target": None if target is None else path_text(os.path.abspath(target)),
             }
             run_id = self.insert_run(
                 c,
