@@ -380,11 +380,21 @@ def reconcile(fmt: str) -> int:
 def cost(by: str, since: str | None, fmt: str) -> int:
     """Spend from the ledger: the cost runners reported, and what is still reserved (uncertain
     runs and runners that report no cost keep their whole reservation)."""
+    from hz.runtime.ledger.states import RunState
+
     ledger, _ = open_ledger(fmt)
     rows = ledger.dispatched_since(parse_since(since))
     groups: dict[str, dict[str, Any]] = defaultdict(
-        lambda: {"runs": 0, "cost_usd": 0.0, "reserved_usd": 0.0, "unknown_cost_runs": 0}
+        lambda: {
+            "runs": 0,
+            "cost_usd": 0.0,
+            "reserved_usd": 0.0,
+            "unknown_cost_runs": 0,
+            "over_budget_runs": 0,
+            "over_budget_usd": 0.0,
+        }
     )
+    over_budget: list[dict[str, Any]] = []
     unreadable = 0
     for row in rows:
         if row.malformed:
@@ -404,6 +414,19 @@ def cost(by: str, since: str | None, fmt: str) -> int:
             group["unknown_cost_runs"] += 1
         else:
             group["cost_usd"] += row.cost_usd
+            if row.state == RunState.BUDGET and row.cost_usd > row.max_usd + 1e-9:
+                # A budget stop the CLI made after the turn that crossed it: paid in full.
+                group["over_budget_runs"] += 1
+                group["over_budget_usd"] += row.cost_usd - row.max_usd
+                over_budget.append(
+                    {
+                        "id": row.id,
+                        "job_name": row.job_name,
+                        "runner": row.runner,
+                        "cost_usd": round(row.cost_usd, 6),
+                        "max_usd": row.max_usd,
+                    }
+                )
     if unreadable:
         runs_ = "run" if unreadable == 1 else "runs"
         click.echo(
@@ -422,5 +445,11 @@ def cost(by: str, since: str | None, fmt: str) -> int:
         f"{'$' + format(e['reserved_usd'], '.4f'):>12}{e['unknown_cost_runs']:>9}"
         for e in entries
     ]
-    emit({"kind": "cost", "by": by, "groups": entries}, fmt, "\n".join(lines) + "\n")
+    lines += [
+        f"over budget: {o['id']} ({printable(o['job_name'])}) spent ${o['cost_usd']:.4f} against "
+        f"${o['max_usd']:.2f}: the CLI checks between turns"
+        for o in over_budget
+    ]
+    document = {"kind": "cost", "by": by, "groups": entries, "over_budget": over_budget}
+    emit(document, fmt, "\n".join(lines) + "\n")
     return 0

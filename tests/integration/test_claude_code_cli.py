@@ -185,9 +185,12 @@ def test_budget_exhaustion_keeps_the_cost(
     with FakeAnthropic([expensive, text("unreachable")]) as api:
         result = run(api, claude, work, monkeypatch)
     assert (result.status, result.failure_kind) == ("budget", "budget_exceeded")
-    assert result.reason == "Reached maximum budget ($0.5)"
     assert result.cost_usd is not None
     assert result.cost_usd > 0.5
+    assert result.reason == (
+        f"Reached maximum budget ($0.5); spent ${result.cost_usd:.4f} against $0.50: the CLI "
+        "checks between turns"
+    )
     assert result.usage.output_tokens == 2_000_000
     assert result.draft is None
 

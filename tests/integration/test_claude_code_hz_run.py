@@ -108,8 +108,25 @@ def test_budget_exhaustion_keeps_the_cost(hz_argv: list[str], space: Workspace) 
     expensive = tool_use("Grep", {"pattern": "x"}, output_tokens=2_000_000)
     with FakeAnthropic([expensive, text("unreachable")]) as api:
         run = hz_run(hz_argv, space, api)
-    assert outcome(run) == (6, "budget", "budget_exceeded", "Reached maximum budget ($0.5)"), (
-        run.stderr
+    cost = run.result["cost_usd"]
+    assert cost > 0.5
+    # The CLI checks its budget between turns: the turn that crossed it is paid in full.
+    reason = (
+        f"Reached maximum budget ($0.5); spent ${cost:.4f} against $0.50: the CLI checks "
+        "between turns"
+    )
+    assert outcome(run) == (6, "budget", "budget_exceeded", reason), run.stderr
+    assert run.stderr.startswith(f"hz: budget (budget_exceeded): {reason} · runner claude-code")
+    env = {**os.environ, "HZ_CONFIG": str(space.config)}
+    spent = subprocess.run([*hz_argv, "runs", "cost"], capture_output=True, text=True, env=env)
+    run_id = json.loads(
+        subprocess.run(
+            [*hz_argv, "runs", "list", "--format", "json"], capture_output=True, text=True, env=env
+        ).stdout
+    )["runs"][0]["id"]
+    assert spent.stdout.splitlines()[-1] == (
+        f"over budget: {run_id} (notes-reader) spent ${cost:.4f} against $0.50: the CLI checks "
+        "between turns"
     )
     assert len(api.requests) == 1
     assert (run.result["draft"], run.result["turns"]) == (None, 1)

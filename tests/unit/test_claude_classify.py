@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hz.runtime.runners.claude_code.classify import classify
+from hz.runtime.runners.claude_code.classify import classify, over_budget
 from hz.runtime.runners.claude_code.stream import StreamParser, StreamSummary
 from hz.runtime.runners.outcome import RunEnd, Verdict
 
@@ -143,3 +143,14 @@ def test_timeout_while_waiting_out_a_429_is_rate_limited() -> None:
     assert classify(parser.summary(), end, allow_api_key_billing=True, now=0) == Verdict(
         "timeout", None, "timed out after 4 s"
     )
+
+
+def test_a_budget_stop_that_overshot_says_by_how_much() -> None:
+    stop = Verdict("budget", "budget_exceeded", "Reached maximum budget ($0.05)")
+    assert over_budget(stop, 0.0712, 0.05).reason == (
+        "Reached maximum budget ($0.05); spent $0.0712 against $0.05: the CLI checks between turns"
+    )
+    assert over_budget(stop, 0.05, 0.05) == stop  # within it: nothing to say
+    assert over_budget(stop, None, 0.05) == stop
+    failed = Verdict("failed", "runtime_error", "x")
+    assert over_budget(failed, 1.0, 0.05) == failed  # only a budget stop

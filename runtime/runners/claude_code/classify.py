@@ -7,6 +7,8 @@ the model's text. The table is documented in docs/runners/claude-code.md.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hz.runtime.artifacts.result import FailureKind, Status
 from hz.runtime.runners.claude_code.stream import StreamSummary
 from hz.runtime.runners.outcome import RunEnd, Verdict
@@ -55,6 +57,15 @@ def classify(
     if not result.is_error and result.subtype == "success":
         return Verdict("completed")
     return _api_failure(summary, now)
+
+
+def over_budget(verdict: Verdict, cost_usd: float | None, max_usd: float) -> Verdict:
+    """A budget stop that spent more than the budget says by how much: the CLI checks its
+    budget between turns, so the turn that crosses it is paid in full."""
+    if verdict.status != "budget" or cost_usd is None or cost_usd <= max_usd + 1e-9:
+        return verdict
+    spent = f"spent ${cost_usd:.4f} against ${max_usd:.2f}: the CLI checks between turns"
+    return replace(verdict, reason=f"{verdict.reason}; {spent}" if verdict.reason else spent)
 
 
 def _api_failure(summary: StreamSummary, now: float) -> Verdict:

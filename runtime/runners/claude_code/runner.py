@@ -25,7 +25,7 @@ from hz.runtime.runners.claude_code.argv import (
     stdin_bytes,
     widening,
 )
-from hz.runtime.runners.claude_code.classify import classify
+from hz.runtime.runners.claude_code.classify import classify, over_budget
 from hz.runtime.runners.claude_code.descriptor import descriptor as claude_descriptor
 from hz.runtime.runners.claude_code.doctor import checks as doctor_checks
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
@@ -148,6 +148,8 @@ class ClaudeCodeRunner(SettingsRunner[ClaudeSettings]):
             summary, end, allow_api_key_billing=self.settings.allow_api_key_billing, now=time.time()
         )
         result = summary.result
+        if result is not None:
+            verdict = over_budget(verdict, result.total_cost_usd, request.budget.max_usd)
         draft = structured = None
         if verdict.status == "completed" and result is not None:
             if result.has_structured_output and result.structured_output is not None:
