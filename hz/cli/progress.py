@@ -36,6 +36,12 @@ class TerminalProgress:
             self._stream.write("\r\x1b[K")
             self._stream.flush()
 
+    def note(self, line: str) -> None:
+        """A line of its own above the progress line (which the next tick draws again)."""
+        with self._lock:
+            self._stream.write("\r\x1b[K" + line + "\n")
+            self._stream.flush()
+
     def __call__(self, progress: Progress) -> None:
         with self._lock:
             self._last = progress

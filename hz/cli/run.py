@@ -214,26 +214,41 @@ def _in_ledger(
     if not quiet:
         report_settled(settled)
     request = asked.request(packet, receipts, asked.targets[0])
+    earlier: list[Any] = []  # the attempts that ended in an automatic retry
     with contextlib.ExitStack() as stack:
         progress = None
         if not quiet and sys.stderr.isatty():
             from hz.cli.progress import TerminalProgress
 
             progress = stack.enter_context(TerminalProgress(sys.stderr))
+
+        def on_retry(retry: Any) -> None:
+            earlier.append(retry.after)
+            if not quiet:
+                line = printable(retrying_line(retry))
+                progress.note(line) if progress is not None else click.echo(line, err=True)
+
         outcome = run_foreground(
             ledger,
             request,
             binding=binding,
             policy=policy(config),
             progress=progress,
+            on_retry=on_retry,
         )
     if outcome.result is None:
         # Nothing was spawned: a spend ceiling, or a cancel before the agent started.
         label = outcome.state + (f" ({outcome.failure_kind})" if outcome.failure_kind else "")
         click.echo(f"hz: {label}: {outcome.reason}; nothing was started", err=True)
+        if earlier:
+            click.echo(f"  {printable(attempts_part(attempts_of(earlier)))} before it", err=True)
         click.echo(f"  run {outcome.run_id} (hz runs show {outcome.run_id})", err=True)
         return 6 if outcome.failure_kind == "budget_ceiling" else EXIT_CODES["cancelled"]
-    code = report(outcome.result, outcome.receipt, outcome.receipt_error, fmt, quiet)
+    result = outcome.result
+    if earlier:
+        every = attempts_of([*earlier, outcome])
+        result = result.model_copy(update={"attempts": every})
+    code = report(result, outcome.receipt, outcome.receipt_error, fmt, quiet)
     error = outcome.unrecorded_error()
     if error is not None:
         # The session ran and its result is printed, but the ledger could not take it: the
@@ -243,6 +258,46 @@ def _in_ledger(
         return RECEIPT_NOT_WRITTEN
     uncertain = outcome.state == RunState.UNCERTAIN
     return UNCERTAIN if uncertain and code != RECEIPT_NOT_WRITTEN else code
+
+
+def retrying_line(retry: Any) -> str:
+    """What a foreground run says as it starts waiting for an automatic retry."""
+    after = retry.after
+    kind = after.failure_kind or after.state
+    why = f" ({after.reason})" if after.reason else ""
+    return (
+        f"hz: attempt {retry.attempt} of {retry.max_attempts} after {kind}{why}: waiting "
+        f"{retry.wait_seconds:.1f} s"
+    )
+
+
+def attempts_of(outcomes: list[Any]) -> tuple[Any, ...]:
+    """The attempts of a foreground run, as its result names them; each had an agent started,
+    so each may have been billed."""
+    from hz.runtime.artifacts.result import Attempt
+
+    return tuple(
+        Attempt(
+            run_id=o.run_id,
+            status=o.result.status,
+            failure_kind=o.result.failure_kind,
+            cost_usd=o.result.cost_usd,
+            duration_seconds=o.result.duration_seconds,
+        )
+        for o in outcomes
+        if o.result is not None
+    )
+
+
+def attempts_part(attempts: tuple[Any, ...]) -> str:
+    """``3 attempts, $0.0060 in all``: what every attempt cost together, and how many did
+    not say."""
+    known = [a.cost_usd for a in attempts if a.cost_usd is not None]
+    part = f"{len(attempts)} attempt{'' if len(attempts) == 1 else 's'}, ${sum(known):.4f} in all"
+    unknown = len(attempts) - len(known)
+    if unknown:
+        part += f" ({unknown} without a reported cost)"
+    return part
 
 
 def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
@@ -347,6 +402,8 @@ def summary(result: AgentResult, receipt: Path | None) -> str:
     parts.append(f"{len(result.tool_calls)} tool call{'' if len(result.tool_calls) == 1 else 's'}")
     if result.cost_usd is not None:
         parts.append(f"${result.cost_usd:.4f}")
+    if len(result.attempts) > 1:
+        parts.append(attempts_part(result.attempts))
     parts.append(f"{result.duration_seconds:.1f}s")
     if result.limits_unenforced:
         parts.append(f"not enforced: {', '.join(result.limits_unenforced)}")

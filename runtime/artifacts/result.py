@@ -46,6 +46,18 @@ class ToolCall(Frozen):
     is_error: bool | None = None
 
 
+class Attempt(Frozen):
+    """One automatic attempt of a run (``AgentResult.attempts``): its run in the ledger, how
+    it ended, and what it cost (None: not reported; an attempt whose agent started may have
+    been billed all the same)."""
+
+    run_id: str
+    status: Status
+    failure_kind: FailureKind | None = None
+    cost_usd: float | None = None
+    duration_seconds: float = 0.0
+
+
 class AgentResult(Frozen):
     """What one agent session ended in. A timeout or a crash is a result, never an exception.
 
@@ -56,6 +68,8 @@ class AgentResult(Frozen):
     was cancelled or lost at a point where the agent may have acted and hz could not observe
     what it did (never to be retried blindly). ``protocol_notes`` counts what a runner
     declined or ignored in its agent's protocol (approval requests, unknown notifications).
+    ``attempts``: when ``hz run`` retried automatically (a rate limit before any tool call),
+    every attempt, this one last; empty when it ran once.
     """
 
     kind: Literal["result"] = "result"
@@ -79,6 +93,7 @@ class AgentResult(Frozen):
     session_widened: tuple[str, ...] = ()
     output_truncated: bool = False
     protocol_notes: dict[str, int] = Field(default_factory=dict)
+    attempts: tuple[Attempt, ...] = ()
     #: What a runner with an event stream recorded for the run's transcript (already capped,
     #: ``hz.runtime.transcript.record``); not part of the result's JSON.
     transcript_events: tuple[TranscriptEvent, ...] = Field(default=(), exclude=True)

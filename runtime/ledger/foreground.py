@@ -9,10 +9,12 @@ agent started cancels the run, which nothing of ran.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.models import Packet
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.db import LedgerUnavailable
@@ -72,6 +74,18 @@ class Request:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    """An automatic retry a foreground run is about to wait for: the attempt that ended, and
+    the retry's run, its number, and how long until it is due."""
+
+    after: Outcome
+    run_id: str
+    attempt: int
+    max_attempts: int
+    wait_seconds: float
+
+
 def run_foreground(
     ledger: Ledger,
     request: Request,
@@ -79,10 +93,12 @@ def run_foreground(
     binding: Binding,
     policy: Policy,
     progress: ProgressCallback | None = None,
+    on_retry: Callable[[Retrying], None] | None = None,
     clock: Clock = SYSTEM,
 ) -> Outcome:
-    """Create (or adopt) the run, own it to its end, follow automatic retries; hz's cancel
-    signals routed to it for the whole time."""
+    """Create (or adopt) the run, own it to its end, follow automatic retries (``on_retry``
+    is told of each as it starts waiting for it); hz's cancel signals routed to it for the
+    whole time."""
     owner = Owner.this_process()
     token = CancelToken()
     current: list[Watcher] = []
@@ -93,10 +109,13 @@ def run_foreground(
         if current:
             current[0].stop_now(name)
 
+    previous: Outcome | None = None
     with routed(on_signal):
         while True:
             current.clear()
             run_id, generation = request.create(ledger, adopt=owner)
+            if previous is not None and on_retry is not None:
+                _tell(ledger, on_retry, previous, run_id, policy.max_attempts)
             try:
                 wait_until_due(ledger, run_id, generation, token=token, clock=clock)
                 outcome = run_owned(
@@ -123,7 +142,23 @@ def run_foreground(
                 return Outcome(run_id, row.state, failure_kind=row.failure_kind, reason=reason)
             if outcome.retry is None:
                 return outcome
+            previous = outcome
             request = replace(request, force_new=False)  # the retry holds the key: adopt it
+
+
+def _tell(
+    ledger: Ledger,
+    on_retry: Callable[[Retrying], None],
+    after: Outcome,
+    run_id: str,
+    max_attempts: int,
+) -> None:
+    try:
+        row = ledger.get(run_id)
+        wait = max(0.0, row.not_before - ledger.clock().now)
+    except HzError:  # the ledger cannot be read now: the run goes on, untold
+        return
+    on_retry(Retrying(after, run_id, row.attempt, max_attempts, wait))
 
 
 def wait_until_due(

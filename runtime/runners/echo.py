@@ -1,10 +1,11 @@
 """The ``echo`` runner: a runner in the product for demos and tests, as httpx ships a
 ``MockTransport``. It starts no process and answers with the prompt as its draft.
 
-``[system.runner] echo_status`` (default ``completed``) and ``echo_failure_kind`` make it end
-as any other runner could, so scripts can try their handling of every status without an
-agent installed. ``echo_draft = "example"`` makes it answer a ``json`` job with a document made
-from the output schema (:func:`example_of`) instead of the prompt, to try a JSON contract.
+``[system.runner] echo_status`` (default ``completed``), ``echo_failure_kind`` and
+``echo_retry_after`` make it end as any other runner could, so scripts can try their handling
+of every status (and of an automatic retry) without an agent installed.
+``echo_draft = "example"`` makes it answer a ``json`` job with a document made from the output
+schema (:func:`example_of`) instead of the prompt, to try a JSON contract.
 """
 
 from __future__ import annotations
@@ -50,6 +51,20 @@ class EchoSettings(RunnerSettings):
         ),
         Expect("must be one of prompt, example, got {value!r}"),
     ] = "prompt"
+    retry_after: Annotated[
+        float | None,
+        Field(
+            alias="echo_retry_after",
+            strict=True,
+            ge=0,
+            le=3600,
+            allow_inf_nan=False,
+            description="seconds to wait before trying again, as a rate-limited runner reports "
+            "them (`retry_after_seconds`); with `failed` / `rate_limited` it sets the wait "
+            "before hz's automatic retry",
+        ),
+        Expect("must be a number of seconds from 0 to 3600, got {value!r}"),
+    ] = None
 
 
 class EchoRunner(SettingsRunner[EchoSettings]):
@@ -99,6 +114,7 @@ class EchoRunner(SettingsRunner[EchoSettings]):
             cost_usd=0.0,
             duration_seconds=time.monotonic() - started,
             reason=None if status == "completed" else f"echo_status is {status}",
+            retry_after_seconds=self.settings.retry_after,
         )
 
 

@@ -49,6 +49,7 @@ def test_text(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
         '# echo_status = "completed"\n'
         "# echo_failure_kind is unset\n"
         '# echo_draft = "prompt"\n'
+        "# echo_retry_after is unset\n"
         "\n"
         "[authoring]\n"
         f"max_usd_ceiling = 5  # project {tmp_path / 'hz.toml'}:2:1\n"
@@ -134,6 +135,7 @@ def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
                 ("system.runner", "echo_status", "completed"),
                 ("system.runner", "echo_failure_kind", None),
                 ("system.runner", "echo_draft", "prompt"),
+                ("system.runner", "echo_retry_after", None),
                 ("system", "state_dir", None),
                 ("system", "max_attempts", 3),
                 ("system", "max_parallel", 1),

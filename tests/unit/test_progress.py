@@ -42,3 +42,16 @@ def test_a_reporter_passes_on_only_changed_counts() -> None:
     assert [(p.turns, p.tool_calls, p.last_tool) for p in seen] == [(1, 0, None), (1, 1, "Read")]
     assert all(p.elapsed_seconds >= 0 for p in seen)
     ProgressReporter(None)(1, 1, "Read")  # no sink: nothing to call
+
+
+def test_a_note_takes_a_line_of_its_own_and_the_progress_line_comes_back() -> None:
+    stream = io.StringIO()
+    with TerminalProgress(stream, interval=3600) as progress:
+        progress(Progress(elapsed_seconds=0.0, turns=1, tool_calls=0))
+        progress.note("hz: attempt 2 of 3 after rate_limited: waiting 4.0 s")
+        progress(Progress(elapsed_seconds=0.0, turns=1, tool_calls=0))
+    assert stream.getvalue() == (
+        "\r\x1b[Khz: running 0s · 1 turn · 0 tool calls"
+        "\r\x1b[Khz: attempt 2 of 3 after rate_limited: waiting 4.0 s\n"
+        "\r\x1b[Khz: running 0s · 1 turn · 0 tool calls\r\x1b[K"
+    )
