@@ -33,6 +33,7 @@ from tests.fakes.claude_cli import processes_with_env
 from tests.fakes.responses_server import (
     MODEL,
     FakeResponses,
+    api_error,
     function_outputs,
     hang,
     message,
@@ -275,6 +276,27 @@ def test_cancel_against_a_wedged_server_settles_within_the_ceilings(
         "cancelled (SIGINT) during the turn (interrupt not confirmed, killed)",
     )
     assert returned - raised[0] < SHORT_SETTLED
+
+
+def test_a_timeout_while_the_server_waits_out_a_429_keeps_its_notice(
+    codex: Path, work: Path, key: str
+) -> None:
+    """As the exec runner: the server waits the 30 s the API asked for; hz's timeout strikes
+    first, and the run says what the server was waiting for, from its typed notice."""
+    reply = api_error(429, "rate_limit_exceeded", "Rate limit reached", [("retry-after", "30")])
+    with FakeResponses([reply]) as api:
+        retrying = api.provider_config("FAKE_KEY", retries=3)
+        result = run(api, codex, work, timeout=4, codex_config=retrying)
+        left = processes_with_env("FAKE_KEY", key)
+        asked = len(api.requests)
+    assert (result.status, result.failure_kind, result.reason) == (
+        "timeout",
+        "rate_limited",
+        "timed out after 4 s during the turn (interrupted) while the CLI waited to retry after "
+        "HTTP 429; its last notice: Reconnecting... 1/3 (exceeded retry limit, last status: 429 "
+        "Too Many Requests)",
+    )
+    assert (asked, left) == (1, {})
 
 
 def test_the_timeout_interrupts_the_turn_then_stops_the_server(

@@ -356,3 +356,65 @@ def test_a_single_line_of_100_mib_is_skipped_and_named(tmp_path: Path) -> None:
         {"lines over the output cap (8 MiB), skipped": 1},
     )
     assert peak < 48 * MIB
+
+
+def retrying(message: str, info: Any, details: str | None) -> dict[str, Any]:
+    error = {"message": message, "codexErrorInfo": info, "additionalDetails": details}
+    return {
+        "method": "error",
+        "params": {"threadId": THREAD, "turnId": TURN, "error": error, "willRetry": True},
+    }
+
+
+@pytest.mark.parametrize(
+    ("info", "details", "kind", "after"),
+    [
+        (
+            {"responseStreamDisconnected": {"httpStatusCode": 429}},
+            "exceeded retry limit, last status: 429 Too Many Requests",
+            "rate_limited",
+            " after HTTP 429",
+        ),
+        # The status is read from the typed field only, never from the words.
+        ({"responseStreamDisconnected": {"httpStatusCode": 502}}, "status: 429\x1b[2J", None, ""),
+        (None, None, None, ""),
+    ],
+)
+def test_a_timeout_while_the_server_waits_to_retry_keeps_its_notice(
+    tmp_path: Path, info: Any, details: str | None, kind: str | None, after: str
+) -> None:
+    program, _ = fake(
+        tmp_path,
+        [*TURN_STARTED, retrying("Reconnecting... 1/3", info, details), "@sleep 2"],
+        turn_interrupt=[{"id": "$id", "result": {}}, turn("interrupted")],
+    )
+    runner = make_runner({"codex_executable": str(program)})
+    result = runner.run(run_request(tmp_path, prompt="p", contract="c", timeout=1))
+    notice = "Reconnecting... 1/3" + (f" ({details})" if details else "")
+    assert (result.status, result.failure_kind, result.reason) == (
+        "timeout",
+        kind,
+        f"timed out after 1 s during the turn (interrupted) while the CLI waited to retry{after}; "
+        f"its last notice: {notice}",
+    )
+
+
+def test_a_notice_the_turn_went_on_after_is_not_why_it_timed_out(tmp_path: Path) -> None:
+    limited = {"responseStreamDisconnected": {"httpStatusCode": 429}}
+    program, _ = fake(
+        tmp_path,
+        [
+            *TURN_STARTED,
+            retrying("Reconnecting... 1/3", limited, None),
+            answer("so far"),
+            "@sleep 2",
+        ],
+        turn_interrupt=[{"id": "$id", "result": {}}, turn("interrupted")],
+    )
+    runner = make_runner({"codex_executable": str(program)})
+    result = runner.run(run_request(tmp_path, prompt="p", contract="c", timeout=1))
+    assert (result.status, result.failure_kind, result.reason) == (
+        "timeout",
+        None,
+        "timed out after 1 s during the turn (interrupted)",
+    )

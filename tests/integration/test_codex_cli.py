@@ -158,6 +158,26 @@ def test_rate_limited(codex: Path, work: Path, key: str) -> None:
     assert result.draft is None
 
 
+def test_a_timeout_while_the_cli_waits_out_a_429_keeps_its_notice(
+    codex: Path, work: Path, key: str
+) -> None:
+    """The CLI waits the 30 s the API asked for before its second try: hz's timeout of 4 s
+    strikes first, and the run says what the CLI was waiting for (as the claude runner does)."""
+    reply = api_error(429, "rate_limit_exceeded", "Rate limit reached", [("retry-after", "30")])
+    with FakeResponses([reply]) as api:
+        retrying = api.provider_config("FAKE_KEY", retries=3)
+        result = run(api, codex, work, timeout=4, codex_config=retrying)
+        left = processes_with_env("FAKE_KEY", key)
+        asked = len(api.requests)
+    assert (result.status, result.failure_kind, result.reason) == (
+        "timeout",
+        "rate_limited",
+        "timed out after 4 s while the CLI waited to retry after HTTP 429; its last notice: "
+        "Reconnecting... 1/3 (exceeded retry limit, last status: 429 Too Many Requests)",
+    )
+    assert (asked, left) == (1, {})
+
+
 def test_a_retry_notice_is_not_a_failure(codex: Path, work: Path, key: str) -> None:
     slow_down = api_error(429, "rate_limit_exceeded", "slow down", [("retry-after", "1")])
     replies = [slow_down, message("after the retry")]

@@ -210,6 +210,34 @@ def test_timeout_before_turn_completed() -> None:
     assert classify(feed(THREAD, TURN), end) == Verdict("timeout", None, "timed out after 7.5 s")
 
 
+def test_a_timeout_while_the_cli_waits_to_retry_keeps_its_notice() -> None:
+    end = RunEnd(exit_code=None, timed_out=True, timeout_seconds=4)
+    notice = "Reconnecting... 1/2 (exceeded retry limit, last status: 429 Too Many Requests)"
+    assert classify(feed(THREAD, METADATA_WARNING, TURN, RETRY), end) == Verdict(
+        "timeout",
+        "rate_limited",
+        f"timed out after 4 s while the CLI waited to retry after HTTP 429; its last notice: "
+        f"{notice}",
+    )
+    # The model answered after the retry: the notice is history, not why the run ended.
+    later = feed(THREAD, TURN, RETRY, COMMAND_STARTED)
+    assert classify(later, end) == Verdict("timeout", None, "timed out after 4 s")
+    dropped = (
+        '{"type":"error","message":"Reconnecting... 3/5 (stream disconnected before completion)"}'
+    )
+    assert classify(feed(THREAD, TURN, dropped), end) == Verdict(
+        "timeout",
+        None,
+        "timed out after 4 s while the CLI waited to retry; its last notice: Reconnecting... 3/5 "
+        "(stream disconnected before completion)",
+    )
+    # A 429 quoted from elsewhere in a notice does not make it one.
+    quoted = '{"type":"error","message":"Reconnecting... 1/2 (it said last status: 429 …)"}'
+    assert classify(feed(THREAD, TURN, quoted), end).failure_kind is None
+    flood = json.dumps({"type": "error", "message": "Reconnecting... " + "\x1b" * 10_000})
+    assert len(feed(THREAD, TURN, flood).retry_notice or "") == 500
+
+
 def test_lingering_after_turn_completed_is_completed() -> None:
     end = RunEnd(exit_code=None, timed_out=False, timeout_seconds=60, finished_after_done=True)
     assert classify(feed(TURN, ANSWER, COMPLETED), end) == Verdict("completed")

@@ -21,6 +21,9 @@ from hz.runtime.runners.outcome import RunEnd, Verdict
 _HTTP_STATUS = re.compile(r"^(?:exceeded retry limit, last status: |unexpected status )(\d{3})\b")
 #: What the CLI says for a 429 whose code is ``insufficient_quota`` (no status in the text).
 _QUOTA = "Quota exceeded."
+#: A retry notice: ``Reconnecting... 1/5 (exceeded retry limit, last status: 429 Too Many
+#: Requests)``; the part in parentheses is the CLI's message of the failure it retries.
+_NOTICE = re.compile(r"^Reconnecting\.\.\. [0-9]+/[0-9]+ \((.*)\)$")
 
 
 def http_status(message: str) -> int | None:
@@ -39,6 +42,16 @@ def _failure_kind(message: str, stream: CodexStream) -> FailureKind:
     return "runtime_error"
 
 
+def waiting_to_retry(notice: str, ending: str) -> tuple[FailureKind | None, str]:
+    """A run that ended (``ending``: "timed out after 6 s") while the CLI waited to retry: its
+    failure kind (``rate_limited`` after HTTP 429) and a reason that quotes the CLI's notice."""
+    match = _NOTICE.match(notice)
+    limited = match is not None and http_status(match.group(1)) == 429
+    after = " after HTTP 429" if limited else ""
+    reason = f"{ending} while the CLI waited to retry{after}; its last notice: {notice}"
+    return ("rate_limited" if limited else None), reason
+
+
 def classify(stream: CodexStream, end: RunEnd) -> Verdict:
     if end.launch_error is not None:
         return Verdict("failed", "launch_failed", f"codex did not start: {end.launch_error}")
@@ -52,6 +65,11 @@ def classify(stream: CodexStream, end: RunEnd) -> Verdict:
         if not stream.final_message:
             return Verdict("failed", "runtime_error", "the turn completed without an answer")
         return Verdict("completed")
+    if end.timed_out and stream.retry_pending and stream.retry_notice:
+        kind, reason = waiting_to_retry(
+            stream.retry_notice, f"timed out after {end.timeout_seconds:g} s"
+        )
+        return Verdict("timeout", kind, reason)
     if end.timed_out:
         return Verdict("timeout", None, f"timed out after {end.timeout_seconds:g} s")
     if end.output_truncated:

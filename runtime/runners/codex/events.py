@@ -8,9 +8,10 @@ objects are counted and skipped. The model's text is kept only as the draft, nev
 decide anything.
 
 ``error`` lines are not failures by themselves: the CLI prints its retry notices
-("Reconnecting... 1/5 (…)") that way. An ``item.completed`` of type ``error`` is the CLI's
-warning (e.g. unknown model metadata). Only ``turn.failed``, or the lack of
-``turn.completed``, makes a run fail.
+("Reconnecting... 1/5 (…)") that way. The last one is kept (``retry_notice``) while nothing
+came after it (``retry_pending``): a run that ends while the CLI waits to retry says why. An
+``item.completed`` of type ``error`` is the CLI's warning (e.g. unknown model metadata). Only
+``turn.failed``, or the lack of ``turn.completed``, makes a run fail.
 
 Completed items (agent messages, tool calls with their output) and each turn's usage also go
 to the run's transcript (``transcript``, capped as they arrive). Tool calls and the messages
@@ -47,6 +48,8 @@ _KNOWN_EVENTS = frozenset(
 #: Item types that are known but are not tool calls.
 _OTHER_ITEMS = frozenset({"agent_message", "reasoning", "todo_list", "error"})
 RETRY_NOTICE_PREFIX = "Reconnecting..."
+#: The longest retry notice kept (the CLI's are one short line).
+MAX_NOTICE = 500
 
 
 @dataclass
@@ -64,6 +67,10 @@ class CodexStream:
     errors: list[str] = field(default_factory=list)
     #: The CLI's last warnings (``item.completed`` of type ``error``).
     warnings: list[str] = field(default_factory=list)
+    #: The CLI's last retry notice ("Reconnecting... 1/5 (…)"), and whether it is still the
+    #: last thing the CLI did (no item nor turn event since): it is waiting to retry.
+    retry_notice: str | None = None
+    retry_pending: bool = False
     #: Tool item events the CLI itself declined (its typed refusal: ``status: "declined"``).
     declined: int = 0
     transcript: Recorder = field(default_factory=Recorder)
@@ -91,15 +98,23 @@ class CodexStream:
         elif kind == "turn.started":
             self.turns_started += 1
         elif kind.startswith("item."):
-            self._item(kind, _dict(event.get("item")))
+            item = _dict(event.get("item"))
+            if _str(item.get("type")) != "error":  # a warning of the CLI is no answer
+                self.retry_pending = False
+            self._item(kind, item)
         elif kind == "turn.completed":
             self._add_usage(EXEC.usage_of(_dict(event.get("usage"))))
             self.turn_completed = True
+            self.retry_pending = False
         elif kind == "turn.failed":
             self.turn_failed = _str(_dict(event.get("error")).get("message")) or "turn failed"
+            self.retry_pending = False
         else:
             message = _str(event.get("message")) or ""
-            if not message.startswith(RETRY_NOTICE_PREFIX):
+            if message.startswith(RETRY_NOTICE_PREFIX):
+                self.retry_notice = message[:MAX_NOTICE]
+                self.retry_pending = True
+            else:
                 keep_last(self.errors, message)
         return self.turn_completed
 

@@ -9,7 +9,9 @@ Decided from what hz observed and from the server's typed fields, never from tex
   its kin); anything else ``runtime_error``. The reason is the server's message, verbatim.
 - A cancellation: ``cancelled`` before ``turn/start`` was written and once the turn id was
   known (the turn is interrupted); ``uncertain`` in between.
-- hz's timeout: ``timeout`` (the turn interrupted when its id was known).
+- hz's timeout: ``timeout`` (the turn interrupted when its id was known); ``timeout`` /
+  ``rate_limited`` when the server was waiting to retry after HTTP 429 (its last ``error``
+  notification with ``willRetry``, typed), its notice quoted in the reason.
 - A line longer than the output cap is skipped (counted); a turn that completed without an
   answer after one: ``failed`` / ``output_limit``.
 - A malformed line, or the server's end before ``turn/completed``: ``failed`` /
@@ -54,6 +56,15 @@ def _typed_kind(info: Any) -> FailureKind:
     return "runtime_error"
 
 
+def _waiting_to_retry(turn: Any, ending: str) -> Verdict:
+    """Timed out while the server waited to retry: ``rate_limited`` when its typed
+    ``codexErrorInfo`` says HTTP 429; the reason quotes its notice."""
+    limited = _typed_kind(turn.retry_info) == "rate_limited"
+    after = " after HTTP 429" if limited else ""
+    reason = f"{ending} while the CLI waited to retry{after}; its last notice: {turn.retry_notice}"
+    return Verdict("timeout", "rate_limited" if limited else None, reason)
+
+
 def _failed_turn(talk: Conversation) -> Verdict:
     info = talk.turn.error.get("codexErrorInfo")
     message = talk.turn.error_message() or (talk.turn.errors[-1] if talk.turn.errors else None)
@@ -82,6 +93,8 @@ def classify(talk: Conversation, *, timeout_seconds: float) -> Verdict:
         verdict = _cancelled(talk, f"timed out after {timeout_seconds:g} s")
         if verdict.status == "uncertain":
             return verdict
+        if turn.retry_pending and turn.retry_notice:
+            return _waiting_to_retry(turn, verdict.reason or "timed out")
         return Verdict("timeout", None, verdict.reason)
     if talk.ending == "completed":
         if turn.status == "failed":

@@ -4,14 +4,14 @@ Read (pinned 0.171.0, camelCase): ``turn/started`` and ``turn/completed`` (``tur
 ``turn.status``: completed / interrupted / failed, ``turn.error``: ``message`` and the typed
 ``codexErrorInfo``), ``item/started`` / ``item/completed`` (``agentMessage``,
 ``commandExecution``, ``fileChange``, ``mcpToolCall``, ``webSearch``, ...),
-``thread/tokenUsage/updated`` (the thread's running ``total``), ``error`` (``willRetry``) and
-``warning``. Every field is optional: a missing or mistyped one reads as absent. Other
-notifications of the pinned protocol are ignored; notifications it does not know are counted
-as unknown and ignored. The model's text is kept as the draft, never used to decide anything.
-Completed items (agent messages, tool calls with their output) and the turn's usage also go to
-the run's transcript (``transcript``, capped as they arrive). Tool calls, the names counted and
-the messages kept are held to the output cap as they arrive (``kept``,
-``hz.runtime.runners.output_cap``).
+``thread/tokenUsage/updated`` (the thread's running ``total``), ``error`` (``willRetry``: the
+last retry notice is kept while no item came after it) and ``warning``. Every field is
+optional: a missing or mistyped one reads as absent. Other notifications of the pinned protocol
+are ignored; notifications it does not know are counted as unknown and ignored. The model's
+text is kept as the draft, never used to decide anything. Completed items (agent messages, tool
+calls with their output) and the turn's usage also go to the run's transcript (``transcript``,
+capped as they arrive). Tool calls, the names counted and the messages kept are held to the
+output cap as they arrive (``kept``, ``hz.runtime.runners.output_cap``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hz.runtime.artifacts.result import ToolCall, Usage
+from hz.runtime.runners.codex.events import MAX_NOTICE
 from hz.runtime.runners.codex.fields import as_dict as _dict
 from hz.runtime.runners.codex.fields import as_str as _str
 from hz.runtime.runners.codex.items import APP_SERVER
@@ -44,6 +45,12 @@ class Turn:
     #: The last ``error`` notifications the server will not retry, verbatim, in order.
     errors: list[str] = field(default_factory=list)
     retries: int = 0
+    #: The server's last retry notice (an ``error`` it will retry: its message and details)
+    #: and its typed ``codexErrorInfo``, and whether it is still the last thing the turn did
+    #: (no item since): the server is waiting to retry.
+    retry_notice: str | None = None
+    retry_info: Any = None
+    retry_pending: bool = False
     warnings: list[str] = field(default_factory=list)
     unknown: Counter[str] = field(default_factory=Counter)
     transcript: Recorder = field(default_factory=Recorder)
@@ -72,13 +79,20 @@ class Turn:
             self.error = _dict(turn.get("error"))
             self.transcript.add("usage", turn=1, usage=self.usage.to_json_data())
         elif method in ("item/started", "item/completed"):
+            self.retry_pending = False
             self._item(method, _dict(params.get("item")))
         elif method == "thread/tokenUsage/updated":
             self._usage(_dict(_dict(params.get("tokenUsage")).get("total")))
         elif method == "error":
-            message = _str(_dict(params.get("error")).get("message")) or ""
+            error = _dict(params.get("error"))
+            message = _str(error.get("message")) or ""
             if params.get("willRetry") is True:
                 self.retries += 1
+                details = _str(error.get("additionalDetails"))
+                notice = f"{message} ({details})" if details else message
+                self.retry_notice = notice[:MAX_NOTICE]
+                self.retry_info = error.get("codexErrorInfo")
+                self.retry_pending = True
             else:
                 keep_last(self.errors, message)
         elif method == "warning":
