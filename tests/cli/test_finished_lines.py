@@ -4,8 +4,10 @@ escaped; the worker says on stderr that it started, where and with how many slot
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -89,3 +91,21 @@ def test_a_retry_keeps_the_file_it_was_made_from(hz: Cli, tmp_path: Path) -> Non
     assert hz("runs", "cancel", run_id).returncode == 0
     retried = hz("runs", "retry", run_id, "--format", "json")
     assert json.loads(retried.stdout)["target"] == str(tmp_path / "sub" / "greet.yaml")
+
+
+def test_what_the_lines_quote_from_outside_is_escaped(hz: Cli, tmp_path: Path) -> None:
+    """A state directory named with an escape and a newline, a target recorded as the URI of
+    bytes that are not UTF-8 (or edited to one): escaped, every one."""
+    state = tmp_path / "st\x1b[2J\nx"
+    assert hz("submit", "greet.yaml", "--input", "who=B", HZ_STATE_DIR=str(state)).returncode == 0
+    ledger = state / "ledger.sqlite3"
+    with contextlib.closing(sqlite3.connect(ledger)) as c:
+        c.execute("UPDATE runs SET target = ?", (f"file://{tmp_path}/x%FF%1b.yaml",))
+        c.commit()
+        [run_id] = [row[0] for row in c.execute("SELECT id FROM runs")]
+    done = hz("worker", "--drain", HZ_STATE_DIR=str(state))
+    assert done.stderr == (
+        f"hz: worker: started: sqlite ledger {tmp_path}/st\\x1b[2J\\nx/ledger.sqlite3, every "
+        "queue, 1 slot\n"
+    )
+    assert done.stdout == f"{run_id}  completed  greet  x\\udcff\\x1b.yaml\n"
