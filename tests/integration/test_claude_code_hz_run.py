@@ -283,7 +283,15 @@ def test_the_same_contract_run_five_times_is_five_runs(
         (0, "completed", None, None, "claude-code", "Hello there"),
         (4, "failed", "rate_limited", "the API answered HTTP 429", "claude-code", None),
         (0, "completed", None, None, "claude-code", "marmalade"),
-        (6, "budget", "budget_exceeded", "Reached maximum budget ($0.5)", "claude-code", None),
+        (
+            6,
+            "budget",
+            "budget_exceeded",
+            "Reached maximum budget ($0.5); spent $40.0000 against $0.50: the CLI checks "
+            "between turns",
+            "claude-code",
+            None,
+        ),
     ]
     assert ended[0][5]  # the echo runner's answer
     receipts = sorted(p.name for p in (space.tmp / "receipts").glob("*.json"))
@@ -296,7 +304,7 @@ def test_the_same_contract_run_five_times_is_five_runs(
         timeout=60,
         check=True,
     )
-    runs = json.loads(listed.stdout)["runs"]
+    runs = json.loads(listed.stdout)["runs"][::-1]  # listed newest first
     assert [(run["state"], run["runner"]) for run in runs] == [
         ("completed", "echo"),
         ("completed", "claude-code"),
