@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from hz.cli.help import examples
-from hz.cli.validate import CEILING, format_option, project_files, refuse_empty
+from hz.cli.params import CEILING
+from hz.cli.validate import format_option, project_files, refuse_empty
 
 MAX_USD_HELP = (
     "The largest hz.agent.max_usd a contract may ask for "

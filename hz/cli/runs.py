@@ -6,7 +6,6 @@ Every command first settles runs whose owner is gone (see ``hz runs reconcile``)
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections import defaultdict
@@ -17,6 +16,7 @@ from typing import Any
 import click
 
 from hz.cli.help import examples
+from hz.cli.params import SECONDS
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.printable import printable, printable_json
 
@@ -69,28 +69,6 @@ def run_ids(values: tuple[str, ...]) -> tuple[str, ...]:
                 "digits, as hz runs list shows them)"
             )
     return values
-
-
-class Seconds(click.ParamType[float]):
-    """A duration in seconds: a finite number, 0 or more (click's FloatRange lets nan and inf
-    through: a wait that never ends)."""
-
-    name = "seconds"
-
-    def convert(
-        self, value: object, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        if isinstance(value, float):
-            return value
-        try:
-            number = float(str(value))
-        except ValueError:
-            self.fail(f"{printable(repr(value))} is not a number of seconds", param, ctx)
-        if not math.isfinite(number) or number < 0:
-            self.fail(
-                f"{printable(str(value))} is not a finite number of seconds, 0 or more", param, ctx
-            )
-        return number
 
 
 @click.group(
@@ -281,7 +259,7 @@ def state_of(document: dict[str, Any]) -> str:
 @click.argument(
     "run_ids", nargs=-1, required=True, callback=lambda ctx, param, value: run_ids(value)
 )
-@click.option("--timeout", type=Seconds(), help="Give up after this many seconds (exit 10).")
+@click.option("--timeout", type=SECONDS, help="Give up after this many seconds (exit 10).")
 @FORMAT
 def wait(run_ids: tuple[str, ...], timeout: float | None, fmt: str) -> int:
     """Wait until every run is terminal. Exit status: 0 all completed, else the first other

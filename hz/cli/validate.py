@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hz.cli.help import examples
+from hz.cli.params import CEILING
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -22,28 +22,6 @@ from hz.compiler.report.formats import FORMATS
 
 SCHEMA_KINDS = ("contract", "job", "packet", "receipt", "result", "runs")
 
-
-class Ceiling(click.ParamType[float]):
-    """A budget ceiling in US dollars: a finite number greater than 0. (click's FloatRange
-    lets nan and inf through, and either would switch the ceiling off.)"""
-
-    name = "float"
-
-    def convert(
-        self, value: object, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        if isinstance(value, float):
-            return value
-        try:
-            number = float(str(value))
-        except ValueError:
-            self.fail(f"{value!r} is not a number of US dollars", param, ctx)
-        if not math.isfinite(number) or number <= 0:
-            self.fail(f"{value} is not a finite number greater than 0", param, ctx)
-        return number
-
-
-CEILING = Ceiling()
 
 #: The report formats of every command that reports diagnostics.
 format_option = click.option(

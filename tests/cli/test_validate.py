@@ -247,3 +247,13 @@ def test_a_project_hz_toml_with_an_error_counts_as_checked(cli: Cli, tmp_path: P
         "  hint: an amount of US dollars such as 25 or 0.5\n" + BAD_LINE.format(file="c.yaml")
     )
     assert result.stderr == "Found 2 errors in 2 files (checked 2 files)\n"
+
+
+def test_a_ceiling_that_is_not_finite_is_shown_escaped(cli: Cli) -> None:
+    # float() takes the surrounding whitespace; the message shows it escaped, on one line.
+    result = hz(cli, "validate", "--max-usd-ceiling", "\tinf\n", "x.yaml")
+    assert (result.returncode, result.stderr.splitlines()[-1]) == (
+        2,
+        "Error: Invalid value for '--max-usd-ceiling': \\tinf\\n is not a finite number "
+        "greater than 0",
+    )

@@ -1,0 +1,50 @@
+"""Option types the commands share."""
+
+from __future__ import annotations
+
+import math
+
+import click
+
+from hz.runtime.artifacts.printable import printable
+
+
+class Number(click.ParamType[float]):
+    """A finite number at or above ``minimum`` (above it when ``strict``). click's FloatRange
+    lets nan and inf through: a wait that never ends, a budget ceiling switched off."""
+
+    def __init__(self, name: str, *, unit: str, minimum: float, strict: bool, limit: str) -> None:
+        self.name = name
+        self.unit = unit
+        self.minimum = minimum
+        self.strict = strict
+        #: What the value must be, as the error says it ("a finite number greater than 0").
+        self.limit = limit
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            number = float(str(value))
+        except ValueError:
+            self.fail(f"{printable(repr(value))} is not a number of {self.unit}", param, ctx)
+        low = number <= self.minimum if self.strict else number < self.minimum
+        if not math.isfinite(number) or low:
+            self.fail(f"{printable(str(value))} is not {self.limit}", param, ctx)
+        return number
+
+
+#: A duration in seconds: 0 or more.
+SECONDS = Number(
+    "seconds",
+    unit="seconds",
+    minimum=0,
+    strict=False,
+    limit="a finite number of seconds, 0 or more",
+)
+#: A budget ceiling in US dollars: more than 0.
+CEILING = Number(
+    "float", unit="US dollars", minimum=0, strict=True, limit="a finite number greater than 0"
+)
