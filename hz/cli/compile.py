@@ -10,20 +10,13 @@ from pathlib import Path
 import click
 
 from hz.cli.help import examples
-from hz.cli.params import CEILING
+from hz.cli.params import CEILING, format_choice, path_option
 from hz.cli.validate import format_option, project_files, refuse_empty
 
 MAX_USD_HELP = (
     "The largest hz.agent.max_usd a contract may ask for "
     "[default: [authoring] max_usd_ceiling from the configuration, else 100]."
 )
-
-
-def _path(value: str | None, option: str) -> Path | None:
-    # Checked on the text: Path("") is Path("."), the current directory.
-    if value == "":
-        raise click.BadParameter("the path must not be empty", param_hint=f"'{option}'")
-    return None if value is None else Path(value)
 
 
 def _input_args(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -44,12 +37,11 @@ def _input_args(values: tuple[str, ...]) -> tuple[str, ...]:
     ),
 )
 @click.argument("paths", nargs=-1, metavar="PATH...")
-@click.option(
+@path_option(
     "--out",
     "out_dir",
+    directory=True,
     required=True,
-    type=click.Path(file_okay=False),
-    callback=lambda ctx, param, value: _path(value, "--out"),
     help="Directory of the job files: one <name>.job.json per contract.",
 )
 @click.option(
@@ -174,11 +166,9 @@ def _plural(n: int, word: str) -> str:
     metavar="JOB|CONTRACT",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
 )
-@click.option(
+@path_option(
     "--inputs",
     "inputs_file",
-    type=click.Path(dir_okay=False),
-    callback=lambda ctx, param, value: _path(value, "--inputs"),
     help="Input values: a JSON (.json) or YAML file holding one mapping of names to values.",
 )
 @click.option(
@@ -190,20 +180,11 @@ def _plural(n: int, word: str) -> str:
     "the input's schema type excludes strings, then JSON; @FILE reads a file's text.",
     callback=lambda ctx, param, value: _input_args(value),
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    callback=lambda ctx, param, value: _path(value, "--output"),
-    help="Write the packet to this file instead of printing it.",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("json", "text")),
-    default="json",
-    show_default=True,
-    help="json prints the packet; text prints only the rendered prompt, as a preview.",
+@path_option("-o", "--output", help="Write the packet to this file instead of printing it.")
+@format_choice(
+    ("json", "text"),
+    "json",
+    "json prints the packet; text prints only the rendered prompt, as a preview.",
 )
 @click.option(
     "--max-usd-ceiling",

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from hz.cli.help import examples
+from hz.cli.params import format_choice
 from hz.cli.transcripts import receipt_directory
 from hz.cli.transcripts import show as show_receipt
 from hz.runtime.artifacts.printable import printable, printable_json
@@ -17,13 +18,8 @@ from hz.runtime.receipts.verify import receipt_rows, verify_chain
 
 
 @click.command(epilog=examples("hz doctor", "hz doctor --format json"))
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: one line per check; json: one JSON document on stdout.",
+@format_choice(
+    ("text", "json"), "text", "text: one line per check; json: one JSON document on stdout."
 )
 def doctor(fmt: str) -> int:
     """Check the configuration files and the bound runner; exit 1 if any check failed."""

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
 
 import click
 
 from hz.runtime.artifacts.printable import printable
+
+#: What click.option returns: it decorates a command's function.
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 
 class Number(click.ParamType[float]):
@@ -48,3 +54,31 @@ SECONDS = Number(
 CEILING = Number(
     "float", unit="US dollars", minimum=0, strict=True, limit="a finite number greater than 0"
 )
+
+
+def format_choice(choices: Sequence[str], default: str, help: str) -> Decorator:
+    """The ``--format`` option (into ``fmt``) of a command that can print ``choices``."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(tuple(choices)),
+        default=default,
+        show_default=True,
+        help=help,
+    )
+
+
+def path_option(
+    *decls: str, help: str, directory: bool = False, required: bool = False
+) -> Decorator:
+    """An option naming a file (or a ``directory``) to read or write: an empty name is refused
+    (``Path("")`` is the current directory), none is None."""
+    flag = next(d for d in decls if d.startswith("--"))
+
+    def checked(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+        if value == "":
+            raise click.BadParameter("the path must not be empty", param_hint=f"'{flag}'")
+        return None if value is None else Path(value)
+
+    kind = click.Path(file_okay=False) if directory else click.Path(dir_okay=False)
+    return click.option(*decls, type=kind, required=required, callback=checked, help=help)

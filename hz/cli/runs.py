@@ -16,17 +16,14 @@ from typing import Any
 import click
 
 from hz.cli.help import examples
-from hz.cli.params import SECONDS
+from hz.cli.params import SECONDS, format_choice
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.printable import printable, printable_json
 
-FORMAT = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(("text", "json")),
-    default="text",
-    show_default=True,
-    help="text for people; json: one JSON document on stdout (see hz schema runs).",
+FORMAT = format_choice(
+    ("text", "json"),
+    "text",
+    "text for people; json: one JSON document on stdout (see hz schema runs).",
 )
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from hz.cli.help import examples
-from hz.cli.params import CEILING
+from hz.cli.params import CEILING, format_choice
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -24,13 +24,10 @@ SCHEMA_KINDS = ("contract", "job", "packet", "receipt", "result", "runs")
 
 
 #: The report formats of every command that reports diagnostics.
-format_option = click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="text (PATH:LINE:COL: error: MESSAGE [CODE]), json, github annotations or SARIF 2.1.0.",
+format_option = format_choice(
+    FORMATS,
+    "text",
+    "text (PATH:LINE:COL: error: MESSAGE [CODE]), json, github annotations or SARIF 2.1.0.",
 )
 
 
