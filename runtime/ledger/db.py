@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hz.runtime.artifacts.errors import HzError
-from hz.runtime.ledger.private import private_dir, private_file
+from hz.runtime.ledger.private import private_ledger
 
 #: How long a writer waits for another's transaction before giving up (milliseconds).
 BUSY_TIMEOUT_MS = 30_000
@@ -262,9 +262,7 @@ def connect(path: Path) -> SqliteConnection:
     tables there (a cheap look at the schema; a damaged page elsewhere is found when read)."""
     try:
         # The directory and the files are this user's alone (``hz.runtime.ledger.private``).
-        private_dir(path.parent)
-        for suffix in ("", "-wal", "-shm"):
-            private_file(Path(f"{path}{suffix}"), create=not suffix)
+        private_ledger(path)
         raw = sqlite3.connect(
             path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
         )
