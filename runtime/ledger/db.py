@@ -100,6 +100,12 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE runs ADD COLUMN target TEXT;
     """,
+    # 5: the pid namespaces of the owner and of the run's processes: a pid is judged only in
+    # its own (``hz.runtime.ledger.sight``).
+    """
+    ALTER TABLE runs ADD COLUMN owner_pidns TEXT;
+    ALTER TABLE runs ADD COLUMN pidns TEXT;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -57,6 +57,46 @@ def _machine_id() -> str:
     return found if _HOST_ID.match(found) else host_name()[:64]
 
 
+@cache
+def pid_namespace() -> str | None:
+    """This process's pid namespace (``pid:[4026531836]``): pids name processes only within
+    one. Two containers, or an ``unshare --pid`` sandbox, share the machine and boot ids but
+    not their pids. None when it cannot be read."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+#: ``hidepid`` values of a /proc mount under which other users' processes may be invisible.
+_HIDING = {"1", "2", "noaccess", "invisible", "ptraceable"}
+
+
+@cache
+def hides_pids() -> bool:
+    """Whether this process's /proc may hide other users' processes (mounted ``hidepid``): a
+    pid not found there may still run. Read from ``/proc/self/mountinfo``."""
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            return mounted_hiding(f.read(1 << 20))
+    except OSError:
+        return True  # nothing says it does not
+
+
+def mounted_hiding(mountinfo: str) -> bool:
+    """Whether the /proc of ``mountinfo`` (``/proc/self/mountinfo``'s text) hides pids."""
+    hiding = True  # no /proc found: nothing says it does not
+    for line in mountinfo.splitlines():  # the last mount on /proc is the one seen
+        fields = line.split()
+        if len(fields) < 10 or fields[4] != "/proc" or "-" not in fields:
+            continue
+        after = fields[fields.index("-") + 1 :]
+        if len(after) >= 3 and after[0] == "proc":
+            options = dict(o.partition("=")[::2] for o in after[2].split(","))
+            hiding = options.get("hidepid", "0") in _HIDING
+    return hiding
+
+
 def is_this_host(host: str | None, boot: str | None) -> bool:
     """Whether a run recorded with ``host`` and ``boot`` ran on this machine since its last
     boot (a row from before host ids were recorded, ``host`` None, counts by boot alone)."""

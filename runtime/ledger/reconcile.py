@@ -7,10 +7,12 @@
   private directory removed, a receipt written. Never relaunched: the agent may have done
   anything up to its death, and the workdir's real state must be looked at first.
 
-An owner on this host and boot is gone when its process no longer exists (pid and start time),
-whatever the clocks say: a clock that jumps, an owner stopped (SIGSTOP, Ctrl-Z) past its lease,
-never make a live local owner look gone. An owner of this host on an earlier boot is gone. An
-owner on another machine is gone when its lease has expired, by the database's clock.
+An owner on this host, boot and pid namespace is gone when its process no longer exists (pid
+and start time), whatever the clocks say: a clock that jumps, an owner stopped (SIGSTOP,
+Ctrl-Z) past its lease, never make a live local owner look gone. An owner of this host on an
+earlier boot is gone. An owner on another machine, in another pid namespace (a container, a
+sandbox), or hidden by a /proc mounted ``hidepid``, is gone when its lease has expired, by the
+database's clock.
 
 A row with a value that does not fit its column (``RunRow.bad``) is left alone: hz cannot judge
 it safely; ``hz runs list`` marks it. A database that cannot be written now (a full disk) ends
@@ -34,6 +36,7 @@ from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.ledger import host
 from hz.runtime.ledger.db import LedgerUnavailable
 from hz.runtime.ledger.rows import RunRow
+from hz.runtime.ledger.sight import HostView, owner_verdict
 from hz.runtime.ledger.states import LIVE, UNDISPATCHED, RunState, sql_list
 from hz.runtime.ledger.store import LeaseClock, Ledger, Owner, StaleOwner, read_packet
 from hz.runtime.process.clock import SYSTEM, Clock
@@ -53,17 +56,22 @@ class Settled:
     detail: str
 
 
-def owner_gone(row: RunRow, clock: LeaseClock) -> bool:
-    """Whether the run's owner is gone: on this host and boot by its process alone (pid and
-    start time; clocks say nothing about a process that exists), on an earlier boot of this
-    host always, elsewhere by its lease."""
+def owner_gone(row: RunRow, clock: LeaseClock, view: HostView | None = None) -> bool:
+    """Whether the run's owner is gone: on this host, boot and pid namespace by its process
+    alone (pid and start time; clocks say nothing about a process that exists), on an earlier
+    boot of this host always, elsewhere — or when its process cannot be seen for certain — by
+    its lease (``hz.runtime.ledger.sight``)."""
     if row.owner is None:
         return False
-    if host.is_this_host(row.owner_host, row.owner_boot) and row.owner_start is not None:
-        return not host.is_same_process(row.owner_pid, row.owner_start, row.owner_boot)
-    if row.owner_host is not None and row.owner_host == host.host_id():
-        return True  # this machine, an earlier boot: no process outlives a reboot
-    return clock.expired(row.lease_until)
+    verdict = owner_verdict(
+        row.owner_host,
+        row.owner_boot,
+        row.owner_pidns,
+        row.owner_pid,
+        row.owner_start,
+        view or HostView.here(),
+    )
+    return clock.expired(row.lease_until) if verdict is None else verdict
 
 
 def reconcile(
@@ -159,8 +167,8 @@ def kill_group(row: RunRow, *, grace: float = KILL_GRACE, clock: Clock = SYSTEM)
     pid and start time, or a leaderless group whose id no new process can have taken);
     True when something was killed."""
     pgid = row.pgid
-    if pgid is None or not host.is_this_host(row.host_id, row.boot_id):
-        return False
+    if pgid is None or not HostView.here().sees(row.host_id, row.boot_id, row.pidns):
+        return False  # not provably this pid namespace's group: another's by that number
     # When the leader is gone: a pid is never reused as a group id while that group has
     # members, so members of this group are still the run's.
     leader = host.is_same_process(row.pid, row.proc_start, row.boot_id)

@@ -181,6 +181,8 @@ RUN_COLUMNS: dict[str, tuple[str, Callable[[Any], tuple[Any, str | None]]]] = {
     "held_reason": ("held_reason", _T0),
     "held_since": ("held_since", _nullable(_TIME)),
     "target": ("target", _P0),
+    "owner_pidns": ("owner_pidns", _T0),
+    "pidns": ("pidns", _T0),
 }
 
 
@@ -283,6 +285,9 @@ class RunRow:
     held_since: float | None
     #: The packet, job or contract the run was made from (absolute), when hz was told.
     target: str | None
+    #: The pid namespaces of the owner and of the run's processes (``host.pid_namespace``).
+    owner_pidns: str | None
+    pidns: str | None
     #: The columns whose stored value did not fit, each ``"column: why"``; their attributes
     #: hold the kind's empty value.
     bad: tuple[str, ...] = ()

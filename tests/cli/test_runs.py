@@ -123,7 +123,7 @@ def test_reconcile_settles_a_run_whose_owner_died_after_dispatch(hz: Cli, tmp_pa
         check=True,
     )
     me = Owner.this_process()
-    dead = Owner(f"elsewhere:{child.stdout.strip()}", int(child.stdout), 1, me.boot)
+    dead = Owner(f"elsewhere:{child.stdout.strip()}", int(child.stdout), 1, me.boot, pidns=me.pidns)
     store = ledger(tmp_path)
     _, generation = store.claim_next(dead) or ("", 0)
     store.prepare(run_id, generation, "echo", "d")

@@ -316,7 +316,7 @@ def test_a_gone_owner_here_is_gone_whatever_its_lease(tmp_path: Path) -> None:
     child = subprocess.run(["true"], check=True)
     assert child.returncode == 0
     me = Owner.this_process()
-    dead = Owner("here:1", 1 << 21, 12345, me.boot, me.host)
+    dead = Owner("here:1", 1 << 21, 12345, me.boot, me.host, me.pidns)
     run_id, _ = ledger.create(
         make_packet(), key="k", workdir=tmp_path, receipt_dir=None, adopt=dead
     )
@@ -780,7 +780,7 @@ def test_a_stopped_owner_at_any_phase_is_left_alone(tmp_path: Path, state: str) 
         key="gone",
         workdir=tmp_path,
         receipt_dir=None,
-        adopt=Owner("here:1", 1 << 21, 1, me.boot, me.host),
+        adopt=Owner("here:1", 1 << 21, 1, me.boot, me.host, me.pidns),
     )
     with ledger.tx() as c:
         c.execute("UPDATE runs SET state = ?, lease_until = 0", (state,))

@@ -281,7 +281,7 @@ def test_reconcile_kills_an_orphaned_group_and_removes_its_private_dir(
         check=True,
     )
     me = Owner.this_process()
-    dead = Owner("gone:1", int(child.stdout), 1, me.boot)
+    dead = Owner("gone:1", int(child.stdout), 1, me.boot, pidns=me.pidns)
     _, generation = ledger.claim_next(dead) or ("", 0)
     ledger.prepare(run_id, generation, "command", "d")
     assert ledger.dispatch(run_id, generation, Ceilings()) is None

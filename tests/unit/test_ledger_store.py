@@ -53,7 +53,8 @@ def dead_owner() -> Owner:
         check=True,
     )
     me = Owner.this_process()
-    return Owner(f"{me.name.split(':')[0]}:{child.stdout.strip()}", int(child.stdout), 1, me.boot)
+    name = f"{me.name.split(':')[0]}:{child.stdout.strip()}"
+    return Owner(name, int(child.stdout), 1, me.boot, pidns=me.pidns)
 
 
 def new_run(ledger: Ledger, tmp_path: Path, key: str = "k", **kwargs: object) -> tuple[str, int]:

@@ -96,6 +96,11 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE hz.runs ADD COLUMN target text;
     """,
+    # 5: the pid namespaces of the owner and of the run's processes (as SQLite's 5).
+    """
+    ALTER TABLE hz.runs ADD COLUMN owner_pidns text;
+    ALTER TABLE hz.runs ADD COLUMN pidns text;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -198,9 +198,18 @@ class LedgerBase:
         ``lease`` seconds by the database's clock (a claim, a reconciler's take-over)."""
         taken = c.execute(
             "UPDATE runs SET generation = generation + 1, owner = ?, owner_pid = ?, "  # noqa: S608
-            "owner_start = ?, owner_boot = ?, owner_host = ?, "
+            "owner_start = ?, owner_boot = ?, owner_host = ?, owner_pidns = ?, "
             f"lease_until = {self.db.clock} + ? WHERE id = ? RETURNING *",
-            (owner.name, owner.pid, owner.start, owner.boot, owner.host, lease, run_id),
+            (
+                owner.name,
+                owner.pid,
+                owner.start,
+                owner.boot,
+                owner.host,
+                owner.pidns,
+                lease,
+                run_id,
+            ),
         ).fetchone()
         if taken is None:
             raise RunVanished(run_id)

@@ -65,7 +65,8 @@ class Holds(LedgerBase):
         with self.fenced(run_id, generation) as c:
             c.execute(
                 "UPDATE runs SET state = ?, owner = NULL, owner_pid = NULL, owner_start = NULL, "
-                "owner_boot = NULL, owner_host = NULL, lease_until = NULL WHERE id = ?",
+                "owner_boot = NULL, owner_host = NULL, owner_pidns = NULL, lease_until = NULL "
+                "WHERE id = ?",
                 (RunState.QUEUED, run_id),
             )
             row = self.held(c, run_id)

@@ -50,12 +50,19 @@ class Owner:
     start: int | None
     boot: str
     host: str | None = None
+    #: Its pid namespace (``host.pid_namespace``): its pid means something only there.
+    pidns: str | None = None
 
     @classmethod
     def this_process(cls) -> Owner:
         pid = os.getpid()
         return cls(
-            f"{host.host_name()}:{pid}", pid, host.start_time(pid), host.boot_id(), host.host_id()
+            f"{host.host_name()}:{pid}",
+            pid,
+            host.start_time(pid),
+            host.boot_id(),
+            host.host_id(),
+            host.pid_namespace(),
         )
 
     def is_gone(self) -> bool:

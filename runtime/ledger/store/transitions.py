@@ -77,14 +77,15 @@ class Transitions(Holds):
                 return over
             c.execute(
                 "UPDATE runs SET state = ?, reserved_usd = max_usd, held_reason = NULL, "
-                "held_since = NULL, dispatched_at = ?, host = ?, host_id = ?, boot_id = ? "
-                "WHERE id = ?",
+                "held_since = NULL, dispatched_at = ?, host = ?, host_id = ?, boot_id = ?, "
+                "pidns = ? WHERE id = ?",
                 (
                     RunState.DISPATCHING,
                     now,
                     host.host_name(),
                     host.host_id(),
                     host.boot_id(),
+                    host.pid_namespace(),
                     run_id,
                 ),
             )
