@@ -381,6 +381,7 @@ def test_notifications_forged_by_any_role_leave_the_listener_listening(
             '{"type": "abort_job_requested", "job_id": "1"}',
             '{"type": "hz_listener_probe", "token": "guess"}',
             '{"type": "job_inserted"}',
+            '{"type": "job_inserted", "x": ' + "[" * 3000 + "]" * 3000 + "}",  # typed, deep
         ):
             for channel in ("procrastinate_any_queue_v1", "procrastinate_queue_v1#default"):
                 await asyncio.to_thread(sql, pg_dsn, "SELECT pg_notify(%s, %s)", channel, payload)
