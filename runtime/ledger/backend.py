@@ -8,8 +8,9 @@ What differs is how a read-then-write is made safe, and that is the adapter's:
 - ``tx()``: SQLite takes the database's write lock at ``BEGIN IMMEDIATE``, so a read inside
   the transaction cannot race another writer. PostgreSQL reads committed data and locks rows:
   the ledger appends ``for_update`` to a read it will write after, ``skip_locked`` to a claim,
-  and takes ``lock(c, name)`` (a transaction advisory lock; nothing on SQLite) where no row
-  exists yet to lock — a request key being created, the day's spend being reserved.
+  and takes ``lock(c, name)`` (a row of ``hz.locks`` locked for the transaction; nothing on
+  SQLite) where no row exists yet to lock — a request key being created, the day's spend
+  being reserved.
 - ``durable()``: a transaction whose commit is on disk when it returns.
 
 A ``Dispatcher`` is the queue a backend hands runs to (procrastinate on PostgreSQL; none on

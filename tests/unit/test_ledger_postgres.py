@@ -337,3 +337,80 @@ def test_abandon_cancels_a_waiting_job_and_fails_a_taken_one(pg_dsn: str) -> Non
             ]
     finally:
         db.close()
+
+
+def test_a_role_with_no_privileges_cannot_hold_hzs_locks(
+    pg_dsn: str, pg_cluster: Any, tmp_path: Path
+) -> None:
+    """Advisory locks need no grant: a role that may only connect held hz's
+    ``(26746, hashtext('request_key:nightly'))`` and ``…('ceilings')`` for ever, and every
+    submit with that key, every dispatch under a spend ceiling, waited with it (attack on issue
+    21, H4). hz's locks are rows of its own table now: that role cannot take them, and what it
+    holds of the old ones is nobody's concern."""
+    import secrets
+    import threading
+
+    from hz.runtime.ledger.store import Ceilings, Owner
+    from tests.unit.test_execute import make_packet
+
+    mallory = f"mallory_{secrets.token_hex(4)}"
+    pg_cluster.admin(f"CREATE ROLE {mallory} LOGIN")
+    squatter = psycopg.connect(pg_dsn.replace("user=postgres", f"user={mallory}"), autocommit=True)
+    ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
+    try:
+        for name in ("request_key:nightly", "ceilings"):
+            squatter.execute("SELECT pg_advisory_lock(26746, hashtext(%s))", (name,))
+        with pytest.raises(psycopg.errors.InsufficientPrivilege) as denied:
+            squatter.execute("SELECT slot FROM hz.locks FOR UPDATE")
+        assert str(denied.value).splitlines()[0] == "permission denied for schema hz"
+        done: list[str] = []
+
+        def submit_and_dispatch() -> None:
+            run_id, generation = ledger.create(
+                make_packet(),
+                key="nightly",
+                workdir=tmp_path,
+                receipt_dir=None,
+                adopt=Owner.this_process(),
+            )
+            ledger.prepare(run_id, generation, "echo", "d")
+            refusal = ledger.dispatch(run_id, generation, Ceilings(per_day=100.0))
+            done.append(f"{ledger.get(run_id).state} {refusal}")
+
+        worker = threading.Thread(target=submit_and_dispatch, daemon=True)
+        worker.start()
+        worker.join(timeout=10)
+        assert done == ["dispatching None"]
+    finally:
+        squatter.close()  # a run stuck behind it (before the fix) goes on, and ends
+        ledger.close()
+        pg_cluster.admin(f"DROP ROLE {mallory}")
+
+
+def test_a_lock_held_too_long_is_a_ledger_unavailable(
+    pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A transaction of hz's holding a lock past ``LOCK_TIMEOUT`` (a client cut off
+    mid-transaction): the next one waits that long, then fails as a fault worth retrying."""
+    from hz.runtime.ledger.db import LedgerUnavailable
+    from hz.runtime.ledger.pg import db as pg_db
+    from hz.runtime.ledger.pg.db import lock_slot
+    from tests.unit.test_execute import make_packet
+
+    ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
+    holder = psycopg.connect(pg_dsn)
+    try:
+        holder.execute(
+            "SELECT 1 FROM hz.locks WHERE slot = %s FOR UPDATE", (lock_slot("request_key:k"),)
+        )
+        monkeypatch.setattr(pg_db, "LOCK_TIMEOUT", 1)
+        with pytest.raises(LedgerUnavailable) as caught:
+            ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
+        assert caught.value.message == (
+            "w: the PostgreSQL ledger is locked: another transaction held the lock hz waited "
+            "for over 1 s"
+        )
+        assert ledger.select() == []
+    finally:
+        holder.close()
+        ledger.close()

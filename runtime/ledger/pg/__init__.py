@@ -1,9 +1,10 @@
 """The PostgreSQL backend of the run ledger: hz's run table beside procrastinate's queue.
 
 ``connect`` (the DSN the libpq way, validated), ``db`` (the adapter: connections, row locks,
-advisory locks, migrations under a lock), ``schema`` (hz's tables), ``dispatch`` (procrastinate
-as the dispatcher: defer in the run's transaction, cancel/abort, abandon) and ``worker`` (a
-supervised procrastinate worker that runs each job through the shared owner machinery).
+named locks on rows of ``hz.locks``, migrations under a lock), ``schema`` (hz's tables),
+``dispatch`` (procrastinate as the dispatcher: defer in the run's transaction, cancel/abort,
+abandon) and ``worker`` (a supervised procrastinate worker that runs each job through the
+shared owner machinery).
 docs/decisions/0009-postgres-ledger.md says why the split is what it is.
 
 Everything here imports psycopg or procrastinate: ``require()`` turns their absence into one

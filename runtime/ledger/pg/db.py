@@ -6,13 +6,18 @@ retries — the owner's watcher at its next tick, a worker's next claim — reco
 Driver failures to reach the server (or to be served by it: its disk full, a restart, a
 deadlock) become ``LedgerUnavailable`` here, at the boundary: worth trying again.
 
-Row locks make a read-then-write safe (``for_update``); ``lock`` takes a transaction advisory
-lock on a name (a request key being created, the day's spend being reserved). Migrations run
-under a session advisory lock, so two processes opening a fresh database apply them once.
+Row locks make a read-then-write safe (``for_update``); ``lock`` locks the row of
+``hz.locks`` a name picks (a request key being created, the day's spend being reserved): only
+a role with hz's grants can take it. (PostgreSQL's advisory locks need no grant: any role that
+may connect could hold one for ever, and every submit with a key, every dispatch under a
+spend ceiling, would wait with it.) A lock is waited for ``LOCK_TIMEOUT`` seconds at most.
+Migrations lock ``hz.meta``, or, on a database without hz's tables yet, take an advisory lock
+(waited for as long), so two processes opening a fresh database apply them once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Iterator
@@ -25,7 +30,7 @@ import psycopg
 from psycopg.rows import dict_row
 
 from hz.runtime.ledger.db import LedgerError, LedgerUnavailable
-from hz.runtime.ledger.pg.schema import MIGRATIONS, SCHEMA, SCHEMA_VERSION
+from hz.runtime.ledger.pg.schema import LOCK_SLOTS, MIGRATIONS, SCHEMA, SCHEMA_VERSION
 
 #: The advisory lock namespace of hz's locks (the first key of the two-key form).
 LOCK_NAMESPACE = 0x687A  # "hz"
@@ -33,6 +38,9 @@ LOCK_NAMESPACE = 0x687A  # "hz"
 MIGRATION_LOCK = 1
 #: Idle connections kept for reuse.
 MAX_IDLE = 16
+#: The longest wait for a lock (seconds): SQLite's busy timeout. Past it, the transaction
+#: fails as ``LedgerUnavailable`` (something holds hz's lock that long: worth trying again).
+LOCK_TIMEOUT = 30
 
 
 def _version(raw: psycopg.Connection[dict[str, Any]]) -> int:
@@ -50,6 +58,14 @@ class UnportableSql(ValueError):
 
 #: Where a ``?`` is not a placeholder: a quoted literal or name, a comment, a dollar quote.
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/|\$", re.S)
+
+
+def lock_slot(name: str) -> int:
+    """The row of ``hz.locks`` that ``name`` locks: the same in every process (a digest, not
+    Python's salted ``hash``)."""
+    return int.from_bytes(hashlib.sha256(name.encode("utf-8", "surrogatepass")).digest()[:8]) % (
+        LOCK_SLOTS
+    )
 
 
 @cache
@@ -170,6 +186,14 @@ class PgDb:
             "as the schema's owner",
         )
 
+    def _locked(self, e: BaseException) -> LedgerUnavailable:
+        return LedgerUnavailable(
+            f"{self.where}: the PostgreSQL ledger is locked: another transaction held the lock "
+            f"hz waited for over {LOCK_TIMEOUT} s",
+            hint="hz retries where a run is at stake; pg_stat_activity shows the session that "
+            "holds it",
+        )
+
     @contextmanager
     def borrow(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
         """A connection for one statement or transaction; driver failures to reach the server
@@ -182,6 +206,8 @@ class PgDb:
         try:
             yield raw
             healthy = True
+        except psycopg.errors.LockNotAvailable as e:
+            raise self._locked(e) from e
         except (psycopg.OperationalError, psycopg.InterfaceError) as e:
             raise self._unreachable(e) from e
         except psycopg.errors.InsufficientPrivilege as e:
@@ -215,7 +241,8 @@ class PgDb:
             yield c
 
     def lock(self, c: Any, name: str) -> None:
-        c.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (LOCK_NAMESPACE, name))
+        c.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}s'")
+        c.execute("SELECT slot FROM hz.locks WHERE slot = ? FOR UPDATE", (lock_slot(name),))
 
     def thread_done(self) -> None:
         """Nothing: a thread holds no connection of its own outside a statement (each is
@@ -252,9 +279,17 @@ class PgDb:
             raise self._unreachable(e) from e
         try:
             with raw:
-                raw.execute("SELECT pg_advisory_lock(%s, %s)", (LOCK_NAMESPACE, MIGRATION_LOCK))
+                raw.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}s'")
+                fresh = _version(raw) == 0
+                if fresh:  # no tables of hz's to lock yet: nobody but its first hz around
+                    # Taken before the transaction, which then sees what another committed.
+                    raw.execute("SELECT pg_advisory_lock(%s, %s)", (LOCK_NAMESPACE, MIGRATION_LOCK))
                 with raw.transaction():
+                    if not fresh:  # only a role with rights on hz.meta may lock it
+                        raw.execute("LOCK TABLE hz.meta IN EXCLUSIVE MODE")
                     return self._apply(raw)
+        except psycopg.errors.LockNotAvailable as e:
+            raise self._locked(e) from e
         except (psycopg.OperationalError, psycopg.InterfaceError) as e:
             raise self._unreachable(e) from e
         except psycopg.errors.InsufficientPrivilege as e:

@@ -13,6 +13,9 @@ from hz.runtime.ledger.states import check_constraint
 SCHEMA = "hz"
 #: The name of the CHECK constraint on ``runs.state``.
 STATE_CHECK = "runs_state_check"
+#: The rows of ``hz.locks``: a lock's name picks one (two names may share one, and then wait
+#: for each other a moment: each lock is held for one short transaction).
+LOCK_SLOTS = 1024
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -100,6 +103,12 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE hz.runs ADD COLUMN owner_pidns text;
     ALTER TABLE hz.runs ADD COLUMN pidns text;
+    """,
+    # 5: hz's locks as rows of its own table (``PgDb.lock``): an advisory lock can be taken
+    # by any role that may connect, and held for ever.
+    f"""
+    CREATE TABLE hz.locks (slot integer PRIMARY KEY);
+    INSERT INTO hz.locks (slot) SELECT generate_series(0, {LOCK_SLOTS - 1});
     """,
 )
 
