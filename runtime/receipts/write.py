@@ -161,13 +161,15 @@ def write_receipt(directory: Path, body: ReceiptBody, transcript: bytes | None =
         transcript is not None and sha256_hex(transcript) != body.transcript_sha256
     ):
         raise ValueError("the transcript is not the one the receipt names")
-    if directory.is_symlink():
-        # A configured or given directory may lie in a tree a repository controls.
-        raise HzError(
-            f"cannot write a receipt in {directory}: it is a symbolic link",
-            hint="give the real directory with --receipt-dir",
-        )
     try:
+        # Looked at inside the try: a directory hz may not look at (another user's, a stale
+        # NFS handle, an unmounted disk) is a receipt not written, said, never a crash.
+        if directory.is_symlink():
+            # A configured or given directory may lie in a tree a repository controls.
+            raise HzError(
+                f"cannot write a receipt in {directory}: it is a symbolic link",
+                hint="give the real directory with --receipt-dir",
+            )
         _make_private(directory)
         with _locked(directory):
             existing = receipt_files(directory)
