@@ -7,6 +7,7 @@ processes opening a fresh ledger at once apply it exactly once. A ledger written
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 import threading
@@ -17,6 +18,11 @@ from typing import Any
 
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.ledger.private import private_ledger
+
+#: How text is read: as UTF-8, and bytes that are not UTF-8 (a damaged page, another tool's
+#: Latin-1, a ``CAST(x AS TEXT)``) as ``os.fsdecode`` names them (``\\udcXX``) instead of
+#: failing the whole statement ("Could not decode to UTF-8"): ``RunRow.read`` names the column.
+TEXT = functools.partial(str, encoding="utf-8", errors="surrogateescape")
 
 #: How long a writer waits for another's transaction before giving up (milliseconds).
 BUSY_TIMEOUT_MS = 30_000
@@ -278,6 +284,7 @@ def connect(path: Path) -> SqliteConnection:
         raise LedgerError(f"{path}: cannot create the run ledger: {e.strerror or e}") from e
     try:
         raw.row_factory = sqlite3.Row
+        raw.text_factory = TEXT
         raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         raw.execute("PRAGMA journal_mode = WAL")
         # NORMAL: in WAL mode a commit survives a crash of any process, not a power loss;

@@ -37,8 +37,22 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
+def not_utf8(text: str) -> bool:
+    """Whether ``text`` holds bytes that were not UTF-8 (the SQLite connection reads them as
+    ``os.fsdecode`` names them, ``\\udcXX``: ``hz.runtime.ledger.db.TEXT``)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def _text(value: Any) -> tuple[Any, str | None]:
     if isinstance(value, str):
+        if not_utf8(value):
+            return "", f"{_shown(value)} is not UTF-8 text"
         return value, None
     return "", f"{_shown(value)} is not text"
 
@@ -93,8 +107,9 @@ def _result(value: Any) -> tuple[Any, str | None]:
     """The stored result object (``hz run --format json``'s), or why it is none."""
     if value is None:
         return None, None
-    if not isinstance(value, str):
-        return None, f"{_shown(value)} is not text"
+    _, why = _text(value)
+    if why:
+        return None, why
     if len(value) > MAX_RESULT:
         return None, f"{len(value)} characters is more than a result holds"
     try:
@@ -109,8 +124,9 @@ def _result(value: Any) -> tuple[Any, str | None]:
 def _observed(value: Any) -> tuple[Any, str | None]:
     if value is None:
         return None, None
-    if not isinstance(value, str):
-        return None, f"{_shown(value)} is not text"
+    _, why = _text(value)
+    if why:
+        return None, why
     # Observations are a best effort: what cannot be read is left out, as before.
     return read_observed(value), None
 
@@ -118,8 +134,9 @@ def _observed(value: Any) -> tuple[Any, str | None]:
 def _path(value: Any) -> tuple[Any, str | None]:
     """A stored path (``paths.path_text``) as the path's own text: a ``file://`` URI, which
     holds bytes that are not UTF-8, read back to those bytes (``paths.read_path``)."""
-    if not isinstance(value, str):
-        return "", f"{_shown(value)} is not text"
+    _, why = _text(value)
+    if why:
+        return "", why
     path = read_path(value)
     if "\x00" in path:
         return "", f"{_shown(value)} holds a NUL, which no path does"

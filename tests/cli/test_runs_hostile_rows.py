@@ -46,7 +46,15 @@ def runs(hz: Cli, tmp_path: Path) -> tuple[str, str]:
     return completed, live
 
 
+class AsText(bytes):
+    """Bytes stored as TEXT (``CAST(? AS TEXT)``): text that is not UTF-8, as a damaged page
+    or another tool writing Latin-1 leaves it (a BLOB is another case)."""
+
+
 def poke(tmp_path: Path, sql: str, params: tuple[Any, ...]) -> None:
+    if any(isinstance(p, AsText) for p in params):
+        sql = sql.replace("= ?", "= CAST(? AS TEXT)", 1)
+        params = tuple(bytes(p) if isinstance(p, AsText) else p for p in params)
     with contextlib.closing(sqlite3.connect(tmp_path / "s" / "ledger.sqlite3")) as c:
         c.execute(sql, params)
         c.commit()
@@ -60,6 +68,14 @@ ODD = [
     ("result_json", "[1]", "result_json: a JSON list, not an object"),
     ("result_json", "[" * 5000, "result_json: not JSON (nested more than 64 levels deep)"),
     ("job_name", b"\xff\x00job", "job_name: b'\\xff\\x00job' is not text"),
+    ("job_name", AsText(b"\xffa"), "job_name: '\\udcffa' is not UTF-8 text"),
+    ("request_key", AsText(b"k\xe9"), "request_key: 'k\\udce9' is not UTF-8 text"),
+    ("workdir", AsText(b"/srv/caf\xe9"), "workdir: '/srv/caf\\udce9' is not UTF-8 text"),
+    (
+        "result_json",
+        AsText(b'{"a": "\xff"}'),
+        'result_json: \'{"a": "\\udcff"}\' is not UTF-8 text',
+    ),
     ("pgid", 1 << 40, "pgid: 1099511627776 is out of range"),
     ("attempt", "one", "attempt: 'one' is not a whole number"),
     ("reserved_usd", float("inf"), "reserved_usd: inf is out of range"),
@@ -112,6 +128,19 @@ def test_one_odd_value_is_named_and_every_command_goes_on(
         )
 
 
+def test_an_event_whose_text_is_not_utf8_is_named_in_the_timeline(hz: Cli, tmp_path: Path) -> None:
+    completed, _ = runs(hz, tmp_path)
+    poke(tmp_path, "UPDATE events SET detail = ? WHERE run_id = ?", (AsText(b"\xff"), completed))
+    poke(tmp_path, "UPDATE events SET state = ? WHERE run_id = ?", (AsText(b"q\xff"), completed))
+    shown = hz("runs", "show", completed)
+    assert shown.returncode == 0, shown.stderr
+    as_json = json.loads(hz("runs", "show", completed, "--format", "json").stdout)
+    assert as_json["timeline"][0]["bad"] == [
+        "state: 'q\\udcff' is not UTF-8 text",
+        "detail: '\\udcff' is not UTF-8 text",
+    ]
+
+
 def test_an_odd_event_time_is_named_in_the_timeline(hz: Cli, tmp_path: Path) -> None:
     completed, _ = runs(hz, tmp_path)
     poke(tmp_path, "UPDATE events SET at = ? WHERE run_id = ?", (1e300, completed))
@@ -131,10 +160,11 @@ def test_an_odd_event_time_is_named_in_the_timeline(hz: Cli, tmp_path: Path) -> 
             "file:///srv/a%00b",
             "workdir ('file:///srv/a%00b' holds a NUL, which no path does)",
         ),
+        ("workdir", AsText(b"/srv/caf\xe9"), "workdir ('/srv/caf\\udce9' is not UTF-8 text)"),
     ],
 )
 def test_a_queued_run_with_an_odd_value_fails_not_started_when_claimed(
-    hz: Cli, tmp_path: Path, column: str, value: str, named: str
+    hz: Cli, tmp_path: Path, column: str, value: Any, named: str
 ) -> None:
     queued = hz("submit", "greet.yaml", "--input", "who=Cy")
     run_id = queued.stdout.strip()
