@@ -141,8 +141,13 @@ _TRANSIENT = {5, 6, 7, 10, 13, 14, 15, 17}
 _REFUSED = {3, 8, 23}
 #: CORRUPT, NOTADB: the file is no (longer a whole) database.
 _DAMAGED = {11, 26}
+#: CONSTRAINT: hz's statements keep its schema's constraints, so one that fails is a trigger or
+#: a constraint someone added.
+_CONSTRAINT = 19
 #: A table or column the schema version promises is missing: edited or damaged.
 _MISSING = re.compile(r"^no such (table|column)\b")
+#: A migration meeting what it makes already there: the version was set back.
+_AHEAD = re.compile(r"^(table \S+ already exists|index \S+ already exists|duplicate column name)")
 
 
 def translate(e: sqlite3.Error, path: Path) -> LedgerError | None:
@@ -150,6 +155,8 @@ def translate(e: sqlite3.Error, path: Path) -> LedgerError | None:
     fault of the database (a misuse: a bug, left to surface as one)."""
     code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
     text = " ".join(str(e).split())[:300] or type(e).__name__
+    if code == _CONSTRAINT:
+        return damaged(path, f"a constraint or trigger hz's schema does not have failed: {text}")
     if code in _DAMAGED or (isinstance(e, sqlite3.OperationalError) and _MISSING.match(text)):
         return damaged(path, text)
     if code in _TRANSIENT:
@@ -349,16 +356,24 @@ def _migrate(connection: SqliteConnection, path: Path) -> None:
         return
     with immediate(connection):
         version = _version(connection)  # again, now that no other writer can run
+        if version < 0:
+            raise damaged(path, f"its schema version is {version}")
         if version > SCHEMA_VERSION:
             raise LedgerError(
                 f"{path}: the run ledger has schema version {version}; this hz knows up to "
                 f"{SCHEMA_VERSION}",
                 hint="use the newer hz that wrote it",
             )
-        for number in range(version, SCHEMA_VERSION):
-            for statement in MIGRATIONS[number].split(";"):
-                if statement.strip():
-                    connection.execute(statement)
+        try:
+            for number in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        connection.execute(statement)
+        except sqlite3.OperationalError as e:
+            if not _AHEAD.match(str(e)):
+                raise
+            # Its version was set back by hand (or lost): its tables are of a later one.
+            raise damaged(path, f"its schema version says {version}, but {e}") from e
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 

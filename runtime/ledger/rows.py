@@ -336,8 +336,10 @@ class RunRow:
 
     @property
     def addressable(self) -> bool:
-        """Whether its id is text: a row whose id is not cannot be named, nor written."""
-        return not any(b.startswith("id: ") for b in self.bad)
+        """Whether its id is text and its generation a whole number: a row whose id is not
+        cannot be named, and one whose generation is not (``9e999``) cannot be written under
+        fencing — neither is claimed."""
+        return not any(b.startswith(("id: ", "generation: ")) for b in self.bad)
 
     def bad_columns(self) -> str:
         """Its bad values, for a message: ``cost_usd ('abc' is not a number), …``."""

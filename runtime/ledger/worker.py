@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hz.runtime.artifacts.errors import HzError
-from hz.runtime.ledger.db import LedgerUnavailable
+from hz.runtime.ledger.db import LedgerDamaged, LedgerUnavailable
 from hz.runtime.ledger.owner import Binding, Outcome, Policy, run_owned
 from hz.runtime.ledger.store import Hold, Ledger, Owner, StaleOwner
 from hz.runtime.ledger.watcher import Watcher
@@ -152,6 +152,8 @@ class Pool:
                 )
             except StaleOwner:
                 continue  # settled by another process before it started (a cancel): let go
+            except LedgerDamaged:
+                raise  # no run's record can be kept: the pool stops, and run() says why
             except HzError as e:  # the run could not be started, or its record kept
                 if self.on_error is not None:
                     self.on_error(run_id, e)

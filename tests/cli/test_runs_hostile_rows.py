@@ -198,6 +198,57 @@ def test_a_ledger_without_its_events_table_is_a_clear_exit_2(hz: Cli, tmp_path: 
         assert (done.returncode, done.stderr) == (2, damaged(path, "no table events"))
 
 
+def test_a_worker_meeting_damage_as_it_starts_a_run_exits_2_with_one_line(
+    hz: Cli, tmp_path: Path
+) -> None:
+    """A column hz checks only when it writes it (a damaged page read later does the same):
+    the worker used to say it as the run's error and carry on, ``--drain`` for ever."""
+    hz("submit", "greet.yaml", "--input", "who=Cy")
+    poke(tmp_path, "ALTER TABLE runs DROP COLUMN held_since", ())
+    path = tmp_path / "s" / "ledger.sqlite3"
+    done = hz("worker", "--drain")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        damaged(path, "no such column: held_since"),
+    )
+
+
+def test_a_trigger_someone_added_is_a_damaged_ledger(hz: Cli, tmp_path: Path) -> None:
+    hz("submit", "greet.yaml", "--input", "who=Cy")
+    poke(
+        tmp_path,
+        "CREATE TRIGGER t BEFORE UPDATE ON runs BEGIN SELECT RAISE(ABORT, 'nope'); END",
+        (),
+    )
+    path = tmp_path / "s" / "ledger.sqlite3"
+    for args in (("worker", "--drain"), ("run", "greet.yaml", "--input", "who=Bo")):
+        done = hz(*args)
+        assert (done.returncode, done.stderr) == (
+            2,
+            damaged(path, "a constraint or trigger hz's schema does not have failed: nope"),
+        )
+
+
+@pytest.mark.parametrize(
+    ("version", "what"),
+    [
+        (3, "3, but duplicate column name: owner_pidns"),
+        (0, "0, but table runs already exists"),
+        (-1, None),
+    ],
+)
+def test_a_schema_version_set_back_is_a_damaged_ledger(
+    hz: Cli, tmp_path: Path, version: int, what: str | None
+) -> None:
+    runs(hz, tmp_path)
+    poke(tmp_path, f"PRAGMA user_version = {version}", ())
+    path = tmp_path / "s" / "ledger.sqlite3"
+    done = hz("runs", "list")
+    said = f"its schema version says {what}" if what else f"its schema version is {version}"
+    assert (done.returncode, done.stderr) == (2, damaged(path, said))
+
+
 def test_a_ledger_with_zeroed_pages_is_a_clear_exit_2(hz: Cli, tmp_path: Path) -> None:
     runs(hz, tmp_path)
     for n in range(40):  # enough runs that the table spans many pages

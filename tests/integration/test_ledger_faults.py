@@ -220,6 +220,58 @@ def test_a_worker_on_a_damaged_ledger_stops_and_says_why(tmp_path: Path) -> None
     assert caught.value.message == f"{path}: the run ledger is damaged (no table events)"
 
 
+def test_a_worker_finding_the_ledger_damaged_as_it_starts_a_run_stops(tmp_path: Path) -> None:
+    """The damage is met in the middle of a run's start (a column hz checks only when it writes
+    it): the slot used to report it as that run's error and go on, the run stuck ``prepared``,
+    a ``--drain`` waiting for it for ever. The pool stops and says why (attack on issue 21,
+    H7)."""
+    path = tmp_path / "ledger.sqlite3"
+    ledger = Ledger(path)
+    ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
+    with ledger.tx() as c:
+        c.execute("ALTER TABLE runs DROP COLUMN held_since")
+    errors: list[str] = []
+    pool = Pool(
+        ledger,
+        jobs=1,
+        binding=Binding(Doing(lambda: None), "scripted", ""),
+        policy=Policy(),
+        claim=from_queue(),
+        on_error=lambda run_id, e: errors.append(str(e)),
+    )
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            pool.run()
+        except BaseException as e:  # what run() raises, for the test to look at
+            raised.append(e)
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    runner.join(timeout=15)
+    pool.stop("the test is over")
+    runner.join(timeout=15)
+    assert (errors, [type(e) for e in raised]) == ([], [LedgerDamaged])
+    assert isinstance(raised[0], LedgerDamaged)
+    assert raised[0].message == (f"{path}: the run ledger is damaged (no such column: held_since)")
+
+
+def test_a_queued_row_whose_generation_is_no_whole_number_is_never_claimed(
+    tmp_path: Path,
+) -> None:
+    """``generation`` = 9e999 (REAL infinity in SQLite): claiming it failed with an
+    OverflowError (exit 3 of hz worker); it cannot be fenced, so it is not claimed."""
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    odd, _ = ledger.create(make_packet(), key="odd", workdir=tmp_path, receipt_dir=None)
+    with ledger.tx() as c:
+        c.execute("UPDATE runs SET generation = 9e999 WHERE id = ?", (odd,))
+    fine, _ = ledger.create(make_packet(), key="fine", workdir=tmp_path, receipt_dir=None)
+    assert ledger.claim_next(Owner.this_process()) == (fine, 1)
+    assert ledger.claim_next(Owner.this_process()) is None
+    assert ledger.get(odd).bad == ("generation: inf is not a whole number",)
+
+
 def test_a_cancel_racing_a_claim_lets_the_slot_go_on(tmp_path: Path) -> None:
     ledger, other = Ledger(tmp_path / "l.sqlite3"), Ledger(tmp_path / "l.sqlite3")
     first, _ = ledger.create(make_packet(), key="a", workdir=tmp_path, receipt_dir=None)
