@@ -10,16 +10,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError, to_json
 
 from hz.runtime.artifacts import strict_json
 from hz.runtime.artifacts.canonical import digest_of, sha256_hex
 from hz.runtime.artifacts.errors import FormatError
 from hz.runtime.artifacts.packet_limits import (
     MAX_CONTRACT_BYTES,
+    MAX_DIGEST,
     MAX_INPUT_BYTES,
+    MAX_JOB_BYTES,
+    MAX_NAME,
+    MAX_PACKET_BYTES,
+    MAX_PATH_BYTES,
     MAX_PROMPT_BYTES,
+    MAX_TITLE,
+    MAX_TOOLS,
     inputs_size,
     shown,
     utf8_size,
@@ -52,6 +67,68 @@ def _within(limit: int, what: str, rule: str) -> AfterValidator:
 #: A job's contract text and template come from one contract file; a prompt from rendering.
 ContractText = Annotated[str, _within(MAX_CONTRACT_BYTES, "a contract file may be", "HZ003")]
 Prompt = Annotated[str, _within(MAX_PROMPT_BYTES, "a rendered prompt may be", "HZ709")]
+
+
+def _chars(limit: int, what: str) -> AfterValidator:
+    """A text of at most ``limit`` characters (the contract schema's ``maxLength``)."""
+
+    def check(text: str) -> str:
+        if len(text) > limit:
+            raise PydanticCustomError(
+                "too_large", f"{len(text):,} characters, over the {limit} {what} may have"
+            )
+        return text
+
+    return AfterValidator(check)
+
+
+def _bytes(limit: int, what: str) -> AfterValidator:
+    def check(text: str) -> str:
+        size = utf8_size(text)
+        if size > limit:
+            raise PydanticCustomError(
+                "too_large", f"{size:,} bytes of UTF-8, over the {shown(limit)} {what} may be"
+            )
+        return text
+
+    return AfterValidator(check)
+
+
+def _whole(value: BaseModel, limit: int, what: str) -> None:
+    """``value`` as the JSON the ledger stores, within ``limit`` bytes."""
+    size = len(to_json(value, by_alias=True))
+    if size > limit:
+        raise PydanticCustomError(
+            "too_large", f"{size:,} bytes as JSON, over the {shown(limit)} {what} may be"
+        )
+
+
+#: The free text of a job, each capped as the contract schema caps it (and said so in the
+#: published schemas).
+Name = Annotated[
+    str, _chars(MAX_NAME, "characters a name"), Field(json_schema_extra={"maxLength": MAX_NAME})
+]
+Title = Annotated[
+    str, _chars(MAX_TITLE, "characters a title"), Field(json_schema_extra={"maxLength": MAX_TITLE})
+]
+Digest = Annotated[
+    str,
+    _chars(MAX_DIGEST, "characters a digest"),
+    Field(json_schema_extra={"maxLength": MAX_DIGEST}),
+]
+PathText = Annotated[str, _bytes(MAX_PATH_BYTES, "a path")]
+
+
+def _few_tools(tools: tuple[str, ...]) -> tuple[str, ...]:
+    if len(tools) > MAX_TOOLS:
+        raise PydanticCustomError(
+            "too_large", f"{len(tools):,} tools, over the {MAX_TOOLS} a job may name"
+        )
+    return tools
+
+
+#: An input's description comes from one contract file too.
+Description = Annotated[str, _within(MAX_CONTRACT_BYTES, "a contract file may be", "HZ003")]
 
 
 def _inputs_within(values: dict[str, JsonValue]) -> dict[str, JsonValue]:
@@ -87,8 +164,12 @@ class ToolProfile(Frozen):
     job and bound at run time (``bind``); it must exist then.
     """
 
-    tools: tuple[str, ...] = ()
-    working_dir: str | None = None
+    tools: Annotated[
+        tuple[Name, ...],
+        AfterValidator(_few_tools),
+        Field(json_schema_extra={"maxItems": MAX_TOOLS}),
+    ] = ()
+    working_dir: PathText | None = None
 
     def bind(self, working_dir: str | Path) -> ToolProfile:
         path = Path(working_dir).resolve()
@@ -106,14 +187,14 @@ class Budget(Frozen):
 class SourceRef(Frozen):
     """Where a job came from: a POSIX path relative to the compile root, and its sha256."""
 
-    path: str
-    sha256: str
+    path: PathText
+    sha256: Digest
 
 
 class InputSpec(Frozen):
     """One declared input: its JSON Schema (2020-12) and, when optional, its default."""
 
-    description: str | None = None
+    description: Description | None = None
     schema_: dict[str, JsonValue] | bool = Field(default_factory=dict, alias="schema")
     required: bool = True
     default: JsonValue = None
@@ -131,18 +212,24 @@ class Job(Frozen):
 
     kind: Literal["job"] = "job"
     format_version: Literal[1] = JOB_FORMAT_VERSION
-    name: str
-    title: str | None = None
+    name: Name
+    title: Title | None = None
     source: SourceRef
     timeout_seconds: Annotated[int, Field(ge=1, le=86400)]
     tools: ToolProfile
     budget: Budget
-    inputs: dict[str, InputSpec] = Field(default_factory=dict)
+    inputs: dict[Name, InputSpec] = Field(default_factory=dict)
     output: OutputSpec = Field(default_factory=OutputSpec)
     contract: ContractText
     template: ContractText
-    hz_version: str
-    digest: str = ""
+    hz_version: Name
+    digest: Digest = ""
+
+    @model_validator(mode="after")
+    def _within_caps(self) -> Job:
+        # Whatever has no cap of its own (a schema, a default, many inputs) is held here.
+        _whole(self, MAX_JOB_BYTES, "a job")
+        return self
 
     def compute_digest(self) -> str:
         data = self.to_json_data()
@@ -162,15 +249,20 @@ class Packet(Frozen):
     job: Job
     prompt: Prompt
     contract: ContractText
-    inputs: Annotated[dict[str, JsonValue], AfterValidator(_inputs_within)] = Field(
+    inputs: Annotated[dict[Name, JsonValue], AfterValidator(_inputs_within)] = Field(
         default_factory=dict
     )
-    inputs_sha256: str
-    job_digest: str
+    inputs_sha256: Digest
+    job_digest: Digest
     #: Binds the prompt to the packet: a hand-edited prompt no longer matches (the job and the
     #: inputs are bound by ``job_digest`` and ``inputs_sha256``). Anyone who can write the
     #: packet can recompute all three; they guard against edits, not against its author.
-    prompt_sha256: str
+    prompt_sha256: Digest
+
+    @model_validator(mode="after")
+    def _within_caps(self) -> Packet:
+        _whole(self, MAX_PACKET_BYTES, "a packet")
+        return self
 
 
 _VERSIONS = {"job": JOB_FORMAT_VERSION, "packet": PACKET_FORMAT_VERSION}

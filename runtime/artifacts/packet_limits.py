@@ -1,9 +1,12 @@
 """What one packet may hold: the caps rendering keeps to and reading a packet checks.
 
 One definition for both sides of the file boundary: the compiler renders within them (HZ003,
-HZ705, HZ709) and ``hz.runtime.artifacts.models`` refuses a packet — a hand-made one, a ledger row —
-that is past them before anything is recorded or run. No imports: the render child reads
-these too and starts in a few milliseconds.
+HZ705, HZ709, and the contract schema's lengths) and ``hz.runtime.artifacts.models`` refuses a
+packet — a hand-made one, a ledger row — that is past them before anything is recorded or run:
+each free-text field of the job and the packet, and the job and the packet as a whole (the
+JSON the ledger stores), so that no field without a cap of its own (a schema, a default, the
+list of tools) can fill the state directory either. No imports: the render child reads these
+too and starts in a few milliseconds.
 """
 
 from __future__ import annotations
@@ -20,6 +23,24 @@ MAX_PROMPT_BYTES = 1 * MIB
 #: The input values: all sources together as read (HZ705), and a packet's values as the
 #: compact canonical JSON ``inputs_sha256`` is the digest of.
 MAX_INPUT_BYTES = 8 * MIB
+#: A name: the job's, an input's, a tool's (the contract schema's ``maxLength``); a version.
+MAX_NAME = 64
+#: A job's title (the contract schema's ``maxLength``).
+MAX_TITLE = 200
+#: The tools one job may name.
+MAX_TOOLS = 256
+#: A digest (sha256, in hexadecimal).
+MAX_DIGEST = 64
+#: A path written in a job (its source, relative to the compile root; a working directory).
+MAX_PATH_BYTES = 4096
+#: A job as a whole, as JSON: its contract text and template (one contract file's worth) and
+#: what else the file declares (descriptions, schemas, defaults), escaped as JSON; rendering
+#: makes far less.
+MAX_JOB_BYTES = 4 * MIB
+#: A packet as a whole, as the JSON the ledger stores: the job (4 MiB), a prompt and a contract
+#: text escaped (a control character takes six bytes: 6 MiB and 1.5 MiB), the input values
+#: (measured as JSON already: 8 MiB), rounded up.
+MAX_PACKET_BYTES = 20 * MIB
 
 
 def utf8_size(text: str) -> int:

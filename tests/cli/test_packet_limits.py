@@ -46,13 +46,22 @@ def hz(cli: Cli, tmp_path: Path) -> Callable[..., CliResult]:
     return run
 
 
-def hand_made(hz: Callable[..., CliResult], tmp_path: Path, **change: Any) -> str:
-    """A packet rendered by hz, then changed by hand with every digest recomputed."""
+def hand_made(
+    hz: Callable[..., CliResult],
+    tmp_path: Path,
+    edit_job: Callable[[dict[str, Any]], None] | None = None,
+    **change: Any,
+) -> str:
+    """A packet rendered by hz, then changed by hand (``edit_job`` changes its job) with every
+    digest recomputed."""
     assert hz("render", "greet.yaml", "--input", "blob=b", "--output", "p.json").returncode == 0
     packet = json.loads((tmp_path / "p.json").read_text())
     packet.update(change)
     if "contract" in change:
         packet["job"]["contract"] = packet["contract"]
+    if edit_job is not None:
+        edit_job(packet["job"])
+    if "contract" in change or edit_job is not None:
         job = {k: v for k, v in packet["job"].items() if k != "digest"}
         packet["job"]["digest"] = packet["job_digest"] = digest_of(job)
     packet["prompt_sha256"] = sha256_hex(packet["prompt"])
@@ -97,6 +106,107 @@ def test_a_hand_made_packet_past_a_cap_is_refused_before_the_ledger(
         f"hz: error: {packet}: invalid packet: {problem}\n" + HINT,
     )
     assert not (tmp_path / "state").exists()
+
+
+def title(job: dict[str, Any]) -> None:
+    job["title"] = "T" * 201
+
+
+def name(job: dict[str, Any]) -> None:
+    job["name"] = "n" * 65
+
+
+def description(job: dict[str, Any]) -> None:
+    job["inputs"]["blob"]["description"] = "d" * (300 * 1024)
+
+
+def output_schema(job: dict[str, Any]) -> None:
+    job["output"] = {"format": "json", "schema": {"description": "s" * (5 * MIB)}}
+
+
+def tools(job: dict[str, Any]) -> None:
+    job["tools"]["tools"] = [f"T{n}" for n in range(300)]
+
+
+def source_path(job: dict[str, Any]) -> None:
+    job["source"]["path"] = "p/" * 2100
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (title, "job.title: 201 characters, over the 200 characters a title may have"),
+        (name, "job.name: 65 characters, over the 64 characters a name may have"),
+        (
+            description,
+            "job.inputs.blob.description: 307,200 bytes of UTF-8, over the 256 KiB (262,144 "
+            "bytes) a contract file may be (HZ003)",
+        ),
+        (
+            output_schema,
+            "job: 5,243,467 bytes as JSON, over the 4 MiB (4,194,304 bytes) a job may be",
+        ),
+        (tools, "job.tools.tools: 300 tools, over the 256 a job may name"),
+        (
+            source_path,
+            "job.source.path: 4,200 bytes of UTF-8, over the 4 KiB (4,096 bytes) a path may be",
+        ),
+    ],
+    ids=["title", "name", "description", "output-schema", "tools", "source-path"],
+)
+def test_a_hand_made_packet_with_a_free_text_field_past_its_cap_is_refused(
+    hz: Callable[..., CliResult],
+    tmp_path: Path,
+    edit: Callable[[dict[str, Any]], None],
+    problem: str,
+) -> None:
+    """Only the prompt, the inputs and the contract text were capped: a 60 MiB title (or
+    description, schema, 3,000,000 tool names) was stored whole, twice the size in the state
+    directory (attack on issue 21, H8). Every field is held to the contract schema's caps, the
+    job and the packet as a whole to theirs."""
+    packet = hand_made(hz, tmp_path, edit_job=edit)
+    done = hz("run", packet)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"hz: error: {packet}: invalid packet: {problem}\n" + HINT,
+    )
+    assert not (tmp_path / "state").exists()
+
+
+def test_a_packet_past_its_whole_cap_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What no field cap holds (the sum of them all) the packet's own cap does: smaller here,
+    as a packet within every field cap stays under 20 MiB."""
+    from hz.runtime.artifacts import models
+
+    packet = models.Packet(
+        job=models.Job(
+            name="greet",
+            source=models.SourceRef(path="greet.yaml", sha256="0" * 64),
+            timeout_seconds=30,
+            tools=models.ToolProfile(),
+            budget=models.Budget(max_usd=0.5),
+            contract="Be brief.",
+            template="Say hi.",
+            hz_version="0.1.0",
+        ).sealed(),
+        prompt="Say hi.",
+        contract="Be brief.",
+        inputs={"blob": "y" * 2000},
+        inputs_sha256="1" * 64,
+        job_digest="2" * 64,
+        prompt_sha256="3" * 64,
+    )
+    monkeypatch.setattr(models, "MAX_PACKET_BYTES", 2048)
+    with pytest.raises(models.ValidationError) as caught:
+        models.Packet.model_validate_json(packet.model_dump_json())
+    [error] = caught.value.errors()
+    assert (error["type"], error["loc"], error["msg"]) == (
+        "too_large",
+        (),
+        f"{len(packet.model_dump_json()):,} bytes as JSON, over the 2 KiB (2,048 bytes) a "
+        "packet may be",
+    )
 
 
 def test_a_packet_at_the_caps_runs(hz: Callable[..., CliResult], tmp_path: Path) -> None:
