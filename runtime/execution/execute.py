@@ -23,7 +23,14 @@ from hz.runtime.execution.policy import Policy, gate
 from hz.runtime.runners import registry
 from hz.runtime.runners.capabilities import Descriptor
 from hz.runtime.runners.output_cap import bounded
-from hz.runtime.runners.protocol import AgentRunner, Capabilities, RunPlan, RunRequest
+from hz.runtime.runners.protocol import (
+    AgentRunner,
+    Capabilities,
+    Progress,
+    ProgressCallback,
+    RunPlan,
+    RunRequest,
+)
 from hz.runtime.runners.settings import SharedSettings
 from hz.runtime.transcript.record import redact, secret_values
 
@@ -116,8 +123,33 @@ def with_unenforced(result: AgentResult, unenforced: tuple[str, ...]) -> AgentRe
 
 
 def execute(runner: AgentRunner, request: RunRequest) -> AgentResult:
-    """Run the request once through the bound runner; every outcome of the run is a result."""
+    """Run the request once through the bound runner; every outcome of the run is a result.
+    Its progress reaches the caller (the ledger's observations, the live line) as the result
+    does: a tool's name redacted and cut (``redacting``)."""
+    if request.progress is not None:
+        request = replace(request, progress=redacting(request.progress, os.environ))
     return finished(runner.run(request), request.output, os.environ)
+
+
+#: The longest tool name a run's progress carries (what ``hz runs show`` keeps of it).
+MAX_PROGRESS_NAME = 200
+
+
+def redacting(sink: ProgressCallback, environ: Mapping[str, str]) -> ProgressCallback:
+    """``sink`` fed each progress with its last tool's name as the result's names are: a
+    secret value of ``environ`` written ``[redacted NAME]`` (a model, an MCP server, names its
+    own tools: one may echo a key it was given), and cut to ``MAX_PROGRESS_NAME``."""
+    secrets = secret_values(environ)
+
+    def report(progress: Progress) -> None:
+        name = progress.last_tool
+        if name is not None:
+            shown = (redact(name, secrets)[0] if secrets else name)[:MAX_PROGRESS_NAME]
+            if shown != name:
+                progress = replace(progress, last_tool=shown)
+        sink(progress)
+
+    return report
 
 
 def finished(result: AgentResult, output: OutputSpec, environ: Mapping[str, str]) -> AgentResult:

@@ -14,8 +14,8 @@ from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.execution.execute import bind, execute
 from hz.runtime.runners import registry
 from hz.runtime.runners.echo import EchoRunner, EchoSettings
-from hz.runtime.runners.protocol import Capabilities, RunPlan, RunRequest
-from tests.run_request import runner_config
+from hz.runtime.runners.protocol import Capabilities, Progress, RunPlan, RunRequest
+from tests.run_request import run_request, runner_config
 
 
 def make_packet(prompt: str = "Say hi.", output: OutputSpec | None = None) -> Packet:
@@ -218,3 +218,34 @@ def test_a_secret_is_found_as_json_writes_it_too() -> None:
         "draft": '{"token": "[redacted MY_API_TOKEN]", "ascii": "[redacted MY_API_TOKEN]"}',
         "structured_output": {"t": "[redacted MY_API_TOKEN]"},
     }
+
+
+class NamesATool(EchoRunner):
+    """Reports one tool call named ``tool`` (as claude-code reports an MCP tool's name)."""
+
+    tool = ""
+
+    def run(self, request: RunRequest) -> AgentResult:
+        assert request.progress is not None
+        request.progress(Progress(elapsed_seconds=1.0, turns=1, tool_calls=1, last_tool=self.tool))
+        return super().run(request)
+
+
+def test_a_secret_in_a_tools_name_is_redacted_in_the_progress_hz_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The result's tool calls were redacted, the progress the ledger keeps (``observed``,
+    ``hz runs show``) and the live line show were not (attack on issue 21, H9)."""
+    key = "sk-abc/DEF+ghi<jk>&lm=12345"
+    monkeypatch.setenv("MY_API_TOKEN", key)
+    runner = NamesATool(EchoSettings())
+    runner.tool = f"mcp__x__{key}"
+    seen: list[Progress] = []
+    request = run_request(tmp_path, progress=seen.append)
+    result = execute(runner, request)
+    assert result.status == "completed"
+    # (The echo runner's own report, with no tool, follows.)
+    assert [p.last_tool for p in seen] == ["mcp__x__[redacted MY_API_TOKEN]", None]
+    runner.tool = "m" * 1000  # an agent's name, cut to what the ledger keeps
+    execute(runner, request)
+    assert [p.last_tool for p in seen[2:]] == ["m" * 200, None]
