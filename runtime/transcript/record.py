@@ -31,14 +31,28 @@ def secret_values(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """``(value, name)`` of every secret-looking variable, longest value first (so a secret
     that contains another is replaced whole). A value that JSON writes otherwise (a quote, a
     backslash, a control character in it) is found in that spelling too: agents and their CLIs
-    print JSON."""
+    print JSON — Python's, and Go's (``<``, ``>``, ``&`` as ``\\u003c``…: ``gh``, ``kubectl``,
+    ``terraform -json``) and PHP's (``/`` as ``\\/``) spellings of it."""
     found: dict[str, str] = {}
     for name, value in sorted(environ.items()):
         if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS:
             found[value] = name
-            found.setdefault(json.dumps(value, ensure_ascii=False)[1:-1], name)
-            found.setdefault(json.dumps(value)[1:-1], name)
+            for spelled in (json.dumps(value, ensure_ascii=False), json.dumps(value)):
+                for escaped in _ESCAPES:
+                    found.setdefault(escaped(spelled[1:-1]), name)
     return tuple(sorted(found.items(), key=lambda item: (-len(item[0]), item[0])))
+
+
+def _go(text: str) -> str:
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _slash(text: str) -> str:
+    return text.replace("/", "\\/")
+
+
+#: How JSON encoders other than Python's write a value, besides as Python does.
+_ESCAPES = (str, _go, _slash, lambda text: _slash(_go(text)))
 
 
 #: At an edge where text was cut, this much of a secret's start or end is a part of it.

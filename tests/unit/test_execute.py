@@ -220,6 +220,22 @@ def test_a_secret_is_found_as_json_writes_it_too() -> None:
     }
 
 
+def test_a_secret_is_found_as_go_and_php_write_json_too() -> None:
+    """Go's encoder (gh, kubectl, terraform -json) writes ``<>&`` as ``\\u003c…``, PHP's
+    ``/`` as ``\\/``: the key came back in clear that way (attack on issue 21, note of H9)."""
+    from hz.runtime.execution.execute import without_secrets
+
+    environ = {"MY_API_TOKEN": "sk-abc/DEF+ghi<jk>&lm=12345"}
+    draft = (
+        "go: sk-abc/DEF+ghi\\u003cjk\\u003e\\u0026lm=12345, php: sk-abc\\/DEF+ghi<jk>&lm=12345, "
+        "both: sk-abc\\/DEF+ghi\\u003cjk\\u003e\\u0026lm=12345"
+    )
+    result = AgentResult(runner="x", status="completed", draft=draft)
+    assert without_secrets(result, environ).draft == (
+        "go: [redacted MY_API_TOKEN], php: [redacted MY_API_TOKEN], both: [redacted MY_API_TOKEN]"
+    )
+
+
 class NamesATool(EchoRunner):
     """Reports one tool call named ``tool`` (as claude-code reports an MCP tool's name)."""
 
