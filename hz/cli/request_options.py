@@ -101,8 +101,9 @@ def _named(ctx: click.Context, param: click.Parameter, key: str | None) -> str |
     unset variable in ``--request-key "$KEY"``) names no request: refused, not taken as none."""
     if key is None:
         return None
-    from hz.runtime.ledger.keys import KEY_RULE, key_problem
+    from hz.runtime.ledger.keys import KEY_RULE, key_problem, normal_key
 
+    key = normal_key(key)  # one key for spellings that print alike (NFC)
     problem = key_problem(key)
     if problem is None:
         return key

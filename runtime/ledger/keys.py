@@ -10,9 +10,12 @@ another request is refused, naming what differs (``hz.runtime.ledger.store.Ledge
 A key is text a person can read and type: 1 to ``MAX_KEY`` characters that are letters,
 digits, punctuation marks, symbols or spaces between them. Control and invisible characters
 (bidirectional marks, zero-width joiners), surrogates (bytes that were not UTF-8 on the command
-line) and spaces at either end are refused: two keys that print alike must be one key. The
-check is the caller's, before any database is touched (a PostgreSQL index cannot hold an
-unbounded key).
+line) and spaces at either end are refused: two keys that print alike must be one key. So a key
+is taken in Unicode's composed form (NFC, ``normal_key``) before it is checked or used: ``café``
+typed with one character or with ``e`` and a combining accent (macOS names files so), ``Å``
+as U+00C5 or U+212B ANGSTROM SIGN, are one key. (Letters of other scripts that look alike —
+a Cyrillic ``і`` in ``nіghtly`` — are other keys: no normal form joins them.) The check is
+the caller's, before any database is touched (a PostgreSQL index cannot hold an unbounded key).
 
 This module needs nothing but the standard library: the CLI checks a key as it parses it.
 """
@@ -50,6 +53,12 @@ NEW_KEY_PREFIX = "auto:"
 def new_key() -> str:
     """A key no other request has: a run asked for without one (its retries share it)."""
     return NEW_KEY_PREFIX + secrets.token_hex(16)
+
+
+def normal_key(key: str) -> str:
+    """``key`` as hz takes it: in Unicode's composed normal form (NFC), so that two spellings
+    that print alike name one request. Checked (``key_problem``) in this form."""
+    return unicodedata.normalize("NFC", key)
 
 
 def key_problem(key: str) -> str | None:

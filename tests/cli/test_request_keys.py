@@ -4,6 +4,7 @@ the ledger is opened; and the other values ``hz runs`` reads from the command li
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -196,6 +197,42 @@ def test_a_key_that_is_not_plain_text_is_refused_before_the_ledger_is_opened(
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.endswith(f"Error: Invalid value for --request-key: {why}\n")
     assert not (tmp_path / "s").exists()  # nothing recorded, nothing opened
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("caf\u00e9", "cafe\u0301"),  # é composed, and e with a combining accent (macOS)
+        ("cafe\u0301", "caf\u00e9"),
+        ("\u212b", "\u00c5"),  # ANGSTROM SIGN and LATIN CAPITAL LETTER A WITH RING ABOVE
+    ],
+    ids=["nfc-then-nfd", "nfd-then-nfc", "angstrom"],
+)
+def test_keys_that_print_alike_in_any_normal_form_are_one_key(
+    hz: Cli, tmp_path: Path, first: str, second: str
+) -> None:
+    """They were two keys: the request ran twice (attack on issue 21, H10). A key is taken
+    in its composed form (NFC), stored and shown so."""
+    args = ("job.yaml", "--input", "topic=A")
+    assert hz("run", *args, "-q", "--request-key", first).returncode == 0
+    [held] = rows(tmp_path)
+    for command in ("run", "submit"):
+        again = hz(command, *args, "--request-key", second)
+        assert (again.returncode, again.stderr.splitlines()[0]) == (
+            2,
+            f"hz: error: run {held.id} (completed) already holds this request key; nothing "
+            "was started",
+        )
+    again = hz("run", *args, **{"HZ_REQUEST_KEY": second})
+    assert again.returncode == 2
+    assert [row.request_key for row in rows(tmp_path)] == [unicodedata.normalize("NFC", first)]
+
+
+def test_a_key_is_measured_in_its_composed_form(hz: Cli, tmp_path: Path) -> None:
+    """256 accented letters typed decomposed (512 characters) are a key of 256."""
+    done = hz("run", "job.yaml", "--input", "topic=A", "-q", "--request-key", "e\u0301" * 256)
+    assert done.returncode == 0, done.stderr
+    assert [row.request_key for row in rows(tmp_path)] == ["\u00e9" * 256]
 
 
 def test_the_longest_key_of_the_widest_characters_is_taken(hz: Cli, tmp_path: Path) -> None:
