@@ -69,17 +69,41 @@ def lf_bytes(data: bytes) -> bytes:
     return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
-def source_ref(path: Path, *, root: Path, data: bytes) -> SourceRef:
+def _relative(path: Path | str, root: Path) -> str | None:
+    """``path`` relative to ``root`` as a job records it (POSIX); None when it is outside."""
     # String operations: this runs once per contract and pathlib's parsing dominated it.
     absolute = os.path.normpath(os.path.join(os.getcwd(), path))
     base = os.path.normpath(os.path.join(os.getcwd(), root))
     if absolute != base and absolute.startswith(base.rstrip(os.sep) + os.sep):
-        relative = absolute[len(base.rstrip(os.sep)) + 1 :]
-        return SourceRef(path=Path(relative).as_posix(), sha256=sha256_hex(lf_bytes(data)))
-    raise HzError(
-        f"{path} is outside the compile root {root}",
-        hint="pass --root with a directory that holds every contract",
-    )
+        return Path(absolute[len(base.rstrip(os.sep)) + 1 :]).as_posix()
+    return None
+
+
+def source_ref(path: Path, *, root: Path, data: bytes) -> SourceRef:
+    relative = _relative(path, root)
+    if relative is None:
+        raise HzError(
+            f"{path} is outside the compile root {root}",
+            hint="pass --root with a directory that holds every contract",
+        )
+    if name_problem(path, root) is not None:
+        raise HzError(f"{path}: {_NOT_UTF8}", hint="rename the file")
+    return SourceRef(path=relative, sha256=sha256_hex(lf_bytes(data)))
+
+
+_NOT_UTF8 = "cannot compile a file whose name is not UTF-8 text: its job records the path as text"
+
+
+def name_problem(path: Path | str, root: Path) -> Diagnostic | None:
+    """HZ001 when the path a job of ``path`` would record (relative to ``root``) holds bytes
+    that are not UTF-8: a job is JSON, which holds text only. (A directory above the root
+    may be named so: it is not recorded.)"""
+    relative = _relative(path, root)
+    try:
+        (str(path) if relative is None else relative).encode("utf-8")
+    except UnicodeEncodeError:
+        return Diagnostic(HZ001, _NOT_UTF8, str(path), hint="rename the file")
+    return None
 
 
 def compile_contract(contract: Contract, *, root: Path, data: bytes | None = None) -> Job:
@@ -137,18 +161,9 @@ def compile_contracts(contracts: Sequence[Contract], *, root: Path) -> CompileRu
             )
         )
     for contract in ordered:
-        try:
-            contract.source.path.encode("utf-8")
-        except UnicodeEncodeError:
-            diagnostics.append(
-                Diagnostic(
-                    HZ001,
-                    "cannot compile a file whose name is not UTF-8 text: its job records the "
-                    "path as text",
-                    contract.source.path,
-                    hint="rename the file",
-                )
-            )
+        problem = name_problem(contract.source.path, root)
+        if problem is not None:
+            diagnostics.append(problem)
     if diagnostics:
         return CompileRun((), sort_diagnostics(diagnostics), len(contracts), root)
     jobs = tuple(

@@ -115,7 +115,7 @@ def job_from_contract(
 ) -> tuple[Job | None, SourceDoc | None, list[Diagnostic]]:
     """Validate and compile one contract in memory, with the diagnostics ``hz validate``
     gives. Warnings come back with the job."""
-    from hz.compiler.compile import compile_contract, find_root
+    from hz.compiler.compile import compile_contract, find_root, name_problem
     from hz.compiler.validate import validate_paths
 
     run = validate_paths([str(path)], max_usd_ceiling=max_usd_ceiling)
@@ -123,7 +123,11 @@ def job_from_contract(
     if any(d.severity == "error" for d in diagnostics) or not run.contracts:
         return None, None, diagnostics
     contract = run.contracts[0]
-    job = compile_contract(contract, root=find_root([path]))
+    root = find_root([path])
+    unnamed = name_problem(contract.source.path, root)
+    if unnamed is not None:  # as hz compile says it
+        return None, None, [*diagnostics, unnamed]
+    job = compile_contract(contract, root=root)
     return job, contract.source, diagnostics
 
 

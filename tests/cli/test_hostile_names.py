@@ -3,8 +3,11 @@ each is a diagnostic, printed so that no terminal or CI log can take it for anyt
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+
+import pytest
 
 from tests.cli.test_render import CONTRACT
 from tests.conftest import Cli
@@ -83,4 +86,47 @@ def test_a_regex_input_nested_too_deeply_is_a_diagnostic(cli: Cli, tmp_path: Pat
     assert done.stderr.splitlines()[0] == (
         "--input who=" + "(" * 35 + "…: error: input 'who': \"" + "(" * 58 + "… is not a valid "
         "regex: groups nested more than 100 deep [HZ702]"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("run",), ("run", "--no-ledger"), ("submit",), ("render",)],
+    ids=["run", "run-no-ledger", "submit", "render"],
+)
+def test_running_a_contract_whose_name_is_not_utf8_says_so_as_compile_does(
+    cli: Cli, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """hz compile said so; hz run (with or without the ledger), submit and render exited 3:
+    the job's source path was hashed as UTF-8 (attack on issue 21, H11). A repository can
+    name its files so and break a CI step that runs ``hz run contracts/*.yaml``."""
+    (tmp_path / "hz.toml").touch()
+    (tmp_path / "c").mkdir()
+    _contract(tmp_path, "{{ inputs.who }} {{ inputs.times }}")
+    named = os.fsdecode(os.fsencode(tmp_path / "c") + b"/gr\xffeet.yaml")
+    os.rename(tmp_path / "c.yaml", named)
+    env = {"HZ_RUNNER": "echo", "HZ_STATE_DIR": str(tmp_path / "state")}
+    done = cli(*command, "c/gr\udcffeet.yaml", "--input", "who=Ann", cwd=tmp_path, env=env)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "c/gr\\udcffeet.yaml:0:0: error: cannot compile a file whose name is not UTF-8 text: its "
+        "job records the path as text [HZ001]\n  hint: rename the file\n"
+        "Found 1 error in 1 file (checked 1 file)\n"
+    )
+    assert not (tmp_path / "state").exists()
+
+
+def test_a_checkout_under_a_directory_whose_name_is_not_utf8_compiles(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Only the path a job records (relative to the compile root) must be text."""
+    root = os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9")
+    os.mkdir(root)
+    (Path(root) / "hz.toml").touch()
+    (Path(root) / "c").mkdir()
+    _contract(Path(root), "{{ inputs.who }} {{ inputs.times }}")
+    done = cli("compile", "c.yaml", "--out", "jobs", cwd=Path(root))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((Path(root) / "jobs" / "greet.job.json").read_text())["source"]["path"] == (
+        "c.yaml"
     )
