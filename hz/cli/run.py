@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from hz.cli.closed_stdout import drop_stdout
 from hz.cli.help import examples
 from hz.cli.request_options import RunTargets, report_error, reported_packets, request_options
 from hz.runtime.artifacts.models import Packet
@@ -172,7 +173,7 @@ def report(
     except BrokenPipeError:
         # The reader went away (`hz run ... | head -1`). The run happened and its receipt is
         # written: its status is the exit status, not click's "1" for a broken pipe.
-        _drop_stdout()
+        drop_stdout()
 
     if not quiet:
         lines = summary(result, receipt).split("\n")  # the stderr tail comes from the agent
@@ -188,13 +189,6 @@ def report(
         )
         return RECEIPT_NOT_WRITTEN
     return EXIT_CODES[result.status]
-
-
-def _drop_stdout() -> None:
-    """Send what is left of stdout to /dev/null, so flushing it at exit fails no more."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
 
 
 def _in_ledger(

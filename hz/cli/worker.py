@@ -49,6 +49,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     With [system.queue] backend = "postgres" the runs come through procrastinate, from any
     machine's hz submit; the worker reconciles every half lease, and restarts procrastinate's
     worker when it stops (a side task died, the database went away)."""
+    from hz.cli.closed_stdout import line
     from hz.cli.submit import check_queue
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.config.layers import load_config
@@ -70,7 +71,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
         document = run_json(ledger, ledger.get(outcome.run_id), timeline=False)
         finished.append(document)
         if fmt == "text":
-            click.echo(finished_line(document, Path.cwd()))
+            line(finished_line(document, Path.cwd()), what="finished runs")
 
     def failed(run_id: str, error: Exception) -> None:
         message = error.message if isinstance(error, HzError) else str(error)
@@ -102,7 +103,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     if serve(ledger, service, Reports(done, failed, trouble, report_settled, note, on_idle)):
         _say_held(ledger)
     if fmt == "json":
-        click.echo(printable_json({"kind": "worker", "runs": finished}))
+        line(printable_json({"kind": "worker", "runs": finished}), what="its runs")
     return 0
 
 

@@ -46,6 +46,40 @@ def test_submitted_runs_complete_once_each(dsn: str | None, tmp_path: Path) -> N
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_worker_whose_stdout_reader_goes_away_runs_on_and_says_so(
+    tmp_path: Path, fmt: str
+) -> None:
+    """``hz worker --drain | head -c 0``: the worker exited 1, saying nothing, four of six
+    runs left queued (attack on issue 21, H12). The runs do not depend on the reader: the
+    worker drains the queue, says once on stderr that stdout is gone, and exits 0."""
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    ids = [s.submit(who) for who in ("Ann", "Bo", "Cy", "Di")]
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the worker writes a line
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "hz", "worker", "--drain", "-j", "2", "--format", fmt],
+            cwd=s.root,
+            env=s.env(),
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    what = "finished runs" if fmt == "text" else "its runs"
+    assert (done.returncode, done.stderr) == (
+        0,
+        f"hz: standard output was closed (its reader went away); {what} are no longer printed "
+        "there\n",
+    )
+    assert sorted((r["id"], r["state"]) for r in s.rows()) == sorted(
+        (run_id, "completed") for run_id in ids
+    )
+
+
 def test_a_request_key_is_not_started_twice(dsn: str | None, tmp_path: Path) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
     first = s.submit("Ann", "--request-key", "mine")
