@@ -102,6 +102,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     on_idle = idle if sys.stderr.isatty() and not drain else None
     if serve(ledger, service, Reports(done, failed, trouble, report_settled, note, on_idle)):
         _say_held(ledger)
+        _say_left(ledger)
     if fmt == "json":
         line(printable_json({"kind": "worker", "runs": finished}), what="its runs")
     return 0
@@ -124,5 +125,16 @@ def _say_held(ledger: Any) -> None:
         click.echo(
             f"hz: worker: drained; {held} {runs} held for a spend ceiling stay queued "
             "(hz runs list --state queued)",
+            err=True,
+        )
+
+
+def _say_left(ledger: Any) -> None:
+    left = ledger.left_behind()
+    if left:
+        runs, stay = ("run", "stays") if left == 1 else ("runs", "stay")
+        click.echo(
+            f"hz: worker: drained; {left} {runs} no worker takes now {stay} in the ledger "
+            "(values hz cannot read, or due more than an hour from now: hz runs list)",
             err=True,
         )

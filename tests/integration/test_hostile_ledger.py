@@ -131,3 +131,44 @@ def test_a_long_unknown_state_is_cut_to_its_column(s: Space) -> None:
     shown = s.hz("runs", "show", run_id)
     assert (shown.returncode, shown.stdout) == (2, "")
     assert shown.stderr.startswith(f"hz: error: run {run_id} is in the state '{'x' * 64}', ")
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("owner", b"\xff"),
+        ("not_before", float("inf")),
+        ("not_before", 2**63 - 1),
+        ("not_before", "abc"),
+        ("not_before", ""),
+        ("generation", float("inf")),
+        ("not_before", 253402300000.0),  # the year 9999: a time, but no drain's to wait for
+    ],
+    ids=[
+        "owner-blob",
+        "not-before-inf",
+        "not-before-2^63",
+        "not-before-text",
+        "not-before-empty",
+        "generation-inf",
+        "not-before-9999",
+    ],
+)
+def test_a_drain_ends_though_one_queued_row_can_never_be_taken(
+    tmp_path: Path, column: str, value: object
+) -> None:
+    """A queued row no worker will ever claim (an owner that is no text, a not_before that is
+    no time or years away, a generation no fence can hold) kept ``hz worker --drain`` waiting
+    for ever (attack on issue 21, H12). The drain runs what it can and names what it leaves."""
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
+    odd = submit(s, "Ann")
+    edit(s, f"UPDATE runs SET {column} = ? WHERE id = ?", value, odd)
+    fine = submit(s, "Bo")
+    done = s.hz("worker", "--drain", timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        f"{fine}  completed\n",
+        "hz: worker: drained; 1 run no worker takes now stays in the ledger (values hz cannot "
+        "read, or due more than an hour from now: hz runs list)\n",
+    )
+    assert [(r["id"], r["state"]) for r in s.rows()] == [(odd, "queued"), (fine, "completed")]

@@ -26,6 +26,33 @@ class BatchProgress:
 
 #: A queued run nobody owns yet (SQL).
 UNOWNED = f"state = '{RunState.QUEUED}' AND owner IS NULL"
+#: A queued run due later than this (seconds) is not waited for by a drain: a retry's backoff
+#: is at most a minute, a held run's next look at most half a minute.
+DUE_WITHIN = 3600.0
+#: The columns a claim reads in SQL: a bad value in one of them keeps the row from ever being
+#: claimed (``claim_next``).
+_CLAIM_COLUMNS = ("id: ", "generation: ", "state: ", "owner: ", "not_before: ")
+
+
+def awaited(row: RunRow, now: float) -> bool:
+    """Whether ``hz worker --drain`` waits for the live ``row`` at the database's time ``now``.
+
+    Not: a run held for a spend ceiling and not due for another look (the ceiling's next
+    window), a queued run due more than ``DUE_WITHIN`` from now, a row no worker will ever
+    take or settle — one whose values hz cannot read (an owner that is no text, a
+    ``not_before`` that is no time, a generation that is no whole number: never claimed;
+    reconciliation leaves such a row alone), except a queued one a claim does take, to fail
+    it ``not_started`` with its columns named."""
+    if row.malformed:
+        claimable = row.state == RunState.QUEUED and not any(
+            bad.startswith(_CLAIM_COLUMNS) for bad in row.bad
+        )
+        return claimable and row.owner is None and row.not_before <= now
+    if row.state != RunState.QUEUED or row.owner is not None:
+        return True
+    if row.held_reason is not None and row.not_before > now:
+        return False  # held until a ceiling's next window
+    return row.not_before <= now + DUE_WITHIN
 
 
 class Claims(Holds):
@@ -119,15 +146,24 @@ class Claims(Holds):
         return self.select("batch = ? AND state = ?", (batch, RunState.QUEUED))
 
     def runnable_now(self) -> bool:
-        """Whether a live run is not held for a spend ceiling until later: something a
-        worker could run now, or is running."""
-        held_later = f"held_reason IS NOT NULL AND owner IS NULL AND not_before > {self.db.clock}"
-        row = self.connection.execute(
-            f"SELECT 1 FROM runs WHERE state IN {sql_list(LIVE)} "  # noqa: S608
-            f"AND NOT (state = ? AND {held_later}) LIMIT 1",
-            (RunState.QUEUED,),
-        ).fetchone()
-        return row is not None
+        """Whether a drain still has a run to wait for (``awaited``): one a worker could take
+        now or soon, or one that is running and will end."""
+        rows, now = self._live()
+        return any(awaited(row, now) for row in rows)
+
+    def left_behind(self) -> int:
+        """How many live runs a drain leaves in the ledger that no worker takes now, besides
+        those held for a spend ceiling (said apart): values hz cannot read, or due more than
+        ``DUE_WITHIN`` from now. 0 on PostgreSQL, whose drain is its dispatcher's."""
+        if self.dispatcher is not None:
+            return 0
+        rows, now = self._live()
+        return sum(
+            1 for r in rows if not awaited(r, now) and (r.malformed or r.held_reason is None)
+        )
+
+    def _live(self) -> tuple[list[RunRow], float]:
+        return self.select(f"state IN {sql_list(LIVE)}"), self.clock().now
 
     def activity(self, owner: Owner, queues: tuple[str, ...] = ()) -> tuple[int, int]:
         """How many live runs ``owner`` holds, and how many queued runs (of ``queues`` when
