@@ -172,12 +172,14 @@ def translate(e: sqlite3.Error, path: Path) -> LedgerError | None:
 
 def damaged(path: Path, what: str) -> LedgerDamaged:
     # Its WAL and shared-memory files go with it: a new ledger beside an old WAL would be
-    # damaged too.
+    # damaged too. Workers go first: one that runs on keeps the file it opened, moved or not,
+    # and never sees the new ledger's runs.
     return LedgerDamaged(
         f"{path}: the run ledger is damaged ({what})",
-        hint=f"keep a copy (cp -p {path}* /somewhere/safe/), then move {path} and its -wal and "
-        "-shm files aside: the next hz command starts a new, empty ledger there (the runs of "
-        f"the old one are no longer listed; sqlite3 {path} .recover salvages what it can)",
+        hint=f"stop the hz workers that use it, keep a copy (cp -p {path}* /somewhere/safe/), "
+        f"then move {path} and its -wal and -shm files aside: the next hz command starts a new, "
+        "empty ledger there (the runs of the old one are no longer listed; sqlite3 "
+        f"{path} .recover salvages what it can)",
     )
 
 

@@ -183,9 +183,10 @@ def test_a_queued_run_with_an_odd_value_fails_not_started_when_claimed(
 def damaged(path: Path, what: str) -> str:
     return (
         f"hz: error: {path}: the run ledger is damaged ({what})\n"
-        f"  hint: keep a copy (cp -p {path}* /somewhere/safe/), then move {path} and its -wal "
-        "and -shm files aside: the next hz command starts a new, empty ledger there (the runs "
-        f"of the old one are no longer listed; sqlite3 {path} .recover salvages what it can)\n"
+        f"  hint: stop the hz workers that use it, keep a copy (cp -p {path}* "
+        f"/somewhere/safe/), then move {path} and its -wal and -shm files aside: the next hz "
+        "command starts a new, empty ledger there (the runs of the old one are no longer "
+        f"listed; sqlite3 {path} .recover salvages what it can)\n"
     )
 
 
