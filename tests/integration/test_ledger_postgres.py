@@ -46,6 +46,57 @@ def test_a_request_key_is_held_across_concurrent_submissions(tmp_path: Path, pg_
     assert list(s.jobs().values()) == ["todo"]  # one job, deferred with its run
 
 
+def test_hz_run_interrupted_while_it_waits_for_a_lock_is_cancelled_in_one_line(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    """SIGTERM to hz run blocked on a lock while recording its run: it printed psycopg's
+    "error ignored in rollback of <psycopg.Transaction …>" and a traceback of its own signal
+    (attack on issue 21, H12), when the handler raised into the statement. The handler only
+    sets a value now: once the lock is free (another hz's short transaction ended) the run is
+    recorded and cancelled before its agent starts, exit 7, one line."""
+    from hz.runtime.ledger.pg.db import lock_slot
+
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
+    holder = psycopg.connect(pg_dsn)  # another hz's transaction, holding the key's lock
+    holder.execute(
+        "SELECT 1 FROM hz.locks WHERE slot = %s FOR UPDATE", (lock_slot("request_key:k"),)
+    )
+
+    def waiting() -> bool:
+        with psycopg.connect(pg_dsn, autocommit=True) as c:
+            row = c.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND query LIKE '%hz.locks%'"
+            ).fetchone()
+        return row is not None and row[0] == 1
+
+    def delivered(pid: int) -> bool:
+        status = Path(f"/proc/{pid}/status").read_text()
+        pending = [int(line.split()[1], 16) for line in status.splitlines() if "Pnd:" in line]
+        return not any(mask & (1 << (signal.SIGTERM - 1)) for mask in pending)
+
+    hz = s.popen("run", "greet.yaml", "--input", "who=Ann", "--request-key", "k")
+    try:
+        until(waiting, what="hz run waiting for the lock")
+        hz.send_signal(signal.SIGTERM)
+        until(lambda: delivered(hz.pid), what="SIGTERM delivered")
+        holder.close()  # the other transaction ends: the lock is free
+        out, err = hz.communicate(timeout=60)
+    finally:
+        holder.close()
+        if hz.poll() is None:
+            hz.kill()
+            hz.communicate()
+    [row] = s.rows()
+    assert (hz.returncode, out, err, row["state"]) == (
+        7,
+        "",
+        "hz: cancelled (aborted): hz was interrupted (SIGTERM) before the agent started; nothing "
+        f"was started\n  run {row['id']} (hz runs show {row['id']})\n",
+        "cancelled",
+    )
+
+
 def test_a_request_key_is_bounded_before_the_database_is_asked(tmp_path: Path, pg_dsn: str) -> None:
     """An 8 KiB key failed in PostgreSQL's index (its row size) with a hint that the server
     might be down; the longest key taken, of the widest characters, fits."""
