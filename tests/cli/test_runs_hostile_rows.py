@@ -128,6 +128,18 @@ def test_one_odd_value_is_named_and_every_command_goes_on(
         )
 
 
+def test_a_long_job_name_written_into_the_ledger_is_cut_in_the_listing(
+    hz: Cli, tmp_path: Path
+) -> None:
+    """A packet's job name is at most 64 characters; 5,000 written by hand were listed whole,
+    one very long line (attack on issue 21, H12). A cell of the listing is 40 columns."""
+    completed, _ = runs(hz, tmp_path)
+    poke(tmp_path, "UPDATE runs SET job_name = ? WHERE id = ?", ("n" * 5000, completed))
+    [line] = [x for x in hz("runs", "list").stdout.splitlines() if x.startswith(completed)]
+    assert f"  {'n' * 39}…  " in line
+    assert len(line) < 200
+
+
 def test_an_event_whose_text_is_not_utf8_is_named_in_the_timeline(hz: Cli, tmp_path: Path) -> None:
     completed, _ = runs(hz, tmp_path)
     poke(tmp_path, "UPDATE events SET detail = ? WHERE run_id = ?", (AsText(b"\xff"), completed))
