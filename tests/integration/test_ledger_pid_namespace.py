@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -36,14 +37,15 @@ def test_an_owner_in_another_pid_namespace_is_alive_while_its_lease_is(tmp_path:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+    def running() -> bool:
+        try:
+            return [r["state"] for r in s.rows()] == ["running"]
+        except sqlite3.OperationalError:  # the ledger not made yet, or being made
+            return False
+
     try:
-        until(
-            lambda: (
-                (s.state / "ledger.sqlite3").exists()
-                and [r["state"] for r in s.rows()] == ["running"]
-            ),
-            what="the run running",
-        )
+        until(running, what="the run running")
         [row] = s.rows()
         assert row["owner_pid"] == 1  # its own namespace's init, as unshare --fork makes it
         listed = s.hz("runs", "list")
