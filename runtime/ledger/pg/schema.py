@@ -104,7 +104,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE hz.runs ADD COLUMN owner_pidns text;
     ALTER TABLE hz.runs ADD COLUMN pidns text;
     """,
-    # 5: hz's locks as rows of its own table (``PgDb.lock``): an advisory lock can be taken
+    # 6: hz's locks as rows of its own table (``PgDb.lock``): an advisory lock can be taken
     # by any role that may connect, and held for ever.
     f"""
     CREATE TABLE hz.locks (slot integer PRIMARY KEY);
