@@ -216,12 +216,12 @@ def test_keys_that_print_alike_in_any_normal_form_are_one_key(
     args = ("job.yaml", "--input", "topic=A")
     assert hz("run", *args, "-q", "--request-key", first).returncode == 0
     [held] = rows(tmp_path)
-    for command in ("run", "submit"):
+    for command, nothing in (("run", "started"), ("submit", "queued")):
         again = hz(command, *args, "--request-key", second)
         assert (again.returncode, again.stderr.splitlines()[0]) == (
             2,
             f"hz: error: run {held.id} (completed) already holds this request key; nothing "
-            "was started",
+            f"was {nothing}",
         )
     again = hz("run", *args, **{"HZ_REQUEST_KEY": second})
     assert again.returncode == 2

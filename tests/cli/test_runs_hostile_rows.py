@@ -223,7 +223,7 @@ def test_a_worker_meeting_damage_as_it_starts_a_run_exits_2_with_one_line(
     assert (done.returncode, done.stdout, done.stderr) == (
         2,
         "",
-        damaged(path, "no such column: held_since"),
+        worker_started(path.parent) + damaged(path, "no such column: held_since"),
     )
 
 
@@ -235,18 +235,21 @@ def test_a_trigger_someone_added_is_a_damaged_ledger(hz: Cli, tmp_path: Path) ->
         (),
     )
     path = tmp_path / "s" / "ledger.sqlite3"
-    for args in (("worker", "--drain"), ("run", "greet.yaml", "--input", "who=Bo")):
+    for args, first in (
+        (("worker", "--drain"), worker_started(path.parent)),
+        (("run", "greet.yaml", "--input", "who=Bo"), ""),
+    ):
         done = hz(*args)
         assert (done.returncode, done.stderr) == (
             2,
-            damaged(path, "a constraint or trigger hz's schema does not have failed: nope"),
+            first + damaged(path, "a constraint or trigger hz's schema does not have failed: nope"),
         )
 
 
 @pytest.mark.parametrize(
     ("version", "what"),
     [
-        (3, "3, but duplicate column name: owner_pidns"),
+        (3, "3, but duplicate column name: target"),
         (0, "0, but table runs already exists"),
         (-1, None),
     ],
