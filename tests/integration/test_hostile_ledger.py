@@ -167,8 +167,9 @@ def test_a_drain_ends_though_one_queued_row_can_never_be_taken(
     done = s.hz("worker", "--drain", timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (
         0,
-        f"{fine}  completed\n",
-        "hz: worker: drained; 1 run no worker takes now stays in the ledger (values hz cannot "
+        f"{fine}  completed  greet  greet.yaml\n",
+        s.worker_started()
+        + "hz: worker: drained; 1 run no worker takes now stays in the ledger (values hz cannot "
         "read, or due more than an hour from now: hz runs list)\n",
     )
     assert [(r["id"], r["state"]) for r in s.rows()] == [(odd, "queued"), (fine, "completed")]

@@ -72,7 +72,8 @@ def test_a_worker_whose_stdout_reader_goes_away_runs_on_and_says_so(
     what = "finished runs" if fmt == "text" else "its runs"
     assert (done.returncode, done.stderr) == (
         0,
-        f"hz: standard output was closed (its reader went away); {what} are no longer printed "
+        s.worker_started(slots=2)
+        + f"hz: standard output was closed (its reader went away); {what} are no longer printed "
         "there\n",
     )
     assert sorted((r["id"], r["state"]) for r in s.rows()) == sorted(
