@@ -19,7 +19,16 @@ from hz.compiler.rules.registry import HZ001, HZ601
 from hz.compiler.source import SourceDoc
 from hz.runtime.artifacts.canonical import sha256_hex
 from hz.runtime.artifacts.errors import HzError
-from hz.runtime.artifacts.models import Budget, InputSpec, Job, OutputSpec, SourceRef, ToolProfile
+from hz.runtime.artifacts.models import (
+    Budget,
+    Identity,
+    InputSpec,
+    Job,
+    OutputSpec,
+    RemovedComments,
+    SourceRef,
+    ToolProfile,
+)
 
 #: A directory holding one of these is a project root: source paths are relative to it.
 ROOT_MARKERS = ("hz.toml", ".git")
@@ -41,6 +50,8 @@ class CompileRun:
     diagnostics: tuple[Diagnostic, ...]
     files_checked: int
     root: Path
+    #: Markdown files in the directories given that are not contracts (no hz: frontmatter).
+    skipped: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -79,7 +90,7 @@ def _relative(path: Path | str, root: Path) -> str | None:
     return None
 
 
-def source_ref(path: Path, *, root: Path, data: bytes) -> SourceRef:
+def source_ref(path: Path, *, root: Path, data: bytes, comments: tuple[str, ...] = ()) -> SourceRef:
     relative = _relative(path, root)
     if relative is None:
         raise HzError(
@@ -88,7 +99,12 @@ def source_ref(path: Path, *, root: Path, data: bytes) -> SourceRef:
         )
     if name_problem(path, root) is not None:
         raise HzError(f"{path}: {_NOT_UTF8}", hint="rename the file")
-    return SourceRef(path=relative, sha256=sha256_hex(lf_bytes(data)))
+    removed = (
+        RemovedComments(count=len(comments), sha256=sha256_hex("\n".join(comments)))
+        if comments
+        else None
+    )
+    return SourceRef(path=relative, sha256=sha256_hex(lf_bytes(data)), comments_removed=removed)
 
 
 _NOT_UTF8 = "cannot compile a file whose name is not UTF-8 text: its job records the path as text"
@@ -126,7 +142,8 @@ def compile_contract(contract: Contract, *, root: Path, data: bytes | None = Non
     job = Job(
         name=contract.name,
         title=contract.title,
-        source=source_ref(path, root=root, data=data),
+        identity=Identity(**contract.identity) if contract.identity else None,
+        source=source_ref(path, root=root, data=data, comments=contract.comments),
         timeout_seconds=contract.timeout_seconds,
         tools=ToolProfile(tools=contract.tools),
         budget=Budget(max_usd=contract.max_usd),
@@ -148,18 +165,23 @@ def compile_contracts(contracts: Sequence[Contract], *, root: Path) -> CompileRu
         earlier = first_of.setdefault(contract.name, contract)
         if earlier is contract:
             continue
-        pos = contract.source.pos(("hz", "name"))
-        diagnostics.append(
-            Diagnostic(
-                HZ601,
-                f"two contracts are named {contract.name!r}: {earlier.source.path} and "
-                f"{contract.source.path}",
-                contract.source.path,
-                pos.line,
-                pos.column,
-                hint="hz.name names the job file; give each contract its own name",
-            )
+        message = (
+            f"two contracts are named {contract.name!r}: {earlier.source.path} and "
+            f"{contract.source.path}"
         )
+        # Said in both files: an annotation on each, whichever the reader opens first.
+        for each in (earlier, contract):
+            pos = each.source.pos(("hz", "name"))
+            diagnostics.append(
+                Diagnostic(
+                    HZ601,
+                    message,
+                    each.source.path,
+                    pos.line,
+                    pos.column,
+                    hint="hz.name names the job file; give each contract its own name",
+                )
+            )
     for contract in ordered:
         problem = name_problem(contract.source.path, root)
         if problem is not None:
@@ -181,7 +203,7 @@ def compile_paths(
     run = validate_paths(paths, max_usd_ceiling=max_usd_ceiling)
     compile_root = _absolute(root) if root is not None else find_root([Path(p) for p in paths])
     if any(d.severity == "error" for d in run.diagnostics):
-        return CompileRun((), run.diagnostics, run.files_checked, compile_root)
+        return CompileRun((), run.diagnostics, run.files_checked, compile_root, run.skipped)
     compiled = compile_contracts(run.contracts, root=compile_root)
     diagnostics = sort_diagnostics([*run.diagnostics, *compiled.diagnostics])
-    return CompileRun(compiled.jobs, diagnostics, run.files_checked, compile_root)
+    return CompileRun(compiled.jobs, diagnostics, run.files_checked, compile_root, run.skipped)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from hz.compiler.source import SourceDoc
@@ -32,3 +32,7 @@ class Contract:
     output_schema: dict[str, Any] | bool | None
     contract_text: str
     template: str
+    #: The identity keys beside ``hz:`` (name, kind, version, description) that are given.
+    identity: dict[str, Any] = field(default_factory=dict)
+    #: The HTML comments taken out of a Markdown contract's body, each as written.
+    comments: tuple[str, ...] = ()

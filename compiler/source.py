@@ -1,4 +1,5 @@
-"""The loaded form of a contract: JSON data plus where each node sits in the YAML text."""
+"""The loaded form of a contract: JSON data plus where each node sits in the file (the YAML
+text, or a Markdown contract's frontmatter and body)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,35 @@ class ScalarInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Section:
+    """A ``## Heading`` of a Markdown body: its title as written, where the heading starts,
+    and whether anything but blank lines and comments stands under it."""
+
+    title: str
+    pos: Pos
+    empty: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """The body of a Markdown contract, read once by the loader for the body rules.
+
+    ``text`` is the contract text the agent gets: the body without its HTML comments
+    (``comments``, each as written); ``line`` is the file line the body starts on.
+    ``inputs`` are the ``inputs.NAME`` the body names, each where it is first named;
+    ``unclosed_comment`` is where a ``<!--`` without its ``-->`` starts.
+    """
+
+    line: int
+    text: str
+    sections: tuple[Section, ...] = ()
+    comments: tuple[str, ...] = ()
+    inputs: tuple[tuple[str, Pos], ...] = ()
+    unclosed_comment: Pos | None = None
+    built_prompt: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class SourceDoc:
     """A contract file after loading: its data in the JSON data model and node positions.
 
@@ -44,6 +74,8 @@ class SourceDoc:
     values: dict[JsonPath, Pos] = field(default_factory=dict)
     keys: dict[JsonPath, Pos] = field(default_factory=dict)
     scalars: dict[JsonPath, ScalarInfo] = field(default_factory=dict)
+    #: Set for a Markdown contract: its body, as the loader read it.
+    body: Body | None = None
 
     def pos(self, path: JsonPath, *, key: bool = False) -> Pos:
         """Best position for ``path``: the key or value itself, else its nearest ancestor."""

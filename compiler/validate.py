@@ -17,12 +17,15 @@ from hz.compiler.checks.limits import check_max_usd, check_timeout, check_versio
 from hz.compiler.checks.tools import PolicySource, check_tools
 from hz.compiler.contract import Contract, InputDecl
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
-from hz.compiler.rules.registry import HZ001
+from hz.compiler.rules.registry import HZ001, HZ014
 from hz.compiler.source import SourceDoc
 from hz.runtime.artifacts.regular_file import check_links
 
 DEFAULT_MAX_USD_CEILING = 100.0
 SUFFIXES = (".yaml", ".yml")
+MARKDOWN_SUFFIX = ".md"
+#: The keys beside ``hz:`` that say what a contract is, carried into its job as ``identity``.
+IDENTITY_KEYS = ("name", "kind", "version", "description")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +34,7 @@ class ValidationRun:
     diagnostics: tuple[Diagnostic, ...]
     files_checked: int
     empty_dirs: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -45,14 +49,17 @@ def validate_source(
 ) -> tuple[Contract | None, list[Diagnostic]]:
     """Every problem of one document, sorted by position; the Contract only when none is an
     error (warnings do not stop it). With ``tools``, tools no runner accepts are warned about."""
+    from hz.compiler.checks.body import check_body
+    from hz.compiler.checks.foreign import check_foreign
     from hz.compiler.checks.io_schemas import check_inputs, check_output
     from hz.compiler.checks.structure import check_structure
     from hz.compiler.checks.template import check_template
 
-    gate = check_version(doc)
+    gate = check_foreign(doc) or check_version(doc)
     if gate is not None:
         return None, [gate]
     diags = check_structure(doc)
+    diags += check_body(doc)
     timeout, found = check_timeout(doc)
     diags += found
     max_usd, found = check_max_usd(doc, max_usd_ceiling)
@@ -94,17 +101,49 @@ def _contract(doc: SourceDoc, timeout: int, max_usd: float) -> Contract:
         output_schema=output.get("schema"),
         contract_text=doc.data["contract"],
         template=doc.data["prompt"],
+        identity={key: doc.data[key] for key in IDENTITY_KEYS if key in doc.data},
+        comments=doc.body.comments if doc.body is not None else (),
     )
+
+
+#: What a directory is searched for, as the "no contracts found" message says it.
+LOOKED_FOR = "*.yaml, *.yml, *.md with an hz: frontmatter"
 
 
 @dataclass(frozen=True, slots=True)
 class Expansion:
-    """The files to check, the directories that could not be read (as HZ001) and the
-    directories given that hold no contract (``hz validate`` says so)."""
+    """The files to check, the directories that could not be read (as HZ001), the
+    directories given that hold no contract, and the Markdown files found there that are
+    not contracts (no ``hz:`` frontmatter: ``-v`` lists them)."""
 
     files: tuple[str, ...]
     diagnostics: tuple[Diagnostic, ...] = ()
     empty_dirs: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+
+
+def no_contracts(directory: str) -> Diagnostic:
+    """HZ014: ``directory`` holds no contract; a check that checked nothing fails."""
+    return Diagnostic(
+        HZ014,
+        f"no contracts found in {directory} (looked for {LOOKED_FOR})",
+        directory,
+        hint="name the directory that holds the contracts, or add one (hz init)",
+    )
+
+
+def _markdown_contract(path: str) -> bool:
+    """Whether the Markdown file at ``path`` has a frontmatter with an ``hz:`` block (read
+    up to the contract size limit: a larger file is a contract only if that part says so)."""
+    from hz.compiler.load.markdown import has_hz_block
+    from hz.runtime.artifacts.packet_limits import MAX_CONTRACT_BYTES
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(MAX_CONTRACT_BYTES + 1)
+    except OSError:
+        return True  # reading it again says why it cannot be read
+    return has_hz_block(head.decode("utf-8", errors="replace"))
 
 
 def _regular(path: str) -> bool:
@@ -116,7 +155,7 @@ def _regular(path: str) -> bool:
         return True
 
 
-def _walk(top: str, diags: list[Diagnostic]) -> list[str]:
+def _walk(top: str, diags: list[Diagnostic], skipped: list[str]) -> list[str]:
     def unreadable(e: OSError) -> None:
         where = e.filename if isinstance(e.filename, str) else top
         message = f"cannot read directory: {e.strerror or e}"
@@ -127,7 +166,8 @@ def _walk(top: str, diags: list[Diagnostic]) -> list[str]:
         dirs.sort()
         for f in files:
             path = os.path.join(root, f)
-            if not f.endswith(SUFFIXES) or not _regular(path):
+            markdown = f.lower().endswith(MARKDOWN_SUFFIX)
+            if not (f.endswith(SUFFIXES) or markdown) or not _regular(path):
                 continue
             try:
                 # A repository can plant contracts/x.yaml -> ~/.ssh/config: it is named, never read.
@@ -135,28 +175,34 @@ def _walk(top: str, diags: list[Diagnostic]) -> list[str]:
             except OSError as e:
                 diags.append(Diagnostic(HZ001, f"cannot read file: {e.strerror}", path))
                 continue
+            if markdown and not _markdown_contract(path):
+                skipped.append(path)
+                continue
             found.append(path)
     return sorted(found, key=lambda f: Path(f).relative_to(top).parts)
 
 
 def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> Expansion:
     """Files to check, in order: directories become their regular ``*.yaml``/``*.yml``
-    files, sorted. A file named twice (``f.yaml`` and ``./f.yaml``) is checked once, under
-    the first name it was given."""
+    files and their ``*.md`` files with an ``hz:`` frontmatter, sorted; a directory with none
+    of them is an error (HZ014). A file named twice (``f.yaml`` and ``./f.yaml``) is checked
+    once, under the first name it was given."""
     out: dict[str, str] = {}  # resolved path -> the name first given
     diags: list[Diagnostic] = []
     empty: list[str] = []
+    skipped: list[str] = []
     for p in (os.fspath(each) for each in paths):
         if p != "-" and os.path.isdir(p):
             before = len(diags)
-            found = _walk(p, diags)
+            found = _walk(p, diags, skipped)
             if not found and len(diags) == before:
                 empty.append(p)
+                diags.append(no_contracts(p))
         else:
             found = [p]
         for name in found:
             out.setdefault(name if name == "-" else os.path.realpath(name), name)
-    return Expansion(tuple(out.values()), tuple(diags), tuple(empty))
+    return Expansion(tuple(out.values()), tuple(diags), tuple(empty), tuple(sorted(skipped)))
 
 
 def validate_paths(
@@ -190,7 +236,11 @@ def validate_paths(
         if contract is not None:
             contracts.append(contract)
     return ValidationRun(
-        tuple(contracts), sort_diagnostics(diags), len(files), expansion.empty_dirs
+        tuple(contracts),
+        sort_diagnostics(diags),
+        len(files),
+        expansion.empty_dirs,
+        expansion.skipped,
     )
 
 

@@ -1,5 +1,5 @@
-"""The golden corpus: tests/cases/valid/*.yaml must validate; each tests/cases/invalid/*.yaml
-must produce exactly the text report in its ``.expected`` file.
+"""The golden corpus: tests/cases/valid/*.yaml and *.md must validate; each file in
+tests/cases/invalid/ must produce exactly the text report in its ``.expected`` file.
 
 Regenerate the expected files after an intended message change with
 ``HZ_UPDATE_GOLDEN=1 .venv/bin/pytest tests/test_corpus.py`` and review the diff.
@@ -20,12 +20,17 @@ from hz.compiler.validate import validate_paths
 CASES = Path(__file__).parent / "cases"
 # Read at import: the autouse fixture removes HZ_* variables before each test runs.
 UPDATE = os.environ.get("HZ_UPDATE_GOLDEN") == "1"
-VALID = sorted(p.name for p in (CASES / "valid").glob("*.yaml"))
-INVALID = sorted(p.name for p in (CASES / "invalid").glob("*.yaml"))
+SUFFIXES = ("*.yaml", "*.md")
+VALID = sorted(p.name for s in SUFFIXES for p in (CASES / "valid").glob(s))
+INVALID = sorted(p.name for s in SUFFIXES for p in (CASES / "invalid").glob(s))
 
-#: Loader codes a corpus file cannot sensibly hold (HZ003 needs a file over 256 KiB; the
-#: loader's own tests generate it).
-NOT_IN_CORPUS = {"HZ003"}
+#: Codes a corpus file cannot sensibly hold: HZ003 needs a file over 256 KiB (the loader's own
+#: tests generate it), HZ014 an empty directory (tests/cli/test_discovery.py).
+NOT_IN_CORPUS = {"HZ003", "HZ014"}
+
+
+def _expected(name: str) -> Path:
+    return CASES / "invalid" / (Path(name).stem + ".expected")
 
 
 def text_report(*paths: str) -> str:
@@ -53,7 +58,7 @@ def test_valid_case(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("name", INVALID)
 def test_invalid_case(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(CASES)
-    expected_file = CASES / "invalid" / (name.removesuffix(".yaml") + ".expected")
+    expected_file = _expected(name)
     actual = text_report(f"invalid/{name}")
     if UPDATE:
         expected_file.write_text(actual, encoding="utf-8")
@@ -66,7 +71,7 @@ def test_case_name_is_its_first_code() -> None:
     for name in INVALID:
         code = name.split("-")[0]
         if re.fullmatch(r"HZ\d{3}", code):
-            text = (CASES / "invalid" / (name.removesuffix(".yaml") + ".expected")).read_text()
+            text = _expected(name).read_text()
             assert f"[{code}]" in text, name
 
 
@@ -82,6 +87,6 @@ def test_every_rule_code_has_a_case() -> None:
 
 
 def test_no_stray_expected_files() -> None:
-    stems = {n.removesuffix(".yaml") for n in INVALID}
+    stems = {Path(n).stem for n in INVALID}
     extra = [p.name for p in (CASES / "invalid").glob("*.expected") if p.stem not in stems]
     assert extra == []

@@ -23,6 +23,8 @@ from hz.runtime.artifacts.packet_limits import MAX_CONTRACT_BYTES
 from hz.runtime.artifacts.regular_file import read_regular
 
 MAX_BYTES = MAX_CONTRACT_BYTES
+#: A file named so is a Markdown contract: a YAML frontmatter and a body (``NAME.prose.md`` too).
+MARKDOWN_SUFFIX = ".md"
 
 _CParser: Any
 try:  # libyaml's parser: fast, and safe because we compose the tree ourselves.
@@ -42,13 +44,18 @@ Loaded = tuple[SourceDoc | None, list[Diagnostic]]
 
 
 def load_path(path: Path, display: str | None = None) -> Loaded:
-    """Load the contract at ``path``; ``display`` is the path as the user wrote it."""
+    """Load the contract at ``path`` (a Markdown contract when it is named ``*.md``);
+    ``display`` is the path as the user wrote it."""
     name = str(path) if display is None else display
     try:
         data = read_regular(path, limit=MAX_BYTES)
     except OSError as e:
         problem = LoadProblem("unreadable", name, data={"reason": e.strerror or e})
         return None, [for_contract(problem)]
+    if path.name.lower().endswith(MARKDOWN_SUFFIX):
+        from hz.compiler.load.markdown import load_markdown
+
+        return load_markdown(data, name)
     return load_bytes(data, name)
 
 
@@ -68,16 +75,21 @@ def read_bytes(data: bytes, path: str) -> tuple[SourceDoc | None, list[LoadProbl
     """The document in ``data``, or None and every problem found; ``path`` names the file."""
     if len(data) > MAX_BYTES:
         return None, [LoadProblem("too_large", path, data={"limit": MAX_BYTES})]
-    text, problem = _decode(data, path)
+    text, problem = decode(data, path)
     if problem is not None:
         return None, [problem]
-    composer = _compose(text, path, fast=_CParser is not None)
+    composer = compose(text, path)
     if composer.problems or composer.data is None:
         return None, composer.problems
     return (
         SourceDoc(path, text, composer.data, composer.values, composer.keys, composer.scalars),
         [],
     )
+
+
+def compose(text: str, path: str) -> Composer:
+    """The YAML ``text`` composed: its data and node positions, or its problems."""
+    return _compose(text, path, fast=_CParser is not None)
 
 
 def _compose(text: str, path: str, *, fast: bool, retry: bool = True) -> Composer:
@@ -124,7 +136,7 @@ def _offset(text: str, mark: Any) -> int:
     return int(start + mark.column)
 
 
-def _decode(data: bytes, path: str) -> tuple[str, LoadProblem | None]:
+def decode(data: bytes, path: str) -> tuple[str, LoadProblem | None]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -138,14 +138,14 @@ def packet_from_path(
     input_args: Sequence[str] = (),
     max_usd_ceiling: float = 100.0,
 ) -> tuple[Packet | None, list[Diagnostic]]:
-    """A packet from a packet file, a job file (rendered) or a contract (``.yaml``/``.yml``:
+    """A packet from a packet file, a job file (rendered) or a contract (``.yaml``/``.yml``/``.md``:
     validated, compiled in memory and rendered).
 
     Problems with the contract or the inputs are diagnostics; a job or packet file that
     cannot be read, has an unknown format version or fails its schema raises
     ``hz.runtime.artifacts.errors.FormatError``.
     """
-    if path.suffix.lower() in (".yaml", ".yml"):
+    if path.suffix.lower() in (".yaml", ".yml", ".md"):
         job, doc, diagnostics = job_from_contract(path, max_usd_ceiling=max_usd_ceiling)
         if job is None:
             return None, diagnostics

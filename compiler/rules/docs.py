@@ -28,7 +28,15 @@ def rule_doc(code: str) -> str:
         known = codes()
         # The same family (the same hundred) says more than string similarity does.
         family = [c for c in known if CODE.fullmatch(wanted) and c[:3] == wanted[:3]]
-        close = family or close_matches(wanted, known, n=5)
+        # Many codes tie on similarity ("HZ1O1" is as close to HZ011 and HZ111 as to HZ101):
+        # within a tie the same hundred first, then the lowest code.
+        close = (
+            family
+            or sorted(
+                close_matches(wanted, known, n=len(known)),
+                key=lambda c: (-_similarity(wanted, c), c[:3] != wanted[:3], c),
+            )[:5]
+        )
         hint = f"close codes: {', '.join(close)}" if close else None
         # docs/rules.md is in a checkout only; the command is wherever hz is installed.
         hint = (
@@ -36,6 +44,12 @@ def rule_doc(code: str) -> str:
         ) + "`hz explain` lists every code, `hz explain CODE` shows one"
         raise HzError(f"unknown rule code {code!r}", hint=hint)
     return f"# {rule.heading}\n\n{rule.docs}"
+
+
+def _similarity(a: str, b: str) -> float:
+    import difflib
+
+    return difflib.SequenceMatcher(None, a, b).ratio()
 
 
 def title(doc: str) -> str:

@@ -68,6 +68,9 @@ HZ010: Final = _rule("HZ010", "Empty document")
 HZ011: Final = _rule("HZ011", "More than one document")
 HZ012: Final = _rule("HZ012", "Nesting deeper than 32 levels")
 HZ013: Final = _rule("HZ013", "More than 10,000 nodes")
+HZ014: Final = _rule("HZ014", "No contracts found")
+HZ015: Final = _rule("HZ015", "Frontmatter is never closed")
+HZ016: Final = _rule("HZ016", "Markdown file without an hz: frontmatter")
 
 # The contract schema
 HZ100: Final = _rule("HZ100", "Contract format version newer than this hz")
@@ -75,6 +78,15 @@ HZ101: Final = _rule("HZ101", "Unknown key")
 HZ102: Final = _rule("HZ102", "Missing required key")
 HZ103: Final = _rule("HZ103", "Wrong type")
 HZ104: Final = _rule("HZ104", "Invalid value")
+HZ105: Final = _rule("HZ105", "Heinzelmännchen contract")
+
+# The body of a Markdown contract
+HZ111: Final = _rule("HZ111", "Required section missing")
+HZ112: Final = _rule("HZ112", "Empty section")
+HZ113: Final = _rule("HZ113", "Section given twice")
+HZ114: Final = _rule("HZ114", "Body names an undeclared input", "warning")
+HZ115: Final = _rule("HZ115", "Declared input the body never names", "warning")
+HZ116: Final = _rule("HZ116", "HTML comment never closed")
 
 # Refused agent choices
 HZ201: Final = _rule("HZ201", "Refused: `hz.agent.runner`")

@@ -11,7 +11,13 @@ import click
 
 from hz.cli.help import examples
 from hz.cli.params import CEILING, format_choice, path_option
-from hz.cli.validate import format_option, project_files, refuse_empty
+from hz.cli.validate import (
+    format_option,
+    list_skipped,
+    project_files,
+    refuse_empty,
+    verbose_option,
+)
 
 MAX_USD_HELP = (
     "The largest hz.agent.max_usd a contract may ask for "
@@ -65,6 +71,7 @@ def _input_args(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option(
     "-q", "--quiet", is_flag=True, help="Print only the problems: no summary lines on stderr."
 )
+@verbose_option
 def compile_(
     paths: tuple[str, ...],
     out_dir: Path,
@@ -73,8 +80,12 @@ def compile_(
     root: Path | None,
     max_usd_ceiling: float | None,
     quiet: bool,
+    verbose: bool,
 ) -> int:
     """Validate contracts (files or directories) and compile each into OUT/<name>.job.json.
+
+    A directory is searched for *.yaml, *.yml and *.md files with an hz: frontmatter; one that
+    holds none is an error (HZ014), with --check too.
 
     The jobs are canonical JSON, byte-identical wherever they are compiled. Compiling
     rewrites only changed files and removes *.job.json files no contract compiles to.
@@ -96,6 +107,8 @@ def compile_(
 
     options = authoring(max_usd_ceiling)
     run = compile_paths(paths, root=root, max_usd_ceiling=options.max_usd_ceiling)
+    if verbose:
+        list_skipped(run.skipped)
     refuse_linked_out_dir(out_dir, run.root)
     diagnostics = [*options.diagnostics, *run.diagnostics]
     # A broken project hz.toml fails the compile like a broken contract: nothing is written.
@@ -213,7 +226,7 @@ def render(
     from hz.runtime.artifacts.canonical import canonical_json
 
     ceiling, diagnostics, project = 100.0, [], 0
-    if target.suffix.lower() in (".yaml", ".yml"):
+    if target.suffix.lower() in (".yaml", ".yml", ".md"):
         from hz.cli.authoring import authoring
 
         options = authoring(max_usd_ceiling)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,8 +14,6 @@ from hz.cli.help import examples
 from hz.cli.params import CEILING, format_choice
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from hz.compiler.checks.tools import PolicySource, ToolPolicy
     from hz.compiler.diagnostics import Diagnostic
 
@@ -29,6 +28,21 @@ format_option = format_choice(
     "text",
     "text (PATH:LINE:COL: error: MESSAGE [CODE]), json, github annotations or SARIF 2.1.0.",
 )
+
+
+verbose_option = click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="List on stderr the Markdown files skipped as not contracts (no hz: frontmatter).",
+)
+
+
+def list_skipped(skipped: Sequence[str]) -> None:
+    from hz.runtime.artifacts.printable import printable
+
+    for path in skipped:
+        click.echo(f"hz: skipped {printable(path)}: no hz: frontmatter", err=True)
 
 
 def refuse_empty(paths: tuple[str, ...], what: str = "PATH") -> None:
@@ -56,13 +70,20 @@ def refuse_empty(paths: tuple[str, ...], what: str = "PATH") -> None:
     help="Warn about tools this runner does not accept [default: tools no registered runner "
     "accepts].",
 )
+@verbose_option
 def validate(
-    paths: tuple[str, ...], fmt: str, max_usd_ceiling: float | None, runner: str | None
+    paths: tuple[str, ...],
+    fmt: str,
+    max_usd_ceiling: float | None,
+    runner: str | None,
+    verbose: bool,
 ) -> int:
-    """Validate contracts: files, directories (every *.yaml and *.yml inside) or - for stdin.
+    """Validate contracts: files, directories (every *.yaml, *.yml and *.md with an hz:
+    frontmatter inside) or - for stdin.
 
-    A directory that holds no *.yaml or *.yml file is named in a warning on stderr; it does
-    not change the exit status. The project's hz.toml, when there is one, is checked too.
+    A directory that holds no contract is an error (HZ014): a check of nothing fails. A
+    Markdown file without an hz: frontmatter (a README) is skipped; -v lists them. The
+    project's hz.toml, when there is one, is checked too.
 
     Exit status: 0 when every contract is valid, 1 when any has an error, 2 on a usage error.
     """
@@ -84,8 +105,8 @@ def validate(
         max_usd_ceiling=options.max_usd_ceiling,
         tools=(lambda _: policy) if policy is not None else policy_source(),
     )
-    for directory in run.empty_dirs:
-        click.echo(f"hz: warning: {directory} holds no *.yaml or *.yml file", err=True)
+    if verbose:
+        list_skipped(run.skipped)
     write_report(
         sort_diagnostics([*options.diagnostics, *run.diagnostics]),
         fmt=fmt,

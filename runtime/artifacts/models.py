@@ -184,11 +184,35 @@ class Budget(Frozen):
     max_usd: Annotated[float, Field(gt=0)]
 
 
+def _absent(value: object) -> bool:
+    return value is None
+
+
+class RemovedComments(Frozen):
+    """The HTML comments taken out of a Markdown contract's body: how many, and the sha256 of
+    their text (each as written, joined by a line break). The agent never sees them."""
+
+    count: Annotated[int, Field(ge=1)]
+    sha256: Digest
+
+
 class SourceRef(Frozen):
-    """Where a job came from: a POSIX path relative to the compile root, and its sha256."""
+    """Where a job came from: a POSIX path relative to the compile root, and its sha256; for a
+    Markdown contract whose body held HTML comments, which comments were removed."""
 
     path: PathText
     sha256: Digest
+    comments_removed: RemovedComments | None = Field(default=None, exclude_if=_absent)
+
+
+class Identity(Frozen):
+    """The identity keys a contract may carry beside ``hz:`` (name, kind, version,
+    description): for people and listings, never read by hz itself."""
+
+    name: Title | None = Field(default=None, exclude_if=_absent)
+    kind: Name | None = Field(default=None, exclude_if=_absent)
+    version: Name | int | None = Field(default=None, exclude_if=_absent)
+    description: Description | None = Field(default=None, exclude_if=_absent)
 
 
 class InputSpec(Frozen):
@@ -214,6 +238,7 @@ class Job(Frozen):
     format_version: Literal[1] = JOB_FORMAT_VERSION
     name: Name
     title: Title | None = None
+    identity: Identity | None = Field(default=None, exclude_if=_absent)
     source: SourceRef
     timeout_seconds: Annotated[int, Field(ge=1, le=86400)]
     tools: ToolProfile

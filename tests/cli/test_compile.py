@@ -148,8 +148,11 @@ def test_two_contracts_with_one_name(cli: Cli, tmp_path: Path) -> None:
     root = project(tmp_path, "alpha")
     shutil.copy(root / "contracts" / "alpha.yaml", root / "contracts" / "copy.yaml")
     done = hz(cli, root, "compile", "contracts", "--out", "jobs")
-    assert (done.returncode, done.stderr) == (1, "Found 1 error in 1 file (checked 2 files)\n")
+    assert (done.returncode, done.stderr) == (1, "Found 2 errors in 2 files (checked 2 files)\n")
     assert done.stdout == (
+        "contracts/alpha.yaml:3:9: error: two contracts are named 'alpha': "
+        "contracts/alpha.yaml and contracts/copy.yaml [HZ601]\n"
+        "  hint: hz.name names the job file; give each contract its own name\n"
         "contracts/copy.yaml:3:9: error: two contracts are named 'alpha': "
         "contracts/alpha.yaml and contracts/copy.yaml [HZ601]\n"
         "  hint: hz.name names the job file; give each contract its own name\n"

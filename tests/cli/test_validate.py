@@ -198,15 +198,6 @@ def test_a_file_named_twice_is_checked_once(cli: Cli, tmp_path: Path) -> None:
     assert result.stderr == "Found 1 error in 1 file (checked 1 file)\n"
 
 
-def test_a_directory_without_contracts_gets_a_warning(cli: Cli, tmp_path: Path) -> None:
-    (tmp_path / "empty").mkdir()
-    result = hz(cli, "validate", "empty", cwd=tmp_path)
-    assert (result.returncode, result.stdout) == (0, "")
-    assert result.stderr == (
-        "hz: warning: empty holds no *.yaml or *.yml file\nSuccess: no issues found in 0 files\n"
-    )
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [

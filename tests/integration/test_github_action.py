@@ -435,6 +435,26 @@ def test_a_contract_error_is_an_annotation_and_nothing_runs(tmp_path: Path, repo
     )
 
 
+@pytest.mark.parametrize("readme", [False, True], ids=["empty", "only-readme"])
+def test_a_contracts_folder_without_contracts_fails(tmp_path: Path, readme: bool) -> None:
+    """Nothing to check is a failure, not a green check of nothing."""
+    (tmp_path / "repo" / "contracts").mkdir(parents=True)
+    if readme:
+        (tmp_path / "repo" / "contracts" / "README.md").write_text("# Our contracts\n")
+    done = action(tmp_path, github_env(tmp_path))
+    assert done.returncode == 1
+    assert done.stdout == (
+        "::error file=contracts,title=HZ014::no contracts found in contracts (looked for "
+        "*.yaml, *.yml, *.md with an hz: frontmatter)%0Ahint: name the directory that holds "
+        "the contracts, or add one (hz init)\n"
+    )
+    summary = (tmp_path / "summary").read_text().splitlines()
+    assert summary[2] == (
+        r"The contracts have errors \(hz validate\)\: nothing ran\. Each problem is an "
+        r"annotation\."
+    )
+
+
 def test_stale_jobs_fail_the_check(tmp_path: Path, repo: Path) -> None:
     (repo / "build" / "jobs" / "digest.job.json").unlink()
     done = action(tmp_path, github_env(tmp_path), "--run", "digest")

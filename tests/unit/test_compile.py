@@ -126,15 +126,12 @@ def test_two_contracts_with_one_name(tmp_path: Path) -> None:
     run = compile_contracts([second, first], root=tmp_path)
     assert run.jobs == ()
     assert run.failed
+    message = f"two contracts are named 'demo': {tmp_path}/a.yaml and {tmp_path}/sub/b.yaml"
+    hint = "hz.name names the job file; give each contract its own name"
+    # Both files, each where its name is.
     assert run.diagnostics == (
-        Diagnostic(
-            "HZ601",
-            f"two contracts are named 'demo': {tmp_path}/a.yaml and {tmp_path}/sub/b.yaml",
-            f"{tmp_path}/sub/b.yaml",
-            3,
-            9,
-            hint="hz.name names the job file; give each contract its own name",
-        ),
+        Diagnostic("HZ601", message, f"{tmp_path}/a.yaml", 3, 9, hint=hint),
+        Diagnostic("HZ601", message, f"{tmp_path}/sub/b.yaml", 3, 9, hint=hint),
     )
 
 

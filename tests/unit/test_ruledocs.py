@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hz.compiler.load.loader import load_bytes
+from hz.compiler.load.loader import Loaded, load_bytes
+from hz.compiler.load.markdown import load_markdown
 from hz.compiler.rules import registry
 from hz.compiler.rules.docs import codes, rule_doc, rules_markdown, title
 from hz.compiler.rules.registry import RULES, explanation_file
@@ -16,7 +17,7 @@ from hz.compiler.validate import validate_source
 from hz.runtime.artifacts.errors import HzError
 
 REPO = Path(__file__).resolve().parents[2]
-FENCED_YAML = re.compile(r"^## (Bad|Fixed)\n\n```yaml\n(.*?)```$", re.S | re.M)
+FENCED = re.compile(r"^## (Bad|Fixed)\n\n```(yaml|markdown)\n(.*?)```$", re.S | re.M)
 #: Codes whose Bad example this module can check by validating one file on its own.
 SINGLE_FILE = re.compile(r"HZ[1-5]\d\d")
 
@@ -70,21 +71,29 @@ def test_doc_has_title_why_bad_fixed(code: str) -> None:
     doc = rule_doc(code)
     assert doc.startswith(f"# {code}: ")
     assert title(doc)
-    headings = re.findall(r"^## (\w+)", doc, re.M)
+    outside_code = re.sub(r"^```.*?^```$", "", doc, flags=re.S | re.M)
+    headings = re.findall(r"^## (\w+)", outside_code, re.M)
     assert headings[:3] == ["Why", "Bad", "Fixed"]
 
 
 @pytest.mark.parametrize("code", [c for c in codes() if SINGLE_FILE.fullmatch(c)])
 def test_bad_example_reports_the_code_and_fixed_example_validates(code: str) -> None:
-    examples = dict(FENCED_YAML.findall(rule_doc(code)))
-    bad, _ = load_bytes(examples["Bad"].encode(), "bad.yaml")
-    fixed, _ = load_bytes(examples["Fixed"].encode(), "fixed.yaml")
+    examples = {part: (lang, text) for part, lang, text in FENCED.findall(rule_doc(code))}
+    bad, _ = _load(*examples["Bad"])
+    fixed, _ = _load(*examples["Fixed"])
     assert bad is not None
     assert fixed is not None
     found = validate_source(bad)[1]
     assert code in {d.code for d in found}
     assert all(d.severity == RULES[d.code].severity for d in found)
     assert validate_source(fixed)[1] == []
+
+
+def _load(lang: str, text: str) -> Loaded:
+    """A rule's example: a YAML contract, or a Markdown one (body rules)."""
+    if lang == "markdown":
+        return load_markdown(text.encode(), "example.md")
+    return load_bytes(text.encode(), "example.yaml")
 
 
 def test_explain_is_case_insensitive() -> None:

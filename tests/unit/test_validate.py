@@ -215,9 +215,15 @@ def test_loader_problems_stop_that_file_only(tmp_path: Path) -> None:
     assert len(run.contracts) == 1
 
 
-def test_empty_directory_checks_nothing(tmp_path: Path) -> None:
+def test_empty_directory_is_an_error_not_a_pass(tmp_path: Path) -> None:
     run = validate_paths([str(tmp_path)])
-    assert (run.files_checked, run.diagnostics, run.ok) == (0, (), True)
+    message = (
+        f"no contracts found in {tmp_path} (looked for *.yaml, *.yml, *.md with an hz: frontmatter)"
+    )
+    assert (run.files_checked, run.ok) == (0, False)
+    assert [(d.code, d.message, d.file) for d in run.diagnostics] == [
+        ("HZ014", message, str(tmp_path))
+    ]
 
 
 def test_huge_stdin_is_refused_without_reading_it_all() -> None:
@@ -297,7 +303,11 @@ def test_a_directory_without_contracts_is_named(tmp_path: Path) -> None:
     (tmp_path / "notes" / "a.txt").write_text("no contract")
     run = validate_paths([tmp_path / "empty", tmp_path / "notes"])
     assert run.empty_dirs == (str(tmp_path / "empty"), str(tmp_path / "notes"))
-    assert (run.files_checked, run.diagnostics) == (0, ())
+    assert run.files_checked == 0
+    assert [(d.code, d.file) for d in run.diagnostics] == [
+        ("HZ014", str(tmp_path / "empty")),
+        ("HZ014", str(tmp_path / "notes")),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,143 @@
+"""The rules of a Markdown contract's body (HZ111–HZ116) and the frontmatter keys it replaces.
+
+The sections a body must have depend on its ``kind`` (``REQUIRED``); a body without a
+``prompt`` in its frontmatter needs Goal and Done when whatever its kind, since the request
+hz builds points at them. Each section title is matched without regard to case.
+"""
+
+from __future__ import annotations
+
+from hz.compiler.checks.common import get
+from hz.compiler.diagnostics import Diagnostic
+from hz.compiler.rules.registry import HZ101, HZ111, HZ112, HZ113, HZ114, HZ115, HZ116, RULES
+from hz.compiler.source import Body, SourceDoc
+
+#: The sections a contract of a kind must have, in the order they are reported.
+REQUIRED: dict[str, tuple[str, ...]] = {"responsibility": ("Goal", "Maintains", "Done when")}
+#: The sections a Markdown contract without a prompt must have: its request names them.
+FOR_BUILT_PROMPT = ("Goal", "Done when")
+
+
+def required_sections(doc: SourceDoc, body: Body) -> tuple[tuple[str, ...], str]:
+    """The sections ``doc`` must have, and why (for the message)."""
+    kind = doc.data.get("kind")
+    if isinstance(kind, str) and kind in REQUIRED:
+        return REQUIRED[kind], f"a contract of kind {kind!r}"
+    if body.built_prompt:
+        return FOR_BUILT_PROMPT, "a Markdown contract without a prompt"
+    return (), ""
+
+
+def check_body(doc: SourceDoc) -> list[Diagnostic]:
+    body = doc.body
+    if body is None:
+        return []
+    out: list[Diagnostic] = []
+    if ("contract",) in doc.keys:  # the frontmatter has one
+        pos = doc.pos(("contract",), key=True)
+        out.append(
+            Diagnostic(
+                HZ101,
+                "'contract' is not a frontmatter key: the body of a Markdown contract is its text",
+                doc.path,
+                pos.line,
+                pos.column,
+                hint="move the text below the frontmatter's closing '---'",
+            )
+        )
+    if body.unclosed_comment is not None:
+        at = body.unclosed_comment
+        out.append(
+            Diagnostic(
+                HZ116,
+                "'<!--' opens an HTML comment that is never closed: the rest of the body would "
+                "be taken from the agent",
+                doc.path,
+                at.line,
+                at.column,
+                hint="close the comment with '-->'",
+            )
+        )
+    out += _sections(doc, body)
+    out += _inputs(doc, body)
+    return out
+
+
+def _sections(doc: SourceDoc, body: Body) -> list[Diagnostic]:
+    needed, who = required_sections(doc, body)
+    out = []
+    for title in needed:
+        found = [s for s in body.sections if s.title.casefold() == title.casefold()]
+        if not found:
+            out.append(
+                Diagnostic(
+                    HZ111,
+                    f"{who} needs a '## {title}' section",
+                    doc.path,
+                    body.line,
+                    1,
+                    hint=f"add a heading '## {title}' and what belongs under it",
+                )
+            )
+            continue
+        first = found[0]
+        if first.empty:
+            out.append(
+                Diagnostic(
+                    HZ112,
+                    f"the section '{first.title}' is empty",
+                    doc.path,
+                    first.pos.line,
+                    first.pos.column,
+                    hint="write what belongs under it; a comment does not count",
+                )
+            )
+        for again in found[1:]:
+            out.append(
+                Diagnostic(
+                    HZ113,
+                    f"the section '{again.title}' is given twice (first at line {first.pos.line})",
+                    doc.path,
+                    again.pos.line,
+                    again.pos.column,
+                    hint="merge the two into one section",
+                )
+            )
+    return out
+
+
+def _inputs(doc: SourceDoc, body: Body) -> list[Diagnostic]:
+    declared = get(doc.data, "hz", "inputs")
+    names = set(declared) if isinstance(declared, dict) else set()
+    named = dict(body.inputs)
+    out = []
+    for name, pos in body.inputs:
+        if name not in names:
+            out.append(
+                Diagnostic(
+                    HZ114,
+                    f"the body names inputs.{name}, which the frontmatter does not declare",
+                    doc.path,
+                    pos.line,
+                    pos.column,
+                    RULES[HZ114].severity,
+                    hint=f"declare it under hz.inputs.{name}, or correct the name",
+                )
+            )
+    if not isinstance(declared, dict):
+        return out
+    for name in declared:
+        if name not in named:
+            pos = doc.pos(("hz", "inputs", name), key=True)
+            out.append(
+                Diagnostic(
+                    HZ115,
+                    f"input {name!r} is declared but the body never names it",
+                    doc.path,
+                    pos.line,
+                    pos.column,
+                    RULES[HZ115].severity,
+                    hint=f"say in the body what inputs.{name} is for, or remove the input",
+                )
+            )
+    return out
