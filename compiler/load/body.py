@@ -38,6 +38,7 @@ class _Scan:
         self.out: list[str] = []
         self.sections: list[tuple[str, Pos, bool]] = []  # title, where, has content
         self.inputs: dict[str, Pos] = {}
+        self.dropped = False  # the line before was a comment only, and left out
 
     def line(self, line: str, number: int) -> None:
         if self.fence is not None:
@@ -47,6 +48,7 @@ class _Scan:
         if self.comment is None:
             opened = _FENCE.match(line)
             if opened is not None:
+                self.dropped = False
                 self.fence = opened.group(1)
                 self.out.append(line)
                 self._content()
@@ -54,7 +56,11 @@ class _Scan:
                 return
         visible, kept, commented = self._uncomment(line, number)
         if commented and not kept.strip():
-            return  # a line of comment only leaves no blank line behind
+            self.dropped = True  # a line of comment only leaves no line behind
+            return
+        if self.dropped and not kept.strip() and self.out and not self.out[-1].strip():
+            return  # nor two blank lines where it stood between blank lines
+        self.dropped = False
         self.out.append(kept)
         self._names(visible, number)
         heading = _HEADING.match(visible)

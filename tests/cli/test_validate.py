@@ -34,7 +34,7 @@ def hz(cli: Cli, *args: str, stdin: str | None = None, cwd: Path = REPO) -> CliR
 def test_valid_contracts_exit_0(cli: Cli) -> None:
     result = hz(cli, "validate", "contracts/")
     assert (result.returncode, result.stdout) == (0, "")
-    assert result.stderr == "Success: no issues found in 3 files\n"
+    assert result.stderr == "Success: no issues found in 5 files\n"
 
 
 def test_invalid_file_exit_1_with_exact_text(cli: Cli, tmp_path: Path) -> None:

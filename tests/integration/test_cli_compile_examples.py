@@ -12,7 +12,13 @@ from syrupy.assertion import SnapshotAssertion
 from hz.runtime.artifacts.models import Job, read_artifact
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((REPO / "contracts").glob("*.yaml"))
+#: Both forms: *.yaml and Markdown (*.md, *.prose.md).
+EXAMPLES = sorted([*(REPO / "contracts").glob("*.yaml"), *(REPO / "contracts").glob("*.md")])
+
+
+def stem(path: Path) -> str:
+    """``weekly.prose.md`` -> ``weekly``: the contract's name, and its inputs file's."""
+    return path.name.split(".")[0]
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +46,7 @@ def test_there_are_examples() -> None:
     assert len(EXAMPLES) >= 3
 
 
-@pytest.mark.parametrize("contract", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize("contract", EXAMPLES, ids=[stem(p) for p in EXAMPLES])
 def test_example_job(
     contract: Path, jobs_by_source: dict[str, str], snapshot: SnapshotAssertion
 ) -> None:

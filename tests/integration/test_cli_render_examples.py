@@ -11,19 +11,25 @@ from syrupy.assertion import SnapshotAssertion
 from hz.runtime.artifacts.models import Packet, parse_artifact
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = sorted((REPO / "contracts").glob("*.yaml"))
+#: Both forms: *.yaml and Markdown (*.md, *.prose.md).
+EXAMPLES = sorted([*(REPO / "contracts").glob("*.yaml"), *(REPO / "contracts").glob("*.md")])
+
+
+def stem(path: Path) -> str:
+    """``weekly.prose.md`` -> ``weekly``: the contract's name, and its inputs file's."""
+    return path.name.split(".")[0]
 
 
 def test_every_example_has_inputs() -> None:
     missing = [
-        p.name for p in EXAMPLES if not (REPO / "contracts/inputs" / f"{p.stem}.json").exists()
+        p.name for p in EXAMPLES if not (REPO / "contracts/inputs" / f"{stem(p)}.json").exists()
     ]
     assert missing == []
 
 
-@pytest.mark.parametrize("contract", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+@pytest.mark.parametrize("contract", EXAMPLES, ids=[stem(p) for p in EXAMPLES])
 def test_example_packet(hz_argv: list[str], contract: Path, snapshot: SnapshotAssertion) -> None:
-    inputs = REPO / "contracts" / "inputs" / f"{contract.stem}.json"
+    inputs = REPO / "contracts" / "inputs" / f"{stem(contract)}.json"
     rel = contract.relative_to(REPO)
     done = subprocess.run(
         [*hz_argv, "render", str(rel), "--inputs", str(inputs.relative_to(REPO))],

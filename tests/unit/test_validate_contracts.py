@@ -12,13 +12,17 @@ from hz.compiler.validate import validate_paths
 
 CONTRACTS = Path(__file__).resolve().parents[2] / "contracts"
 NAMES = sorted(p.stem for p in CONTRACTS.glob("*.yaml"))
+#: The Markdown examples, by contract name: file name.
+MARKDOWN = {p.name.split(".")[0]: p.name for p in CONTRACTS.glob("*.md")}
 HEADER = "# yaml-language-server: $schema=../schemas/workflow-contract.schema.json\n"
 
 
 def test_there_are_at_least_three_and_all_validate() -> None:
     run = validate_paths([str(CONTRACTS)])
     assert run.diagnostics == ()
-    assert len(run.contracts) == len(NAMES) >= 3
+    assert len(run.contracts) == len(NAMES) + len(MARKDOWN)
+    assert len(NAMES) >= 3
+    assert len(MARKDOWN) >= 2
     assert {c.output_format for c in run.contracts} >= {"markdown", "json"}
 
 
@@ -27,9 +31,9 @@ def test_contract_names_its_schema_for_editors(name: str) -> None:
     assert (CONTRACTS / f"{name}.yaml").read_text().startswith(HEADER)
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", NAMES + sorted(MARKDOWN))
 def test_example_inputs_fit_the_declared_inputs(name: str) -> None:
-    (contract,) = validate_paths([str(CONTRACTS / f"{name}.yaml")]).contracts
+    (contract,) = validate_paths([str(CONTRACTS / MARKDOWN.get(name, f"{name}.yaml"))]).contracts
     assert contract.name == name
     values = json.loads((CONTRACTS / "inputs" / f"{name}.json").read_text())
     declared = {i.name: i for i in contract.inputs}
