@@ -52,6 +52,45 @@ prompt: |
   Write a short summary of {{{{ inputs.topic }}}}.
 """
 
+#: The starter as a Markdown contract: the frontmatter holds what the YAML starter's keys do,
+#: the body is the contract text, and the request is built from its sections.
+STARTER_MARKDOWN = """\
+---
+hz:
+  contract: 1
+  name: {name}
+  title: Summarise the open to-do items
+  timeout: 10m
+  agent:
+    tools: []                  # [] = the runner's read-only default
+    max_usd: 0.25
+  inputs:
+    topic:
+      description: What the summary is about
+      schema: {{type: string, minLength: 1}}
+      default: the to-do items in this repository
+  output:
+    format: markdown
+---
+
+# Summarise the open to-do items
+
+<!-- Comments like this one are for the authors: the agent never sees them. -->
+
+## Goal
+
+A short summary of `inputs.topic`. Never change a file.
+
+## Rules
+
+- Mention only what you found in the repository, and cite each item as PATH:LINE.
+- Keep it under 200 words.
+
+## Done when
+
+Every item the summary mentions has its PATH:LINE.
+"""
+
 
 @click.command(
     short_help="Set up hz in a repository: the editor schema and a starter contract.",
@@ -70,15 +109,21 @@ prompt: |
     help="Where the starter contract goes, relative to DIRECTORY.",
 )
 @click.option("--name", default="todo-summary", show_default=True, help="The starter's hz.name.")
-def init(directory: Path, contracts_dir: str, name: str) -> int:
+@click.option(
+    "--markdown",
+    is_flag=True,
+    help="Start a Markdown contract (CONTRACTS/NAME.md: a frontmatter and a body) instead.",
+)
+def init(directory: Path, contracts_dir: str, name: str, markdown: bool) -> int:
     """Set up hz in DIRECTORY (default: the current directory):
 
     \b
       .hz/contract.schema.json      the contract schema, for the editor (refreshed each time)
       CONTRACTS/NAME.yaml           a starter contract whose modeline points at that schema
+      CONTRACTS/NAME.md             with --markdown: the starter as a Markdown contract
 
     An existing contract is never overwritten. Commit .hz/contract.schema.json so everyone's
-    editor completes and checks contracts; run hz init again after upgrading hz.
+    editor completes and checks YAML contracts; run hz init again after upgrading hz.
     """
     from hz.compiler.checks.structure import schema_text
 
@@ -93,7 +138,7 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
     text = schema_text()
     text = text if text.endswith("\n") else text + "\n"
     schema = directory / SCHEMA_PATH
-    contract = directory / contracts / f"{name}.yaml"
+    contract = directory / contracts / f"{name}.{'md' if markdown else 'yaml'}"
     # A repository can plant links (.hz -> ~/.config): refuse them all before writing anything.
     for path in (schema, contract):
         _inside(path, directory)
@@ -107,7 +152,8 @@ def init(directory: Path, contracts_dir: str, name: str) -> int:
     else:
         up = "/".join([".."] * len(contracts.parts))
         modeline = f"{up}/{SCHEMA_PATH.as_posix()}" if up else SCHEMA_PATH.as_posix()
-        write_file(contract, STARTER.format(schema=modeline, name=name))
+        starter = STARTER_MARKDOWN if markdown else STARTER
+        write_file(contract, starter.format(schema=modeline, name=name))
         _report("wrote", contract)
 
     folder, starter = shlex.quote(str(contract.parent)), shlex.quote(str(contract))

@@ -64,6 +64,31 @@ def test_init_writes_schema_and_starter(cli: Cli, tmp_path: Path) -> None:
         ]
 
 
+def test_init_markdown_starts_a_markdown_contract(cli: Cli, tmp_path: Path) -> None:
+    done = hz(cli, tmp_path, "init", "--markdown")
+    assert (done.returncode, done.stdout.splitlines()[:2]) == (
+        0,
+        ["wrote:     .hz/contract.schema.json", "wrote:     contracts/todo-summary.md"],
+    )
+    starter = (tmp_path / "contracts" / "todo-summary.md").read_text(encoding="utf-8")
+    assert starter.startswith("---\nhz:\n  contract: 1\n  name: todo-summary\n")
+    checked = hz(cli, tmp_path, "validate", "contracts")
+    assert (checked.returncode, checked.stdout, checked.stderr) == (
+        0,
+        "",
+        "Success: no issues found in 1 file\n",
+    )
+    ran = hz(cli, tmp_path, "run", "contracts/todo-summary.md", "-q", HZ_RUNNER="echo")
+    # The echo runner answers with the request, which hz built from the body's sections.
+    assert (ran.returncode, ran.stdout, ran.stderr) == (
+        0,
+        'Carry out the contract above. Reach the goal under "Goal". You are done when '
+        'everything under "Done when" holds.\n\n## Input: topic\n\n'
+        "the to-do items in this repository\n",
+        "",
+    )
+
+
 def test_init_quotes_a_folder_with_a_space_in_its_next_steps(cli: Cli, tmp_path: Path) -> None:
     done = hz(cli, tmp_path, "init", "--contracts", "my contracts")
     assert done.stdout.splitlines()[3:] == [
