@@ -161,6 +161,11 @@ def _allowed(schema: Any) -> list[str]:
 
 def _unknown_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterable[Diagnostic]:
     allowed = _allowed(e.schema)
+    offered = allowed
+    if doc.body is not None and not path:
+        # A Markdown contract's frontmatter: its contract text is the body (a `contract` key
+        # there is HZ101 of the body rules), and x- keys are the author's.
+        offered = [name for name in allowed if name != "contract"] + ["x-…"]
     instance = e.instance if isinstance(e.instance, dict) else {}
     where = "at the top level" if not path else f"in {dotted(path)}"
     for name in instance:
@@ -170,8 +175,8 @@ def _unknown_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterabl
             # The same choice one level up (hz.model): the same answer, not "unknown key".
             yield _refused(doc, (*path, name))
             continue
-        suggestion = did_you_mean(str(name), allowed)
-        listing = "allowed keys: " + ", ".join(allowed)
+        suggestion = did_you_mean(str(name), offered)
+        listing = "allowed keys: " + ", ".join(offered)
         hint = f"{suggestion} ({listing})" if suggestion else listing
         yield at(doc, (*path, name), HZ101, f"unknown key {name!r} {where}", key=True, hint=hint)
 

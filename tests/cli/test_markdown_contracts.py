@@ -48,8 +48,8 @@ def test_frontmatter_and_body_diagnostics_point_into_the_file(cli: Cli, tmp_path
     assert result.returncode == 1
     assert result.stdout == (
         "weekly.md:9:1: error: unknown key 'kinds' at the top level [HZ101]\n"
-        "  hint: did you mean 'kind'? (allowed keys: hz, contract, name, kind, version, "
-        "description, prompt)\n"
+        "  hint: did you mean 'kind'? (allowed keys: hz, name, kind, version, description, "
+        "prompt, x-…)\n"
         "weekly.md:11:1: error: a contract of kind 'responsibility' needs a '## Maintains' "
         "section [HZ111]\n"
         "  hint: add a heading '## Maintains' and what belongs under it\n"

@@ -1,0 +1,101 @@
+"""The Markdown contract loader and body scanner on their own: frontmatter boundaries,
+comments, fences, sections, and the keys beside hz:."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hz.compiler.load.body import read_body
+from hz.compiler.load.markdown import frontmatter_end, has_hz_block, load_markdown
+from hz.compiler.source import Pos, Section
+from hz.compiler.validate import validate_paths, validate_source
+
+FRONT = "---\nhz:\n  contract: 1\n  name: w\n  timeout: 60\n  agent: {max_usd: 1}\n"
+
+
+def test_comments_across_lines_and_several_on_one_line() -> None:
+    body = read_body("a <!-- one --> b <!-- two --> c\n<!-- three\nlines -->\nd <!-- x\n-->e\n", 5)
+    assert body.text == "a  b  c\nd \ne\n"
+    assert body.comments == ("<!-- one -->", "<!-- two -->", "<!-- three\nlines -->", "<!-- x\n-->")
+    assert body.unclosed_comment is None
+
+
+def test_sections_levels_and_closing_hashes() -> None:
+    body = read_body("# Title\n## Goal ##\n### Detail\n# Part\n## Done when\n\n  <!-- -->\n", 3)
+    assert body.sections == (
+        Section("Goal", Pos(4, 1), False),  # a level-3 heading is content
+        Section("Done when", Pos(7, 1), True),
+    )
+
+
+def test_an_unclosed_fence_keeps_the_rest_as_text() -> None:
+    body = read_body("## Goal\n\n````\n## Done when\n```\n<!-- kept -->\n", 1)
+    assert [s.title for s in body.sections] == ["Goal"]
+    assert body.text == "## Goal\n\n````\n## Done when\n```\n<!-- kept -->\n"
+    assert body.comments == ()
+
+
+def test_an_unclosed_comment_is_located() -> None:
+    body = read_body("x\n  y <!-- z\n", 10)
+    assert body.unclosed_comment == Pos(11, 5)
+    assert body.text == "x\n  y\n"
+
+
+def test_input_names_are_found_once_where_first_named() -> None:
+    body = read_body("use inputs.week and inputs.week, then `inputs.team`\n", 2)
+    assert body.inputs == (("week", Pos(2, 5)), ("team", Pos(2, 40)))
+
+
+def test_frontmatter_boundaries() -> None:
+    assert frontmatter_end("---  \na: 1\n---\nbody") == 11
+    assert frontmatter_end("---\na: 1\n---") == 9
+    assert frontmatter_end("---\na: 1\n") is None
+    assert frontmatter_end("# no\n---\n") is None
+
+
+def test_discovery_reads_the_frontmatter_by_lines() -> None:
+    assert has_hz_block("\ufeff---\r\nhz:\r\n  contract: 1\r\n---\r\n")
+    assert has_hz_block("---\nhz :\n  contract: 1\n")  # unterminated: a contract with a problem
+    assert not has_hz_block("---\ntitle: x\n---\nhz: not in the frontmatter\n")
+    assert not has_hz_block("hz:\n  contract: 1\n")
+
+
+def test_a_file_that_ends_at_the_closing_line_has_an_empty_body() -> None:
+    doc, problems = load_markdown((FRONT + "---").encode(), "w.md")
+    assert problems == []
+    assert doc is not None
+    assert doc.data["contract"] == ""
+    found = [(d.code, d.line, d.message) for d in validate_source(doc)[1]]
+    assert ("HZ111", 8, "a Markdown contract without a prompt needs a '## Goal' section") in found
+
+
+def test_a_contract_key_in_the_frontmatter_is_refused() -> None:
+    doc, _ = load_markdown((FRONT + "contract: rules\nprompt: go\n---\nbody\n").encode(), "w.md")
+    assert doc is not None
+    found = [(d.code, d.line, d.column, d.message) for d in validate_source(doc)[1]]
+    assert found == [
+        (
+            "HZ101",
+            7,
+            1,
+            "'contract' is not a frontmatter key: the body of a Markdown contract is its text",
+        )
+    ]
+
+
+def test_heinzelmaennchen_signs_inside_hz_and_on_top_level_inputs() -> None:
+    doc, _ = load_markdown(
+        b"---\nhz:\n  name: w\n  outputs: {}\ninputs:\n  a: {read: git.log}\n---\nx\n", "w.md"
+    )
+    assert doc is not None
+    (found,) = validate_source(doc)[1]
+    assert (found.code, found.line, found.column) == ("HZ105", 4, 3)
+    assert found.message == (
+        "this is a Heinzelmännchen contract (hz.outputs, inputs that read:), not an hz contract"
+    )
+
+
+def test_a_directory_finds_an_unterminated_contract_and_says_so(tmp_path: Path) -> None:
+    (tmp_path / "w.md").write_text(FRONT + "\n## Goal\n")
+    run = validate_paths([tmp_path])
+    assert [(d.code, d.line) for d in run.diagnostics] == [("HZ015", 1)]
