@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from hz.cli.counts import plural
 from hz.cli.help import examples
 from hz.cli.params import CEILING, format_choice, path_option
 from hz.cli.validate import (
@@ -120,7 +121,7 @@ def compile_(
         diagnostics += check_jobs(run.jobs, out_dir)
         # --check reads the job files too, and may report one (HZ604).
         job_files = len(list(Path(out_dir).glob("*.job.json")))
-        checked = f"{_plural(files_checked, 'contract')} and {_plural(job_files, 'job file')}"
+        checked = f"{plural(files_checked, 'contract')} and {plural(job_files, 'job file')}"
         files_checked += job_files
         if not any(d.severity == "error" for d in diagnostics):
             done = f"{_jobs(len(run.jobs))} in {out_dir} up to date"
@@ -160,11 +161,7 @@ def files_read(target: Path, inputs_file: Path | None, input_args: tuple[str, ..
 
 
 def _jobs(n: int) -> str:
-    return _plural(n, "job")
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    return plural(n, "job")
 
 
 @click.command(

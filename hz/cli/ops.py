@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from hz.cli.counts import plural
 from hz.cli.help import examples
 from hz.cli.params import format_choice
 from hz.cli.transcripts import receipt_directory
@@ -79,8 +80,9 @@ def verify(directory: Path | None) -> int:
         click.echo(f"FAILED {printable(problem)}")  # names from the files
     if problems:
         return 1
-    noun = "receipt" if count == 1 else "receipts"
-    click.echo(f"ok: {count} {noun} in {printable(str(directory))}, the chain is intact")
+    click.echo(
+        f"ok: {plural(count, 'receipt')} in {printable(str(directory))}, the chain is intact"
+    )
     return 0
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from hz.runtime.artifacts.printable import printable
+from hz.runtime.process.threads import MAX_PARALLEL
 
 #: What click.option returns: it decorates a command's function.
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -66,6 +67,12 @@ def format_choice(choices: Sequence[str], default: str, help: str) -> Decorator:
         show_default=True,
         help=help,
     )
+
+
+def jobs_option(help: str) -> Decorator:
+    """The ``-j/--jobs`` option (into ``jobs``): how many runs at once, 1 to ``MAX_PARALLEL``;
+    None when not given."""
+    return click.option("-j", "--jobs", type=click.IntRange(min=1, max=MAX_PARALLEL), help=help)
 
 
 def path_option(

@@ -10,6 +10,7 @@ import threading
 import time
 from typing import TextIO
 
+from hz.cli.counts import plural
 from hz.runtime.artifacts.printable import printable
 from hz.runtime.process.threads import start
 from hz.runtime.runners.protocol import Progress
@@ -64,12 +65,10 @@ _NAME_CHARS = 40
 
 
 def line(elapsed: float, progress: Progress) -> str:
-    turns = "turn" if progress.turns == 1 else "turns"
-    calls = "tool call" if progress.tool_calls == 1 else "tool calls"
     # The tool's name is the agent's (an MCP server names its own): escaped, and cut so the
     # line stays one line of a terminal.
     name = progress.last_tool or ""
     shown = printable(name[:_NAME_CHARS]) + ("…" if len(name) > _NAME_CHARS else "")
     last = f" (last: {shown})" if name else ""
-    counts = f"{progress.turns} {turns} · {progress.tool_calls} {calls}{last}"
+    counts = f"{plural(progress.turns, 'turn')} · {plural(progress.tool_calls, 'tool call')}{last}"
     return f"hz: running {elapsed:.0f}s · {counts}"

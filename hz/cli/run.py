@@ -21,14 +21,15 @@ from typing import Any
 import click
 
 from hz.cli.closed_stdout import drop_stdout
+from hz.cli.counts import plural
 from hz.cli.help import examples
+from hz.cli.params import jobs_option
 from hz.cli.request_options import RunTargets, report_error, reported_packets, request_options
 from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.printable import guarded, printable, printable_json
 from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.ledger.states import RunState
 from hz.runtime.ledger.view import STATE_EXIT
-from hz.runtime.process.threads import MAX_PARALLEL
 from hz.runtime.runners.protocol import AgentRunner, RunPlan, RunRequest
 
 #: Exit status per run status: the run ledger's table, which ``hz runs wait`` and a batch exit
@@ -49,12 +50,7 @@ UNCERTAIN = EXIT_CODES[RunState.UNCERTAIN]
     ),
 )
 @request_options
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1, max=MAX_PARALLEL),
-    help="Run the targets as one batch, N at once, through the run ledger.",
-)
+@jobs_option("Run the targets as one batch, N at once, through the run ledger.")
 @click.option(
     "--format",
     "fmt",
@@ -287,7 +283,7 @@ def attempts_part(attempts: tuple[Any, ...]) -> str:
     """``3 attempts, $0.0060 in all``: what every attempt cost together, and how many did
     not say."""
     known = [a.cost_usd for a in attempts if a.cost_usd is not None]
-    part = f"{len(attempts)} attempt{'' if len(attempts) == 1 else 's'}, ${sum(known):.4f} in all"
+    part = f"{plural(len(attempts), 'attempt')}, ${sum(known):.4f} in all"
     unknown = len(attempts) - len(known)
     if unknown:
         part += f" ({unknown} without a reported cost)"
@@ -392,8 +388,8 @@ def summary(result: AgentResult, receipt: Path | None) -> str:
     # At a turn limit the reason names the limit; the CLI's own count of turns (which may
     # count the turn it stopped in) would only contradict it.
     if result.turns is not None and result.failure_kind != "max_turns":
-        parts.append(f"{result.turns} turn{'' if result.turns == 1 else 's'}")
-    parts.append(f"{len(result.tool_calls)} tool call{'' if len(result.tool_calls) == 1 else 's'}")
+        parts.append(plural(result.turns, "turn"))
+    parts.append(plural(len(result.tool_calls), "tool call"))
     if result.cost_usd is not None:
         parts.append(f"${result.cost_usd:.4f}")
     if len(result.attempts) > 1:

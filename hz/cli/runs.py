@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from hz.cli.counts import plural
 from hz.cli.help import examples
 from hz.cli.params import SECONDS, format_choice
 from hz.runtime.artifacts.errors import HzError
@@ -157,8 +158,7 @@ def list_(states: tuple[str, ...], since: str | None, limit: int, every: bool, f
     more = max(0, total - len(documents))
     text = list_table(documents) if documents else "no runs\n"
     if more:
-        runs_ = "run" if more == 1 else "runs"
-        text += f"… {more} more {runs_} (--limit N shows N, --all every run)\n"
+        text += f"… {plural(more, 'more run')} (--limit N shows N, --all every run)\n"
     emit({"kind": "run_list", "runs": documents, "more": more}, fmt, text)
     return 0
 
@@ -403,9 +403,8 @@ def cost(by: str, since: str | None, fmt: str) -> int:
                     }
                 )
     if unreadable:
-        runs_ = "run" if unreadable == 1 else "runs"
         click.echo(
-            f"hz: warning: {unreadable} {runs_} with values hz cannot read left out "
+            f"hz: warning: {plural(unreadable, 'run')} with values hz cannot read left out "
             "(hz runs list marks them)",
             err=True,
         )

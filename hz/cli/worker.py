@@ -8,22 +8,18 @@ from typing import Any
 
 import click
 
+from hz.cli.counts import plural
 from hz.cli.help import examples
+from hz.cli.params import jobs_option
 from hz.cli.runs import FORMAT, report_settled
 from hz.runtime.artifacts.printable import printable, printable_json
-from hz.runtime.process.threads import MAX_PARALLEL
 
 
 @click.command(
     short_help="Run queued runs from the ledger until stopped (SIGTERM).",
     epilog=examples("hz worker -j 4", "hz worker --queue reviews --drain"),
 )
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1, max=MAX_PARALLEL),
-    help="Runs at once [default: [system] max_parallel, 1].",
-)
+@jobs_option("Runs at once [default: [system] max_parallel, 1].")
 @click.option(
     "--queue",
     "queues",
@@ -114,16 +110,15 @@ def started(backend: str, where: str, queues: tuple[str, ...], slots: int) -> st
         which = "every queue"
     else:
         which = ("queue " if len(queues) == 1 else "queues ") + ", ".join(queues)
-    noun = "slot" if slots == 1 else "slots"
-    return f"hz: worker: started: {backend} ledger {printable(where)}, {which}, {slots} {noun}"
+    at = f"{backend} ledger {printable(where)}"
+    return f"hz: worker: started: {at}, {which}, {plural(slots, 'slot')}"
 
 
 def _say_held(ledger: Any) -> None:
     held = len(ledger.held_runs())
     if held:
-        runs = "run" if held == 1 else "runs"
         click.echo(
-            f"hz: worker: drained; {held} {runs} held for a spend ceiling stay queued "
+            f"hz: worker: drained; {plural(held, 'run')} held for a spend ceiling stay queued "
             "(hz runs list --state queued)",
             err=True,
         )
@@ -132,9 +127,9 @@ def _say_held(ledger: Any) -> None:
 def _say_left(ledger: Any) -> None:
     left = ledger.left_behind()
     if left:
-        runs, stay = ("run", "stays") if left == 1 else ("runs", "stay")
+        stay = "stays" if left == 1 else "stay"
         click.echo(
-            f"hz: worker: drained; {left} {runs} no worker takes now {stay} in the ledger "
+            f"hz: worker: drained; {plural(left, 'run')} no worker takes now {stay} in the ledger "
             "(values hz cannot read, or due more than an hour from now: hz runs list)",
             err=True,
         )
