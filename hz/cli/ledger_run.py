@@ -13,43 +13,28 @@ from typing import Any
 
 import click
 
+from hz.cli.progress import RewrittenLine
 from hz.runtime.artifacts.printable import printable, printable_json
 from hz.runtime.ledger.foreground import Request
 from hz.runtime.ledger.owner import Binding, Outcome, Policy
 from hz.runtime.ledger.store import KeyHeld, Ledger
 
 
-class BatchDisplay:
+class BatchDisplay(RewrittenLine):
     """Done / running / queued and spend so far, one line on a terminal, rewritten. Targets
     not read yet count as queued (``unread``)."""
 
     def __init__(self, ledger: Ledger, batch: str, stream: Any, unread: Callable[[], int]) -> None:
+        super().__init__(stream, interval=0.5, name="hz-batch", what="the batch's progress line")
         self.ledger = ledger
         self.batch = batch
-        self.stream = stream
         self.unread = unread
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._tick, name="hz-batch", daemon=True)
 
-    def __enter__(self) -> BatchDisplay:
-        from hz.runtime.process.threads import start
+    def draw(self) -> None:
+        with contextlib.suppress(Exception):  # the ledger cannot be read now: the next tick
+            super().draw()
 
-        start(self._thread, "the batch's progress line")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.stream.write("\r\x1b[K")
-        self.stream.flush()
-
-    def _tick(self) -> None:
-        while not self._stop.wait(0.5):
-            with contextlib.suppress(Exception):
-                self.stream.write("\r\x1b[K" + self.line())
-                self.stream.flush()
-
-    def line(self) -> str:
+    def text(self) -> str:
         counts = self.ledger.batch_progress(self.batch)
         queued = counts.queued + self.unread()
         return (

@@ -304,7 +304,7 @@ def test_the_batch_display_counts_a_batch(new_ledger: Any, tmp_path: Path) -> No
         ledger.create(make_packet(), key=key, workdir=tmp_path, receipt_dir=None, batch="b1")
     stream = io.StringIO()
     with BatchDisplay(ledger, "b1", stream, unread=lambda: 3) as display:
-        line = display.line()
+        line = display.text()
     # Targets not read yet (a batch reads them as slots free) count as queued.
     assert line == "hz: 0 done · 0 running · 5 queued · $0.00 reserved or spent"
     assert stream.getvalue().endswith("\r\x1b[K")
