@@ -51,6 +51,12 @@ def _version(raw: psycopg.Connection[dict[str, Any]]) -> int:
     return int(row["version"]) if row else 0
 
 
+def _first_line(e: BaseException) -> str:
+    """The first line of a driver's message (the server's may span several), for ours."""
+    text = str(e).strip()
+    return text.splitlines()[0][:300] if text else type(e).__name__
+
+
 class UnportableSql(ValueError):
     """A statement the ``?`` rewrite cannot translate safely: a bug in hz's SQL, never a
     user's problem."""
@@ -172,16 +178,14 @@ class PgDb:
         return raw
 
     def _unreachable(self, e: BaseException) -> LedgerUnavailable:
-        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
         return LedgerUnavailable(
-            f"{self.where}: the PostgreSQL ledger cannot be used: {first}",
+            f"{self.where}: the PostgreSQL ledger cannot be used: {_first_line(e)}",
             hint="is the server up, and the DSN ([system.queue] dsn_env or PG* variables) right?",
         )
 
     def _refused(self, e: BaseException) -> LedgerError:
-        first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
         return LedgerError(
-            f"{self.where}: the PostgreSQL ledger refused this role: {first}",
+            f"{self.where}: the PostgreSQL ledger refused this role: {_first_line(e)}",
             hint="grant the role what docs/deploying-workers.md lists, or run hz queue init "
             "as the schema's owner",
         )
@@ -195,6 +199,20 @@ class PgDb:
         )
 
     @contextmanager
+    def _translated(self) -> Iterator[None]:
+        """Driver failures as the ledger's errors: a lock waited for too long and a server
+        that cannot be reached (or serve) are ``LedgerUnavailable``, a role without hz's
+        grants a ``LedgerError``."""
+        try:
+            yield
+        except psycopg.errors.LockNotAvailable as e:
+            raise self._locked(e) from e
+        except (psycopg.OperationalError, psycopg.InterfaceError) as e:
+            raise self._unreachable(e) from e
+        except psycopg.errors.InsufficientPrivilege as e:
+            raise self._refused(e) from e
+
+    @contextmanager
     def borrow(self) -> Iterator[psycopg.Connection[dict[str, Any]]]:
         """A connection for one statement or transaction; driver failures to reach the server
         become ``LedgerError`` and the connection is dropped."""
@@ -204,14 +222,9 @@ class PgDb:
             raw = self._connect()
         healthy = False
         try:
-            yield raw
+            with self._translated():
+                yield raw
             healthy = True
-        except psycopg.errors.LockNotAvailable as e:
-            raise self._locked(e) from e
-        except (psycopg.OperationalError, psycopg.InterfaceError) as e:
-            raise self._unreachable(e) from e
-        except psycopg.errors.InsufficientPrivilege as e:
-            raise self._refused(e) from e
         finally:
             usable = (
                 healthy or not raw.broken
@@ -277,23 +290,16 @@ class PgDb:
             raw = psycopg.connect(self.conninfo, autocommit=True, row_factory=dict_row)
         except psycopg.Error as e:
             raise self._unreachable(e) from e
-        try:
-            with raw:
-                raw.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}s'")
-                fresh = _version(raw) == 0
-                if fresh:  # no tables of hz's to lock yet: nobody but its first hz around
-                    # Taken before the transaction, which then sees what another committed.
-                    raw.execute("SELECT pg_advisory_lock(%s, %s)", (LOCK_NAMESPACE, MIGRATION_LOCK))
-                with raw.transaction():
-                    if not fresh:  # only a role with rights on hz.meta may lock it
-                        raw.execute("LOCK TABLE hz.meta IN EXCLUSIVE MODE")
-                    return self._apply(raw)
-        except psycopg.errors.LockNotAvailable as e:
-            raise self._locked(e) from e
-        except (psycopg.OperationalError, psycopg.InterfaceError) as e:
-            raise self._unreachable(e) from e
-        except psycopg.errors.InsufficientPrivilege as e:
-            raise self._refused(e) from e
+        with self._translated(), raw:
+            raw.execute(f"SET lock_timeout = '{LOCK_TIMEOUT}s'")
+            fresh = _version(raw) == 0
+            if fresh:  # no tables of hz's to lock yet: nobody but its first hz around
+                # Taken before the transaction, which then sees what another committed.
+                raw.execute("SELECT pg_advisory_lock(%s, %s)", (LOCK_NAMESPACE, MIGRATION_LOCK))
+            with raw.transaction():
+                if not fresh:  # only a role with rights on hz.meta may lock it
+                    raw.execute("LOCK TABLE hz.meta IN EXCLUSIVE MODE")
+                return self._apply(raw)
 
     def _apply(self, raw: psycopg.Connection[dict[str, Any]]) -> bool:
         version = _version(raw)
