@@ -18,8 +18,7 @@ from typing import Any, TypeVar
 
 from hz.runtime.ledger.db import LedgerUnavailable
 from hz.runtime.ledger.rows import RunRow
-from hz.runtime.ledger.states import RunState
-from hz.runtime.ledger.store import Ceilings, Hold, Ledger
+from hz.runtime.ledger.store import Ceilings, Ending, Hold, Ledger
 from hz.runtime.process.clock import SYSTEM, Clock
 
 #: How long a finished session's owner keeps trying to commit its result to an unreachable
@@ -29,24 +28,6 @@ COMMIT_PATIENCE = 60.0
 _MAX_DELAY = 2.0
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Ending:
-    """A run's terminal record."""
-
-    state: str
-    failure_kind: str | None = None
-    result: dict[str, Any] | None = None
-    cost_usd: float | None = None
-    #: Absolute in the ledger: hz runs show may run from anywhere.
-    receipt: Path | None = None
-    detail: str | None = None
-
-    @classmethod
-    def not_started(cls, why: str, *, cost_usd: float | None = None) -> Ending:
-        """``failed`` (``not_started``): nothing of the run was spawned."""
-        return cls(RunState.FAILED, "not_started", cost_usd=cost_usd, detail=f"not started: {why}")
 
 
 @dataclass(slots=True)
@@ -117,15 +98,4 @@ class OwnedRun:
     # -- the end (retried) -----------------------------------------------------------------
 
     def finish(self, ending: Ending) -> None:
-        self.patiently(
-            lambda: self.ledger.finish(
-                self.run_id,
-                self.generation,
-                ending.state,
-                failure_kind=ending.failure_kind,
-                result=ending.result,
-                cost_usd=ending.cost_usd,
-                receipt=ending.receipt,
-                detail=ending.detail,
-            )
-        )
+        self.patiently(lambda: self.ledger.finish(self.run_id, self.generation, ending))

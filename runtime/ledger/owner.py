@@ -27,10 +27,10 @@ from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.ledger.db import LedgerError
 from hz.runtime.ledger.fallback import save_result, unrecorded
-from hz.runtime.ledger.handle import COMMIT_PATIENCE, Ending, OwnedRun
+from hz.runtime.ledger.handle import COMMIT_PATIENCE, OwnedRun
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.states import TERMINAL, RunState
-from hz.runtime.ledger.store import Ceilings, Hold, Ledger, StaleOwner, read_packet
+from hz.runtime.ledger.store import Ceilings, Ending, Hold, Ledger, StaleOwner, read_packet
 from hz.runtime.ledger.watcher import EXTERNAL_CANCEL, Watcher
 from hz.runtime.process import cancel, observe
 from hz.runtime.process.cancel import CancelToken

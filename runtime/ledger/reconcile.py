@@ -38,7 +38,7 @@ from hz.runtime.ledger.db import LedgerUnavailable
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.sight import HostView, owner_verdict
 from hz.runtime.ledger.states import LIVE, UNDISPATCHED, RunState, sql_list
-from hz.runtime.ledger.store import LeaseClock, Ledger, Owner, StaleOwner, read_packet
+from hz.runtime.ledger.store import Ending, LeaseClock, Ledger, Owner, StaleOwner, read_packet
 from hz.runtime.process.clock import SYSTEM, Clock
 from hz.runtime.process.group import KILL_GRACE, UnsafeGroupError, terminate_group
 from hz.runtime.process.privatefiles import remove_tree
@@ -238,16 +238,7 @@ def settle_lost(
             except HzError as e:
                 detail += f"; no receipt: {e.message}"
     try:
-        ledger.finish(
-            row.id,
-            generation,
-            state,
-            failure_kind=None,
-            result=None,
-            cost_usd=None,
-            receipt=receipt,
-            detail=detail,
-        )
+        ledger.finish(row.id, generation, Ending(state, receipt=receipt, detail=detail))
     except StaleOwner:
         return Settled(row.id, row.state, "unchanged", "settled by another process")
     with ledger.tx() as c:

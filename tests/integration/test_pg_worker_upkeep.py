@@ -23,7 +23,7 @@ from hz.runtime.ledger.pg.db import PgDb
 from hz.runtime.ledger.pg.dispatch import Procrastinate
 from hz.runtime.ledger.pg.listener import worker_app
 from hz.runtime.ledger.pg.worker import PgWorker, WorkerOptions
-from hz.runtime.ledger.store import Ceilings, Hold, Ledger, Owner
+from hz.runtime.ledger.store import Ceilings, Ending, Hold, Ledger, Owner
 from tests.integration.ledger_env import Space, pg_rows, space, until
 from tests.unit.test_execute import make_packet
 
@@ -330,14 +330,7 @@ def test_a_released_reservation_wakes_a_held_runs_job_at_once(pg_dsn: str, tmp_p
             assert taken == []
             released = time.monotonic()
             await asyncio.to_thread(
-                ledger.finish,
-                ahead,
-                generation,
-                "completed",
-                failure_kind=None,
-                result=None,
-                cost_usd=0.0,
-                receipt=None,
+                ledger.finish, ahead, generation, Ending("completed", cost_usd=0.0)
             )
             while not taken and time.monotonic() < released + 5:
                 await asyncio.sleep(0.02)

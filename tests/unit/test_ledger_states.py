@@ -13,7 +13,7 @@ from hz.runtime.artifacts.result import Status
 from hz.runtime.ledger.pg.db import PgDb, UnportableSql, _portable
 from hz.runtime.ledger.pg.schema import STATE_CHECK
 from hz.runtime.ledger.states import LIVE, STATES, TERMINAL, RunState, docs_table, sql_list
-from hz.runtime.ledger.store import Ledger, NotTerminal
+from hz.runtime.ledger.store import Ending, Ledger, NotTerminal
 from tests.unit.test_execute import make_packet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,15 +58,7 @@ def test_finish_refuses_a_live_state(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.sqlite3")
     run_id, _ = ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
     with pytest.raises(NotTerminal, match="'running' is not a state a run ends in"):
-        ledger.finish(
-            run_id,
-            None,
-            RunState.RUNNING,
-            failure_kind=None,
-            result=None,
-            cost_usd=None,
-            receipt=None,
-        )
+        ledger.finish(run_id, None, Ending(RunState.RUNNING))
     assert ledger.get(run_id).state == RunState.QUEUED
 
 

@@ -24,6 +24,7 @@ from hz.runtime.ledger.paths import state_dir
 from hz.runtime.ledger.reconcile import reconcile
 from hz.runtime.ledger.store import (
     Ceilings,
+    Ending,
     KeyHeld,
     KeyReused,
     Ledger,
@@ -210,9 +211,7 @@ def test_a_stale_owner_cannot_write_over_a_newer_one(ledger: Ledger, tmp_path: P
     with pytest.raises(StaleOwner):
         ledger.dispatch(run_id, old, Ceilings())
     with pytest.raises(StaleOwner):
-        ledger.finish(
-            run_id, old, "completed", failure_kind=None, result=None, cost_usd=None, receipt=None
-        )
+        ledger.finish(run_id, old, Ending("completed"))
     assert ledger.get(run_id).state == "cancelled"
 
 
@@ -233,11 +232,9 @@ def test_a_reservation_becomes_the_cost_and_an_unknown_cost_keeps_it(
         "reserving $0.50 would cross [system.budget] max_usd_per_day of $1.00 "
         "($1.00 reserved or spent today)"
     )
-    ledger.finish(*runs[0], "completed", failure_kind=None, result=None, cost_usd=0.0, receipt=None)
+    ledger.finish(*runs[0], Ending("completed", cost_usd=0.0))
     assert ledger.dispatch(*runs[2], ceilings) is None
-    ledger.finish(
-        *runs[1], "completed", failure_kind=None, result=None, cost_usd=None, receipt=None
-    )
+    ledger.finish(*runs[1], Ending("completed"))
     reserved = [ledger.get(r).reserved_usd for r, _ in runs]
     assert reserved == [0.0, 0.5, 0.5]
 
@@ -372,9 +369,7 @@ def test_a_stale_generation_cannot_write_a_terminal_over_uncertain(
     with pytest.raises(StaleOwner):
         ledger.renew(run_id, old)
     with pytest.raises(StaleOwner):
-        ledger.finish(
-            run_id, old, "completed", failure_kind=None, result=None, cost_usd=0.1, receipt=None
-        )
+        ledger.finish(run_id, old, Ending("completed", cost_usd=0.1))
     row = ledger.get(run_id)
     assert (row.state, row.reserved_usd, row.cost_usd) == ("uncertain", 0.5, None)
 

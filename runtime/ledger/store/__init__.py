@@ -35,7 +35,7 @@ from hz.runtime.ledger.store.identity import (
     new_run_id,
 )
 from hz.runtime.ledger.store.requests import DEFAULT_QUEUE, Requests
-from hz.runtime.ledger.store.transitions import NotTerminal, Transitions
+from hz.runtime.ledger.store.transitions import Ending, NotTerminal, Transitions
 
 
 class Ledger(Requests, Transitions):
@@ -53,6 +53,7 @@ __all__ = [
     "STATES",
     "TERMINAL",
     "Ceilings",
+    "Ending",
     "Hold",
     "KeyHeld",
     "KeyReused",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,24 @@ from hz.runtime.ledger.states import TERMINAL, RunState
 from hz.runtime.ledger.store.ceilings import Ceilings
 from hz.runtime.ledger.store.errors import StaleOwner
 from hz.runtime.ledger.store.holds import Holds
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """A run's terminal record."""
+
+    state: str
+    failure_kind: str | None = None
+    result: dict[str, Any] | None = None
+    cost_usd: float | None = None
+    #: Absolute in the ledger: hz runs show may run from anywhere.
+    receipt: Path | None = None
+    detail: str | None = None
+
+    @classmethod
+    def not_started(cls, why: str, *, cost_usd: float | None = None) -> Ending:
+        """``failed`` (``not_started``): nothing of the run was spawned."""
+        return cls(RunState.FAILED, "not_started", cost_usd=cost_usd, detail=f"not started: {why}")
 
 
 class NotTerminal(ValueError):
@@ -107,21 +126,12 @@ class Transitions(Holds):
         with self.fenced(run_id, generation) as c:
             c.execute("UPDATE runs SET private_dir = ? WHERE id = ?", (path_text(path), run_id))
 
-    def finish(
-        self,
-        run_id: str,
-        generation: int | None,
-        state: str,
-        *,
-        failure_kind: str | None,
-        result: dict[str, Any] | None,
-        cost_usd: float | None,
-        receipt: Path | None,
-        detail: str | None = None,
-    ) -> None:
+    def finish(self, run_id: str, generation: int | None, ending: Ending) -> None:
         """The terminal record. The reservation becomes the actual cost when one is known;
         ``uncertain`` runs and runs without a cost keep the whole reservation.
         ``generation=None`` is for writers that already hold the run (see ``fenced``)."""
+        state, failure_kind, result = ending.state, ending.failure_kind, ending.result
+        cost_usd, receipt, detail = ending.cost_usd, ending.receipt, ending.detail
         if state not in TERMINAL:
             raise NotTerminal(f"{state!r} is not a state a run ends in")
 
