@@ -103,17 +103,25 @@ def _nullable(
     return maybe
 
 
-def _result(value: Any) -> tuple[Any, str | None]:
+def _from_text(
+    read: Callable[[str], tuple[Any, str | None]], empty: Any
+) -> Callable[[Any], tuple[Any, str | None]]:
+    """A column of text that ``read`` makes its value of: text first (``empty`` when it is
+    not)."""
+
+    def check(value: Any) -> tuple[Any, str | None]:
+        _, why = _text(value)
+        return (empty, why) if why else read(value)
+
+    return check
+
+
+def _read_result(text: str) -> tuple[Any, str | None]:
     """The stored result object (``hz run --format json``'s), or why it is none."""
-    if value is None:
-        return None, None
-    _, why = _text(value)
-    if why:
-        return None, why
-    if len(value) > MAX_RESULT:
-        return None, f"{len(value)} characters is more than a result holds"
+    if len(text) > MAX_RESULT:
+        return None, f"{len(text)} characters is more than a result holds"
     try:
-        found = json_loads(value)
+        found = json_loads(text)
     except JsonError as e:
         return None, f"not JSON ({e.msg[:80]})"
     if not isinstance(found, dict):
@@ -121,28 +129,19 @@ def _result(value: Any) -> tuple[Any, str | None]:
     return found, None
 
 
-def _observed(value: Any) -> tuple[Any, str | None]:
-    if value is None:
-        return None, None
-    _, why = _text(value)
-    if why:
-        return None, why
-    # Observations are a best effort: what cannot be read is left out, as before.
-    return read_observed(value), None
-
-
-def _path(value: Any) -> tuple[Any, str | None]:
+def _read_path(text: str) -> tuple[Any, str | None]:
     """A stored path (``paths.path_text``) as the path's own text: a ``file://`` URI, which
     holds bytes that are not UTF-8, read back to those bytes (``paths.read_path``)."""
-    _, why = _text(value)
-    if why:
-        return "", why
-    path = read_path(value)
+    path = read_path(text)
     if "\x00" in path:
-        return "", f"{_shown(value)} holds a NUL, which no path does"
+        return "", f"{_shown(text)} holds a NUL, which no path does"
     return path, None
 
 
+_result = _nullable(_from_text(_read_result, None))
+# Observations are a best effort: what cannot be read is left out, as before.
+_observed = _nullable(_from_text(lambda text: (read_observed(text), None), None))
+_path = _from_text(_read_path, "")
 _T, _T0 = _text, _nullable(_text)
 _P, _P0 = _path, _nullable(_path)
 #: The columns that hold a path: read with ``_path``, written with ``paths.path_text``.
