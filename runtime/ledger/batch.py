@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.foreground import Request
-from hz.runtime.ledger.owner import Outcome
+from hz.runtime.ledger.owner import Outcome, Slots, Told
 from hz.runtime.ledger.store import KeyHeld, Ledger, Owner
-from hz.runtime.ledger.worker import Pool, Slots, run_pool
+from hz.runtime.ledger.worker import Pool, run_pool
 
 #: A display of the batch while it runs, made from its id and its count of unread targets.
 Display = Callable[[str, Callable[[], int]], AbstractContextManager[object]]
@@ -109,15 +109,7 @@ def run_batch(
     take it, hz's cancel signals routed to the pool (``run_pool``); what was read and run. A
     retry a stop left in the queue is cancelled: nothing of it ran."""
     source = BatchSource(requests, total, f"batch_{secrets.token_hex(6)}", reports.on_held)
-    pool = Pool(
-        ledger,
-        jobs=slots.jobs,
-        binding=slots.binding,
-        policy=slots.policy,
-        claim=source,
-        on_done=reports.on_done,
-        on_error=reports.on_error,
-    )
+    pool = Pool(ledger, slots, source, Told(reports.on_done, reports.on_error))
     display = reports.display
     with contextlib.nullcontext() if display is None else display(source.batch, source.unread):
         run_pool(pool, "hz was interrupted{again} ({signal})")

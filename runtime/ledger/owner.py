@@ -54,6 +54,8 @@ __all__ = [
     "NotStarted",
     "Outcome",
     "Policy",
+    "Slots",
+    "Told",
     "backoff",
     "run_owned",
 ]
@@ -132,6 +134,32 @@ class Binding:
         from hz.runtime.settings.keys import RUNNER
 
         return cls(bind(config), config.agent_runner, settings_digest(config.table(RUNNER)))
+
+
+@dataclass(frozen=True, slots=True)
+class Slots:
+    """How a worker runs its runs: ``jobs`` at once, through ``binding``, under ``policy``."""
+
+    jobs: int
+    binding: Binding
+    policy: Policy
+
+
+@dataclass(frozen=True, slots=True)
+class Told:
+    """Where a worker says how each run it took ended: its outcome (``on_done``), or why it
+    could not be started or kept, or its ending recorded (``on_error``). None: not said."""
+
+    on_done: Callable[[Outcome], None] | None = None
+    on_error: Callable[[str, Exception], None] | None = None
+
+    def done(self, outcome: Outcome) -> None:
+        if self.on_done is not None:
+            self.on_done(outcome)
+
+    def error(self, run_id: str, error: Exception) -> None:
+        if self.on_error is not None:
+            self.on_error(run_id, error)
 
 
 @dataclass(frozen=True, slots=True)

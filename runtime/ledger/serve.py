@@ -9,10 +9,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hz.runtime.artifacts.errors import HzError
-from hz.runtime.ledger.owner import Outcome
+from hz.runtime.ledger.owner import Outcome, Slots, Told
 from hz.runtime.ledger.reconcile import Settled
 from hz.runtime.ledger.store import Hold, Ledger, Owner
-from hz.runtime.ledger.worker import Pool, Slots, from_queue, run_pool
+from hz.runtime.ledger.worker import Pool, from_queue, run_pool
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +125,8 @@ def serve(ledger: Ledger, service: Service, reports: Reports) -> bool:
 
 
 def _serve(ledger: Ledger, service: Service, reports: Reports) -> bool:
-    slots = service.slots
-    policy = replace(slots.policy, fail_over_ceiling=False)
+    slots = replace(service.slots, policy=replace(service.slots.policy, fail_over_ceiling=False))
+    told = Told(reports.on_done, reports.on_error)
     if ledger.dispatcher is not None:
         from hz.runtime.ledger.pg.dispatch import Procrastinate
         from hz.runtime.ledger.pg.listener import worker_app
@@ -137,26 +137,16 @@ def _serve(ledger: Ledger, service: Service, reports: Reports) -> bool:
         PgWorker(
             ledger,
             worker_app(ledger.dispatcher.conninfo),  # its own: opened for asyncio
-            options=WorkerOptions(queues=service.queues, jobs=slots.jobs, drain=service.drain),
-            binding=slots.binding,
-            policy=policy,
-            on_done=reports.on_done,
-            on_error=reports.on_error,
+            slots,
+            told,
+            options=WorkerOptions(queues=service.queues, drain=service.drain),
             on_settled=reports.on_settled,
             note=reports.note,
         ).run()
         return service.drain
-    hold = Hold(policy.ceilings, slots.binding.name)
-    pool = Pool(
-        ledger,
-        jobs=slots.jobs,
-        binding=slots.binding,
-        policy=policy,
-        claim=from_queue(service.queues, hold=hold, drain=service.drain),
-        on_done=reports.on_done,
-        on_error=reports.on_error,
-        on_trouble=reports.on_trouble,
-    )
+    hold = Hold(slots.policy.ceilings, slots.binding.name)
+    claim = from_queue(service.queues, hold=hold, drain=service.drain)
+    pool = Pool(ledger, slots, claim, told, on_trouble=reports.on_trouble)
     run_pool(pool, "the worker got {signal}{again}")
     return service.drain and not pool.stopping.is_set()
 

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.ledger.db import LedgerDamaged, LedgerUnavailable
-from hz.runtime.ledger.owner import Binding, Outcome, Policy, run_owned
+from hz.runtime.ledger.owner import Slots, Told, run_owned
 from hz.runtime.ledger.store import Hold, Ledger, Owner, StaleOwner
 from hz.runtime.ledger.watcher import Watcher
 from hz.runtime.process.signals import routed
@@ -32,44 +31,59 @@ IDLE_POLL = 0.2
 TROUBLE_WAIT = 15.0
 
 
-@dataclass(frozen=True, slots=True)
-class Slots:
-    """How a pool runs its runs: ``jobs`` at once, through ``binding``, under ``policy``."""
+class Running:
+    """The runs a worker owns now: ``stop`` interrupts each, and one that starts after it as
+    it starts."""
 
-    jobs: int
-    binding: Binding
-    policy: Policy
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self._runs: dict[str, Watcher] = {}
+        self._lock = threading.Lock()
+
+    def track(self, run: Watcher) -> None:
+        with self._lock:
+            self._runs[run.run_id] = run
+        if self.stopping.is_set():
+            run.interrupt("the worker is stopping")
+
+    def untrack(self, run_id: str) -> None:
+        with self._lock:
+            self._runs.pop(run_id, None)
+
+    def stop(self, reason: str, *, now: bool = False) -> None:
+        """Interrupt every run (intent committed, then signals: SIGTERM and SIGKILL a kill
+        grace later, or with ``now`` SIGKILL at once)."""
+        self.stopping.set()
+        with self._lock:
+            runs = list(self._runs.values())
+        for run in runs:
+            run.interrupt(reason, now=now)
 
 
 class Pool:
-    """``jobs`` slots taking runs from ``source`` until it returns None (a batch) or until
-    ``stop()`` (a worker: ``source`` then waits for new runs)."""
+    """``slots.jobs`` slots taking runs from ``claim`` until it returns None (a batch) or
+    until ``stop()`` (a worker: ``claim`` then waits for new runs); how each ended is
+    ``told``."""
 
     def __init__(
         self,
         ledger: Ledger,
-        *,
-        jobs: int,
-        binding: Binding,
-        policy: Policy,
+        slots: Slots,
         claim: Callable[[Ledger, Owner], tuple[str, int] | bool | None],
-        on_done: Callable[[Outcome], None] | None = None,
-        on_error: Callable[[str, Exception], None] | None = None,
+        told: Told,
+        *,
         on_trouble: Callable[[HzError | None], None] | None = None,
     ) -> None:
         self.ledger = ledger
-        self.jobs = jobs
-        self.binding = binding
-        self.policy = policy
+        self.slots = slots
         self.claim = claim
-        self.on_done = on_done
-        self.on_error = on_error
+        self.told = told
         #: Told when claims start failing because the database cannot be written now, and
         #: (with None) when they work again.
         self.on_trouble = on_trouble
         self.owner = Owner.this_process()
-        self.stopping = threading.Event()
-        self.running: dict[str, Watcher] = {}
+        self.running = Running()
+        self.stopping = self.running.stopping
         #: What stopped the pool that a slot could not go on from; ``run()`` raises it.
         self.failure: BaseException | None = None
         self._troubled = False
@@ -83,12 +97,12 @@ class Pool:
         go = threading.Event()
         threads: list[threading.Thread] = []
         try:
-            for n in range(self.jobs):
+            for n in range(self.slots.jobs):
                 thread = threading.Thread(
                     target=self._guarded_slot, args=(go,), name=f"hz-slot-{n}"
                 )
                 thread.daemon = True
-                start(thread, f"run slot {n + 1} of {self.jobs}")
+                start(thread, f"run slot {n + 1} of {self.slots.jobs}")
                 threads.append(thread)
         except HzError:
             self.stopping.set()
@@ -116,11 +130,7 @@ class Pool:
     def stop(self, reason: str, *, now: bool = False) -> None:
         """Claim nothing more; cancel what runs (intent committed, then signals: SIGTERM and
         SIGKILL a kill grace later, or with ``now`` SIGKILL at once)."""
-        self.stopping.set()
-        with self._lock:
-            owned = list(self.running.values())
-        for run in owned:
-            run.interrupt(reason, now=now)
+        self.running.stop(reason, now=now)
 
     def _slot(self) -> None:
         ledger = self.ledger  # a connection per thread, or one per statement from a pool
@@ -146,33 +156,29 @@ class Pool:
                     ledger,
                     run_id,
                     generation,
-                    binding=self.binding,
-                    policy=self.policy,
-                    on_owned=self._track,
+                    binding=self.slots.binding,
+                    policy=self.slots.policy,
+                    on_owned=self.running.track,
                 )
             except StaleOwner:
                 continue  # settled by another process before it started (a cancel): let go
             except LedgerDamaged:
                 raise  # no run's record can be kept: the pool stops, and run() says why
             except HzError as e:  # the run could not be started, or its record kept
-                if self.on_error is not None:
-                    self.on_error(run_id, e)
+                self.told.error(run_id, e)
                 continue
             finally:
-                with self._lock:
-                    self.running.pop(run_id, None)
+                self.running.untrack(run_id)
             error = outcome.unrecorded_error()
             if error is not None:
-                if self.on_error is not None:
-                    self.on_error(run_id, error)
+                self.told.error(run_id, error)
             elif outcome.requeued:
                 self.stopping.wait(IDLE_POLL)
-            elif self.on_done is not None:
+            else:
                 try:
-                    self.on_done(outcome)
+                    self.told.done(outcome)
                 except LedgerUnavailable as e:  # its report could not be read: said instead
-                    if self.on_error is not None:
-                        self.on_error(run_id, e)
+                    self.told.error(run_id, e)
 
     def _trouble(self, error: LedgerUnavailable | None) -> None:
         """A spell of trouble said once as it starts (every slot meets it) and once as it
@@ -183,12 +189,6 @@ class Pool:
             self._troubled = error is not None
         if self.on_trouble is not None:
             self.on_trouble(error)
-
-    def _track(self, owned: Watcher) -> None:
-        with self._lock:
-            self.running[owned.run_id] = owned
-        if self.stopping.is_set():
-            owned.interrupt("the worker is stopping")
 
 
 def from_queue(

@@ -31,7 +31,7 @@ from hz.runtime.ledger import handle as owner_module
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.db import LedgerDamaged, LedgerUnavailable
 from hz.runtime.ledger.foreground import Request, run_foreground
-from hz.runtime.ledger.owner import Binding, Policy, run_owned
+from hz.runtime.ledger.owner import Binding, Policy, Slots, Told, run_owned
 from hz.runtime.ledger.reconcile import owner_gone, reconcile, take_over
 from hz.runtime.ledger.store import LeaseClock as Clock
 from hz.runtime.ledger.store import Ledger, Owner
@@ -180,11 +180,9 @@ def test_a_worker_slot_waits_out_a_full_disk_and_runs_the_queue(
     small_disk.fill()
     pool = Pool(
         ledger,
-        jobs=1,
-        binding=Binding(Doing(lambda: None), "scripted", ""),
-        policy=Policy(),
-        claim=from_queue(),
-        on_done=lambda outcome: (done.append(outcome.state), pool.stop("done")),
+        Slots(1, Binding(Doing(lambda: None), "scripted", ""), Policy()),
+        from_queue(),
+        Told(on_done=lambda outcome: (done.append(outcome.state), pool.stop("done"))),
         on_trouble=lambda e: troubles.append(None if e is None else e.message),
     )
     worker = threading.Thread(target=pool.run)
@@ -210,10 +208,9 @@ def test_a_worker_on_a_damaged_ledger_stops_and_says_why(tmp_path: Path) -> None
         c.execute("DROP TABLE events")
     pool = Pool(
         ledger,
-        jobs=2,
-        binding=Binding(Doing(lambda: None), "scripted", ""),
-        policy=Policy(),
-        claim=from_queue(),
+        Slots(2, Binding(Doing(lambda: None), "scripted", ""), Policy()),
+        from_queue(),
+        Told(),
     )
     with pytest.raises(LedgerDamaged) as caught:
         pool.run()
@@ -233,11 +230,9 @@ def test_a_worker_finding_the_ledger_damaged_as_it_starts_a_run_stops(tmp_path: 
     errors: list[str] = []
     pool = Pool(
         ledger,
-        jobs=1,
-        binding=Binding(Doing(lambda: None), "scripted", ""),
-        policy=Policy(),
-        claim=from_queue(),
-        on_error=lambda run_id, e: errors.append(str(e)),
+        Slots(1, Binding(Doing(lambda: None), "scripted", ""), Policy()),
+        from_queue(),
+        Told(on_error=lambda run_id, e: errors.append(str(e))),
     )
     raised: list[BaseException] = []
 
@@ -287,11 +282,9 @@ def test_a_cancel_racing_a_claim_lets_the_slot_go_on(tmp_path: Path) -> None:
     done: list[tuple[str, str]] = []
     pool = Pool(
         ledger,
-        jobs=1,
-        binding=Binding(Doing(lambda: None), "scripted", ""),
-        policy=Policy(),
-        claim=claim_and_get_cancelled,
-        on_done=lambda o: (done.append((o.run_id, o.state)), pool.stop("done")),
+        Slots(1, Binding(Doing(lambda: None), "scripted", ""), Policy()),
+        claim_and_get_cancelled,
+        Told(on_done=lambda o: (done.append((o.run_id, o.state)), pool.stop("done"))),
     )
     worker = threading.Thread(target=pool.run)
     worker.start()

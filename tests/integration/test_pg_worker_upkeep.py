@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from hz.runtime.ledger.owner import Binding, Policy
+from hz.runtime.ledger.owner import Binding, Policy, Slots, Told
 from hz.runtime.ledger.pg.db import PgDb
 from hz.runtime.ledger.pg.dispatch import Procrastinate
 from hz.runtime.ledger.pg.listener import worker_app
@@ -224,11 +224,9 @@ def probing_worker(pg_dsn: str) -> tuple[Ledger, PgWorker, list[str]]:
     pg = PgWorker(
         ledger,
         worker_app(pg_dsn),
-        options=WorkerOptions(jobs=1, probe_every=0.3),
-        binding=Binding(runner=None, name="none", settings_digest=""),  # type: ignore[arg-type]
-        policy=Policy(),
-        on_done=lambda outcome: None,
-        on_error=lambda run_id, error: notes.append(f"{run_id}: {error}"),
+        Slots(1, Binding(runner=None, name="none", settings_digest=""), Policy()),  # type: ignore[arg-type]
+        Told(lambda outcome: None, lambda run_id, error: notes.append(f"{run_id}: {error}")),
+        options=WorkerOptions(probe_every=0.3),
         on_settled=lambda settled: None,
         note=notes.append,
     )

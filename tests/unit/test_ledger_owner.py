@@ -21,7 +21,7 @@ from hz.runtime.config.layers import load_config
 from hz.runtime.ledger import host
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.foreground import Request, run_foreground
-from hz.runtime.ledger.owner import MAX_BACKOFF, Binding, Policy, backoff, run_owned
+from hz.runtime.ledger.owner import MAX_BACKOFF, Binding, Policy, Slots, Told, backoff, run_owned
 from hz.runtime.ledger.reconcile import reconcile
 from hz.runtime.ledger.store import Ceilings, Ledger, Owner, StaleOwner
 from hz.runtime.ledger.worker import Pool, from_queue
@@ -253,11 +253,9 @@ def test_a_worker_pool_stops_and_cancels_what_runs(new_ledger: Any, tmp_path: Pa
     done: list[str] = []
     pool = Pool(
         ledger,
-        jobs=2,
-        binding=binding,
-        policy=Policy(),
-        claim=from_queue(),
-        on_done=lambda outcome: done.append(outcome.state),
+        Slots(2, binding, Policy()),
+        from_queue(),
+        Told(on_done=lambda outcome: done.append(outcome.state)),
     )
     worker = threading.Thread(target=pool.run)
     worker.start()

@@ -17,7 +17,7 @@ import pytest
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.config.layers import load_config
 from hz.runtime.ledger.db import LedgerError
-from hz.runtime.ledger.owner import Binding, Policy
+from hz.runtime.ledger.owner import Binding, Policy, Slots, Told
 from hz.runtime.ledger.pg import require
 from hz.runtime.ledger.pg.connect import target
 from hz.runtime.ledger.pg.db import PgDb
@@ -237,11 +237,9 @@ def test_a_worker_whose_heartbeat_ended_is_restarted(pg_dsn: str) -> None:
     pg = PgWorker(
         ledger,
         make_app(pg_dsn),
-        options=WorkerOptions(jobs=1),
-        binding=Binding(runner=None, name="none", settings_digest=""),  # type: ignore[arg-type]
-        policy=Policy(),
-        on_done=lambda outcome: None,
-        on_error=lambda run_id, error: None,
+        Slots(1, Binding(runner=None, name="none", settings_digest=""), Policy()),  # type: ignore[arg-type]
+        Told(lambda outcome: None, lambda run_id, error: None),
+        options=WorkerOptions(),
         on_settled=lambda settled: None,
         note=notes.append,
     )

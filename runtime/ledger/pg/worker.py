@@ -34,7 +34,6 @@ import asyncio
 import contextlib
 import logging
 import signal
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -47,14 +46,14 @@ from procrastinate.exceptions import JobAborted
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.printable import printable
 from hz.runtime.ledger import host
-from hz.runtime.ledger.owner import Binding, Outcome, Policy, run_owned
+from hz.runtime.ledger.owner import Slots, Told, run_owned
 from hz.runtime.ledger.pg.compat import SupervisedWorker
 from hz.runtime.ledger.pg.dispatch import TASK
 from hz.runtime.ledger.pg.listener import PROBE_EVERY, ListeningConnector
 from hz.runtime.ledger.reconcile import Settled, reconcile
 from hz.runtime.ledger.states import RunState
 from hz.runtime.ledger.store import RUN_ID, Hold, Ledger, Owner, StaleOwner, UnknownRun
-from hz.runtime.ledger.watcher import Watcher
+from hz.runtime.ledger.worker import Running
 from hz.runtime.process.signals import Escalation, handled
 
 #: How often a worker looks for jobs when no notification came (the listener may be gone).
@@ -68,7 +67,6 @@ RESTART_MIN, RESTART_MAX = 0.5, 15.0
 @dataclass(frozen=True, slots=True)
 class WorkerOptions:
     queues: tuple[str, ...] = ()
-    jobs: int = 1
     drain: bool = False
     #: How often the listener is probed (``hz.runtime.ledger.pg.listener``).
     probe_every: float = PROBE_EVERY
@@ -120,33 +118,27 @@ class _Worker(SupervisedWorker):
 
 
 class PgWorker:
+    """``slots.jobs`` jobs at once of ``options.queues``, how each run ended ``told``; what
+    reconciliation settled to ``on_settled``, a line about the worker itself to ``note``."""
+
     def __init__(
         self,
         ledger: Ledger,
         app: App,
+        slots: Slots,
+        told: Told,
         *,
         options: WorkerOptions,
-        binding: Binding,
-        policy: Policy,
-        on_done: Callable[[Outcome], None],
-        on_error: Callable[[str, Exception], None],
         on_settled: Callable[[list[Settled]], None],
         note: Callable[[str], None],
     ) -> None:
-        self.ledger = ledger
-        self.app = app
+        self.ledger, self.app, self.slots, self.told = ledger, app, slots, told
         self.options = options
-        self.binding = binding
-        self.policy = policy
-        self.on_done = on_done
-        self.on_error = on_error
         self.on_settled = on_settled
         self.note = note
         self.owner = Owner.this_process()
         self.name = f"hz@{host.host_id()}:{self.owner.pid}"
-        self.running: dict[str, Watcher] = {}
-        self._lock = threading.Lock()
-        self._stopping = False
+        self.running = Running()
         self._worker: _Worker | None = None
         #: Set to cut a restart's wait short (``stop``); made anew by each loop (``_main``).
         self._wake = asyncio.Event()
@@ -165,7 +157,7 @@ class PgWorker:
         try:
             self.ledger.get(run_id)
             job_id = context.job.id
-            hold = Hold(self.policy.ceilings, self.binding.name)
+            hold = Hold(self.slots.policy.ceilings, self.slots.binding.name)
             if self.ledger.hold(run_id, hold, job_id=job_id) is not None:
                 if job_id is not None:
                     self._superseded.add(job_id)
@@ -174,46 +166,38 @@ class PgWorker:
         except UnknownRun as e:  # another database's run, or none at all
             raise ForeignJob(f"{e.message}; nothing was run") from None
         except HzError as e:  # the database went away: reconciliation queues the run again
-            self.on_error(run_id, e)
+            self.told.error(run_id, e)
             raise
         if generation is None:
             return  # cancelled, adopted or taken: the ledger says it is not to run here
-
-        def owned(run: Watcher) -> None:
-            # procrastinate's abort (a notification any role that can connect may send, or a
-            # flag in its table) is not acted on: the run's owner reads the cancel from hz's
-            # own table, where hz runs cancel (a role with grants) commits it first.
-            with self._lock:
-                self.running[run_id] = run
-            if self._stopping:
-                run.interrupt("the worker is stopping")
-
+        # procrastinate's abort (a notification any role that can connect may send, or a flag
+        # in its table) is not acted on: the run's owner reads the cancel from hz's own table,
+        # where hz runs cancel (a role with grants) commits it first.
         try:
             outcome = run_owned(
                 self.ledger,
                 run_id,
                 generation,
-                binding=self.binding,
-                policy=self.policy,
-                on_owned=owned,
+                binding=self.slots.binding,
+                policy=self.slots.policy,
+                on_owned=self.running.track,
             )
         except HzError as e:
-            self.on_error(run_id, e)
+            self.told.error(run_id, e)
             return
         except StaleOwner:
             return  # settled by another process (a cancel) before this one dispatched it
         finally:
-            with self._lock:
-                self.running.pop(run_id, None)
+            self.running.untrack(run_id)
         error = outcome.unrecorded_error()
         if error is not None:  # its result saved to a file, named
-            self.on_error(run_id, error)
+            self.told.error(run_id, error)
             return
         if outcome.requeued:
             if context.job.id is not None:
                 self._superseded.add(context.job.id)
             return  # handed back, with a new job (``Ledger.release``)
-        self.on_done(outcome)
+        self.told.done(outcome)
         if outcome.state == RunState.CANCELLED and context.should_abort():
             raise JobAborted(f"run {run_id} was cancelled")
 
@@ -222,14 +206,11 @@ class PgWorker:
     def stop(self, reason: str, *, now: bool = False) -> None:
         """Take no more jobs; cancel what runs (as ``hz runs cancel``: SIGTERM, SIGKILL a kill
         grace later, or with ``now`` SIGKILL at once); exit once settled."""
-        self._stopping = True
+        self.running.stopping.set()
         if self._worker is not None:
             self._worker.stop()  # type: ignore[no-untyped-call]
         self._wake.set()
-        with self._lock:
-            runs = list(self.running.values())
-        for run in runs:
-            run.interrupt(reason, now=now)
+        self.running.stop(reason, now=now)
 
     def run(self) -> None:
         logger = logging.getLogger()
@@ -245,7 +226,7 @@ class PgWorker:
         # Sync tasks run in the loop's default executor: one thread per slot, and two for
         # reconciliation and cancels.
         loop.set_default_executor(
-            ThreadPoolExecutor(max_workers=self.options.jobs + 2, thread_name_prefix="hz-job")
+            ThreadPoolExecutor(max_workers=self.slots.jobs + 2, thread_name_prefix="hz-job")
         )
         self._wake = asyncio.Event()  # of this loop
         # As on one machine (``hz.runtime.process.signals``): the first signal stops and
@@ -272,7 +253,7 @@ class PgWorker:
     async def _reconcile(self) -> None:
         try:
             settled = await asyncio.to_thread(
-                reconcile, self.ledger, max_attempts=self.policy.max_attempts
+                reconcile, self.ledger, max_attempts=self.slots.policy.max_attempts
             )
         except HzError as e:
             self.note(f"hz: worker: reconcile: {e.message}")
@@ -287,13 +268,13 @@ class PgWorker:
     async def _supervise(self) -> None:
         lease = self.ledger.lease_seconds
         delay = RESTART_MIN
-        while not self._stopping:
+        while not self.running.stopping.is_set():
             worker = _Worker(
                 self.app,
                 superseded=self._superseded,
                 queues=list(self.options.queues) or None,
                 name=self.name,
-                concurrency=self.options.jobs,
+                concurrency=self.slots.jobs,
                 wait=not self.options.drain,
                 install_signal_handlers=False,
                 update_heartbeat_interval=max(1.0, lease / 3),
@@ -308,14 +289,14 @@ class PgWorker:
             failure: str | None = None
             try:
                 async with self.app.open_async():
-                    if self._stopping:
+                    if self.running.stopping.is_set():
                         return
                     await worker.run()  # type: ignore[no-untyped-call]
             except Exception as e:  # the database gone, a foreign-key error after a prune
                 failure = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
             finally:
                 self._worker = None
-            if self._stopping or (self.options.drain and failure is None):
+            if self.running.stopping.is_set() or (self.options.drain and failure is None):
                 return
             why = failure or worker.side_failure or "it stopped"
             self.note(f"hz: worker: procrastinate's worker stopped ({why}); restarting")
