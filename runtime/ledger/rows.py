@@ -146,59 +146,61 @@ _T, _T0 = _text, _nullable(_text)
 _P, _P0 = _path, _nullable(_path)
 #: The columns that hold a path: read with ``_path``, written with ``paths.path_text``.
 PATHS = ("workdir", "receipt_dir", "private_dir", "receipt_path", "target")
-#: Each column of ``runs``: its attribute and how its value is checked. ``observed_json`` and
-#: ``result_json`` are read as the objects they hold.
-RUN_COLUMNS: dict[str, tuple[str, Callable[[Any], tuple[Any, str | None]]]] = {
-    "id": ("id", _T),
-    "request_key": ("request_key", _T),
-    "state": ("state", _T),
-    "failure_kind": ("failure_kind", _T0),
-    "attempt": ("attempt", _integer(1, 1 << 31)),
-    "retry_of": ("retry_of", _T0),
-    "batch": ("batch", _T0),
-    "job_name": ("job_name", _T),
-    "job_digest": ("job_digest", _T),
-    "inputs_sha256": ("inputs_sha256", _T),
-    "workdir": ("workdir", _P),
-    "receipt_dir": ("receipt_dir", _P0),
-    "packet_json": ("packet_json", _T),
-    "max_usd": ("max_usd", _AMOUNT),
-    "runner": ("runner", _T0),
-    "settings_digest": ("settings_digest", _T0),
-    "reserved_usd": ("reserved_usd", _AMOUNT),
-    "cost_usd": ("cost_usd", _nullable(_AMOUNT)),
-    "generation": ("generation", _INT),
-    "owner": ("owner", _T0),
-    "owner_pid": ("owner_pid", _nullable(_PID)),
-    "owner_start": ("owner_start", _nullable(_TICKS)),
-    "owner_boot": ("owner_boot", _T0),
-    "owner_host": ("owner_host", _T0),
-    "lease_until": ("lease_until", _nullable(_TIME)),
-    "host": ("host", _T0),
-    "host_id": ("host_id", _T0),
-    "boot_id": ("boot_id", _T0),
-    "pid": ("pid", _nullable(_PID)),
-    "pgid": ("pgid", _nullable(_PID)),
-    "proc_start": ("proc_start", _nullable(_TICKS)),
-    "private_dir": ("private_dir", _P0),
-    "cancel_requested_at": ("cancel_requested_at", _nullable(_TIME)),
-    "observed_json": ("observed", _observed),
-    "result_json": ("result", _result),
-    "receipt_path": ("receipt_path", _P0),
-    "not_before": ("not_before", _TIME),
-    "created_at": ("created_at", _TIME),
-    "dispatched_at": ("dispatched_at", _nullable(_TIME)),
-    "ended_at": ("ended_at", _nullable(_TIME)),
-    "queue": ("queue", _T),
-    "priority": ("priority", _integer(-(1 << 31), 1 << 31)),
-    "job_id": ("job_id", _nullable(_INT)),
-    "worker": ("worker", _T0),
-    "swept_at": ("swept_at", _nullable(_TIME)),
-    "held_reason": ("held_reason", _T0),
-    "held_since": ("held_since", _nullable(_TIME)),
-    "target": ("target", _P0),
-    "owner_pidns": ("owner_pidns", _T0),
-    "pidns": ("pidns", _T0),
+#: The columns read as the objects they hold, and their attributes.
+OBJECTS = {"observed_json": "observed", "result_json": "result"}
+#: Each column of ``runs`` and how its value is checked, read into the attribute of its name
+#: (``OBJECTS``' of theirs).
+RUN_COLUMNS: dict[str, Callable[[Any], tuple[Any, str | None]]] = {
+    "id": _T,
+    "request_key": _T,
+    "state": _T,
+    "failure_kind": _T0,
+    "attempt": _integer(1, 1 << 31),
+    "retry_of": _T0,
+    "batch": _T0,
+    "job_name": _T,
+    "job_digest": _T,
+    "inputs_sha256": _T,
+    "workdir": _P,
+    "receipt_dir": _P0,
+    "packet_json": _T,
+    "max_usd": _AMOUNT,
+    "runner": _T0,
+    "settings_digest": _T0,
+    "reserved_usd": _AMOUNT,
+    "cost_usd": _nullable(_AMOUNT),
+    "generation": _INT,
+    "owner": _T0,
+    "owner_pid": _nullable(_PID),
+    "owner_start": _nullable(_TICKS),
+    "owner_boot": _T0,
+    "owner_host": _T0,
+    "lease_until": _nullable(_TIME),
+    "host": _T0,
+    "host_id": _T0,
+    "boot_id": _T0,
+    "pid": _nullable(_PID),
+    "pgid": _nullable(_PID),
+    "proc_start": _nullable(_TICKS),
+    "private_dir": _P0,
+    "cancel_requested_at": _nullable(_TIME),
+    "observed_json": _observed,
+    "result_json": _result,
+    "receipt_path": _P0,
+    "not_before": _TIME,
+    "created_at": _TIME,
+    "dispatched_at": _nullable(_TIME),
+    "ended_at": _nullable(_TIME),
+    "queue": _T,
+    "priority": _integer(-(1 << 31), 1 << 31),
+    "job_id": _nullable(_INT),
+    "worker": _T0,
+    "swept_at": _nullable(_TIME),
+    "held_reason": _T0,
+    "held_since": _nullable(_TIME),
+    "target": _P0,
+    "owner_pidns": _T0,
+    "pidns": _T0,
 }
 
 
@@ -314,7 +316,8 @@ class RunRow:
         keys = set(raw.keys())
         values: dict[str, Any] = {}
         bad: list[str] = []
-        for column, (name, check) in RUN_COLUMNS.items():
+        for column, check in RUN_COLUMNS.items():
+            name = OBJECTS.get(column, column)
             if column not in keys:  # a schema without it: as a fresh row would hold
                 value, why = check(None)
                 if why:
