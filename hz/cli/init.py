@@ -27,8 +27,8 @@ SCHEMA_PATH = Path(".hz") / "contract.schema.json"
 #: A larger schema is none hz wrote.
 _MAX_BYTES = 4 * 1024 * 1024
 
-STARTER = """\
-# yaml-language-server: $schema={schema}
+#: The starter's ``hz`` block, the same in both forms (a format string: ``{name}``).
+_HZ = """\
 hz:
   contract: 1
   name: {name}
@@ -44,6 +44,12 @@ hz:
       default: the to-do items in this repository
   output:
     format: markdown
+"""
+
+STARTER = (
+    "# yaml-language-server: $schema={schema}\n"
+    + _HZ
+    + """\
 contract: |
   Summarise; never change a file.
   - Mention only what you found in the repository, and cite each item as PATH:LINE.
@@ -51,26 +57,14 @@ contract: |
 prompt: |
   Write a short summary of {{{{ inputs.topic }}}}.
 """
+)
 
 #: The starter as a Markdown contract: the frontmatter holds what the YAML starter's keys do,
 #: the body is the contract text, and the request is built from its sections.
-STARTER_MARKDOWN = """\
----
-hz:
-  contract: 1
-  name: {name}
-  title: Summarise the open to-do items
-  timeout: 10m
-  agent:
-    tools: []                  # [] = the runner's read-only default
-    max_usd: 0.25
-  inputs:
-    topic:
-      description: What the summary is about
-      schema: {{type: string, minLength: 1}}
-      default: the to-do items in this repository
-  output:
-    format: markdown
+STARTER_MARKDOWN = (
+    "---\n"
+    + _HZ
+    + """\
 ---
 
 # Summarise the open to-do items
@@ -90,6 +84,7 @@ A short summary of `inputs.topic`. Never change a file.
 
 Every item the summary mentions has its PATH:LINE.
 """
+)
 
 
 @click.command(
