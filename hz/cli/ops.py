@@ -44,15 +44,26 @@ def config() -> None:
     """Inspect the configuration."""
 
 
-@config.command(epilog=examples("hz config show", "hz config show --format json"))
+@config.command(
+    epilog=examples(
+        "hz config show", "hz config show --format json", "hz config show --job review-pr"
+    )
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def show(fmt: str) -> int:
+@click.option(
+    "--job",
+    metavar="NAME",
+    help='The effective configuration of the job NAME: its [jobs."…"] table over the base.',
+)
+def show(fmt: str, job: str | None) -> int:
     """Print the effective configuration and where each value came from."""
     effective = load_config(cwd=Path.cwd())
+    if job is not None:
+        effective = effective.for_job(job)
     if fmt == "json":
-        click.echo(printable_json(show_json(effective), indent=2))
+        click.echo(printable_json(show_json(effective, job), indent=2))
     else:
-        click.echo(show_text(effective), nl=False)
+        click.echo(show_text(effective, job), nl=False)
     return 0
 
 

@@ -191,6 +191,11 @@ def report_error(error: Any) -> None:
         click.echo(f"  hint: {printable(error.hint)}", err=True)
 
 
+def ceiling_of(config: Any) -> Callable[[str], float]:
+    """The budget ceiling of a job by its name: its jobs table's, else ``[authoring]``'s."""
+    return lambda job: float(config.for_job(job).max_usd_ceiling)
+
+
 def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:
     """A job or packet compiled elsewhere is held to this machine's ceiling too."""
     budget = packet.job.budget.max_usd
@@ -200,7 +205,8 @@ def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:
         raise ConfigError(
             f"{target}: the job's budget of {budget:g} US dollars is over this machine's "
             f"ceiling of {ceiling:g}",
-            hint="the operator sets the ceiling: [authoring] max_usd_ceiling (see hz config show)",
+            hint="the operator sets the ceiling: [authoring] max_usd_ceiling, or a job's "
+            '[jobs."NAME"] max_usd_ceiling (see hz config show --job NAME)',
         )
 
 
@@ -222,8 +228,11 @@ def _packet(
     )
 
 
-def reported_packets(asked: RunTargets, ceiling: float) -> list[Packet] | None:
-    """A packet per target, each held to the ceiling; the diagnostics reported on stderr
+def reported_packets(
+    asked: RunTargets, ceiling: float, ceiling_of: Callable[[str], float] | None = None
+) -> list[Packet] | None:
+    """A packet per target, each held to the ceiling (compiled against ``ceiling``, then held
+    to its job's own, ``ceiling_of(name)``, when given); the diagnostics reported on stderr
     (warnings too); None when any target has errors."""
     targets, inputs_file, input_args = asked.targets, asked.inputs_file, asked.input_args
     packets: list[Packet] = []
@@ -232,7 +241,8 @@ def reported_packets(asked: RunTargets, ceiling: float) -> list[Packet] | None:
         packet, found = _packet(target, inputs_file, input_args, ceiling)
         diagnostics += found
         if packet is not None:
-            _check_ceiling(target, packet, ceiling)
+            own = ceiling if ceiling_of is None else ceiling_of(packet.job.name)
+            _check_ceiling(target, packet, own)
             packets.append(packet)
     complete = len(packets) == len(targets)
     if diagnostics:

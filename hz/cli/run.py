@@ -24,7 +24,13 @@ from hz.cli.closed_stdout import drop_stdout
 from hz.cli.counts import plural
 from hz.cli.help import examples
 from hz.cli.params import jobs_option
-from hz.cli.request_options import RunTargets, report_error, reported_packets, request_options
+from hz.cli.request_options import (
+    RunTargets,
+    ceiling_of,
+    report_error,
+    reported_packets,
+    request_options,
+)
 from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.printable import guarded, printable, printable_json
 from hz.runtime.artifacts.result import AgentResult
@@ -96,7 +102,8 @@ def run(
     A batch exits with the first status other than 0 among its runs.
     """
     from hz.runtime.config.layers import load_config
-    from hz.runtime.execution.execute import admit, bind
+    from hz.runtime.execution.execute import admit
+    from hz.runtime.ledger.owner import Binding
 
     if len(asked.targets) > 1 or jobs is not None:
         if dry_run or no_ledger or asked.request_key is not None:
@@ -106,14 +113,15 @@ def run(
             )
         return _batch(asked, jobs or 1, fmt, quiet)
     config = load_config(cwd=Path.cwd())
-    packets = reported_packets(asked, config.max_usd_ceiling)
+    packets = reported_packets(asked, config.highest_ceiling(), ceiling_of(config))
     if packets is None:
         return 1
     [packet] = packets
-    runner_name = config.agent_runner
-    runner = bind(config)
+    # Every jobs table is bound (a misconfiguration starts nothing), this job's applies.
+    binding = Binding.from_config(config).for_job(packet.job.name)
+    runner_name, runner = binding.name, binding.runner
     request = RunRequest.for_packet(packet, workdir=asked.workdir)
-    admit(config, request)  # the pre-run gate, before the ledger: RunnerError (exit 2)
+    admit(config.for_job(packet.job.name), request)  # the pre-run gate: RunnerError (exit 2)
     if dry_run:
         the_plan = runner.plan(request)  # names the unenforced needs too
         limits = {
@@ -121,9 +129,9 @@ def run(
             "max_usd": packet.job.budget.max_usd,
         }
         if fmt == "json":
-            click.echo(printable_json(plan_json(runner_name, the_plan, limits)))
+            click.echo(printable_json(plan_json(runner_name, the_plan, limits, binding.table)))
         else:
-            click.echo(plan_text(runner_name, the_plan, limits), nl=False)
+            click.echo(plan_text(runner_name, the_plan, limits, binding.table), nl=False)
         problem = missing_program(the_plan)
         if problem is not None:
             click.echo(f"hz: warning: {problem}", err=True)
@@ -131,10 +139,6 @@ def run(
         return 0
     receipts = asked.receipts(config)
     if not no_ledger:
-        from hz.runtime.ledger.owner import Binding, settings_digest
-        from hz.runtime.settings.keys import RUNNER
-
-        binding = Binding(runner, runner_name, settings_digest(config.table(RUNNER)))
         return _in_ledger(config, binding, packet, asked, receipts, fmt, quiet)
     started = datetime.now(UTC)
     result = _execute(runner_name, runner, request, quiet)
@@ -313,7 +317,9 @@ def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
         # run it, and none is kept after its run is in the ledger.
         for target in asked.targets:
             try:
-                packets = reported_packets(asked.one(target), config.max_usd_ceiling)
+                packets = reported_packets(
+                    asked.one(target), config.highest_ceiling(), ceiling_of(config)
+                )
             except HzError as e:
                 report_error(e)
                 packets = None
@@ -425,10 +431,13 @@ def missing_program(the_plan: RunPlan) -> str | None:
     return f"{program}: {why_unusable(program)}; the run would fail to start (launch_failed)"
 
 
-def plan_json(runner: str, the_plan: RunPlan, limits: dict[str, Any]) -> dict[str, Any]:
+def plan_json(
+    runner: str, the_plan: RunPlan, limits: dict[str, Any], table: str | None = None
+) -> dict[str, Any]:
     return {
         "dry_run": True,
         "runner": runner,
+        "jobs_table": table,
         "argv": list(the_plan.argv),
         "cwd": the_plan.cwd,
         "env_names": list(the_plan.env_names),
@@ -440,10 +449,13 @@ def plan_json(runner: str, the_plan: RunPlan, limits: dict[str, Any]) -> dict[st
     }
 
 
-def plan_text(runner: str, the_plan: RunPlan, limits: dict[str, Any]) -> str:
+def plan_text(
+    runner: str, the_plan: RunPlan, limits: dict[str, Any], table: str | None = None
+) -> str:
     argv = shlex.join(the_plan.argv) if the_plan.argv else "(none: this runner starts no process)"
     rows = [
         ("runner", runner),
+        ("bound by", table or "the base tables (no jobs table matches)"),
         ("argv", argv),
         ("cwd", the_plan.cwd),
         ("stdin", the_plan.stdin),

@@ -69,7 +69,9 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     if not workdir.is_dir():
         raise click.BadParameter(f"{workdir} is not a directory", param_hint="--workdir")
     config = load_config(cwd=Path.cwd())
-    packets = reported_packets(asked, config.max_usd_ceiling)
+    from hz.cli.request_options import ceiling_of
+
+    packets = reported_packets(asked, config.highest_ceiling(), ceiling_of(config))
     if packets is None:
         return 1
     ledger, settled = open_ledger(config)

@@ -115,7 +115,27 @@ def validate(
         err=sys.stderr,
         tool_version=__version__,
     )
+    warn_unmatched_jobs([c.name for c in run.contracts])
     return 0 if run.ok and not options.diagnostics else 1
+
+
+def warn_unmatched_jobs(names: list[str]) -> None:
+    """A ``[jobs."…"]`` table of the operator's files that no validated contract's job
+    matches (a misspelt name binds nothing): a warning on stderr, with a did-you-mean."""
+    from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.artifacts.printable import printable
+    from hz.runtime.config.jobs import unknown_tables
+    from hz.runtime.config.layers import load_config
+
+    if not names:
+        return
+    try:
+        tables = load_config(cwd=Path.cwd(), runner_keys=False).jobs
+    except HzError:
+        return  # a broken configuration is hz doctor's to report, not validate's
+    for table, close in unknown_tables(tables, names):
+        line = f"hz: warning: {table.header} ({table.where}) matches no job here{close}"
+        click.echo(printable(line), err=True)
 
 
 def policy_source() -> PolicySource:

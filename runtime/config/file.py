@@ -12,6 +12,18 @@ from typing import Any
 
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.suggest import did_you_mean_suffix
+from hz.runtime.config.jobs import (
+    BASE_TABLE,
+    JOBS,
+    JobEntry,
+    at,
+    check_pattern,
+    first_jobs_line,
+    header_position,
+    key_position,
+    key_table,
+    quoted,
+)
 from hz.runtime.config.toml_file import flatten, read_toml
 from hz.runtime.settings.keys import RUNNER, TABLES
 
@@ -65,12 +77,69 @@ def check_setting(
         raise ConfigError(f"{where}: {problem.message}", hint=problem.hint)
 
 
-def read_operator_file(path: Path, *, runner_keys: bool = True) -> Located:
-    """A file's settings with their ``path:line:col``; ``FileNotFoundError`` passes through."""
+def read_operator(path: Path, *, runner_keys: bool = True) -> tuple[Located, list[JobEntry]]:
+    """A file's settings with their ``path:line:col``, and its jobs tables
+    (``hz.runtime.config.jobs``); ``FileNotFoundError`` passes through."""
     data, text = read_toml(path)
+    jobs = read_jobs(path, data.pop(JOBS), text, runner_keys=runner_keys) if JOBS in data else []
     located: Located = {}
     for entry in flatten(data, text):
         where = f"{path}:{entry.line}:{entry.column}" if entry.line else str(path)
         check_setting(entry.table, entry.key, entry.value, where, runner_keys=runner_keys)
         located[entry.table, entry.key] = (entry.value, where)
-    return located
+    return located, jobs
+
+
+def known_job_keys() -> tuple[frozenset[str], tuple[str, ...]]:
+    """The keys a jobs table takes, and the runners whose keys are unknown (fail to load)."""
+    runner, broken = known_keys(RUNNER)
+    return runner | frozenset(BASE_TABLE), broken
+
+
+def read_jobs(path: Path, data: Any, text: str, *, runner_keys: bool = True) -> list[JobEntry]:
+    """The jobs tables of one operator file, every key checked (``ConfigError`` naming the
+    file and line); ``data`` is the document's ``jobs`` value. With ``runner_keys=False`` a
+    key is not looked up among the runners' (as ``check_setting``)."""
+    if not isinstance(data, dict):
+        line, column = first_jobs_line(text)
+        raise ConfigError(
+            f"{at(path, line, column)}: [{JOBS}] must be a table of job names to tables, got "
+            f"{type(data).__name__}",
+            hint='e.g. [jobs."review-*"] with agent_runner = "command"',
+        )
+    entries: list[JobEntry] = []
+    for pattern, table in data.items():
+        line, column = header_position(text, pattern)
+        where = at(path, line, column)
+        check_pattern(pattern, where)
+        if not isinstance(table, dict):
+            raise ConfigError(
+                f"{where}: [{JOBS}.{quoted(pattern)}] must be a table of settings, got "
+                f"{type(table).__name__}",
+                hint=f'e.g. [jobs.{quoted(pattern)}] with agent_runner = "command"',
+            )
+        for key, value in table.items():
+            key_line, key_column = key_position(text, pattern, key)
+            set_at = at(path, key_line, key_column) if key_line else where
+            keys, broken = known_job_keys() if runner_keys else (frozenset([key]), ())
+            if key not in keys:
+                hint = f"a jobs table takes: {', '.join(sorted(keys))}"
+                if broken:
+                    hint += (
+                        f"; not known because they fail to load: the keys of {', '.join(broken)}"
+                    )
+                raise ConfigError(
+                    f"{set_at}: unknown key '{key}' in [{JOBS}.{quoted(pattern)}]"
+                    f"{did_you_mean_suffix(key, keys)}",
+                    hint=hint,
+                )
+            base = key_table(key)
+            # The same checks as in the base table; a message names the jobs table.
+            try:
+                check_setting(base, key, value, set_at, runner_keys=runner_keys)
+            except ConfigError as e:
+                raise ConfigError(
+                    e.message.replace(f"[{base}]", f"[{JOBS}.{quoted(pattern)}]", 1), hint=e.hint
+                ) from e
+            entries.append(JobEntry(pattern, base, key, value, set_at))
+    return entries

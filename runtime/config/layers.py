@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.config.env import read_environment
-from hz.runtime.config.file import Located, read_operator_file
+from hz.runtime.config.file import Located, read_operator
+from hz.runtime.config.jobs import JobEntry, JobTable, applying
 from hz.runtime.config.project import (
     find_project_file,
     project_values,
@@ -28,6 +29,8 @@ from hz.runtime.config.project import (
     read_project_file,
 )
 from hz.runtime.settings.keys import AUTHORING, CAPABILITIES, DEFAULTS
+
+CEILING = "max_usd_ceiling"
 
 Layer = Literal["default", "site", "user", "project", "HZ_CONFIG", "environment"]
 
@@ -73,6 +76,31 @@ class Source:
 class Config:
     settings: tuple[Setting, ...]
     layers: tuple[LayerState, ...]
+    #: The ``[jobs."NAME"]`` tables of the operator files (``hz.runtime.config.jobs``).
+    jobs: tuple[JobTable, ...] = ()
+    #: In a job's effective configuration (``for_job``): the jobs table that applied.
+    applied: JobTable | None = None
+
+    def for_job(self, job: str) -> Config:
+        """The effective configuration of the job named ``job``: the applying jobs table's keys
+        over the base ones, whatever layer set those (the job's table is the more specific
+        rule; ``applied`` names it). Without a jobs table that matches, this configuration."""
+        table = applying(self.jobs, job)
+        return self if table is None else self.for_job_table(table)
+
+    def for_job_table(self, table: JobTable) -> Config:
+        """The effective configuration of the jobs ``table`` applies to."""
+        own = {(s.table, s.key): s for s in table.settings}
+        settings = [s for s in self.settings if (s.table, s.key) not in own]
+        ordered = tuple(sorted([*settings, *own.values()], key=lambda s: (s.table, s.key)))
+        return replace(self, settings=ordered, jobs=(), applied=table)
+
+    def highest_ceiling(self) -> float:
+        """The largest ``max_usd_ceiling`` any job may have: what a contract is compiled
+        against before its name is known (each job is then held to its own)."""
+        values = [self.max_usd_ceiling]
+        values += [float(s.value) for t in self.jobs for s in t.settings if s.key == CEILING]
+        return max(values)
 
     def get(self, table: str, key: str, default: Any = None) -> Any:
         for setting in self.settings:
@@ -135,9 +163,11 @@ def load_config(
         project = find_project_file(cwd)
     merged: dict[tuple[str, str], Setting] = {}
     states: list[LayerState] = []
+    jobs: list[tuple[Layer, list[JobEntry]]] = []
     for source in sources(env, project):
-        values, state = read_source(source, env, runner_keys=runner_keys)
+        values, state, job_entries = read_layer(source, env, runner_keys=runner_keys)
         states.append(state)
+        jobs.append((source.layer, job_entries))
         for (table, key), (value, where) in values.items():
             below = merged.get((table, key))
             if (
@@ -149,20 +179,48 @@ def load_config(
                 continue  # a repository cannot raise what the operator allows
             merged[table, key] = Setting(table, key, value, Origin(source.layer, where))
     ordered = tuple(sorted(merged.values(), key=lambda s: (s.table, s.key)))
-    return Config(ordered, tuple(states))
+    return Config(ordered, tuple(states), merge_jobs(jobs))
+
+
+def merge_jobs(layers: list[tuple[Layer, list[JobEntry]]]) -> tuple[JobTable, ...]:
+    """The jobs tables of every layer (lowest first), one per name or glob, key by key; a
+    table's ``order`` is when it was last defined (a later one wins a tie)."""
+    tables: dict[str, dict[tuple[str, str], Setting]] = {}
+    order: dict[str, int] = {}
+    count = 0
+    for layer, entries in layers:
+        for entry in entries:
+            count += 1
+            table = tables.setdefault(entry.pattern, {})
+            origin = Origin(layer, entry.where)
+            table[entry.table, entry.key] = Setting(entry.table, entry.key, entry.value, origin)
+            order[entry.pattern] = count
+    return tuple(
+        JobTable(pattern, tuple(settings.values()), order[pattern])
+        for pattern, settings in tables.items()
+    )
 
 
 def read_source(
     source: Source, environ: Mapping[str, str], *, runner_keys: bool = True
 ) -> tuple[Located, LayerState]:
+    values, state, _ = read_layer(source, environ, runner_keys=runner_keys)
+    return values, state
+
+
+def read_layer(
+    source: Source, environ: Mapping[str, str], *, runner_keys: bool = True
+) -> tuple[Located, LayerState, list[JobEntry]]:
+    """One source's settings, how it was consulted, and its jobs tables (operator files)."""
     if source.layer == "default":
-        return {k: (v, "") for k, v in DEFAULTS.items()}, LayerState("default", "", "loaded")
+        defaults = {k: (v, "") for k, v in DEFAULTS.items()}
+        return defaults, LayerState("default", "", "loaded"), []
     if source.layer == "environment":
         values = read_environment(environ, runner_keys=runner_keys)
         names = ", ".join(sorted({where for _, where in values.values()}))
-        return values, LayerState("environment", names, "loaded" if names else "unset")
+        return values, LayerState("environment", names, "loaded" if names else "unset"), []
     if source.path is None:
-        return {}, LayerState(source.layer, "", "unset")
+        return {}, LayerState(source.layer, "", "unset"), []
     where = str(source.path)
     if source.layer == "project":
         project = read_project_file(source.path)
@@ -172,13 +230,13 @@ def read_source(
             k: (v, f"{where}:{lines[k].line}:{lines[k].column}" if lines[k].line else where)
             for k, v in project_values(project).items()
         }
-        return located, LayerState("project", where, "loaded")
+        return located, LayerState("project", where, "loaded"), []
     try:
-        located = read_operator_file(source.path, runner_keys=runner_keys)
-        return located, LayerState(source.layer, where, "loaded")
+        located, jobs = read_operator(source.path, runner_keys=runner_keys)
+        return located, LayerState(source.layer, where, "loaded"), jobs
     except FileNotFoundError as e:
         if source.required:
             raise ConfigError(
                 f"{where}: configuration file named by HZ_CONFIG does not exist"
             ) from e
-        return {}, LayerState(source.layer, where, "missing")
+        return {}, LayerState(source.layer, where, "missing"), []

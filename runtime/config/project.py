@@ -19,6 +19,7 @@ from typing import Any
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.problem import Problem
 from hz.runtime.artifacts.suggest import did_you_mean_suffix
+from hz.runtime.config.jobs import JOBS, first_jobs_line
 from hz.runtime.config.toml_file import TomlEntry, flatten, read_toml
 from hz.runtime.settings.keys import AUTHORING, is_execution_key
 
@@ -73,6 +74,20 @@ def read_project_file(path: Path) -> ProjectFile:
         return ProjectFile(path, (), (_toml_problem(path, e.message, e.hint),))
     entries: list[TomlEntry] = []
     problems: list[Problem] = []
+    if JOBS in data:
+        del data[JOBS]
+        line, column = first_jobs_line(text)
+        problems.append(
+            Problem(
+                "HZ801",
+                f"[{JOBS}.…] tables choose the runner per job and are not allowed in a project "
+                "hz.toml",
+                str(path),
+                line,
+                column,
+                hint=f"they belong in the operator's files: {_OPERATOR_FILES} (not HZ_* variables)",
+            )
+        )
     for entry in flatten(data, text):
         problem = _problem(path, entry)
         if problem is None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.printable import printable
-from hz.runtime.config.layers import UNSET, Config
+from hz.runtime.config.layers import UNSET, Config, Setting
 from hz.runtime.config.tables import model_of
 from hz.runtime.settings.keys import RUNNER, TABLES
 
@@ -51,24 +51,29 @@ def defaults(config: Config) -> list[tuple[str, str, Any]]:
     return sorted(left, key=lambda entry: TABLES.index(entry[0]))
 
 
-def show_text(config: Config) -> str:
-    """TOML an operator could copy, with the origin of every value as a comment."""
+def applied_line(job: str, config: Config) -> str:
+    """Which jobs table the effective configuration of ``job`` comes from."""
+    table = config.applied
+    if table is None:
+        return f"# job {job}: no jobs table matches; the base tables apply"
+    return f"# job {job}: {table.header} applies ({table.settings[0].origin})"
+
+
+def show_text(config: Config, job: str | None = None) -> str:
+    """TOML an operator could copy, with the origin of every value as a comment; with
+    ``job``, ``config`` is that job's effective configuration (``Config.for_job``)."""
     lines = ["# sources, lowest precedence first:"]
     for state in config.layers:
         detail = {"loaded": state.where or "built in", "missing": f"{state.where} (not present)"}
         unset = UNSET.get(state.layer, "not set")
         lines.append(f"#   {state.layer:<12} {detail.get(state.state, unset)}")
+    if job is not None:
+        lines.append(applied_line(job, config))
     not_set = defaults(config)
     for table in TABLES:
         settings = [s for s in config.settings if s.table == table]
         lines += ["", f"[{table}]"]
-        lengths = [len(f"{s.key} = {toml_value(s.value)}") for s in settings]
-        # Comments line up after the short assignments; a long one (a command line) keeps
-        # its comment two spaces after it instead of pushing every other comment out.
-        width = max([n for n in lengths if n <= _ALIGN_UP_TO] or [0])
-        for s in settings:
-            assignment = f"{s.key} = {toml_value(s.value)}"
-            lines.append(f"{assignment:<{width}}  # {s.origin}")
+        lines += _assignments(settings)
         # The keys no layer set, from the settings models, commented out with their defaults.
         left = [(key, value) for t, key, value in not_set if t == table]
         if left:
@@ -78,28 +83,48 @@ def show_text(config: Config) -> str:
                 f"# {key} is unset" if value is None else f"# {key} = {toml_value(value)}"
                 for key, value in left
             ]
+    for jobs in config.jobs:
+        lines += ["", jobs.header, *_assignments(list(jobs.settings))]
     # Paths (HZ_CONFIG, the project's hz.toml), keys and characters JSON leaves as they are
     # (U+2028, bidirectional overrides) come from outside: one line each, escaped.
     return "\n".join(printable(line) for line in lines) + "\n"
 
 
-def show_json(config: Config) -> dict[str, Any]:
+def _assignments(settings: list[Setting]) -> list[str]:
+    lengths = [len(f"{s.key} = {toml_value(s.value)}") for s in settings]
+    # Comments line up after the short assignments; a long one (a command line) keeps its
+    # comment two spaces after it instead of pushing every other comment out.
+    width = max([n for n in lengths if n <= _ALIGN_UP_TO] or [0])
+    return [f"{f'{s.key} = {toml_value(s.value)}':<{width}}  # {s.origin}" for s in settings]
+
+
+def _setting_json(s: Setting) -> dict[str, Any]:
     return {
-        "settings": [
-            {
-                "table": s.table,
-                "key": s.key,
-                "value": s.value,
-                "layer": s.origin.layer,
-                "where": s.origin.where or None,
-            }
-            for s in config.settings
-        ],
+        "table": s.table,
+        "key": s.key,
+        "value": s.value,
+        "layer": s.origin.layer,
+        "where": s.origin.where or None,
+    }
+
+
+def show_json(config: Config, job: str | None = None) -> dict[str, Any]:
+    applied = config.applied
+    extra: dict[str, Any] = {}
+    if job is not None:
+        extra["job"] = {"name": job, "jobs_table": None if applied is None else applied.pattern}
+    return {
+        **extra,
+        "settings": [_setting_json(s) for s in config.settings],
         "defaults": [
             {"table": table, "key": key, "value": value} for table, key, value in defaults(config)
         ],
         "sources": [
             {"layer": st.layer, "where": st.where or None, "state": st.state}
             for st in config.layers
+        ],
+        "jobs": [
+            {"name": t.pattern, "settings": [_setting_json(s) for s in t.settings]}
+            for t in config.jobs
         ],
     }

@@ -60,9 +60,11 @@ class OwnedRun:
     def row(self) -> RunRow:
         return self.patiently(lambda: self.ledger.get(self.run_id))
 
-    def prepare(self, runner: str, settings_digest: str) -> None:
+    def prepare(self, runner: str, settings_digest: str, table: str | None = None) -> None:
         self.patiently(
-            lambda: self.ledger.prepare(self.run_id, self.generation, runner, settings_digest)
+            lambda: self.ledger.prepare(
+                self.run_id, self.generation, runner, settings_digest, table
+            )
         )
 
     def dispatch(self, ceilings: Ceilings) -> str | None:

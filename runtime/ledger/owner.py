@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import random
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -120,20 +120,48 @@ def settings_digest(settings: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Binding:
-    """The bound runner a process runs its runs with, its name and its settings' digest."""
+    """The bound runner a process runs its runs with, its name and its settings' digest, and
+    the jobs table it was bound by (``[jobs."review-*"]`` with where it was set; None: the
+    base tables). ``jobs``: the binding of each jobs table, by pattern, for ``for_job``."""
 
     runner: AgentRunner
     name: str
     settings_digest: str
+    table: str | None = None
+    config: Any = field(default=None, compare=False, repr=False)
+    jobs: Mapping[str, Binding] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_config(cls, config: Any) -> Binding:
-        """``hz.runtime.execution.execute.bind``: ``ConfigError`` / ``RunnerError`` before
-        anything runs."""
+        """``hz.runtime.execution.execute.bind``, of the base tables and of every jobs table:
+        ``ConfigError`` / ``RunnerError`` before anything runs."""
+        jobs = {t.pattern: cls._bound(config.for_job_table(t)) for t in config.jobs}
+        return replace(cls._bound(config), config=config, jobs=jobs)
+
+    @classmethod
+    def _bound(cls, config: Any) -> Binding:
         from hz.runtime.execution.execute import bind
         from hz.runtime.settings.keys import RUNNER
 
-        return cls(bind(config), config.agent_runner, settings_digest(config.table(RUNNER)))
+        applied = config.applied
+        table = None if applied is None else f"{applied.header} ({applied.where})"
+        digest = settings_digest(config.table(RUNNER))
+        return cls(bind(config), config.agent_runner, digest, table)
+
+    def for_job(self, job: str) -> Binding:
+        """The binding of the job named ``job``: the one resolver every run goes through
+        (``hz.runtime.config.jobs.applying`` picks the table)."""
+        if self.config is None:
+            return self
+        from hz.runtime.config.jobs import applying
+
+        table = applying(self.config, job)
+        chosen = self if table is None else self.jobs[table.pattern]
+        return replace(chosen, config=self.config, jobs=self.jobs)
+
+    def runner_of(self, job: str) -> str:
+        """The name of the runner the job named ``job`` runs through."""
+        return self.for_job(job).name
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,7 +256,8 @@ def run_owned(
         handle.finish(Ending.not_started(e.message))
         raise
     _check(token)
-    handle.prepare(binding.name, binding.settings_digest)
+    binding = binding.for_job(row.job_name)
+    handle.prepare(binding.name, binding.settings_digest, binding.table)
     _check(token)
     over = handle.dispatch(policy.ceilings)
     if over is not None:

@@ -144,7 +144,7 @@ def _serve(ledger: Ledger, service: Service, reports: Reports) -> bool:
             note=reports.note,
         ).run()
         return service.drain
-    hold = Hold(slots.policy.ceilings, slots.binding.name)
+    hold = Hold(slots.policy.ceilings, slots.binding.name, slots.binding.runner_of)
     claim = from_queue(service.queues, hold=hold, drain=service.drain)
     pool = Pool(ledger, slots, claim, told, on_trouble=reports.on_trouble)
     run_pool(pool, "the worker got {signal}{again}")

@@ -157,7 +157,9 @@ class PgWorker:
         try:
             self.ledger.get(run_id)
             job_id = context.job.id
-            hold = Hold(self.slots.policy.ceilings, self.slots.binding.name)
+            hold = Hold(
+                self.slots.policy.ceilings, self.slots.binding.name, self.slots.binding.runner_of
+            )
             if self.ledger.hold(run_id, hold, job_id=job_id) is not None:
                 if job_id is not None:
                     self._superseded.add(job_id)

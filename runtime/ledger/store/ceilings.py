@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from hz.runtime.ledger.backend import Connection
@@ -90,6 +91,11 @@ class Hold:
 
     ceilings: Ceilings
     runner: str
+    #: The runner of a job by its name, when jobs tables bind another (``Binding.runner_of``).
+    per_job: Callable[[str], str] | None = None
+
+    def runner_of(self, job: str) -> str:
+        return self.runner if self.per_job is None else self.per_job(job)
 
 
 def hold_delay(

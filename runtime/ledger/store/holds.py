@@ -39,10 +39,11 @@ class Holds(LedgerBase):
         """Inside a transaction holding ``row`` (queued, unowned): the time it is held until
         when its reservation would cross a ceiling, else None. Nothing is claimed, prepared
         or handed to a queue; the timeline says once which ceiling holds the run."""
-        if not hold.ceilings.active or hold.ceilings.alone(hold.runner, row.max_usd):
+        runner = hold.runner_of(row.job_name)
+        if not hold.ceilings.active or hold.ceilings.alone(runner, row.max_usd):
             return None  # a run over a ceiling on its own is claimed, and failed
         now = self.now(c)
-        crossed = hold.ceilings.crossed(c, hold.runner, row.max_usd, now=now)
+        crossed = hold.ceilings.crossed(c, runner, row.max_usd, now=now)
         if crossed is None:
             return None
         label, why = crossed

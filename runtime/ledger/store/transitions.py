@@ -73,13 +73,23 @@ class Transitions(Holds):
 
     # -- the owner's transitions -----------------------------------------------------------
 
-    def prepare(self, run_id: str, generation: int, runner: str, settings_digest: str) -> None:
+    def prepare(
+        self,
+        run_id: str,
+        generation: int,
+        runner: str,
+        settings_digest: str,
+        table: str | None = None,
+    ) -> None:
+        """Commit ``prepared`` with the runner and its settings' digest; the timeline names
+        the runner and the jobs table that bound it, if one did (``[jobs."review-*"]``)."""
+        by = "" if table is None else f", bound by {table}"
         with self.fenced(run_id, generation) as c:
             c.execute(
                 "UPDATE runs SET state = ?, runner = ?, settings_digest = ? WHERE id = ?",
                 (RunState.PREPARED, runner, settings_digest, run_id),
             )
-            self.event(c, run_id, RunState.PREPARED, f"runner {runner}")
+            self.event(c, run_id, RunState.PREPARED, f"runner {runner}{by}")
 
     def dispatch(self, run_id: str, generation: int, ceilings: Ceilings) -> str | None:
         """Commit ``dispatching`` and reserve the run's budget, before anything is spawned;
