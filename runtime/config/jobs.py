@@ -132,7 +132,7 @@ def header_position(text: str, pattern: str) -> tuple[int, int]:
                 return number, line.index("[") + 1
     for number, line in enumerate(lines, start=1):
         if pattern in line:
-            return number, line.index(pattern) + 1
+            return number, len(line) - len(line.lstrip()) + 1
     return 0, 0
 
 

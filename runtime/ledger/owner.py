@@ -155,7 +155,7 @@ class Binding:
             return self
         from hz.runtime.config.jobs import applying
 
-        table = applying(self.config, job)
+        table = applying(self.config.jobs, job)
         chosen = self if table is None else self.jobs[table.pattern]
         return replace(chosen, config=self.config, jobs=self.jobs)
 
