@@ -455,7 +455,6 @@ def plan_text(
     argv = shlex.join(the_plan.argv) if the_plan.argv else "(none: this runner starts no process)"
     rows = [
         ("runner", runner),
-        ("bound by", table or "the base tables (no jobs table matches)"),
         ("argv", argv),
         ("cwd", the_plan.cwd),
         ("stdin", the_plan.stdin),
@@ -469,6 +468,7 @@ def plan_text(
     ]
     if the_plan.session_widened:
         rows.append(("widened", f"{', '.join(the_plan.session_widened)} (network)"))
+    rows.append(("bound by", table or "the base tables (no jobs table matches)"))
     lines = ["hz run --dry-run: nothing was started"]
     lines += [f"  {name + ':':<14}{value}" for name, value in rows]
     return "\n".join(lines) + "\n"

@@ -166,6 +166,7 @@ def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
             {"layer": "HZ_CONFIG", "where": None, "state": "unset"},
             {"layer": "environment", "where": "HZ_RUNNER", "state": "loaded"},
         ],
+        "jobs": [],
     }
 
 

@@ -167,6 +167,7 @@ def test_dry_run_text(cli: Cli, work: Path) -> None:
         "  timeout:      30 s\n"
         "  budget:       $0.50\n"
         "  not enforced: (none)\n"
+        "  bound by:     the base tables (no jobs table matches)\n"
     )
     assert not (work / "state/receipts").exists()
 
@@ -187,6 +188,7 @@ def test_dry_run_json(cli: Cli, work: Path) -> None:
     assert json.loads(done.stdout) == {
         "dry_run": True,
         "runner": "echo",
+        "jobs_table": None,
         "argv": [],
         "cwd": str(work.resolve()),
         "env_names": [],
