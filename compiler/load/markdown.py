@@ -52,9 +52,17 @@ def frontmatter_end(text: str) -> int | None:
     return None
 
 
+#: A key ``hz`` anywhere in a frontmatter that does not parse: plain, quoted, in a flow
+#: mapping or as a complex key (``? hz``).
+_ANY_HZ_KEY = re.compile(r"""(?:^|[\s{,?])["']?hz["']?[ \t]*(?::|$)""", re.MULTILINE)
+
+
 def has_hz_block(text: str) -> bool:
-    """Whether ``text`` (a Markdown file) has a frontmatter with a top-level ``hz:`` key:
-    discovery's test, by lines, before anything is parsed."""
+    """Whether ``text`` (a Markdown file) has a frontmatter with a top-level ``hz`` key:
+    discovery's test. By lines first (``hz:`` opening a line); else the frontmatter is parsed
+    (as the loader does, same limits), so that ``"hz":``, ``{hz: …}`` and ``? hz`` are
+    found too; a frontmatter that does not parse is a contract when it names ``hz`` as a key
+    anywhere, so that a broken contract is reported rather than skipped."""
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     end = frontmatter_end(text)
     if end is None:
@@ -62,7 +70,13 @@ def has_hz_block(text: str) -> bool:
         if text.split("\n", 1)[0].rstrip(" \t") != FENCE:
             return False
         end = len(text)
-    return any(re.match(r"hz[ \t]*:", line) for line in text[:end].split("\n"))
+    front = text[:end]
+    if any(re.match(r"hz[ \t]*:", line) for line in front.split("\n")):
+        return True
+    composer = compose(front, "")
+    if composer.problems:
+        return _ANY_HZ_KEY.search(front) is not None
+    return isinstance(composer.data, dict) and "hz" in composer.data
 
 
 def load_markdown(data: bytes, path: str) -> Loaded:

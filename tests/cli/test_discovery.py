@@ -88,3 +88,36 @@ def test_one_name_in_two_folders_names_both_files(cli: Cli, tmp_path: Path) -> N
         f"::error file=contracts/a/weekly.md,line=4,col=9,title=HZ601::{message}\n"
         f"::error file=contracts/b/weekly.md,line=4,col=9,title=HZ601::{message}\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("front", "where"),
+    [
+        ('"hz":\n  contract: 1\n  name: x\nx-a: [}\n', "line=5,col=7"),  # a quoted key
+        ("{hz: {contract: 1, name: x}, x-a: [}\n", "line=2,col=36"),  # a flow mapping
+        ("? hz\n: {contract: 1, name: x}\nx-a: b: c\n", "line=4,col=7"),  # a complex key
+    ],
+    ids=["quoted", "flow", "complex"],
+)
+def test_a_contract_whose_hz_key_is_not_plain_is_found(
+    cli: Cli, tmp_path: Path, front: str, where: str
+) -> None:
+    """A frontmatter that names hz: other than at the start of a line is still a contract:
+    a broken one is reported, not skipped while the directory passes on the others."""
+    (tmp_path / "contracts").mkdir()
+    (tmp_path / "contracts" / "good.md").write_text(CONTRACT_MD)
+    (tmp_path / "contracts" / "odd.md").write_text(f"---\n{front}---\n\nbody\n")
+    result = cli("validate", "contracts", "--format", "github", cwd=tmp_path)
+    assert (result.returncode, result.stdout.split(",title=")[0], result.stderr) == (
+        1,
+        f"::error file=contracts/odd.md,{where}",
+        "Found 1 error in 1 file (checked 2 files)\n",
+    )
+
+
+def test_a_valid_contract_with_a_quoted_hz_key_is_checked(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "contracts").mkdir()
+    quoted = CONTRACT_MD.replace("\nhz:\n", '\n"hz":\n')
+    (tmp_path / "contracts" / "weekly.md").write_text(quoted)
+    result = cli("validate", "contracts", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "Success: no issues found in 1 file\n")
