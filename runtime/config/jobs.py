@@ -107,7 +107,9 @@ def check_pattern(pattern: str, where: str) -> None:
 def first_jobs_line(text: str) -> tuple[int, int]:
     """Where the first jobs table starts: a ``[jobs.…]`` header or a ``jobs`` key."""
     for number, line in enumerate(text.splitlines(), start=1):
-        bare = line.strip().replace(" ", "")
+        bare = line.strip().replace(" ", "").replace("\t", "")
+        for quote in "\"'":  # "jobs" and 'jobs' are the same key
+            bare = bare.replace(f"{quote}{JOBS}{quote}", JOBS, 1)
         if bare.startswith((f"[{JOBS}.", f"[{JOBS}]", f"{JOBS}=", f"{JOBS}.")):
             return number, line.index(line.strip()[0]) + 1
     return 0, 0

@@ -85,7 +85,8 @@ def read_project_file(path: Path) -> ProjectFile:
                 str(path),
                 line,
                 column,
-                hint=f"they belong in the operator's files: {_OPERATOR_FILES} (not HZ_* variables)",
+                hint="they belong in the operator's files: the site or user configuration file "
+                "or HZ_CONFIG (no HZ_* variable sets one)",
             )
         )
     for entry in flatten(data, text):

@@ -219,3 +219,27 @@ def test_a_project_hz_toml_may_not_hold_jobs_tables(cli: Cli, tmp_path: Path) ->
         f"hz: error: {tmp_path / 'hz.toml'}:4:1: HZ801 [jobs.…] tables choose the runner per "
         "job and are not allowed in a project hz.toml",
     )
+
+
+@pytest.mark.parametrize(
+    ("project", "where"),
+    [
+        ('[jobs."greet"]\nagent_runner = "echo"\n', "1:1"),
+        ('"jobs" = { "greet" = { agent_runner = "echo" } }\n', "1:1"),
+        ('[authoring]\nmax_usd_ceiling = 5\n\n  [ \'jobs\' . "x" ]\nmodel = "x"\n', "4:3"),
+    ],
+    ids=["header", "quoted-inline", "quoted-header"],
+)
+def test_a_project_jobs_table_is_located_and_the_hint_says_where_it_goes(
+    cli: Cli, tmp_path: Path, project: str, where: str
+) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "hz.toml").write_text(project)
+    done = hz(cli, tmp_path, "", "config", "show")
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"hz: error: {tmp_path / 'hz.toml'}:{where}: HZ801 [jobs.…] tables choose the runner "
+        "per job and are not allowed in a project hz.toml\n"
+        "  hint: they belong in the operator's files: the site or user configuration file or "
+        "HZ_CONFIG (no HZ_* variable sets one)\n",
+    )
