@@ -134,9 +134,18 @@ class Binding:
     @classmethod
     def from_config(cls, config: Any) -> Binding:
         """``hz.runtime.execution.execute.bind``, of the base tables and of every jobs table:
-        ``ConfigError`` / ``RunnerError`` before anything runs."""
-        jobs = {t.pattern: cls._bound(config.for_job_table(t)) for t in config.jobs}
-        return replace(cls._bound(config), config=config, jobs=jobs)
+        ``ConfigError`` / ``RunnerError`` before anything runs; one of a jobs table's
+        configuration names the table (the key at fault may be its own or a base one)."""
+        from hz.runtime.artifacts.errors import ConfigError, RunnerError
+
+        base = cls._bound(config)
+        jobs: dict[str, Binding] = {}
+        for t in config.jobs:
+            try:
+                jobs[t.pattern] = cls._bound(config.for_job_table(t))
+            except (ConfigError, RunnerError) as e:
+                raise type(e)(f"{t.header} ({t.where}): {e.message}", hint=e.hint) from e
+        return replace(base, config=config, jobs=jobs)
 
     @classmethod
     def _bound(cls, config: Any) -> Binding:

@@ -243,3 +243,16 @@ def test_a_project_jobs_table_is_located_and_the_hint_says_where_it_goes(
         "  hint: they belong in the operator's files: the site or user configuration file or "
         "HZ_CONFIG (no HZ_* variable sets one)\n",
     )
+
+
+def test_a_jobs_table_the_runner_refuses_is_named(cli: Cli, tmp_path: Path) -> None:
+    operator = (
+        '[jobs."review-*"]\nagent_runner = "claude-code"\nclaude_env = ["ANTHROPIC_API_KEY"]\n'
+    )
+    done = hz(cli, tmp_path, operator, "run", "greet.yaml", "--input", "who=Ann", "--dry-run")
+    assert (done.returncode, done.stderr) == (
+        2,
+        f'hz: error: [jobs."review-*"] ({tmp_path / "operator.toml"}:2:1): [system.runner] '
+        "claude_env: ANTHROPIC_API_KEY bills the Anthropic API account and is passed only with "
+        "allow_api_key_billing = true\n",
+    )
