@@ -256,3 +256,26 @@ def test_a_jobs_table_the_runner_refuses_is_named(cli: Cli, tmp_path: Path) -> N
         "claude_env: ANTHROPIC_API_KEY bills the Anthropic API account and is passed only with "
         "allow_api_key_billing = true\n",
     )
+
+
+def test_a_worker_holds_a_queued_run_under_its_jobs_tables_runner(cli: Cli, tmp_path: Path) -> None:
+    """The per-runner ceiling that holds a queued run is its job's runner's: the run waits in
+    the queue, never claimed nor prepared, while the base runner (echo) has no ceiling."""
+    operator = OPERATOR.replace(
+        "[jobs.", "[system.budget]\nper_runner = { command = 0.75 }\n\n[jobs.", 1
+    )
+    env = write(tmp_path, operator)
+    first = cli("run", "review-pr.yaml", "--input", "who=Ann", "-q", cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    queued = cli("submit", "review-pr.yaml", "--input", "who=Bo", cwd=tmp_path, env=env)
+    run_id = queued.stdout.strip()
+    assert cli("worker", "--drain", cwd=tmp_path, env=env).returncode == 0
+    shown = cli("runs", "show", run_id, "--format", "json", cwd=tmp_path, env=env)
+    timeline = [(e["state"], e["detail"]) for e in json.loads(shown.stdout)["timeline"]]
+    assert timeline[1:] == [
+        (
+            "queued",
+            "waiting: reserving $0.50 would cross [system.budget] per_runner.command of $0.75 "
+            "($0.50 reserved or spent today)",
+        )
+    ]
