@@ -124,7 +124,9 @@ class _Scan:
             kept.append(line[at:start])
             self.comment, self.comment_at = [], Pos(number, start + 1)
             at = start
-            end = line.find(_CLOSE, start + len(_OPEN))
+            # "<!-->" and "<!--->" are whole comments (CommonMark 0.31 §6.6): the "-->" may
+            # share the opening's dashes.
+            end = line.find(_CLOSE, start + 2)
             if end < 0:
                 self.comment.append(line[start:])
                 visible.append(" " * (len(line) - start))

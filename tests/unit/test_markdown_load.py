@@ -99,3 +99,10 @@ def test_a_directory_finds_an_unterminated_contract_and_says_so(tmp_path: Path) 
     (tmp_path / "w.md").write_text(FRONT + "\n## Goal\n")
     run = validate_paths([tmp_path])
     assert [(d.code, d.line) for d in run.diagnostics] == [("HZ015", 1)]
+
+
+def test_the_shortest_comments_end_where_they_open() -> None:
+    """``<!-->`` and ``<!--->`` are whole comments: the text after them stays the agent's."""
+    body = read_body("keep <!--> this\n\nand <!---> this\n\n<!-- note -->\n", 1)
+    assert body.text == "keep  this\n\nand  this\n"
+    assert body.comments == ("<!-->", "<!--->", "<!-- note -->")
