@@ -13,7 +13,9 @@ import re
 
 from hz.compiler.source import Body, Pos, Section
 
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+#: A fence opens a code block; a backtick fence's info string holds no backtick (CommonMark
+#: 0.31 §4.5: "``` `x`" is inline code, not a fence).
+_FENCE = re.compile(r" {0,3}(?:(`{3,})(?=[^`]*$)|(~{3,}))")
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)")
 _CLOSING_HASHES = re.compile(r"[ \t]+#+[ \t]*$|^#+[ \t]*$")
 _INPUT = re.compile(r"\binputs\.([A-Za-z_][A-Za-z0-9_]*)")
@@ -49,7 +51,7 @@ class _Scan:
             opened = _FENCE.match(line)
             if opened is not None:
                 self.dropped = False
-                self.fence = opened.group(1)
+                self.fence = opened.group(1) or opened.group(2)
                 self.out.append(line)
                 self._content()
                 self._names(line, number)

@@ -106,3 +106,11 @@ def test_the_shortest_comments_end_where_they_open() -> None:
     body = read_body("keep <!--> this\n\nand <!---> this\n\n<!-- note -->\n", 1)
     assert body.text == "keep  this\n\nand  this\n"
     assert body.comments == ("<!-->", "<!--->", "<!-- note -->")
+
+
+def test_backticks_after_a_backtick_fence_make_inline_code_not_a_fence() -> None:
+    body = read_body("## Goal\n\n``` `x` inline\n<!-- private -->\n\n## Done when\n\nx\n", 1)
+    assert body.text == "## Goal\n\n``` `x` inline\n\n## Done when\n\nx\n"
+    assert [s.title for s in body.sections] == ["Goal", "Done when"]
+    fenced = read_body("~~~ `x`\n<!-- kept -->\n~~~\n", 1)
+    assert fenced.text == "~~~ `x`\n<!-- kept -->\n~~~\n"
