@@ -54,7 +54,7 @@ def frontmatter_end(text: str) -> int | None:
 
 #: A key ``hz`` anywhere in a frontmatter that does not parse: plain, quoted, in a flow
 #: mapping or as a complex key (``? hz``).
-_ANY_HZ_KEY = re.compile(r"""(?:^|[\s{,?])["']?hz["']?[ \t]*(?::|$)""", re.MULTILINE)
+_ANY_HZ_KEY = re.compile(r"""(?:^|[\s{,?])(?:"|')?hz(?:"|')?(?:[ \t]*)(?::|$)""", re.MULTILINE)
 
 
 def has_hz_block(text: str) -> bool:
@@ -71,7 +71,7 @@ def has_hz_block(text: str) -> bool:
             return False
         end = len(text)
     front = text[:end]
-    if any(re.match(r"hz[ \t]*:", line) for line in front.split("\n")):
+    if any(re.match(r"hz(?:[ \t]*):", line) for line in front.split("\n")):
         return True
     composer = compose(front, "")
     if composer.problems:

@@ -44,11 +44,7 @@ def config() -> None:
     """Inspect the configuration."""
 
 
-@config.command(
-    epilog=examples(
-        "hz config show", "hz config show --format json", "hz config show --job review-pr"
-    )
-)
+@config.command(epilog=examples("hz config show", "hz config show --job review-pr --format json"))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.option(
     "--job",

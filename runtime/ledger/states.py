@@ -61,7 +61,9 @@ COMMITTED: dict[RunState | str, tuple[str, str]] = {
     ),
     RunState.PREPARED: (
         "a process took the run (its **owner**)",
-        "runner, a digest of the runner settings",
+        'runner, a digest of the runner settings; its timeline names the `[jobs."…"]` table '
+        "that bound the run, if one did "
+        "([configuration.md](configuration.md#jobs-tables-the-runner-per-job))",
     ),
     RunState.DISPATCHING: (
         "**before** the agent process is spawned (synced to disk)",
