@@ -11,6 +11,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hz import __version__
 from hz.compiler.contract import Contract
@@ -29,6 +30,9 @@ from hz.runtime.artifacts.models import (
     SourceRef,
     ToolProfile,
 )
+
+if TYPE_CHECKING:
+    from hz.compiler.validate import Ceiling
 
 #: A directory holding one of these is a project root: source paths are relative to it.
 ROOT_MARKERS = ("hz.toml", ".git")
@@ -195,7 +199,7 @@ def compile_contracts(contracts: Sequence[Contract], *, root: Path) -> CompileRu
 
 
 def compile_paths(
-    paths: Sequence[str], *, root: Path | None = None, max_usd_ceiling: float = 100.0
+    paths: Sequence[str], *, root: Path | None = None, max_usd_ceiling: Ceiling = 100.0
 ) -> CompileRun:
     """Validate and compile every contract under ``paths``. Nothing compiles if any fails."""
     from hz.compiler.validate import validate_paths

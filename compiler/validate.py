@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, cast
@@ -41,10 +41,25 @@ class ValidationRun:
         return not any(d.severity == "error" for d in self.diagnostics)
 
 
+#: A budget ceiling in US dollars, or one per contract name (an operator's jobs tables give a
+#: job a ceiling of its own: ``hz config show --job NAME``).
+Ceiling = float | Callable[[str | None], float]
+
+
+def ceiling_for(ceiling: Ceiling, doc: SourceDoc) -> float:
+    """The ceiling that holds the contract in ``doc``: by its ``hz.name`` when ``ceiling`` is
+    one per name (None for a document without a name of text)."""
+    if not callable(ceiling):
+        return ceiling
+    hz = doc.data.get("hz") if isinstance(doc.data, dict) else None
+    name = hz.get("name") if isinstance(hz, dict) else None
+    return ceiling(name if isinstance(name, str) else None)
+
+
 def validate_source(
     doc: SourceDoc,
     *,
-    max_usd_ceiling: float = DEFAULT_MAX_USD_CEILING,
+    max_usd_ceiling: Ceiling = DEFAULT_MAX_USD_CEILING,
     tools: PolicySource | None = None,
 ) -> tuple[Contract | None, list[Diagnostic]]:
     """Every problem of one document, sorted by position; the Contract only when none is an
@@ -62,7 +77,7 @@ def validate_source(
     diags += check_body(doc)
     timeout, found = check_timeout(doc)
     diags += found
-    max_usd, found = check_max_usd(doc, max_usd_ceiling)
+    max_usd, found = check_max_usd(doc, ceiling_for(max_usd_ceiling, doc))
     diags += found
     diags += check_inputs(doc)
     diags += check_output(doc)
@@ -208,7 +223,7 @@ def expand_paths(paths: Sequence[str | os.PathLike[str]]) -> Expansion:
 def validate_paths(
     paths: Sequence[str | os.PathLike[str]],
     *,
-    max_usd_ceiling: float = DEFAULT_MAX_USD_CEILING,
+    max_usd_ceiling: Ceiling = DEFAULT_MAX_USD_CEILING,
     stdin: BinaryIO | None = None,
     tools: PolicySource | None = None,
 ) -> ValidationRun:

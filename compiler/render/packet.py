@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.inputs.values import collect_inputs
@@ -24,6 +24,9 @@ from hz.compiler.source import SourceDoc
 from hz.runtime.artifacts.canonical import digest_of, sha256_hex
 from hz.runtime.artifacts.models import Job, Packet, read_artifact
 from hz.runtime.artifacts.packet_limits import MAX_PROMPT_BYTES
+
+if TYPE_CHECKING:
+    from hz.compiler.validate import Ceiling
 
 MAX_RENDER_SECONDS = 10.0
 __all__ = ["MAX_PROMPT_BYTES", "TemplatePlace", "environment", "render_job", "render_prompt"]
@@ -111,7 +114,7 @@ def render_job(
 
 
 def job_from_contract(
-    path: Path, *, max_usd_ceiling: float = 100.0
+    path: Path, *, max_usd_ceiling: Ceiling = 100.0
 ) -> tuple[Job | None, SourceDoc | None, list[Diagnostic]]:
     """Validate and compile one contract in memory, with the diagnostics ``hz validate``
     gives. Warnings come back with the job."""
@@ -136,7 +139,7 @@ def packet_from_path(
     *,
     inputs_file: Path | None = None,
     input_args: Sequence[str] = (),
-    max_usd_ceiling: float = 100.0,
+    max_usd_ceiling: Ceiling = 100.0,
 ) -> tuple[Packet | None, list[Diagnostic]]:
     """A packet from a packet file, a job file (rendered) or a contract (``.yaml``/``.yml``/``.md``:
     validated, compiled in memory and rendered).

@@ -6,6 +6,7 @@ import io
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,6 +20,9 @@ from hz.cli.validate import (
     refuse_empty,
     verbose_option,
 )
+
+if TYPE_CHECKING:
+    from hz.compiler.validate import Ceiling
 
 MAX_USD_HELP = (
     "The largest hz.agent.max_usd a contract may ask for "
@@ -222,7 +226,8 @@ def render(
     from hz.compiler.report.formats import write_report
     from hz.runtime.artifacts.canonical import canonical_json
 
-    ceiling, diagnostics, project = 100.0, [], 0
+    ceiling: Ceiling = 100.0
+    diagnostics, project = [], 0
     if target.suffix.lower() in (".yaml", ".yml", ".md"):
         from hz.cli.authoring import authoring
 

@@ -162,6 +162,23 @@ def test_a_jobs_ceiling_holds_its_jobs_only(cli: Cli, tmp_path: Path) -> None:
     assert hz(cli, tmp_path, operator, "run", "greet.yaml", "--input", "who=A").returncode == 0
 
 
+def test_validate_and_compile_hold_each_job_to_its_tables_ceiling(cli: Cli, tmp_path: Path) -> None:
+    """As hz run does: a table's ceiling below the job's budget fails validate and compile at
+    the budget's line; a table's ceiling above [authoring]'s lets its job through."""
+    lower = '[jobs."review-*"]\nmax_usd_ceiling = 0.1\n'
+    for command in (("validate",), ("compile", "--out", "jobs")):
+        done = hz(cli, tmp_path, lower, *command, "greet.yaml", "review-pr.yaml")
+        assert done.returncode == 1
+        assert done.stdout.splitlines()[0] == (
+            "review-pr.yaml:7:14: error: hz.agent.max_usd: 0.5 is over the ceiling of 0.1 US "
+            "dollars [HZ304]"
+        )
+    higher = '[authoring]\nmax_usd_ceiling = 0.2\n[jobs."review-*"]\nmax_usd_ceiling = 1\n'
+    done = hz(cli, tmp_path, higher, "validate", "greet.yaml", "review-pr.yaml")
+    assert (done.returncode, done.stdout.count("[HZ304]")) == (1, 1)
+    assert done.stdout.startswith("greet.yaml:7:14: error: hz.agent.max_usd: 0.5 is over")
+
+
 def test_validate_warns_of_a_table_no_job_matches(cli: Cli, tmp_path: Path) -> None:
     operator = '[jobs."reveiw-pr"]\nmodel = "x"\n[jobs."greet"]\nmodel = "y"\n'
     done = hz(cli, tmp_path, operator, "validate", "greet.yaml", "review-pr.yaml")
