@@ -296,3 +296,23 @@ def test_a_worker_holds_a_queued_run_under_its_jobs_tables_runner(cli: Cli, tmp_
             "($0.50 reserved or spent today)",
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("n" * 100_000, "'" + "n" * 78 + "…"),
+        ("x\x1b[2J", "'x\\x1b[2J'"),
+        ("Review-PR", "'Review-PR'"),
+    ],
+)
+def test_config_show_refuses_what_is_no_job_name(
+    cli: Cli, tmp_path: Path, name: str, shown: str
+) -> None:
+    done = hz(cli, tmp_path, OPERATOR, "config", "show", "--job", name)
+    assert (done.returncode, done.stdout, done.stderr.splitlines()[-1]) == (
+        2,
+        "",
+        f"Error: Invalid value for '--job': {shown} is not a job name: a contract's hz.name is "
+        "a lowercase slug of at most 64 characters (e.g. review-pr)",
+    )
