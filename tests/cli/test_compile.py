@@ -9,41 +9,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import project, write
 
-CONTRACT = """\
-hz:
-  contract: 1
-  name: {name}
-  timeout: 2m
-  agent:
-    tools: [Read]
-    max_usd: 0.5
-  inputs:
-    topic:
-      schema: {{type: string}}
-contract: |
-  {rule}
-prompt: |
-  Write about {{{{ inputs.topic }}}}.
-"""
 REGENERATE = "run the same hz compile command without --check and commit the result"
 
 
 def hz(cli: Cli, cwd: Path, *args: str) -> CliResult:
     return cli(*args, cwd=cwd)
-
-
-def project(root: Path, *names: str) -> Path:
-    (root / "contracts").mkdir(parents=True)
-    (root / "hz.toml").touch()
-    for name in names:
-        write(root, name)
-    return root
-
-
-def write(root: Path, name: str, rule: str = "Be brief.") -> None:
-    text = CONTRACT.format(name=name, rule=rule)
-    (root / "contracts" / f"{name}.yaml").write_text(text, encoding="utf-8")
 
 
 def tree(directory: Path) -> dict[str, bytes]:

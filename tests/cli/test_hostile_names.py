@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_render import CONTRACT
 from tests.conftest import Cli
+from tests.helpers.contracts import GREET_TIMES as CONTRACT
 
 
 def _contract(tmp_path: Path, prompt: str, *, name: str = "greet") -> str:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_run import CONTRACT
 from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import GREET as CONTRACT
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")

@@ -9,9 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_compile import hz, project
-from tests.cli.test_render import CONTRACT as INPUT_CONTRACT
-from tests.conftest import Cli
+from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import GREET_TIMES as INPUT_CONTRACT
+from tests.helpers.contracts import project
+
+
+def hz(cli: Cli, cwd: Path, *args: str) -> CliResult:
+    return cli(*args, cwd=cwd)
 
 
 def _compiled(cli: Cli, tmp_path: Path) -> Path:

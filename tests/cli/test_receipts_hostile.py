@@ -53,7 +53,7 @@ def test_a_huge_file_named_like_a_receipt_is_not_read(cli: Cli, tmp_path: Path) 
 
 def test_verify_escapes_a_key_planted_in_a_sealed_receipt(cli: Cli, tmp_path: Path) -> None:
     from hz.runtime.artifacts.canonical import digest_of
-    from tests.cli.test_run import CONTRACT
+    from tests.helpers.contracts import GREET as CONTRACT
 
     (tmp_path / "greet.yaml").write_text(CONTRACT)
     (tmp_path / "operator.toml").write_text('[capabilities]\nagent_runner = "echo"\n')

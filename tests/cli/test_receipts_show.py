@@ -6,16 +6,16 @@ import json
 import re
 from pathlib import Path
 
-from tests.cli.test_run import ECHO, hz, work  # noqa: F401  (the fixture)
 from tests.conftest import Cli
+from tests.helpers.in_process import ECHO, hz
 
 
-def _two_runs(cli: Cli, work: Path) -> None:  # noqa: F811
+def _two_runs(cli: Cli, work: Path) -> None:
     hz(cli, work, "run", "greet.yaml", "--input", "who=Ann", "-q", config=ECHO)
     hz(cli, work, "run", "greet.yaml", "--input", "who=Bo\x1b[2J", "-q", config=ECHO)
 
 
-def test_show_the_newest_receipt_with_its_transcript(cli: Cli, work: Path) -> None:  # noqa: F811
+def test_show_the_newest_receipt_with_its_transcript(cli: Cli, work: Path) -> None:
     _two_runs(cli, work)
     done = hz(cli, work, "receipts", "show", "state/receipts", "--transcript")
     assert done.returncode == 0, done.stderr
@@ -31,7 +31,7 @@ def test_show_the_newest_receipt_with_its_transcript(cli: Cli, work: Path) -> No
     )
 
 
-def test_show_a_numbered_receipt_as_json(cli: Cli, work: Path) -> None:  # noqa: F811
+def test_show_a_numbered_receipt_as_json(cli: Cli, work: Path) -> None:
     _two_runs(cli, work)
     done = hz(cli, work, "receipts", "show", "state/receipts", "1", "--format", "json")
     document = json.loads(done.stdout)
@@ -50,7 +50,7 @@ def test_show_a_numbered_receipt_as_json(cli: Cli, work: Path) -> None:  # noqa:
     assert shown["events"][0]["text"] == "Say hi to Ann.\n"
 
 
-def test_show_refuses_what_is_not_there(cli: Cli, work: Path) -> None:  # noqa: F811
+def test_show_refuses_what_is_not_there(cli: Cli, work: Path) -> None:
     _two_runs(cli, work)
     cases = {
         ("nope",): "hz: error: nope: no such receipt or receipt directory\n",
@@ -64,7 +64,7 @@ def test_show_refuses_what_is_not_there(cli: Cli, work: Path) -> None:  # noqa: 
         assert (done.returncode, done.stderr) == (2, message)
 
 
-def test_a_changed_transcript_is_shown_with_a_warning(cli: Cli, work: Path) -> None:  # noqa: F811
+def test_a_changed_transcript_is_shown_with_a_warning(cli: Cli, work: Path) -> None:
     _two_runs(cli, work)
     path = work / "state/receipts" / "000001-greet.transcript.jsonl"
     path.write_text(re.sub("Ann", "Eve", path.read_text()))

@@ -8,26 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli, CliResult
-
-CONTRACT = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: 60
-  agent:
-    max_usd: 0.5
-  inputs:
-    who:
-      schema: {type: string}
-    times:
-      schema: {type: integer, minimum: 1}
-      default: 1
-contract: |
-  Be kind.
-prompt: |
-  {% for i in range(inputs.times) %}Hello {{ inputs.who }}!
-  {% endfor %}
-"""
+from tests.helpers.contracts import GREET_TIMES
 
 
 def hz(cli: Cli, cwd: Path, *args: str) -> CliResult:
@@ -37,7 +18,7 @@ def hz(cli: Cli, cwd: Path, *args: str) -> CliResult:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     (tmp_path / "hz.toml").touch()
-    (tmp_path / "greet.yaml").write_text(CONTRACT, encoding="utf-8")
+    (tmp_path / "greet.yaml").write_text(GREET_TIMES, encoding="utf-8")
     return tmp_path
 
 
@@ -83,7 +64,7 @@ def test_input_errors_are_located_on_stderr(cli: Cli, project: Path) -> None:
 
 
 def test_sandbox_escape_is_a_located_error(cli: Cli, project: Path) -> None:
-    text = CONTRACT.replace("Hello {{ inputs.who }}!", "{{ inputs.who.__class__.__mro__ }}")
+    text = GREET_TIMES.replace("Hello {{ inputs.who }}!", "{{ inputs.who.__class__.__mro__ }}")
     (project / "greet.yaml").write_text(text, encoding="utf-8")
     done = hz(cli, project, "render", "greet.yaml", "--input", "who=x")
     assert (done.returncode, done.stdout) == (1, "")
@@ -96,7 +77,7 @@ def test_sandbox_escape_is_a_located_error(cli: Cli, project: Path) -> None:
 
 def test_invalid_contract_gets_validate_diagnostics(cli: Cli, project: Path) -> None:
     (project / "greet.yaml").write_text(
-        CONTRACT.replace("timeout: 60", "timeout: 0"), encoding="utf-8"
+        GREET_TIMES.replace("timeout: 60", "timeout: 0"), encoding="utf-8"
     )
     done = hz(cli, project, "render", "greet.yaml", "--input", "who=x")
     validated = hz(cli, project, "validate", "greet.yaml")
@@ -125,7 +106,7 @@ def test_missing_target_is_a_usage_error(cli: Cli, project: Path) -> None:
 
 
 def test_contract_warnings_go_to_stderr_and_the_packet_renders(cli: Cli, project: Path) -> None:
-    text = CONTRACT.replace("  {% for i in range(inputs.times) %}", "  {% for i in range(2) %}")
+    text = GREET_TIMES.replace("  {% for i in range(inputs.times) %}", "  {% for i in range(2) %}")
     (project / "greet.yaml").write_text(text, encoding="utf-8")
     done = hz(cli, project, "render", "greet.yaml", "--input", "who=Al", "--format", "text")
     assert (done.returncode, done.stdout) == (0, "Hello Al!\nHello Al!\n\n")

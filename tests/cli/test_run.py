@@ -6,69 +6,12 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-
 from hz.cli.run import EXIT_CODES
-from tests.conftest import Cli, CliResult
+from tests.conftest import Cli
+from tests.helpers.contracts import GREET
+from tests.helpers.in_process import ECHO, hz
 
 REPO = Path(__file__).resolve().parents[2]
-
-CONTRACT = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: 30s
-  agent:
-    tools: [Read]
-    max_usd: 0.5
-  inputs:
-    who:
-      schema: {type: string}
-contract: |
-  Be brief.
-prompt: |
-  Say hi to {{ inputs.who }}.
-"""
-
-JSON_CONTRACT = """\
-hz:
-  contract: 1
-  name: listing
-  timeout: 30s
-  agent:
-    max_usd: 0.5
-  inputs:
-    body:
-      schema: {type: string}
-  output:
-    format: json
-    schema:
-      type: object
-      required: [items]
-      properties:
-        items: {type: array, items: {type: string}}
-contract: Answer in JSON.
-prompt: "{{ inputs.body }}"
-"""
-
-
-def hz(cli: Cli, cwd: Path, *args: str, config: str = "", **env: str) -> CliResult:
-    # The operator's state directory, where the ledger and the default receipt chain live.
-    env.setdefault("HZ_STATE_DIR", "state")
-    if config:
-        (cwd / "operator.toml").write_text(config)
-        env["HZ_CONFIG"] = str(cwd / "operator.toml")
-    return cli(*args, cwd=cwd, env=env)
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    (tmp_path / "greet.yaml").write_text(CONTRACT)
-    (tmp_path / "listing.yaml").write_text(JSON_CONTRACT)
-    return tmp_path
-
-
-ECHO = '[capabilities]\nagent_runner = "echo"\n'
 
 
 def test_run_prints_the_draft_and_a_summary(cli: Cli, work: Path) -> None:
@@ -314,7 +257,7 @@ def test_receipts_list(cli: Cli, work: Path) -> None:
 
 def test_a_job_is_rendered_with_its_inputs_then_run(cli: Cli, work: Path) -> None:
     (work / "contracts").mkdir()
-    (work / "contracts" / "greet.yaml").write_text(CONTRACT)
+    (work / "contracts" / "greet.yaml").write_text(GREET)
     compiled = hz(cli, work, "compile", "contracts", "--out", "jobs")
     assert compiled.returncode == 0, compiled.stderr
     done = hz(cli, work, "run", "jobs/greet.job.json", "--input", "who=Cy", "-q", config=ECHO)

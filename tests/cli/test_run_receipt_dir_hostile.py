@@ -8,13 +8,13 @@ import json
 import os
 from pathlib import Path
 
-from tests.cli.test_run import ECHO, hz, work  # noqa: F401  (the fixture)
 from tests.conftest import Cli
+from tests.helpers.in_process import ECHO, hz
 
 RUN = ("run", "greet.yaml", "--input", "who=A", "--format", "json", "-q")
 
 
-def test_a_huge_file_at_the_head_of_the_chain_is_not_read(cli: Cli, work: Path) -> None:  # noqa: F811
+def test_a_huge_file_at_the_head_of_the_chain_is_not_read(cli: Cli, work: Path) -> None:
     (work / "r").mkdir()
     with open(work / "r/000001-a.json", "wb") as f:
         f.truncate(16 * 1024 * 1024 + 1)  # sparse: no disk, but hashing it reads it all
@@ -30,7 +30,7 @@ def test_a_huge_file_at_the_head_of_the_chain_is_not_read(cli: Cli, work: Path) 
     assert sorted(p.name for p in (work / "r").iterdir()) == [".lock", "000001-a.json"]
 
 
-def test_a_receipt_name_in_other_digits_is_no_receipt(cli: Cli, work: Path) -> None:  # noqa: F811
+def test_a_receipt_name_in_other_digits_is_no_receipt(cli: Cli, work: Path) -> None:
     (work / "r").mkdir()
     (work / "r/٠٠٠٠٠٩-a.json").write_text("{}")  # Arabic-Indic digits: no sequence 9
     done = hz(cli, work, *RUN, "--receipt-dir", "r", config=ECHO)
@@ -39,7 +39,7 @@ def test_a_receipt_name_in_other_digits_is_no_receipt(cli: Cli, work: Path) -> N
     assert json.loads((work / "r/000001-greet.json").read_text())["previous_sha256"] is None
 
 
-def test_a_huge_transcript_is_not_read(cli: Cli, work: Path) -> None:  # noqa: F811
+def test_a_huge_transcript_is_not_read(cli: Cli, work: Path) -> None:
     assert hz(cli, work, *RUN, "--receipt-dir", "r", config=ECHO).returncode == 0
     with open(work / "r/000001-greet.transcript.jsonl", "wb") as f:
         f.truncate(16 * 1024 * 1024 + 1)
@@ -56,7 +56,7 @@ def test_a_huge_transcript_is_not_read(cli: Cli, work: Path) -> None:  # noqa: F
     )
 
 
-def test_a_receipt_file_that_is_a_fifo_is_refused_by_show(cli: Cli, work: Path) -> None:  # noqa: F811
+def test_a_receipt_file_that_is_a_fifo_is_refused_by_show(cli: Cli, work: Path) -> None:
     (work / "r").mkdir()
     os.mkfifo(work / "r/000001-a.json")
     shown = hz(cli, work, "receipts", "show", "r/000001-a.json")
@@ -66,14 +66,14 @@ def test_a_receipt_file_that_is_a_fifo_is_refused_by_show(cli: Cli, work: Path) 
     )
 
 
-def test_a_receipt_the_operator_names_through_a_link_is_shown(cli: Cli, work: Path) -> None:  # noqa: F811
+def test_a_receipt_the_operator_names_through_a_link_is_shown(cli: Cli, work: Path) -> None:
     assert hz(cli, work, *RUN, "--receipt-dir", "r", config=ECHO).returncode == 0
     (work / "latest.json").symlink_to("r/000001-greet.json")
     shown = hz(cli, work, "receipts", "show", "latest.json")
     assert (shown.returncode, shown.stdout.splitlines()[0]) == (0, "receipt latest.json")
 
 
-def test_a_nul_in_a_configured_directory_is_a_configuration_error(cli: Cli, work: Path) -> None:  # noqa: F811
+def test_a_nul_in_a_configured_directory_is_a_configuration_error(cli: Cli, work: Path) -> None:
     for table, key in (("system.runner", "receipt_dir"), ("system", "state_dir")):
         config = ECHO + f'[{table}]\n{key} = "a\\u0000b"\n'
         done = hz(cli, work, *RUN, config=config, HZ_STATE_DIR="")
@@ -84,7 +84,7 @@ def test_a_nul_in_a_configured_directory_is_a_configuration_error(cli: Cli, work
         )
 
 
-def test_the_directories_a_receipt_creates_are_private(cli: Cli, work: Path) -> None:  # noqa: F811
+def test_the_directories_a_receipt_creates_are_private(cli: Cli, work: Path) -> None:
     # Without the ledger the receipt creates the state directory, which the ledger then shares:
     # its prompts and the transcripts must not be left readable by other users.
     done = hz(cli, work, *RUN, "--no-ledger", config=ECHO, HZ_STATE_DIR=str(work / "new/state"))

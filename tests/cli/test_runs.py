@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from hz.runtime.ledger.store import Ceilings, Ledger, Owner
-from tests.cli.test_run import CONTRACT
 from tests.conftest import Cli, CliResult
-from tests.unit.test_execute import make_packet
+from tests.helpers.contracts import GREET as CONTRACT
+from tests.helpers.packets import make_packet
 
 
 @pytest.fixture

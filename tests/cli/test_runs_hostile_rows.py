@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from hz.runtime.ledger.store import Ledger, Owner
-from tests.cli.test_run import CONTRACT
 from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import GREET as CONTRACT
 from tests.helpers.faults import zero_pages
 from tests.helpers.ledger_cli import worker_started
-from tests.unit.test_execute import make_packet
+from tests.helpers.packets import make_packet
 
 
 @pytest.fixture

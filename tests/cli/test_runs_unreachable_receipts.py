@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from hz.runtime.ledger.store import Ceilings, Ledger, Owner
-from tests.cli.test_run import CONTRACT
 from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import GREET as CONTRACT
 
 
 @pytest.fixture

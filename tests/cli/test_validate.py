@@ -8,19 +8,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import TINY
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = REPO / "tests" / "cases"
 
-GOOD = """\
-hz:
-  contract: 1
-  name: tiny
-  timeout: 45
-  agent: {max_usd: 5}
-contract: Rules.
-prompt: Hello {{ inputs.who }}.
-"""
 BAD_LINE = (
     "{file}:7:18: error: prompt: inputs.who is not a declared input [HZ502]\n"
     "  hint: declare it under hz.inputs\n"
@@ -38,7 +30,7 @@ def test_valid_contracts_exit_0(cli: Cli) -> None:
 
 
 def test_invalid_file_exit_1_with_exact_text(cli: Cli, tmp_path: Path) -> None:
-    (tmp_path / "c.yaml").write_text(GOOD)
+    (tmp_path / "c.yaml").write_text(TINY)
     result = hz(cli, "validate", "c.yaml", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout == BAD_LINE.format(file="c.yaml")
@@ -52,17 +44,17 @@ def test_golden_case_through_the_cli(cli: Cli) -> None:
 
 
 def test_stdin_is_named_stdin(cli: Cli) -> None:
-    result = hz(cli, "validate", "-", stdin=GOOD)
+    result = hz(cli, "validate", "-", stdin=TINY)
     assert result.returncode == 1
     assert result.stdout == BAD_LINE.format(file="<stdin>")
-    ok = hz(cli, "validate", "-", stdin=GOOD.replace("{{ inputs.who }}", "you"))
+    ok = hz(cli, "validate", "-", stdin=TINY.replace("{{ inputs.who }}", "you"))
     assert (ok.returncode, ok.stdout) == (0, "")
 
 
 def test_directories_recurse_and_mix_with_files(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "b.yml").write_text(GOOD)
-    (tmp_path / "a.yaml").write_text(GOOD.replace("{{ inputs.who }}", "you"))
+    (tmp_path / "sub" / "b.yml").write_text(TINY)
+    (tmp_path / "a.yaml").write_text(TINY.replace("{{ inputs.who }}", "you"))
     (tmp_path / "notes.txt").write_text("not a contract")
     result = hz(cli, "validate", ".", "a.yaml", cwd=tmp_path)
     assert result.returncode == 1
@@ -96,7 +88,7 @@ def test_usage_errors_exit_2(cli: Cli, args: tuple[str, ...], message: str) -> N
 
 
 def test_ceiling_option(cli: Cli) -> None:
-    text = GOOD.replace("{{ inputs.who }}", "you")
+    text = TINY.replace("{{ inputs.who }}", "you")
     assert hz(cli, "validate", "--max-usd-ceiling", "5", "-", stdin=text).returncode == 0
     low = hz(cli, "validate", "--max-usd-ceiling", "4.5", "-", stdin=text)
     assert low.returncode == 1
@@ -108,7 +100,7 @@ def test_ceiling_option(cli: Cli) -> None:
 
 
 def test_json_format(cli: Cli) -> None:
-    result = hz(cli, "validate", "--format", "json", "-", stdin=GOOD)
+    result = hz(cli, "validate", "--format", "json", "-", stdin=TINY)
     assert result.returncode == 1
     assert json.loads(result.stdout) == {
         "version": 1,
@@ -130,7 +122,7 @@ def test_json_format(cli: Cli) -> None:
 
 
 def test_github_format(cli: Cli) -> None:
-    result = hz(cli, "validate", "--format", "github", "-", stdin=GOOD)
+    result = hz(cli, "validate", "--format", "github", "-", stdin=TINY)
     assert result.returncode == 1
     assert result.stdout == (
         "::error file=<stdin>,line=7,col=18,title=HZ502::prompt: inputs.who is not a declared "
@@ -139,7 +131,7 @@ def test_github_format(cli: Cli) -> None:
 
 
 def test_sarif_format(cli: Cli) -> None:
-    result = hz(cli, "validate", "--format", "sarif", "-", stdin=GOOD)
+    result = hz(cli, "validate", "--format", "sarif", "-", stdin=TINY)
     assert result.returncode == 1
     log = json.loads(result.stdout)
     assert log["version"] == "2.1.0"
@@ -191,7 +183,7 @@ def test_explain_unknown_code(cli: Cli) -> None:
 
 
 def test_a_file_named_twice_is_checked_once(cli: Cli, tmp_path: Path) -> None:
-    (tmp_path / "f.yaml").write_text(GOOD)
+    (tmp_path / "f.yaml").write_text(TINY)
     result = hz(cli, "validate", "f.yaml", "./f.yaml", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout == BAD_LINE.format(file="f.yaml")
@@ -229,7 +221,7 @@ def test_more_usage_errors_exit_2(cli: Cli, args: tuple[str, ...], message: str)
 def test_a_project_hz_toml_with_an_error_counts_as_checked(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "hz.toml").write_text("[authoring]\nmax_usd_ceiling = 0\n")
-    (tmp_path / "c.yaml").write_text(GOOD)
+    (tmp_path / "c.yaml").write_text(TINY)
     result = hz(cli, "validate", "c.yaml", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout == (

@@ -15,7 +15,7 @@ import pytest
 from tests.fakes.agent import recorded_env, recorded_pids, survivors
 from tests.fakes.claude_cli import processes_with_env
 from tests.fakes.responses_server import codex_binary
-from tests.integration.ledger_env import Space
+from tests.helpers.ledger_env import Space
 
 #: Secrets an operator's shell typically holds: hz's own credentials and the vendors'.
 SECRET_NAMES = (

@@ -34,7 +34,7 @@ from tests.fakes.claude_cli import (
     living_in_groups,
     processes_with_env,
 )
-from tests.run_request import SCHEMA, run_request
+from tests.helpers.run_request import SCHEMA, run_request
 
 pytestmark = pytest.mark.real_cli
 

@@ -25,7 +25,7 @@ from tests.fakes.anthropic_server import (
     tool_use,
 )
 from tests.fakes.claude_hz import HzRun, Workspace, contract_text, hz_run, workspace
-from tests.run_request import SCHEMA
+from tests.helpers.run_request import SCHEMA
 
 pytestmark = pytest.mark.real_cli
 

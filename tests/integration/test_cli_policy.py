@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import default_receipt_dir
-from tests.integration.test_cli_run_command import hz, operator
+from tests.helpers.operator import hz, operator
 
 
 def test_a_requirement_the_runner_cannot_prove_refuses_before_any_process(

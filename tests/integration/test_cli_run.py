@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from hz.cli.run import EXIT_CODES
-from tests.cli.test_run import CONTRACT, ECHO
 from tests.conftest import default_receipt_dir
+from tests.helpers.contracts import GREET as CONTRACT
+from tests.helpers.in_process import ECHO
 
 REPO = Path(__file__).resolve().parents[2]
 

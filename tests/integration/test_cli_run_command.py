@@ -16,55 +16,11 @@ import pytest
 
 from tests.conftest import default_receipt_dir
 from tests.fakes.agent import is_gone, recorded_pids
+from tests.helpers.operator import AGENT, REPO, hz, operator
+from tests.helpers.operator import GREET_TIMED as CONTRACT
 
 # The tests that signal hz or time it out (timeouts, interrupts, kill grace) are marked
 # `serial`: `make test` runs them alone, on an otherwise quiet machine.
-
-REPO = Path(__file__).resolve().parents[2]
-AGENT = str(REPO / "tests" / "fakes" / "agent.py")
-
-CONTRACT = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: {timeout}
-  agent:
-    tools: [Read]
-    max_usd: 0.5
-  inputs:
-    who:
-      schema: {{type: string}}
-contract: |
-  Be brief.
-prompt: |
-  Say hi to {{{{ inputs.who }}}}.
-"""
-
-
-def operator(tmp_path: Path, *agent_args: str, extra: str = "") -> str:
-    command = [sys.executable, AGENT, *agent_args, "--contract-file={contract_file}"]
-    text = (
-        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
-        f"command = {json.dumps(command)}\n"
-        "command_enforces_read_only = true\n"
-        'command_read_only_tools = ["Read"]\n' + extra
-    )
-    (tmp_path / "operator.toml").write_text(text)
-    return str(tmp_path / "operator.toml")
-
-
-def hz(
-    hz_argv: list[str], tmp_path: Path, config: str, *args: str, timeout: str = "60s", **env: str
-) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout=timeout))
-    return subprocess.run(
-        [*hz_argv, "run", "greet.yaml", "--input", "who=Ann", *args],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": config, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_echo_through_the_command_runner(hz_argv: list[str], tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli.test_validate import GOOD
+from tests.helpers.contracts import TINY as GOOD
 
 REPO = Path(__file__).resolve().parents[2]
 CASES = REPO / "tests" / "cases"

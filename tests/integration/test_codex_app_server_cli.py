@@ -39,7 +39,7 @@ from tests.fakes.responses_server import (
     message,
     shell,
 )
-from tests.run_request import run_request
+from tests.helpers.run_request import run_request
 
 pytestmark = pytest.mark.real_cli
 

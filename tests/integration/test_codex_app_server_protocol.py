@@ -15,7 +15,7 @@ from hz.runtime.artifacts.result import AgentResult, ToolCall, Usage
 from hz.runtime.runners.codex.surface import closed_surface, shell_environment
 from hz.runtime.runners.codex_app_server.runner import CodexAppServerRunner
 from hz.runtime.runners.codex_app_server.settings import CodexAppServerSettings
-from tests.integration.appserver_env import (
+from tests.helpers.appserver_env import (
     THREAD,
     TURN,
     TURN_STARTED,
@@ -26,7 +26,7 @@ from tests.integration.appserver_env import (
     flood,
     turn,
 )
-from tests.run_request import run_request
+from tests.helpers.run_request import run_request
 
 
 def make_runner(table: dict[str, Any]) -> CodexAppServerRunner:

@@ -34,7 +34,7 @@ from tests.fakes.responses_server import (
     message,
     shell,
 )
-from tests.run_request import SCHEMA, run_request, runner_config
+from tests.helpers.run_request import SCHEMA, run_request, runner_config
 
 pytestmark = pytest.mark.real_cli
 

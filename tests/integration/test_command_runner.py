@@ -23,7 +23,7 @@ from hz.runtime.process.bounded import Limits
 from hz.runtime.runners.command.runner import CommandRunner
 from hz.runtime.runners.command.settings import CommandSettings
 from tests.fakes.agent import recorded_env, recorded_pids
-from tests.run_request import run_request
+from tests.helpers.run_request import run_request
 
 AGENT = str(Path(__file__).resolve().parents[1] / "fakes" / "agent.py")
 CONTRACT = "--contract-file={contract_file}"

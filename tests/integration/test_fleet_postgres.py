@@ -32,7 +32,7 @@ from hz.compiler.render.packet import (
 )
 from hz.runtime.artifacts.canonical import canonical_json
 from tests.fakes.agent import is_gone, markers, recorded_pids
-from tests.integration.ledger_env import PG_LEASE, Space, pg_rows, space, until, watchdogs
+from tests.helpers.ledger_env import PG_LEASE, Space, pg_rows, space, until, watchdogs
 
 # Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
 # serial lane, on an otherwise quiet machine.
@@ -591,7 +591,7 @@ def test_a_worker_cut_off_from_the_database_cannot_overwrite_the_uncertain_verdi
 def test_a_real_claude_run_through_a_postgres_worker(tmp_path: Path, pg_dsn: str) -> None:
     from tests.fakes.anthropic_server import FakeAnthropic, text
     from tests.fakes.claude_hz import contract_text, workspace
-    from tests.integration.ledger_env import DSN_VARIABLE
+    from tests.helpers.ledger_env import DSN_VARIABLE
 
     work = workspace(tmp_path)
     with work.config.open("a") as f:

@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.integration.ledger_env import DSN_VARIABLE, Space, pg_rows, space, until
+from tests.helpers.ledger_env import DSN_VARIABLE, Space, pg_rows, space, until
 
 NOT_A_DSN = (
     f"hz: error: environment variable {DSN_VARIABLE}: not a PostgreSQL connection string "

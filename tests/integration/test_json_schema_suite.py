@@ -46,7 +46,7 @@ from hz.runtime.artifacts.models import (
 from hz.runtime.execution.execute import bind, execute
 from hz.runtime.jsonschema.formats import ASSERTED
 from hz.runtime.runners.protocol import RunRequest
-from tests.run_request import runner_config
+from tests.helpers.run_request import runner_config
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION = importlib.metadata.version("jsonschema")

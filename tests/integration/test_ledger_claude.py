@@ -19,7 +19,7 @@ import pytest
 from tests.fakes.anthropic_server import FakeAnthropic, hang, tool_use
 from tests.fakes.claude_cli import living_in_groups
 from tests.fakes.claude_hz import contract_text, workspace
-from tests.integration.ledger_env import until
+from tests.helpers.ledger_env import until
 
 pytestmark = pytest.mark.real_cli
 

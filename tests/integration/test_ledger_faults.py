@@ -39,8 +39,8 @@ from hz.runtime.ledger.worker import Pool, from_queue
 from hz.runtime.runners.protocol import RunRequest
 from tests.fakes.agent import recorded_pids
 from tests.helpers.faults import SmallDisk
-from tests.integration.ledger_env import Space, space, until
-from tests.unit.test_execute import make_packet
+from tests.helpers.ledger_env import Space, space, until
+from tests.helpers.packets import make_packet
 
 pytestmark = pytest.mark.serial
 
@@ -658,7 +658,7 @@ def fill_at(
 
 
 def agent_binding(tmp_path: Path) -> Binding:
-    from tests.unit.test_ledger_owner import command_binding
+    from tests.helpers.operator import command_binding
 
     return command_binding(tmp_path, "echo", "--prompt-file={prompt_file}")
 
@@ -839,7 +839,7 @@ def test_a_watcher_that_cannot_keep_the_record_stops_its_run_and_says_why(
 ) -> None:
     """The ledger turns damaged under a running session: nothing could renew its lease or
     record its end, so the watcher stops the agent, and the reason says why."""
-    from tests.unit.test_ledger_owner import command_binding
+    from tests.helpers.operator import command_binding
 
     path = tmp_path / "ledger.sqlite3"
     ledger = Ledger(path, lease_seconds=0.3)

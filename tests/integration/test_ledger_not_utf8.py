@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.integration.ledger_env import Space, space
+from tests.helpers.ledger_env import Space, space
 
 #: A directory name in Latin-1, as an old archive or another system wrote it.
 CAFE = b"caf\xe9"

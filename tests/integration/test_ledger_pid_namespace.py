@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.ledger_env import space, until
+from tests.helpers.ledger_env import space, until
 
 pytestmark = [
     pytest.mark.serial,

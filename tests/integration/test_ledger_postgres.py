@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from tests.fakes.agent import is_gone, recorded_pids
-from tests.integration.ledger_env import Space, space, until, watchdogs
+from tests.helpers.ledger_env import Space, space, until, watchdogs
 
 # The tests that measure time or attack the worker (a cancel's ceiling, a lost worker, cut
 # connections) are marked `serial`: `make test` runs them alone, on an otherwise quiet machine.

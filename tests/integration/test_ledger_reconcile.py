@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.integration.ledger_env import space
+from tests.helpers.ledger_env import space
 
 #: Takes every queued run as its owner, prepares each, dispatches every second one, and dies
 #: without a word: three runs that never started and three that may have.

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from tests.fakes.agent import is_gone, recorded_pids
-from tests.integration.ledger_env import Space, space, until
+from tests.helpers.ledger_env import Space, space, until
 
 
 def run(s: Space, who: str, *args: str) -> tuple[int, dict[str, object], str]:

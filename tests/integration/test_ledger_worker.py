@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.agent import is_gone, recorded_pids
-from tests.integration.ledger_env import REPO, Space, space, until
+from tests.helpers.ledger_env import REPO, Space, space, until
 
 # The tests that measure time (a signal's or a cancel's ceiling, a window for a wrong start to
 # show, a growing wait) are marked `serial`: `make test` runs them alone, on an otherwise quiet

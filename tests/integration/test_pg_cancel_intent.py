@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 from tests.fakes.agent import is_gone, recorded_pids
-from tests.integration.ledger_env import DSN_VARIABLE, Space, space, until
+from tests.helpers.ledger_env import DSN_VARIABLE, Space, space, until
 
 
 def role(pg_cluster: Any, pg_dsn: str, grants: str = "") -> str:

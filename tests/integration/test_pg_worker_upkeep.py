@@ -24,8 +24,8 @@ from hz.runtime.ledger.pg.dispatch import Procrastinate
 from hz.runtime.ledger.pg.listener import worker_app
 from hz.runtime.ledger.pg.worker import PgWorker, WorkerOptions
 from hz.runtime.ledger.store import Ceilings, Ending, Hold, Ledger, Owner
-from tests.integration.ledger_env import Space, pg_rows, space, until
-from tests.unit.test_execute import make_packet
+from tests.helpers.ledger_env import Space, pg_rows, space, until
+from tests.helpers.packets import make_packet
 
 CEILING = 'command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n'
 

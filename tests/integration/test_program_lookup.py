@@ -12,7 +12,7 @@ from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.command.runner import CommandRunner
 from hz.runtime.runners.command.settings import CommandSettings
-from tests.run_request import run_request
+from tests.helpers.run_request import run_request
 
 PATHS = [
     "/usr/bin:/bin:",

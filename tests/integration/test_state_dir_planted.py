@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.ledger_env import space
+from tests.helpers.ledger_env import space
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="plants files of another user: root only")

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import default_receipt_dir
-from tests.integration.appserver_env import (
+from tests.helpers.appserver_env import (
     THREAD,
     TURN_STARTED,
     answer,
@@ -18,7 +18,8 @@ from tests.integration.appserver_env import (
     fake,
     turn,
 )
-from tests.integration.test_cli_run_command import AGENT, CONTRACT, REPO
+from tests.helpers.operator import AGENT, REPO
+from tests.helpers.operator import GREET_TIMED as CONTRACT
 
 PLANTED = "planted-secret-5f1e0c9a"  # never passed to the agent
 PASSED = "passed-secret-77aa01bc"  # passed on purpose, under a secret-looking name

@@ -26,7 +26,7 @@ from packaging.utils import canonicalize_name
 
 from hz import __version__
 from hz.runtime.artifacts.distribution import DISTRIBUTION
-from tests.cli.test_run import CONTRACT
+from tests.helpers.contracts import GREET as CONTRACT
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.ledger_env import Space, space
+from tests.helpers.ledger_env import Space, space
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.ledger_env import Space, space, until
+from tests.helpers.ledger_env import Space, space, until
 
 IDLE = "hz: worker: idle: nothing queued; waiting for runs (hz submit)"
 

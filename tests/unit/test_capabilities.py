@@ -26,7 +26,7 @@ from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.command.settings import CommandSettings
 from hz.runtime.runners.protocol import Capabilities
-from tests.run_request import run_request
+from tests.helpers.run_request import run_request
 
 REPO = Path(__file__).resolve().parents[2]
 RUNNERS = [name for name, _ in registry.available()]

@@ -15,7 +15,7 @@ from hz.runtime.artifacts.models import OutputSpec
 from hz.runtime.runners.claude_code.runner import ClaudeCodeRunner
 from hz.runtime.runners.claude_code.settings import ClaudeSettings
 from hz.runtime.runners.registry import resolve
-from tests.run_request import run_request
+from tests.helpers.run_request import run_request
 
 SOURCE = {
     "PATH": "/usr/bin",

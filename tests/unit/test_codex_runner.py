@@ -8,7 +8,7 @@ import pytest
 
 from hz.runtime.runners.codex.runner import CodexRunner
 from hz.runtime.runners.codex.settings import CodexSettings
-from tests.run_request import run_request
+from tests.helpers.run_request import run_request
 
 
 def test_doctor_without_codex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

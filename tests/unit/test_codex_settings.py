@@ -16,7 +16,7 @@ from hz.runtime.runners.codex.runner import CodexRunner, stderr_tail
 from hz.runtime.runners.codex.settings import CodexSettings
 from hz.runtime.runners.executables import parse_version
 from hz.runtime.runners.protocol import Capabilities
-from tests.run_request import run_request
+from tests.helpers.run_request import run_request
 
 
 def test_defaults() -> None:

@@ -14,7 +14,7 @@ from hz.runtime.execution.doctor import runner_checks
 from hz.runtime.runners.command.runner import CommandRunner
 from hz.runtime.runners.command.settings import CommandSettings
 from hz.runtime.runners.protocol import Capabilities, Check, RunPlan
-from tests.run_request import run_request
+from tests.helpers.run_request import run_request
 
 C = "--contract={contract_file}"
 REFUSAL = (

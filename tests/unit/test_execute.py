@@ -7,37 +7,15 @@ from typing import Any, ClassVar
 
 import pytest
 
-from hz.runtime.artifacts.canonical import sha256_hex
 from hz.runtime.artifacts.errors import FormatError, RunnerError
-from hz.runtime.artifacts.models import Budget, Job, OutputSpec, Packet, SourceRef, ToolProfile
+from hz.runtime.artifacts.models import OutputSpec, Packet
 from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.execution.execute import bind, execute
 from hz.runtime.runners import registry
 from hz.runtime.runners.echo import EchoRunner, EchoSettings
 from hz.runtime.runners.protocol import Capabilities, Progress, RunPlan, RunRequest
-from tests.run_request import run_request, runner_config
-
-
-def make_packet(prompt: str = "Say hi.", output: OutputSpec | None = None) -> Packet:
-    job = Job(
-        name="greet",
-        source=SourceRef(path="greet.yaml", sha256="0" * 64),
-        timeout_seconds=30,
-        tools=ToolProfile(tools=("Read",)),
-        budget=Budget(max_usd=0.5),
-        output=output or OutputSpec(),
-        contract="Be brief.",
-        template=prompt,
-        hz_version="0.1.0",
-    ).sealed()
-    return Packet(
-        job=job,
-        prompt=prompt,
-        contract="Be brief.",
-        inputs_sha256="1" * 64,
-        job_digest=job.digest,
-        prompt_sha256=sha256_hex(prompt),
-    )
+from tests.helpers.packets import make_packet
+from tests.helpers.run_request import run_request, runner_config
 
 
 class SoftBudgetRunner(EchoRunner):

@@ -17,7 +17,6 @@ import pytest
 
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.result import AgentResult, ToolCall
-from hz.runtime.config.layers import load_config
 from hz.runtime.ledger import host
 from hz.runtime.ledger.cancel import cancel
 from hz.runtime.ledger.foreground import Request, run_foreground
@@ -28,7 +27,8 @@ from hz.runtime.ledger.worker import Pool, from_queue
 from hz.runtime.runners.protocol import RunRequest
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.clock import FakeClock
-from tests.unit.test_execute import make_packet
+from tests.helpers.operator import command_binding
+from tests.helpers.packets import make_packet
 
 # Timing-sensitive (cancels from another thread, SIGINT, kill grace): `make test` runs it in
 # the serial lane, on an otherwise quiet machine.
@@ -153,21 +153,6 @@ def test_backoff_follows_retry_after_capped_with_jitter() -> None:
 
 
 # -- with real agent processes (the command runner and the fake agent), in process ----------
-
-
-AGENT = str(Path(__file__).resolve().parents[1] / "fakes" / "agent.py")
-
-
-def command_binding(tmp_path: Path, *agent_args: str) -> Binding:
-    command = [sys.executable, AGENT, *agent_args, f"--pids={tmp_path / 'pids'}"]
-    command.append("--contract-file={contract_file}")
-    config = tmp_path / "operator.toml"
-    config.write_text(
-        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
-        f"command = {json.dumps(command)}\ncommand_enforces_read_only = true\n"
-        'command_read_only_tools = ["Read"]\n'
-    )
-    return Binding.from_config(load_config(environ={"HZ_CONFIG": str(config)}))
 
 
 def owned(ledger: Ledger, workdir: Path, receipt_dir: Path | None) -> tuple[str, int]:

@@ -297,7 +297,7 @@ def test_queue_init_migrates_and_names_the_database(
 
 def test_a_queued_run_whose_job_ended_unrun_is_queued_again(pg_dsn: str, tmp_path: Path) -> None:
     from hz.runtime.ledger.reconcile import reconcile
-    from tests.unit.test_execute import make_packet
+    from tests.helpers.packets import make_packet
 
     ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
     try:
@@ -359,7 +359,7 @@ def test_a_role_with_no_privileges_cannot_hold_hzs_locks(
     import threading
 
     from hz.runtime.ledger.store import Ceilings, Owner
-    from tests.unit.test_execute import make_packet
+    from tests.helpers.packets import make_packet
 
     mallory = f"mallory_{secrets.token_hex(4)}"
     pg_cluster.admin(f"CREATE ROLE {mallory} LOGIN")
@@ -403,7 +403,7 @@ def test_a_lock_held_too_long_is_a_ledger_unavailable(
     from hz.runtime.ledger.db import LedgerUnavailable
     from hz.runtime.ledger.pg import db as pg_db
     from hz.runtime.ledger.pg.db import lock_slot
-    from tests.unit.test_execute import make_packet
+    from tests.helpers.packets import make_packet
 
     ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
     holder = psycopg.connect(pg_dsn)

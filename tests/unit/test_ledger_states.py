@@ -14,7 +14,7 @@ from hz.runtime.ledger.pg.db import PgDb, UnportableSql, _portable
 from hz.runtime.ledger.pg.schema import STATE_CHECK
 from hz.runtime.ledger.states import LIVE, STATES, TERMINAL, RunState, docs_table, sql_list
 from hz.runtime.ledger.store import Ending, Ledger, NotTerminal
-from tests.unit.test_execute import make_packet
+from tests.helpers.packets import make_packet
 
 ROOT = Path(__file__).resolve().parents[2]
 BEGIN = (

@@ -36,7 +36,7 @@ from hz.runtime.ledger.store import (
     LeaseClock as Clock,
 )
 from hz.runtime.runners.protocol import RunRequest
-from tests.unit.test_execute import make_packet
+from tests.helpers.packets import make_packet
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -15,34 +14,15 @@ from hz import __version__
 from hz.runtime.artifacts.canonical import canonical_json, digest_of, sha256_hex
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.receipt import Receipt
-from hz.runtime.artifacts.result import AgentResult, ToolCall, Usage
+from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.artifacts.schemas import schema_data
 from hz.runtime.receipts.verify import receipt_rows, verify_chain
 from hz.runtime.receipts.write import receipt_body, write_receipt
-from tests.unit.test_execute import make_packet
-
-START = datetime(2026, 11, 29, 12, 0, 0, 123456, tzinfo=UTC)
-END = datetime(2026, 11, 29, 12, 0, 5, tzinfo=UTC)
-
-
-def _body() -> dict[str, object]:
-    result = AgentResult(
-        runner="echo",
-        model="m",
-        status="completed",
-        draft="hi",
-        tool_calls=(ToolCall(name="Read"), ToolCall(name="Grep"), ToolCall(name="Read")),
-        turns=2,
-        usage=Usage(input_tokens=10, output_tokens=5),
-        cost_usd=0.01,
-        duration_seconds=5.0004,
-        limits_unenforced=("budget",),
-    )
-    return receipt_body(make_packet(), result, started_at=START, ended_at=END)
+from tests.helpers.packets import END, START, make_packet, receipt_sample
 
 
 def test_first_receipt_content(tmp_path: Path) -> None:
-    path = write_receipt(tmp_path, _body())
+    path = write_receipt(tmp_path, receipt_sample())
     assert path == tmp_path / "000001-greet.json"
     document = json.loads(path.read_text())
     digest = document.pop("digest")
@@ -91,8 +71,8 @@ def test_a_receipt_names_a_widened_session() -> None:
 
 
 def test_a_receipt_file_is_its_model_in_canonical_json(tmp_path: Path) -> None:
-    write_receipt(tmp_path, _body())
-    path = write_receipt(tmp_path, _body())
+    write_receipt(tmp_path, receipt_sample())
+    path = write_receipt(tmp_path, receipt_sample())
     receipt = Receipt.model_validate_json(path.read_bytes())
     assert (receipt.sequence, receipt.previous_receipt) == (2, "000001-greet.json")
     assert canonical_json(receipt.to_json_data()).encode() == path.read_bytes()
@@ -111,8 +91,8 @@ def test_a_sealed_document_that_is_no_receipt_is_a_problem(tmp_path: Path) -> No
 
 
 def test_chain_links_by_sha256_of_the_previous_file(tmp_path: Path) -> None:
-    first = write_receipt(tmp_path, _body())
-    second = write_receipt(tmp_path, _body())
+    first = write_receipt(tmp_path, receipt_sample())
+    second = write_receipt(tmp_path, receipt_sample())
     document = json.loads(second.read_text())
     assert (second.name, document["previous_receipt"], document["previous_sha256"]) == (
         "000002-greet.json",
@@ -128,7 +108,7 @@ def test_chain_links_by_sha256_of_the_previous_file(tmp_path: Path) -> None:
 
 
 def _chain(tmp_path: Path, n: int) -> list[Path]:
-    return [write_receipt(tmp_path, _body()) for _ in range(n)]
+    return [write_receipt(tmp_path, receipt_sample()) for _ in range(n)]
 
 
 def test_edited_receipt_is_named(tmp_path: Path) -> None:
@@ -203,9 +183,9 @@ from pathlib import Path
 
 import pytest
 from hz.runtime.receipts.write import write_receipt
-from tests.unit.test_receipts import _body
+from tests.helpers.packets import receipt_sample
 for _ in range(int(sys.argv[2])):
-    write_receipt(Path(sys.argv[1]), _body())
+    write_receipt(Path(sys.argv[1]), receipt_sample())
 """
 
 
@@ -264,7 +244,7 @@ def test_a_symlinked_receipt_directory_is_refused(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "receipts").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(HzError) as caught:
-        write_receipt(tmp_path / "receipts", _body())
+        write_receipt(tmp_path / "receipts", receipt_sample())
     assert caught.value.message == (
         f"cannot write a receipt in {tmp_path / 'receipts'}: it is a symbolic link"
     )
@@ -275,7 +255,7 @@ def test_a_planted_lock_link_creates_nothing(tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
     (tmp_path / "r" / ".lock").symlink_to(tmp_path / "created-by-a-link")
     with pytest.raises(HzError):
-        write_receipt(tmp_path / "r", _body())
+        write_receipt(tmp_path / "r", receipt_sample())
     assert not (tmp_path / "created-by-a-link").exists()
 
 
@@ -284,7 +264,7 @@ def test_a_dangling_link_named_like_the_next_receipt_does_not_stop_the_chain(
 ) -> None:
     _chain(tmp_path, 1)
     (tmp_path / "000002-greet.json").symlink_to(tmp_path / "nowhere")
-    written = write_receipt(tmp_path, _body())
+    written = write_receipt(tmp_path, receipt_sample())
     assert written.name == "000002-greet-2.json"
     assert verify_chain(tmp_path) == (2, [])
 

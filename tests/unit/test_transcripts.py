@@ -16,7 +16,7 @@ from hz.runtime.receipts.verify import verify_chain
 from hz.runtime.receipts.write import receipt_body, write_receipt
 from hz.runtime.transcript.build import read_transcript, transcript_bytes, transcript_of
 from hz.runtime.transcript.record import Recorder, secret_values
-from tests.unit.test_execute import make_packet
+from tests.helpers.packets import make_packet
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SECRET = "sk-planted-0123456789"

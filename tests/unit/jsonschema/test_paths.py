@@ -25,7 +25,7 @@ from hz.runtime.artifacts.models import (
 )
 from hz.runtime.execution.execute import bind, execute
 from hz.runtime.runners.protocol import RunRequest
-from tests.run_request import runner_config
+from tests.helpers.run_request import runner_config
 
 BACKTRACKING = "^(a|a)*$"
 SLOW_VALUE = "a" * 40 + "b"

@@ -1,0 +1,73 @@
+"""An operator configuration binding the command runner to the fake agent (tests/fakes/agent.py),
+and ``hz run`` of the shared contract through it as a real process or as a ``Binding`` in
+process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from hz.runtime.config.layers import load_config
+from hz.runtime.ledger.owner import Binding
+
+REPO = Path(__file__).resolve().parents[2]
+AGENT = str(REPO / "tests" / "fakes" / "agent.py")
+
+#: ``GREET_TIMED.format(timeout=...)``: the contract the fake agent's runs run.
+GREET_TIMED = """\
+hz:
+  contract: 1
+  name: greet
+  timeout: {timeout}
+  agent:
+    tools: [Read]
+    max_usd: 0.5
+  inputs:
+    who:
+      schema: {{type: string}}
+contract: |
+  Be brief.
+prompt: |
+  Say hi to {{{{ inputs.who }}}}.
+"""
+
+
+def operator(tmp_path: Path, *agent_args: str, extra: str = "") -> str:
+    command = [sys.executable, AGENT, *agent_args, "--contract-file={contract_file}"]
+    text = (
+        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
+        f"command = {json.dumps(command)}\n"
+        "command_enforces_read_only = true\n"
+        'command_read_only_tools = ["Read"]\n' + extra
+    )
+    (tmp_path / "operator.toml").write_text(text)
+    return str(tmp_path / "operator.toml")
+
+
+def hz(
+    hz_argv: list[str], tmp_path: Path, config: str, *args: str, timeout: str = "60s", **env: str
+) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "greet.yaml").write_text(GREET_TIMED.format(timeout=timeout))
+    return subprocess.run(
+        [*hz_argv, "run", "greet.yaml", "--input", "who=Ann", *args],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": config, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def command_binding(tmp_path: Path, *agent_args: str) -> Binding:
+    command = [sys.executable, AGENT, *agent_args, f"--pids={tmp_path / 'pids'}"]
+    command.append("--contract-file={contract_file}")
+    config = tmp_path / "operator.toml"
+    config.write_text(
+        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
+        f"command = {json.dumps(command)}\ncommand_enforces_read_only = true\n"
+        'command_read_only_tools = ["Read"]\n'
+    )
+    return Binding.from_config(load_config(environ={"HZ_CONFIG": str(config)}))
