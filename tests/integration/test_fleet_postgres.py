@@ -33,54 +33,13 @@ from hz.compiler.render.packet import (
 from hz.runtime.artifacts.canonical import canonical_json
 from tests.fakes.agent import is_gone, markers, recorded_pids
 from tests.helpers.ledger_env import PG_LEASE, Space, pg_rows, space, until, watchdogs
+from tests.helpers.workers import Worker
 
 # Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
 # serial lane, on an otherwise quiet machine.
 pytestmark = pytest.mark.serial
 
 TERMINAL = ("completed", "failed", "timeout", "budget", "cancelled", "uncertain")
-
-
-class Worker:
-    """``hz worker`` as a machine: its stdout lines read as they come."""
-
-    def __init__(self, s: Space, host: str, *args: str, **env: str) -> None:
-        self.host = host
-        self.process = s.popen("worker", *args, HZ_HOST_ID=host, **env)
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        self.stderr = ""
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def stop(self) -> int:
-        """SIGTERM; its exit status once it settled."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        self.process.wait(timeout=60)
-        self.close()
-        return self.process.returncode
-
-    def close(self) -> None:
-        self._reader.join(timeout=10)
-        assert self.process.stdout is not None
-        assert self.process.stderr is not None
-        if not self.process.stderr.closed:
-            said = self.process.stderr.read().splitlines(keepends=True)
-            self.process.stderr.close()
-            # The line it starts with, once (tests/integration/test_ledger_worker.py checks it).
-            started = [line for line in said if line.startswith("hz: worker: started: ")]
-            assert len(started) == 1, said
-            self.stderr = "".join(line for line in said if line not in started)
-        self.process.stdout.close()
 
 
 @pytest.fixture
@@ -90,10 +49,7 @@ def fleet() -> Iterator[list[Any]]:
     yield started
     for thing in reversed(started):
         if isinstance(thing, Worker):
-            if thing.process.poll() is None:
-                thing.process.kill()
-                thing.process.wait(timeout=30)
-            thing.close()
+            thing.kill()
         else:
             thing.kill_recorded()
 
@@ -182,11 +138,11 @@ def test_three_workers_run_three_hundred_runs_each_exactly_once(
 ) -> None:
     s = fleet_space(tmp_path, pg_dsn)
     fleet.append(s)
-    workers = [Worker(s, host, "-j", "4") for host in ("alpha", "beta", "gamma")]
+    workers = [Worker(s, "-j", "4", host=host) for host in ("alpha", "beta", "gamma")]
     fleet.extend(workers)
     ids = submit_many(s, 300)
     until(lambda: all_terminal(s, 300), ceiling=240, what="300 runs settled")
-    assert [w.stop() for w in workers] == [0, 0, 0], [w.stderr for w in workers]
+    assert [w.stop(60) for w in workers] == [0, 0, 0], [w.stderr for w in workers]
     assert set(states(s).values()) == {"completed"}
     assert starts_by_who(s) == {f"n{n}": 1 for n in range(300)}  # each started exactly once
     assert len(s.starts()) == 300
@@ -215,7 +171,7 @@ def test_a_killed_worker_runs_become_uncertain_elsewhere_and_never_run_again(
     s = fleet_space(tmp_path, pg_dsn, delay=3600)
     fleet.append(s)
     doomed = submit_many(s, 4, "--queue", "doomed", prefix="d")
-    alpha = Worker(s, "alpha", "--queue", "doomed", "-j", "4")
+    alpha = Worker(s, "--queue", "doomed", "-j", "4", host="alpha")
     fleet.append(alpha)
     until(lambda: len(s.starts()) == 4, what="four agents started on alpha")
     # kill -9 of the whole worker as a machine loses it: the worker and its watchdogs (the
@@ -223,12 +179,12 @@ def test_a_killed_worker_runs_become_uncertain_elsewhere_and_never_run_again(
     found = until(lambda: len(watchdogs(alpha.pid)) == 4 and watchdogs(alpha.pid))
     for pid in [*found, alpha.pid]:
         os.kill(pid, signal.SIGKILL)
-    alpha.process.wait(timeout=10)
+    alpha.wait(10)
     agents = [int(str(p["pid"])) for p in s.starts()]
     # Other machines keep working, and see alpha's runs uncertain once the lease expired.
     short = fleet_space(tmp_path / "short", pg_dsn)
     fleet.append(short)
-    others = [Worker(short, host, "-j", "2") for host in ("beta", "gamma")]
+    others = [Worker(short, "-j", "2", host=host) for host in ("beta", "gamma")]
     fleet.extend(others)
     fine = submit_many(short, 8, prefix="f")
     until(
@@ -242,12 +198,12 @@ def test_a_killed_worker_runs_become_uncertain_elsewhere_and_never_run_again(
     assert set(s.jobs()[r["job_id"]] for r in s.rows("id = ANY(%s)", (doomed,))) == {"failed"}
     # alpha comes back (same host id): it kills its own orphans, and runs nothing again.
     before = registered(s)
-    again = Worker(s, "alpha", "--queue", "doomed", "-j", "4")
+    again = Worker(s, "--queue", "doomed", "-j", "4", host="alpha")
     fleet.append(again)
     until(lambda: len(s.rows("swept_at IS NOT NULL")) == 4, what="alpha's orphans swept")
     until(lambda: registered(s) > before, what="the restarted alpha up")  # its signals handled
     assert all(is_gone(pid) for pid in agents)
-    assert [w.stop() for w in (again, *others)] == [0, 0, 0]
+    assert [w.stop(60) for w in (again, *others)] == [0, 0, 0]
     assert again.lines == []  # nothing ran on the restarted alpha
     assert starts_by_who(s) == {f"d{n}": 1 for n in range(4)}
     assert starts_by_who(short) == {f"f{n}": 1 for n in range(8)}
@@ -270,18 +226,17 @@ def test_a_worker_killed_alone_loses_its_agents_at_once_and_its_restart_settles_
     s = fleet_space(tmp_path, pg_dsn, delay=3600)
     fleet.append(s)
     ids = submit_many(s, 4)
-    alpha = Worker(s, "alpha", "-j", "4")
+    alpha = Worker(s, "-j", "4", host="alpha")
     fleet.append(alpha)
     until(lambda: len(s.starts()) == 4, what="four agents started")
-    alpha.process.kill()
-    alpha.process.wait(timeout=10)
+    alpha.kill()
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
     before = registered(s)
-    again = Worker(s, "alpha", "-j", "4")
+    again = Worker(s, "-j", "4", host="alpha")
     fleet.append(again)
     until(lambda: set(states(s, ids).values()) == {"uncertain"}, what="settled by its restart")
     until(lambda: registered(s) > before, what="the restarted worker up")
-    assert again.stop() == 0
+    assert again.stop(60) == 0
     assert len(s.starts()) == 4
     assert {row["owner_host"] for row in s.rows()} == {"alpha"}  # settled by alpha itself
 
@@ -321,7 +276,7 @@ def test_a_database_restart_mid_batch_loses_and_repeats_nothing(
     # here waits for a lease to lapse).
     s = fleet_space(tmp_path, pg_dsn, delay=1.0, lease=5)
     fleet.append(s)
-    workers = [Worker(s, host, "-j", "2") for host in ("alpha", "beta", "gamma")]
+    workers = [Worker(s, "-j", "2", host=host) for host in ("alpha", "beta", "gamma")]
     fleet.extend(workers)
     ids = submit_many(s, 24)
     until(lambda: len(s.starts()) >= 9, what="a batch under way")
@@ -336,8 +291,7 @@ def test_a_database_restart_mid_batch_loses_and_repeats_nothing(
     except AssertionError:  # say what is still under way, and what the workers said
         waiting = {r["id"]: timeline(s, r["id"]) for r in s.rows() if r["state"] not in TERMINAL}
         for worker in workers:
-            worker.process.kill()
-            worker.stop()
+            worker.kill()
         said = "".join(w.stderr for w in workers)
         raise AssertionError(f"{json.dumps(waiting, indent=1)}\n{s.jobs()}\n{said}") from None
     # A job whose end a worker could not write as the database went away stays 'doing' until
@@ -348,8 +302,8 @@ def test_a_database_restart_mid_batch_loses_and_repeats_nothing(
         ceiling=60,
         what="every job ended",
     )
-    codes = [w.stop() for w in workers]
-    said = [w.stderr for w in workers]
+    codes = [w.stop(60) for w in workers]
+    said = [w.notes for w in workers]
     found = states(s)
     lost = {i: timeline(s, i) for i, state in found.items() if state != "completed"}
     assert lost == {}, (json.dumps(lost, indent=1), said)
@@ -374,12 +328,12 @@ def test_a_partitioned_worker_cannot_overwrite_the_uncertain_verdict(
     fleet.append(s)
     receipts = tmp_path / "receipts"
     [run_id] = submit_many(s, 1, "--receipt-dir", str(receipts))
-    alpha = Worker(s, "alpha")
+    alpha = Worker(s, host="alpha")
     fleet.append(alpha)
     until(lambda: s.starts(), what="the agent started on alpha")
     os.kill(alpha.pid, signal.SIGSTOP)
     try:
-        beta = Worker(s, "beta")
+        beta = Worker(s, host="beta")
         fleet.append(beta)
         until(lambda: states(s) == {run_id: "uncertain"}, what="uncertain seen by beta")
         [agent] = s.starts()
@@ -389,7 +343,7 @@ def test_a_partitioned_worker_cannot_overwrite_the_uncertain_verdict(
     until(lambda: alpha.lines, what="alpha's late report")
     # What the ledger holds, not its own view.
     assert alpha.lines == [f"{run_id}  uncertain  greet  packets-n/0000.json"]
-    assert [alpha.stop(), beta.stop()] == [0, 0]
+    assert [alpha.stop(60), beta.stop(60)] == [0, 0]
     assert states(s) == {run_id: "uncertain"}
     trail = timeline(s, run_id)
     assert not any(e.startswith("completed") for e in trail), trail
@@ -482,16 +436,16 @@ def test_a_host_whose_clock_runs_ahead_sees_no_live_lease_expired(
     skewed.mkdir()
     (skewed / "sitecustomize.py").write_text(SKEWED_CLOCK)
     [first] = submit_many(s, 1)
-    alpha = Worker(s, "alpha")
+    alpha = Worker(s, host="alpha")
     fleet.append(alpha)
     until(lambda: s.starts(), what="the agent started on alpha")
     path = f"{skewed}{os.pathsep}{s.env()['PYTHONPATH']}"
-    beta = Worker(s, "beta", PYTHONPATH=path, HZ_TEST_CLOCK_SKEW="60")
+    beta = Worker(s, PYTHONPATH=path, HZ_TEST_CLOCK_SKEW="60", host="beta")
     fleet.append(beta)
     until(lambda: alpha.lines, ceiling=60, what="alpha's run finished")
     assert alpha.lines == [f"{first}  completed  greet  packets-n/0000.json"]
-    assert alpha.stop() == 0
-    assert beta.stop() == 0
+    assert alpha.stop(60) == 0
+    assert beta.stop(60) == 0
     assert states(s) == {first: "completed"}
     assert len(s.starts()) == 1
 
@@ -561,11 +515,11 @@ def test_a_worker_cut_off_from_the_database_cannot_overwrite_the_uncertain_verdi
     try:
         dbname = pg_dsn.rsplit("dbname=", 1)[1]
         through = f"host=127.0.0.1 port={link.port} user={pg_cluster.user} dbname={dbname}"
-        alpha = Worker(s, "alpha", HZ_TEST_LEDGER_DSN=through)
+        alpha = Worker(s, HZ_TEST_LEDGER_DSN=through, host="alpha")
         fleet.append(alpha)
         until(lambda: s.starts(), what="the agent started on alpha")
         link.cut.set()
-        beta = Worker(s, "beta")
+        beta = Worker(s, host="beta")
         fleet.append(beta)
         until(lambda: states(s) == {run_id: "uncertain"}, what="uncertain seen by beta")
         [agent] = s.starts()
@@ -573,7 +527,7 @@ def test_a_worker_cut_off_from_the_database_cannot_overwrite_the_uncertain_verdi
         link.cut.clear()
         until(lambda: alpha.lines, what="alpha's late report")
         assert alpha.lines == [f"{run_id}  uncertain  greet  packets-n/0000.json"]
-        assert [alpha.stop(), beta.stop()] == [0, 0]
+        assert [alpha.stop(60), beta.stop(60)] == [0, 0]
     finally:
         link.cut.clear()
         link.close()
@@ -666,7 +620,7 @@ def test_three_workers_never_reserve_past_the_daily_ceiling(
     )
     fleet.append(s)
     ids = submit_many(s, 8)
-    workers = [Worker(s, f"host-{n}", "-j", "2") for n in range(3)]
+    workers = [Worker(s, "-j", "2", host=f"host-{n}") for n in range(3)]
     fleet.extend(workers)
     day = time.time() - time.time() % 86400
     peak_reserved, peak_live = 0.0, 0
@@ -683,7 +637,7 @@ def test_three_workers_never_reserve_past_the_daily_ceiling(
         peak_live = max(peak_live, int(row["live"]))
         time.sleep(0.02)
     time.sleep(2.0)  # time for a wrongly admitted eighth start
-    assert [w.stop() for w in workers] == [0, 0, 0]
+    assert [w.stop(60) for w in workers] == [0, 0, 0]
     assert peak_reserved <= 1.0 + 1e-9
     assert peak_live == 2
     found = states(s, ids)
@@ -703,4 +657,4 @@ def test_three_workers_never_reserve_past_the_daily_ceiling(
     )
     assert sorted(starts_by_who(s).values()) == [1] * 7
     assert len(s.jobs()) == 8  # one procrastinate job per run
-    assert all(w.stderr == "" for w in workers), [w.stderr for w in workers]
+    assert [w.notes for w in workers] == ["", "", ""]

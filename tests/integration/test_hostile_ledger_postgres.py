@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from tests.helpers.ledger_env import DSN_VARIABLE, Space, pg_rows, space, until
+from tests.helpers.workers import running_worker
 
 NOT_A_DSN = (
     f"hz: error: environment variable {DSN_VARIABLE}: not a PostgreSQL connection string "
@@ -166,19 +167,19 @@ def test_sigint_twice_while_a_worker_reconciles_at_start_aborts_cleanly(s: Space
     assert s.hz("queue", "init").returncode == 0
     with psycopg.connect(s.dsn) as c:
         c.execute("LOCK TABLE hz.runs IN ACCESS EXCLUSIVE MODE")  # its reconciliation waits
-        worker = s.popen("worker")
-        until(
-            lambda: pg_rows(
-                s.dsn or "",
-                "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> %s",
-                (c.info.backend_pid,),
-            ),
-            what="the worker waiting for the runs table",
-        )
-        worker.send_signal(signal.SIGINT)
-        time.sleep(0.05)
-        worker.send_signal(signal.SIGINT)
-        time.sleep(0.3)
-        c.rollback()
-    out, err = worker.communicate(timeout=30)
-    assert (worker.returncode, out, err) == (130, "", "\nhz: aborted\n")
+        with running_worker(s) as worker:
+            until(
+                lambda: pg_rows(
+                    s.dsn or "",
+                    "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> %s",
+                    (c.info.backend_pid,),
+                ),
+                what="the worker waiting for the runs table",
+            )
+            worker.send(signal.SIGINT)
+            time.sleep(0.05)
+            worker.send(signal.SIGINT)
+            time.sleep(0.3)
+            c.rollback()
+            assert worker.wait() == 130
+    assert (worker.stdout, worker.stderr) == ("", "\nhz: aborted\n")

@@ -20,6 +20,7 @@ from tests.fakes.anthropic_server import FakeAnthropic, hang, tool_use
 from tests.fakes.claude_cli import living_in_groups
 from tests.fakes.claude_hz import contract_text, workspace
 from tests.helpers.ledger_env import until
+from tests.helpers.workers import HzCommand, running_worker
 
 pytestmark = pytest.mark.real_cli
 
@@ -120,13 +121,11 @@ def test_sigkill_of_a_worker_with_four_real_claude_runs(hz_argv: list[str], tmp_
             assert submitted.returncode == 0, submitted.stderr
         groups: set[int] = set()
         try:
-            with subprocess.Popen([*hz_argv, "worker", "-j", "4"], env=env) as worker:
-                try:
-                    until(lambda: len(api.requests) >= 4, ceiling=90, what="four CLIs asking")
-                    listed = json.loads(hz("runs", "list", "--format", "json").stdout)["runs"]
-                    assert [r["state"] for r in listed] == ["running"] * 4
-                finally:
-                    worker.kill()
+            with running_worker(HzCommand(hz_argv, env), "-j", "4") as worker:
+                until(lambda: len(api.requests) >= 4, ceiling=90, what="four CLIs asking")
+                listed = json.loads(hz("runs", "list", "--format", "json").stdout)["runs"]
+                assert [r["state"] for r in listed] == ["running"] * 4
+                worker.kill()
             asked = len(api.requests)
             private = [Path(r["private_dir"]) for r in listed]
             groups |= {r["pid"] for r in listed}  # each CLI leads its own group

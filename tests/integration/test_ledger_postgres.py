@@ -16,16 +16,10 @@ import pytest
 
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.ledger_env import Space, space, until, watchdogs
+from tests.helpers.workers import running_worker
 
 # The tests that measure time or attack the worker (a cancel's ceiling, a lost worker, cut
 # connections) are marked `serial`: `make test` runs them alone, on an otherwise quiet machine.
-
-
-def stop(*workers: object) -> list[tuple[str, str]]:
-    """SIGTERM each worker; what each printed (stdout, stderr)."""
-    for worker in workers:
-        worker.send_signal(signal.SIGTERM)  # type: ignore[attr-defined]
-    return [worker.communicate(timeout=30) for worker in workers]  # type: ignore[attr-defined]
 
 
 def test_a_request_key_is_held_across_concurrent_submissions(tmp_path: Path, pg_dsn: str) -> None:
@@ -159,8 +153,7 @@ def test_cancel_reaches_the_queue_and_the_running_job(
     [row] = s.rows()
     assert s.jobs() == {row["job_id"]: "cancelled"}  # out of the queue: no worker gets it
     running = s.submit("Bo")
-    worker = s.popen("worker", HZ_HOST_ID="one")
-    try:
+    with running_worker(s, host="one"):
         until(s.starts, what="the agent's start")
         started = time.monotonic()
         done = s.hz("runs", "cancel", running, HZ_HOST_ID="two")  # another machine
@@ -169,8 +162,6 @@ def test_cancel_reaches_the_queue_and_the_running_job(
         assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
         job = s.rows("id = %s", (running,))[0]["job_id"]
         until(lambda: s.jobs()[job] == "aborted", what="the job aborted")
-    finally:
-        stop(worker)
     assert len(s.starts()) == 1
 
 
@@ -181,17 +172,15 @@ def test_a_lost_worker_runs_become_uncertain_elsewhere_and_its_host_kills_its_or
     s = space(tmp_path, "sleep", dsn=pg_dsn)
     cleanup.append(s)
     ids = sorted(s.submit(str(n)) for n in range(2))
-    alpha = s.popen("worker", "-j", "2", HZ_HOST_ID="alpha")
-    until(lambda: len(s.starts()) == 2, what="two started agents")
-    # The machine is lost with everything hz had on it; its agents live on (a partition).
-    found = until(lambda: len(watchdogs(alpha.pid)) == 2 and watchdogs(alpha.pid))
-    for watchdog in found:
-        os.kill(watchdog, signal.SIGKILL)
-    alpha.kill()
-    alpha.communicate()
+    with running_worker(s, "-j", "2", host="alpha") as lost:
+        until(lambda: len(s.starts()) == 2, what="two started agents")
+        # The machine is lost with everything hz had on it; its agents live on (a partition).
+        found = until(lambda: len(watchdogs(lost.pid)) == 2 and watchdogs(lost.pid))
+        for watchdog in found:
+            os.kill(watchdog, signal.SIGKILL)
+        lost.kill()
     agents = [int(str(p["pid"])) for p in s.starts()]
-    beta = s.popen("worker", HZ_HOST_ID="beta")
-    try:
+    with running_worker(s, host="beta") as beta:
         until(
             lambda: [r["state"] for r in s.rows()] == ["uncertain", "uncertain"],
             what="uncertain after the lease expired",
@@ -200,13 +189,14 @@ def test_a_lost_worker_runs_become_uncertain_elsewhere_and_its_host_kills_its_or
         # Another host never signals alpha's processes: they still run.
         assert not any(is_gone(pid, wait=0.5) for pid in agents)
         assert set(s.jobs().values()) == {"failed"}  # ended without a retry
-        alpha = s.popen("worker", HZ_HOST_ID="alpha")  # alpha comes back
-        until(
-            lambda: len(s.rows("swept_at IS NOT NULL")) == 2, what="its orphans swept", ceiling=30
-        )
-        assert all(is_gone(pid) for pid in agents)
-    finally:
-        said = stop(alpha, beta)
+        with running_worker(s, host="alpha") as alpha:  # alpha comes back
+            until(
+                lambda: len(s.rows("swept_at IS NOT NULL")) == 2,
+                what="its orphans swept",
+                ceiling=30,
+            )
+            assert all(is_gone(pid) for pid in agents)
+    said = [(w.stdout, w.stderr) for w in (alpha, beta)]
     assert len(s.starts()) == 2  # never relaunched
     for run_id in ids:
         shown = json.loads(s.hz("runs", "show", run_id, "--format", "json").stdout)
@@ -218,8 +208,7 @@ def test_a_lost_worker_runs_become_uncertain_elsewhere_and_its_host_kills_its_or
 @pytest.mark.serial
 def test_a_worker_whose_connections_are_cut_keeps_working(tmp_path: Path, pg_dsn: str) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
-    worker = s.popen("worker")
-    try:
+    with running_worker(s) as worker:
         first = s.submit("Ann")
         until(lambda: s.rows("id = %s AND state = 'completed'", (first,)), what="first run")
         # Every connection of the worker cut (a database restart as the worker sees it):
@@ -233,8 +222,7 @@ def test_a_worker_whose_connections_are_cut_keeps_working(tmp_path: Path, pg_dsn
         assert killed
         second = s.submit("Bo")
         until(lambda: s.rows("id = %s AND state = 'completed'", (second,)), what="second run")
-    finally:
-        [(out, err)] = stop(worker)
+    out, err = worker.stdout, worker.stderr
     assert worker.returncode == 0
     assert out == f"{first}  completed  greet  greet.yaml\n{second}  completed  greet  greet.yaml\n"
     # Only hz's one-line notes: a restart of procrastinate's worker, and psycopg's pool

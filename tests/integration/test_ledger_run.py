@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.ledger_env import Space, space, until
+from tests.helpers.workers import running_worker
 
 
 def run(s: Space, who: str, *args: str) -> tuple[int, dict[str, object], str]:
@@ -88,26 +89,24 @@ def test_twenty_concurrent_runs_and_a_worker_share_one_ledger(
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
     submitted = s.hz("submit", "greet.yaml", "--input", "who=queued", "--format", "json")
     assert submitted.returncode == 0, submitted.stderr
-    worker = s.popen("worker", "-j", "2")
-    # Ten requests, each asked for twice at once under its key: one run per key, never two.
-    runs = [
-        s.popen(
-            "run",
-            "greet.yaml",
-            "--input",
-            f"who={n % 10}",
-            "--format",
-            "json",
-            "-q",
-            "--request-key",
-            f"greet {n % 10}",
-        )
-        for n in range(20)
-    ]
-    outcomes = [(p.communicate(timeout=120), p.returncode) for p in runs]
-    until(lambda: not s.rows("state NOT IN ('completed')"), what="every run completed")
-    worker.send_signal(signal.SIGTERM)
-    worker.communicate(timeout=15)
+    with running_worker(s, "-j", "2"):
+        # Ten requests, each asked for twice at once under its key: one run per key, never two.
+        runs = [
+            s.popen(
+                "run",
+                "greet.yaml",
+                "--input",
+                f"who={n % 10}",
+                "--format",
+                "json",
+                "-q",
+                "--request-key",
+                f"greet {n % 10}",
+            )
+            for n in range(20)
+        ]
+        outcomes = [(p.communicate(timeout=120), p.returncode) for p in runs]
+        until(lambda: not s.rows("state NOT IN ('completed')"), what="every run completed")
     codes = sorted(code for _, code in outcomes)
     assert codes == [0] * 10 + [2] * 10
     rows = s.rows()

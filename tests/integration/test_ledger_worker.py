@@ -3,6 +3,7 @@ itself (SIGKILL), reconciliation, cancellation by phase, the spend ceiling."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -11,12 +12,14 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.ledger_env import REPO, Space, space, until
+from tests.helpers.workers import Worker, running_worker
 
 # The tests that measure time (a signal's or a cancel's ceiling, a window for a wrong start to
 # show, a growing wait) are marked `serial`: `make test` runs them alone, on an otherwise quiet
@@ -103,12 +106,9 @@ def test_sigkill_of_a_worker_with_four_running_leaves_uncertain_runs_and_no_orph
     s = space(tmp_path, "sleep", dsn=dsn)
     cleanup.append(s)
     ids = [s.submit(str(n)) for n in range(4)]
-    worker = s.popen("worker", "-j", "4")
-    try:
+    with running_worker(s, "-j", "4") as worker:
         until(lambda: len(s.starts()) == 4, what="four started agents")
-    finally:
         worker.kill()
-        worker.communicate()
     rows = s.rows()
     private = [Path(r["private_dir"]) for r in rows]
     # The process chokepoint's watchdog may have killed the groups and removed the private
@@ -195,8 +195,7 @@ def test_cancel_of_a_term_ignoring_agent_with_a_grandchild_settles_within_ten_se
     s = space(tmp_path, "stubborn", dsn=dsn)
     cleanup.append(s)
     run_id = s.submit("Ann")
-    worker = s.popen("worker")
-    try:
+    with running_worker(s) as worker:
         until(lambda: len(recorded_pids(s.pids)) == 2 if s.pids.exists() else False)
         started = time.monotonic()
         done = s.hz("runs", "cancel", run_id, "--format", "json")
@@ -206,9 +205,6 @@ def test_cancel_of_a_term_ignoring_agent_with_a_grandchild_settles_within_ten_se
         assert elapsed < 10, elapsed
         assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
         assert [e["state"] for e in run["timeline"]][-2:] == ["cancel", "cancelled"]
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        worker.communicate(timeout=15)
     assert worker.returncode == 0
 
 
@@ -219,11 +215,12 @@ def test_sigterm_stops_a_worker_and_cancels_what_runs(
     s = space(tmp_path, "sleep", dsn=dsn)
     cleanup.append(s)
     run_id = s.submit("Ann")
-    worker = s.popen("worker")
-    until(s.starts, what="the agent's start")
-    started = time.monotonic()
-    worker.send_signal(signal.SIGTERM)
-    out, err = worker.communicate(timeout=15)
+    with running_worker(s) as worker:
+        until(s.starts, what="the agent's start")
+        started = time.monotonic()
+        worker.send(signal.SIGTERM)
+        worker.wait(15)
+    out, err = worker.stdout, worker.stderr
     assert (worker.returncode, err) == (0, s.worker_started())
     assert time.monotonic() - started < 10
     assert out == f"{run_id}  cancelled (aborted)  greet  greet.yaml\n"
@@ -247,8 +244,7 @@ def test_the_daily_ceiling_holds_concurrent_submissions(
     for process in submissions:
         process.communicate(timeout=60)
         assert process.returncode == 0
-    worker = s.popen("worker", "-j", "10")
-    try:
+    with running_worker(s, "-j", "10"):
         until(lambda: len(s.rows("ended_at IS NOT NULL")) == 2, what="two ended runs", ceiling=60)
         time.sleep(1.5)  # a worker polls every 0.2 s: time for a wrongly admitted third start
         assert len(s.starts()) == 2
@@ -256,9 +252,6 @@ def test_the_daily_ceiling_holds_concurrent_submissions(
         assert len(s.rows("dispatched_at IS NULL")) == 8
         waiting = s.hz("runs", "show", s.rows("dispatched_at IS NULL")[0]["id"]).stdout
         assert "would cross [system.budget] max_usd_per_day of $1.00 ($0.80 reserved" in waiting
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        worker.communicate(timeout=15)
     cost = json.loads(s.hz("runs", "cost", "--format", "json").stdout)
     assert [(g["runs"], g["reserved_usd"], g["unknown_cost_runs"]) for g in cost["groups"]] == [
         (2, 0.8, 2)
@@ -312,14 +305,15 @@ def ignores_sigterm(pid: int) -> bool:
     return bool(mask & (1 << (signal.SIGTERM - 1)))
 
 
-def worker_with_a_term_ignoring_agent(s: Space) -> tuple[str, subprocess.Popen[str], int]:
+@contextlib.contextmanager
+def worker_with_a_term_ignoring_agent(s: Space) -> Iterator[tuple[str, Worker, int]]:
     """A submitted run, a worker running it, and its agent's pid once it ignores SIGTERM."""
     run_id = s.submit("Ann")
-    worker = s.popen("worker")
-    [agent] = until(s.starts, what="the agent's start")
-    pid = int(str(agent["pid"]))
-    until(lambda: ignores_sigterm(pid), what="the agent ignoring SIGTERM")
-    return run_id, worker, pid
+    with running_worker(s) as worker:
+        [agent] = until(s.starts, what="the agent's start")
+        pid = int(str(agent["pid"]))
+        until(lambda: ignores_sigterm(pid), what="the agent ignoring SIGTERM")
+        yield run_id, worker, pid
 
 
 @pytest.mark.serial
@@ -328,14 +322,15 @@ def test_a_second_signal_kills_a_stopping_workers_runs_at_once(
 ) -> None:
     s = space(tmp_path, "ignore-term", dsn=dsn)
     cleanup.append(s)
-    run_id, worker, pid = worker_with_a_term_ignoring_agent(s)
-    worker.send_signal(signal.SIGTERM)
-    started = time.monotonic()
-    until(lambda: s.rows("cancel_requested_at IS NOT NULL"), what="the cancel intent")
-    worker.send_signal(signal.SIGINT)  # without it, SIGKILL would come 2 s after SIGTERM
-    assert is_gone(pid)
-    assert time.monotonic() - started < 1.5
-    out, err = worker.communicate(timeout=15)
+    with worker_with_a_term_ignoring_agent(s) as (run_id, worker, pid):
+        worker.send(signal.SIGTERM)
+        started = time.monotonic()
+        until(lambda: s.rows("cancel_requested_at IS NOT NULL"), what="the cancel intent")
+        worker.send(signal.SIGINT)  # without it, SIGKILL would come 2 s after SIGTERM
+        assert is_gone(pid)
+        assert time.monotonic() - started < 1.5
+        worker.wait(15)
+    out, err = worker.stdout, worker.stderr
     assert (worker.returncode, out, err) == (
         0,
         f"{run_id}  cancelled (aborted)  greet  greet.yaml\n",
@@ -354,11 +349,14 @@ def test_signals_after_the_second_cannot_stop_a_worker_settling_its_runs(
 ) -> None:
     s = space(tmp_path, "ignore-term", dsn=dsn)
     cleanup.append(s)
-    run_id, worker, _ = worker_with_a_term_ignoring_agent(s)
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM):
-        worker.send_signal(signum)
-        time.sleep(0.05)
-    out, err = worker.communicate(timeout=15)
+    with worker_with_a_term_ignoring_agent(s) as (run_id, worker, _):
+        for signum in (
+            signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM
+        ):  # fmt: skip
+            worker.send(signum)
+            time.sleep(0.05)
+        worker.wait(15)
+    out, err = worker.stdout, worker.stderr
     assert (worker.returncode, out, err) == (
         0,
         f"{run_id}  cancelled (aborted)  greet  greet.yaml\n",
@@ -480,8 +478,7 @@ def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
     s = held_space(tmp_path, dsn, 60, "hold_wait_min_seconds = 0.2\nhold_wait_max_seconds = 0.6\n")
     cleanup.append(s)
     first = s.submit("Ann")
-    worker = s.popen("worker", "-j", "2")
-    try:
+    with running_worker(s, "-j", "2") as worker:
         until(lambda: s.rows("id = ? AND state = 'running'", (first,)), what="the first run")
         second = s.submit("Bo")
         aheads, held = [], time.monotonic()
@@ -500,9 +497,6 @@ def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
         assert [e["state"] for e in shown["timeline"]] == ["queued", "queued"]
         if dsn is not None:
             assert len(s.jobs()) == 2  # one job per run, however often it was looked at
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        worker.communicate(timeout=15)
     assert worker.returncode == 0
 
 
@@ -515,8 +509,7 @@ def test_a_held_run_starts_at_once_when_the_run_ahead_ends_below_its_reservation
     s = held_space(tmp_path, dsn, 3, "hold_wait_min_seconds = 30\nhold_wait_max_seconds = 30\n")
     cleanup.append(s)
     first = s.submit("Ann")
-    worker = s.popen("worker", "-j", "2")
-    try:
+    with running_worker(s, "-j", "2"):
         until(lambda: s.rows("id = ? AND state = 'running'", (first,)), what="the first run")
         second = s.submit("Bo")
         # Held while the first run's $0.60 was reserved: its waiting record says so.
@@ -526,9 +519,6 @@ def test_a_held_run_starts_at_once_when_the_run_ahead_ends_below_its_reservation
             ceiling=25,  # its next look would be 30 s after the first
             what="the held run woken and completed",
         )
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        worker.communicate(timeout=15)
     one, two = (s.rows("id = ?", (i,))[0] for i in (first, second))
     assert two["dispatched_at"] - one["ended_at"] < 2.5  # woken by the release
     assert waits(s, second) == [WAITING]
@@ -571,16 +561,12 @@ def test_a_per_runner_ceiling_refuses_a_run_of_that_runner_only(tmp_path: Path) 
     assert other.returncode == 0, other.stderr
     # A worker holds a run over it in the queue rather than failing it.
     waiting = s.submit("Di")
-    worker = s.popen("worker")
-    try:
+    with running_worker(s) as worker:
         until(lambda: waits(s, waiting), what="the run held for the ceiling")
         assert waits(s, waiting)[0].startswith(
             "waiting: reserving $0.40 would cross [system.budget] per_runner.command of $0.50"
         )
         assert s.rows("id = ?", (waiting,))[0]["state"] == "queued"
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        worker.communicate(timeout=15)
     assert worker.returncode == 0
     assert len(s.starts()) == 1
 

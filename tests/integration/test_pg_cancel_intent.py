@@ -20,6 +20,7 @@ import pytest
 
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.ledger_env import DSN_VARIABLE, Space, space, until
+from tests.helpers.workers import running_worker
 
 
 def role(pg_cluster: Any, pg_dsn: str, grants: str = "") -> str:
@@ -32,11 +33,6 @@ def role(pg_cluster: Any, pg_dsn: str, grants: str = "") -> str:
     return pg_dsn.replace("user=postgres", f"user={name}")
 
 
-def stop(worker: Any) -> None:
-    worker.send_signal(15)
-    worker.communicate(timeout=30)
-
-
 @pytest.mark.serial
 def test_an_abort_without_hzs_intent_cancels_nothing(
     tmp_path: Path, pg_dsn: str, pg_cluster: Any, cleanup: list[Space]
@@ -46,8 +42,7 @@ def test_an_abort_without_hzs_intent_cancels_nothing(
     run_id = s.submit("Ann")
     [row] = s.rows()
     job = int(row["job_id"])
-    worker = s.popen("worker")
-    try:
+    with running_worker(s):
         until(s.starts, what="the agent's start")
         nobody = role(pg_cluster, pg_dsn)
         with psycopg.connect(nobody, autocommit=True) as c:
@@ -73,8 +68,6 @@ def test_an_abort_without_hzs_intent_cancels_nothing(
             refused.stderr
         )
         until(lambda: s.rows("state = 'completed'"), what="the run's own end")
-    finally:
-        stop(worker)
     [row] = s.rows()
     assert (row["state"], row["cancel_requested_at"]) == ("completed", None)
     timeline = s.hz("runs", "show", run_id, "--format", "json").stdout
@@ -106,13 +99,10 @@ def test_hz_runs_cancel_by_a_role_with_grants_cancels_and_is_named(
         "procrastinate_periodic_defers, procrastinate_workers TO {role}; "
         "GRANT USAGE ON ALL SEQUENCES IN SCHEMA hz, public TO {role}",
     )
-    worker = s.popen("worker")
-    try:
+    with running_worker(s):
         until(s.starts, what="the agent's start")
         until(lambda: s.rows("state = 'running'"), what="the running record")
         done = s.hz("runs", "cancel", run_id, "--format", "json", **{DSN_VARIABLE: fleet})
-    finally:
-        stop(worker)
     assert done.returncode == 0, done.stderr
     [run] = json.loads(done.stdout)["runs"]
     user = pwd.getpwuid(os.geteuid()).pw_name

@@ -9,14 +9,11 @@ import asyncio
 import contextlib
 import os
 import signal
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
-import pytest
 
 from hz.runtime.ledger.owner import Binding, Policy, Slots, Told
 from hz.runtime.ledger.pg.db import PgDb
@@ -26,23 +23,9 @@ from hz.runtime.ledger.pg.worker import PgWorker, WorkerOptions
 from hz.runtime.ledger.store import Ceilings, Ending, Hold, Ledger, Owner
 from tests.helpers.ledger_env import Space, pg_rows, space, until
 from tests.helpers.packets import make_packet
+from tests.helpers.workers import running_worker
 
 CEILING = 'command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n'
-
-
-@pytest.fixture
-def workers() -> Iterator[list[tuple[Space, subprocess.Popen[str]]]]:
-    started: list[tuple[Space, subprocess.Popen[str]]] = []
-    yield started
-    for s, process in started:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.communicate(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.communicate()
-        s.kill_recorded()
 
 
 def submit(s: Space, who: str) -> str:
@@ -71,9 +54,7 @@ def timeline(s: Space, run_id: str) -> list[str]:
     return [f"{r['state']}: {r['detail']}" for r in rows]
 
 
-def test_a_held_run_waits_with_one_new_job_never_a_retried_one(
-    tmp_path: Path, pg_dsn: str, workers: list[tuple[Space, subprocess.Popen[str]]]
-) -> None:
+def test_a_held_run_waits_with_one_new_job_never_a_retried_one(tmp_path: Path, pg_dsn: str) -> None:
     """Held for a spend ceiling, the run's job ends and a new one, due at the next look,
     takes its place in the same transaction: hz's row names it, the old one is gone, nothing
     was retried (attempts 0). A cancel reaches the job that waits: the looks are 5 s apart, so
@@ -84,35 +65,32 @@ def test_a_held_run_waits_with_one_new_job_never_a_retried_one(
         tmp_path, "json", "--cost=0.1", "--delay=30", max_usd=0.6, extra=CEILING + waits, dsn=pg_dsn
     )
     first = submit(s, "Ann")
-    worker = s.popen("worker", "-j", "2")
-    workers.append((s, worker))
-    until(lambda: s.rows("id = %s AND state = 'running'", (first,)), what="the first run")
-    second = submit(s, "Bo")
-    [row] = s.rows("id = %s", (second,))
-    original = int(row["job_id"])
+    with running_worker(s, "-j", "2") as worker:
+        until(lambda: s.rows("id = %s AND state = 'running'", (first,)), what="the first run")
+        second = submit(s, "Bo")
+        [row] = s.rows("id = %s", (second,))
+        original = int(row["job_id"])
 
-    def replaced() -> Any:
-        [now] = s.rows("id = %s", (second,))
-        if now["job_id"] is None or int(now["job_id"]) == original:
-            return None
-        found = jobs_of(pg_dsn, second)
-        return found if found == [(int(now["job_id"]), "todo", 0)] else None
+        def replaced() -> Any:
+            [now] = s.rows("id = %s", (second,))
+            if now["job_id"] is None or int(now["job_id"]) == original:
+                return None
+            found = jobs_of(pg_dsn, second)
+            return found if found == [(int(now["job_id"]), "todo", 0)] else None
 
-    [(job, _, _)] = until(replaced, ceiling=15, what="the held run's job replaced")
-    assert job > original
-    assert [line for line in timeline(s, second) if "waiting" in line] == [
-        "queued: waiting: reserving $0.60 would cross [system.budget] max_usd_per_day of "
-        "$1.00 ($0.60 reserved or spent today)"
-    ]
-    cancelled = s.hz("runs", "cancel", second)
-    assert cancelled.returncode == 0, cancelled.stderr
-    [row] = s.rows("id = %s", (second,))
-    assert row["state"] == "cancelled"
-    assert jobs_of(pg_dsn, second) == [(int(row["job_id"]), "cancelled", 0)]
-    worker.send_signal(signal.SIGTERM)
-    out, err = worker.communicate(timeout=20)
-    assert (worker.returncode, out, err) == (
-        0,
+        [(job, _, _)] = until(replaced, ceiling=15, what="the held run's job replaced")
+        assert job > original
+        assert [line for line in timeline(s, second) if "waiting" in line] == [
+            "queued: waiting: reserving $0.60 would cross [system.budget] max_usd_per_day of "
+            "$1.00 ($0.60 reserved or spent today)"
+        ]
+        cancelled = s.hz("runs", "cancel", second)
+        assert cancelled.returncode == 0, cancelled.stderr
+        [row] = s.rows("id = %s", (second,))
+        assert row["state"] == "cancelled"
+        assert jobs_of(pg_dsn, second) == [(int(row["job_id"]), "cancelled", 0)]
+        assert worker.stop() == 0
+    assert (worker.stdout, worker.stderr) == (
         f"{first}  cancelled (aborted)  greet  greet.yaml\n",
         s.worker_started(slots=2),
     )
