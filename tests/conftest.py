@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 # A shell starts a background command (`make test &`) with SIGINT and SIGQUIT ignored, `nohup`
 # ignores SIGHUP, and an ignored disposition survives exec: every hz the tests start would then
@@ -132,9 +131,7 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Cli:
     handler and its exit codes) with click's ``CliRunner`` isolation: the tier for what a
     command says. Tests of what only a real process shows (signals, a terminal, the process
     tree, the installed entry point) use ``hz_argv`` instead."""
-    from hz.cli import main
-
-    runner = CliRunner()
+    from tests.helpers.in_process import run_main
 
     def run(
         *args: str,
@@ -144,17 +141,7 @@ def cli(monkeypatch: pytest.MonkeyPatch) -> Cli:
     ) -> CliResult:
         if cwd is not None:
             monkeypatch.chdir(cwd)
-        with runner.isolation(input=stdin, env=env) as streams:
-            try:
-                main(list(args))
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 0 if e.code is None else 1
-            else:  # main() always exits
-                raise AssertionError("hz.cli.main returned instead of exiting")
-            sys.stdout.flush()  # text written with sys.stdout.write is still in its buffer
-            sys.stderr.flush()
-            out, err = streams[0], streams[1]
-            return CliResult(code, out.getvalue().decode(), err.getvalue().decode())
+        return run_main(args, stdin=stdin, env=env)
 
     return run
 

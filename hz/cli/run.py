@@ -205,6 +205,7 @@ def _in_ledger(
     from hz.runtime.ledger.session import open_ledger, policy
 
     ledger, settled = open_ledger(config)
+    click.get_current_context().call_on_close(ledger.close)
     if not quiet:
         report_settled(settled)
     request = asked.request(packet, receipts, asked.targets[0])
@@ -309,6 +310,7 @@ def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
     ToolProfile().bind(asked.workdir)  # the workdir must exist
     receipts = asked.receipts(config)
     ledger, settled = open_ledger(config)
+    click.get_current_context().call_on_close(ledger.close)
     if not quiet:
         report_settled(settled)
 

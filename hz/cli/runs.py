@@ -35,6 +35,7 @@ def open_ledger(fmt: str) -> tuple[Any, Any]:
 
     config = load_config(cwd=Path.cwd(), runner_keys=False)
     ledger, settled = open_(config)
+    click.get_current_context().call_on_close(ledger.close)
     report_settled(settled)
     return ledger, config
 
@@ -334,7 +335,8 @@ def reconcile(fmt: str) -> int:
     from hz.runtime.ledger.session import open_ledger as open_
 
     config = load_config(cwd=Path.cwd(), runner_keys=False)
-    _, settled = open_(config)
+    ledger, settled = open_(config)
+    click.get_current_context().call_on_close(ledger.close)
     document = {
         "kind": "reconcile",
         "settled": [

@@ -75,6 +75,7 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     if packets is None:
         return 1
     ledger, settled = open_ledger(config)
+    click.get_current_context().call_on_close(ledger.close)
     report_settled(settled)
     receipts = asked.receipts(config)
     ids = []

@@ -60,6 +60,7 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     config = load_config(cwd=Path.cwd())
     binding = Binding.from_config(config)
     ledger, settled = open_ledger(config)
+    click.get_current_context().call_on_close(ledger.close)
     report_settled(settled)
     finished: list[dict[str, Any]] = []
 

@@ -1,5 +1,6 @@
 """Shared set-up for the run ledger's end-to-end tests: an operator configuration binding the
-command runner to the fake agent, a contract, and hz as a real process."""
+command runner to the fake agent, a contract, and hz as a real process (``Space.hz``,
+``Space.popen``) or in this process (``Space.cli``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import CliResult
 from tests.fakes.agent import recorded_pids
+from tests.helpers.in_process import leaves_nothing, run_main
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
@@ -87,9 +90,23 @@ class Space:
         noun = "slot" if slots == 1 else "slots"
         return f"hz: worker: started: {where}, {queues}, {slots} {noun}\n"
 
+    def cli(self, *args: str, stdin: str | None = None, **extra: str) -> CliResult:
+        """``hz ARGS`` in this process, as ``hz`` would run in this space (its configuration,
+        state directory and DSN; ``extra`` variables on top): for reads and set-up, where no
+        process is the point. It fails if the call leaves a thread, a descriptor or a signal
+        handler behind."""
+        env = {
+            "HZ_CONFIG": str(self.config),
+            "HZ_STATE_DIR": str(self.state),
+            **({DSN_VARIABLE: self.dsn} if self.dsn else {}),
+            **extra,
+        }
+        with leaves_nothing(f"hz {' '.join(args)[:80]}"), contextlib.chdir(self.root):
+            return run_main(args, stdin=stdin, env=env)
+
     def submit(self, who: str, *args: str) -> str:
-        """``hz submit greet.yaml --input who=WHO ARGS``: the queued run's id."""
-        done = self.hz("submit", "greet.yaml", "--input", f"who={who}", *args)
+        """``hz submit greet.yaml --input who=WHO ARGS`` (in process): the queued run's id."""
+        done = self.cli("submit", "greet.yaml", "--input", f"who={who}", *args)
         assert done.returncode == 0, done.stderr
         return done.stdout.strip()
 
