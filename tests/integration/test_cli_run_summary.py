@@ -1,18 +1,19 @@
 """What ``hz run`` tells a person: the summary line leaves out what the runner did not report,
 a failed run shows the agent's last stderr lines, and a dry run warns when the program the run
-would start is missing. Real hz processes driving the fake agent through the command runner."""
+would start is missing. hz in process driving the fake agent (a real process) through the
+command runner."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 from hz.cli.run import summary
 from hz.runtime.artifacts.result import AgentResult
+from tests.conftest import Cli, CliResult
+from tests.helpers.in_process import leaves_nothing
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
@@ -29,32 +30,25 @@ prompt: Say hi.
 """
 
 
-def hz(tmp_path: Path, command: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+def hz(cli: Cli, tmp_path: Path, command: list[str], *args: str) -> CliResult:
     (tmp_path / "operator.toml").write_text(
         '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
         f"command = {json.dumps([*command, '--contract-file={contract_file}'])}\n"
         "command_enforces_read_only = true\n"
     )
     (tmp_path / "greet.yaml").write_text(CONTRACT)
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": str(tmp_path / "operator.toml")}
-    return subprocess.run(
-        [sys.executable, "-m", "hz", "run", "greet.yaml", "--no-receipt", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    env = {"HZ_CONFIG": str(tmp_path / "operator.toml")}
+    with leaves_nothing("hz run"):
+        return cli("run", "greet.yaml", "--no-receipt", *args, cwd=tmp_path, env=env)
 
 
 def _duration(text: str) -> str:
     return re.sub(r" · \d+\.\ds", " · Ds", text)
 
 
-def test_a_failed_run_shows_the_agents_last_stderr_lines(tmp_path: Path) -> None:
+def test_a_failed_run_shows_the_agents_last_stderr_lines(cli: Cli, tmp_path: Path) -> None:
     lines = "\n".join(f"line {n}" for n in range(1, 13))
-    done = hz(tmp_path, [sys.executable, AGENT, "fail", f"--stderr={lines}\n", "--code=3"])
+    done = hz(cli, tmp_path, [sys.executable, AGENT, "fail", f"--stderr={lines}\n", "--code=3"])
     assert done.returncode == 4
     assert _duration(done.stderr) == (
         "hz: failed (runtime_error): the command exited with code 3 · runner command · "
@@ -63,8 +57,8 @@ def test_a_failed_run_shows_the_agents_last_stderr_lines(tmp_path: Path) -> None
     )
 
 
-def test_values_the_runner_did_not_report_are_left_out(tmp_path: Path) -> None:
-    done = hz(tmp_path, [sys.executable, AGENT, "echo"])
+def test_values_the_runner_did_not_report_are_left_out(cli: Cli, tmp_path: Path) -> None:
+    done = hz(cli, tmp_path, [sys.executable, AGENT, "echo"])
     assert (done.returncode, done.stdout) == (0, "Say hi.\n")
     assert _duration(done.stderr) == (
         "hz: completed · runner command · 0 tool calls · Ds · not enforced: budget, tools, turns\n"
@@ -88,8 +82,8 @@ def test_at_the_turn_limit_the_summary_does_not_contradict_the_reason() -> None:
     )
 
 
-def test_dry_run_warns_when_the_program_is_missing(tmp_path: Path) -> None:
-    done = hz(tmp_path, ["no-such-agent-hz"], "--dry-run")
+def test_dry_run_warns_when_the_program_is_missing(cli: Cli, tmp_path: Path) -> None:
+    done = hz(cli, tmp_path, ["no-such-agent-hz"], "--dry-run")
     assert done.returncode == 0
     assert done.stdout.splitlines()[:3] == [
         "hz run --dry-run: nothing was started",
@@ -101,13 +95,13 @@ def test_dry_run_warns_when_the_program_is_missing(tmp_path: Path) -> None:
         "(launch_failed)\n"
         "  hint: hz doctor checks the bound runner\n"
     )
-    missing = hz(tmp_path, [str(tmp_path / "bin" / "agent")], "--dry-run", "--format", "json")
+    missing = hz(cli, tmp_path, [str(tmp_path / "bin" / "agent")], "--dry-run", "--format", "json")
     assert json.loads(missing.stdout)["argv"][0] == str(tmp_path / "bin" / "agent")
     assert missing.stderr.splitlines()[0] == (
         f"hz: warning: {tmp_path}/bin/agent: program not found; the run would fail to start "
         "(launch_failed)"
     )
-    present = hz(tmp_path, [sys.executable, AGENT, "echo"], "--dry-run")
+    present = hz(cli, tmp_path, [sys.executable, AGENT, "echo"], "--dry-run")
     assert (present.returncode, present.stderr) == (0, "")
     assert "  stdin:        the prompt, then closed" in present.stdout.splitlines()
 
@@ -148,11 +142,11 @@ def test_output_past_the_cap_is_named_in_the_summary() -> None:
 
 
 def test_the_agents_stderr_cannot_write_a_workflow_command_or_drive_the_terminal(
-    tmp_path: Path,
+    cli: Cli, tmp_path: Path
 ) -> None:
     # GitHub reads `::command::` after leading blanks, and `##[command]` anywhere in a line.
     lines = "::warning::x\n  ::set-output name=a::b\nsee ##[add-mask]s\n\x1b[31mred\x9b2J\u202egnp."
-    done = hz(tmp_path, [sys.executable, AGENT, "fail", f"--stderr={lines}\n", "--code=3"])
+    done = hz(cli, tmp_path, [sys.executable, AGENT, "fail", f"--stderr={lines}\n", "--code=3"])
     assert done.returncode == 4
     assert _duration(done.stderr).split("\n", 1)[1] == (
         "  the agent's stderr, last lines:\n"

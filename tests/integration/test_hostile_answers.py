@@ -8,14 +8,13 @@ Infinity, integers past Python's digit limit, deep nesting and lone surrogates a
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import default_receipt_dir
+from tests.conftest import Cli, CliResult, default_receipt_dir
+from tests.helpers.in_process import leaves_nothing
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
@@ -38,8 +37,8 @@ prompt: |
 
 
 def run_with_answer(
-    hz_argv: list[str], tmp_path: Path, raw: str, *, output: str = "text"
-) -> tuple[subprocess.CompletedProcess[str], dict[str, object], dict[str, object]]:
+    cli: Cli, tmp_path: Path, raw: str, *, output: str = "text"
+) -> tuple[CliResult, dict[str, object], dict[str, object]]:
     (tmp_path / "answer.txt").write_text(raw, encoding="utf-8")
     command = [
         sys.executable,
@@ -54,14 +53,11 @@ def run_with_answer(
         "command_enforces_read_only = true\n"
     )
     (tmp_path / "score.yaml").write_text(CONTRACT)
-    done = subprocess.run(
-        [*hz_argv, "run", "score.yaml", "--format", "json", "-q"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO), "HZ_CONFIG": str(tmp_path / "operator.toml")},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    with leaves_nothing("hz run"):
+        done = cli(
+            "run", "score.yaml", "--format", "json", "-q",
+            cwd=tmp_path, env={"HZ_CONFIG": str(tmp_path / "operator.toml")},
+        )  # fmt: skip
     result = json.loads(done.stdout) if done.stdout else {}
     receipts = sorted(default_receipt_dir().glob("*.json"))
     receipt = json.loads(receipts[-1].read_text()) if receipts else {}
@@ -84,9 +80,9 @@ def run_with_answer(
     ],
 )
 def test_a_hostile_answer_is_schema_invalid_with_a_receipt(
-    hz_argv: list[str], tmp_path: Path, answer: str, reason: str
+    cli: Cli, tmp_path: Path, answer: str, reason: str
 ) -> None:
-    done, result, receipt = run_with_answer(hz_argv, tmp_path, answer)
+    done, result, receipt = run_with_answer(cli, tmp_path, answer)
     assert (done.returncode, done.stderr) == (4, "")
     assert (result["status"], result["failure_kind"], result["reason"]) == (
         "failed",
@@ -109,9 +105,9 @@ def test_a_hostile_answer_is_schema_invalid_with_a_receipt(
     ],
 )
 def test_hostile_json_from_the_command_runner_is_a_failure_with_a_receipt(
-    hz_argv: list[str], tmp_path: Path, output: str, reason: str
+    cli: Cli, tmp_path: Path, output: str, reason: str
 ) -> None:
-    done, result, receipt = run_with_answer(hz_argv, tmp_path, output, output="json")
+    done, result, receipt = run_with_answer(cli, tmp_path, output, output="json")
     assert (done.returncode, done.stderr) == (4, "")
     assert (result["status"], result["failure_kind"], result["reason"]) == (
         "failed",
@@ -122,10 +118,10 @@ def test_hostile_json_from_the_command_runner_is_a_failure_with_a_receipt(
 
 
 def test_a_lone_surrogate_in_the_command_runners_json_becomes_a_replacement_character(
-    hz_argv: list[str], tmp_path: Path
+    cli: Cli, tmp_path: Path
 ) -> None:
     done, result, receipt = run_with_answer(
-        hz_argv, tmp_path, '{"draft": {"score": 1, "note": "\\ud800"}}', output="json"
+        cli, tmp_path, '{"draft": {"score": 1, "note": "\\ud800"}}', output="json"
     )
     assert (done.returncode, result["status"]) == (0, "completed")
     assert result["structured_output"] == {"score": 1, "note": "\ufffd"}

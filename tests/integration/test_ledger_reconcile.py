@@ -52,9 +52,9 @@ def test_four_reconcilers_at_once_settle_each_run_once(dsn: str | None, tmp_path
     assert sorted(retries) == sorted((ids[n], 2, "queued") for n in (0, 2, 4))
     receipts = sorted((s.state / "receipts").glob("*.json"))
     assert [json.loads(p.read_text())["status"] for p in receipts] == ["uncertain"] * 3
-    verified = s.hz("receipts", "verify", "state/receipts")
+    verified = s.cli("receipts", "verify", "state/receipts")
     assert verified.stdout == "ok: 3 receipts in state/receipts, the chain is intact\n"
-    assert s.hz("runs", "reconcile").stdout == "nothing to reconcile\n"
+    assert s.cli("runs", "reconcile").stdout == "nothing to reconcile\n"
     # The retries run once each; the uncertain runs never.
-    assert s.hz("worker", "--drain").returncode == 0
+    assert s.cli("worker", "--drain").returncode == 0
     assert len(s.starts()) == 3

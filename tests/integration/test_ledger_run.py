@@ -1,5 +1,6 @@
-"""hz run through the run ledger, as real processes: every foreground run recorded, a SIGKILL
-of hz recovered by the next command, many concurrent runs on one ledger, batches."""
+"""hz run through the run ledger: every foreground run recorded, batches (hz in this process,
+the agents real processes); a SIGKILL or SIGINT of hz and many concurrent runs on one ledger
+(hz as real processes), each recovered or read by the next command."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from tests.helpers.workers import running_worker
 
 
 def run(s: Space, who: str, *args: str) -> tuple[int, dict[str, object], str]:
-    done = s.hz("run", "greet.yaml", "--input", f"who={who}", "--format", "json", "-q", *args)
+    done = s.cli("run", "greet.yaml", "--input", f"who={who}", "--format", "json", "-q", *args)
     return done.returncode, json.loads(done.stdout) if done.stdout else {}, done.stderr
 
 
@@ -32,7 +33,7 @@ def test_a_foreground_run_is_recorded_and_a_request_key_is_opt_in(
     assert json.loads(row["result_json"]) == result
     assert run(s, "Ann")[0] == 0
     assert run(s, "Ann", "--request-key", "weekly 2026-W49")[0] == 0
-    again = s.hz("run", "greet.yaml", "--input", "who=Ann", "--request-key", "weekly 2026-W49")
+    again = s.cli("run", "greet.yaml", "--input", "who=Ann", "--request-key", "weekly 2026-W49")
     assert (again.returncode, again.stdout) == (2, "")
     keyed = s.rows("request_key = ?", ("weekly 2026-W49",))
     assert again.stderr == (
@@ -61,7 +62,7 @@ def test_sigkill_of_hz_run_is_recovered_by_the_next_command(
     [row] = s.rows()
     assert row["state"] == "running"
     leader = int(str(recorded_pids(s.pids)[0]["pid"]))
-    listed = s.hz("runs", "list", "--format", "json")
+    listed = s.cli("runs", "list", "--format", "json")
     [shown] = json.loads(listed.stdout)["runs"]
     assert (shown["id"], shown["state"]) == (row["id"], "uncertain")
     # Group and private files go here, or already went with the chokepoint's watchdog.
@@ -77,7 +78,7 @@ def test_sigkill_of_hz_run_is_recovered_by_the_next_command(
     [receipt] = (tmp_path / "state/receipts").glob("*.json")
     assert json.loads(receipt.read_text())["status"] == "uncertain"
     # Never again under its key: the request is held by the uncertain run.
-    again = s.hz("run", "greet.yaml", "--input", "who=Ann", "--request-key", "once")
+    again = s.cli("run", "greet.yaml", "--input", "who=Ann", "--request-key", "once")
     assert again.returncode == 2
     assert f"run {row['id']} (uncertain) already holds this request key" in again.stderr
     assert len(s.starts()) == 1
@@ -87,7 +88,7 @@ def test_twenty_concurrent_runs_and_a_worker_share_one_ledger(
     dsn: str | None, tmp_path: Path
 ) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
-    submitted = s.hz("submit", "greet.yaml", "--input", "who=queued", "--format", "json")
+    submitted = s.cli("submit", "greet.yaml", "--input", "who=queued", "--format", "json")
     assert submitted.returncode == 0, submitted.stderr
     with running_worker(s, "-j", "2"):
         # Ten requests, each asked for twice at once under its key: one run per key, never two.
@@ -116,7 +117,7 @@ def test_twenty_concurrent_runs_and_a_worker_share_one_ledger(
     if dsn is None:
         with sqlite3.connect(s.state / "ledger.sqlite3") as c:
             assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-    verified = s.hz("receipts", "verify", "state/receipts")
+    verified = s.cli("receipts", "verify", "state/receipts")
     assert verified.stdout == "ok: 11 receipts in state/receipts, the chain is intact\n"
 
 
@@ -126,7 +127,7 @@ def test_a_batch_runs_n_at_once_with_one_json_line_per_run(dsn: str | None, tmp_
         (tmp_path / f"g{n}.yaml").write_text(
             (tmp_path / "greet.yaml").read_text().replace("name: greet", f"name: greet-{n}")
         )
-    done = s.hz(
+    done = s.cli(
         "run", "g0.yaml", "g1.yaml", "g2.yaml", "--input", "who=Ann", "-j", "2", "--format", "jsonl"
     )
     assert done.returncode == 0, done.stderr
@@ -139,7 +140,7 @@ def test_a_batch_exit_status_names_the_first_run_that_did_not_complete(
     dsn: str | None, tmp_path: Path
 ) -> None:
     s = space(tmp_path, "fail", "--code=3", dsn=dsn)
-    done = s.hz("run", "greet.yaml", "-j", "1", "--input", "who=Ann", "--format", "json")
+    done = s.cli("run", "greet.yaml", "-j", "1", "--input", "who=Ann", "--format", "json")
     assert done.returncode == 4
     [run_doc] = json.loads(done.stdout)["runs"]
     assert (run_doc["state"], run_doc["failure_kind"]) == ("failed", "runtime_error")
@@ -155,7 +156,7 @@ def test_a_run_over_the_daily_ceiling_starts_nothing(dsn: str | None, tmp_path: 
         dsn=dsn,
     )
     assert run(s, "Ann")[0] == 0
-    done = s.hz("run", "greet.yaml", "--input", "who=Bo")
+    done = s.cli("run", "greet.yaml", "--input", "who=Bo")
     [_, row] = s.rows()
     assert (done.returncode, done.stdout) == (6, "")
     assert done.stderr == (
@@ -190,7 +191,7 @@ def test_sigint_cancels_through_the_ledger_within_the_ceiling(
     )
     [row] = s.rows()
     assert row["state"] == "cancelled"
-    shown = s.hz("runs", "show", row["id"], "--format", "json").stdout
+    shown = s.cli("runs", "show", row["id"], "--format", "json").stdout
     timeline = [(e["state"], e["detail"]) for e in json.loads(shown)["timeline"]]
     assert timeline[-2:] == [  # the intent committed, then the end
         ("cancel", "hz was interrupted (SIGINT)"),

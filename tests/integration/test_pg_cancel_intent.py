@@ -62,7 +62,7 @@ def test_an_abort_without_hzs_intent_cancels_nothing(
         with psycopg.connect(queue_only, autocommit=True) as c:
             c.execute("SELECT procrastinate_cancel_job_v1(%s, true, false)", (job,))
         # As hz runs cancel run by that role: refused, nothing recorded.
-        refused = s.hz("runs", "cancel", run_id, **{DSN_VARIABLE: nobody})
+        refused = s.cli("runs", "cancel", run_id, **{DSN_VARIABLE: nobody})
         assert (refused.returncode, refused.stdout) == (2, "")
         assert "the PostgreSQL ledger refused this role: permission denied for schema hz" in (
             refused.stderr
@@ -70,7 +70,7 @@ def test_an_abort_without_hzs_intent_cancels_nothing(
         until(lambda: s.rows("state = 'completed'"), what="the run's own end")
     [row] = s.rows()
     assert (row["state"], row["cancel_requested_at"]) == ("completed", None)
-    timeline = s.hz("runs", "show", run_id, "--format", "json").stdout
+    timeline = s.cli("runs", "show", run_id, "--format", "json").stdout
     assert [e["state"] for e in json.loads(timeline)["timeline"]] == [
         "queued",
         "queued",
@@ -102,7 +102,7 @@ def test_hz_runs_cancel_by_a_role_with_grants_cancels_and_is_named(
     with running_worker(s):
         until(s.starts, what="the agent's start")
         until(lambda: s.rows("state = 'running'"), what="the running record")
-        done = s.hz("runs", "cancel", run_id, "--format", "json", **{DSN_VARIABLE: fleet})
+        done = s.cli("runs", "cancel", run_id, "--format", "json", **{DSN_VARIABLE: fleet})
     assert done.returncode == 0, done.stderr
     [run] = json.loads(done.stdout)["runs"]
     user = pwd.getpwuid(os.geteuid()).pw_name
@@ -112,6 +112,6 @@ def test_hz_runs_cancel_by_a_role_with_grants_cancels_and_is_named(
     assert ("cancel", f"cancel requested by hz runs cancel ({who})") in [
         (e["state"], e["detail"]) for e in run["timeline"]
     ]
-    shown = s.hz("runs", "show", run_id).stdout
+    shown = s.cli("runs", "show", run_id).stdout
     assert f"cancel      cancel requested by hz runs cancel ({who})\n" in shown
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))

@@ -25,7 +25,7 @@ def test_a_ledger_planted_by_another_user_is_not_run(tmp_path: Path) -> None:
     for path in (s.state, *s.state.rglob("*")):
         os.chown(path, nobody, nobody)
         path.chmod(0o777 if path.is_dir() else 0o666)
-    worked = s.hz("worker", "--drain")
+    worked = s.cli("worker", "--drain")
     assert (worked.returncode, worked.stdout) == (2, "")
     me = pwd.getpwuid(os.geteuid()).pw_name
     assert worked.stderr == (
