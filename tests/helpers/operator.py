@@ -1,6 +1,6 @@
 """An operator configuration binding the command runner to the fake agent (tests/fakes/agent.py),
-and ``hz run`` of the shared contract through it as a real process or as a ``Binding`` in
-process."""
+and ``hz run`` of the shared contract through it as a real process (``hz``), in this process
+(``run_greet``) or as a ``Binding``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from pathlib import Path
 
 from hz.runtime.config.layers import load_config
 from hz.runtime.ledger.owner import Binding
+from tests.conftest import Cli, CliResult
+from tests.helpers.in_process import leaves_nothing
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
@@ -59,6 +61,18 @@ def hz(
         text=True,
         timeout=120,
     )
+
+
+def run_greet(
+    cli: Cli, tmp_path: Path, config: str, *args: str, timeout: str = "60s", **env: str
+) -> CliResult:
+    """``hz`` above in this process (no thread, descriptor or handler left behind)."""
+    (tmp_path / "greet.yaml").write_text(GREET_TIMED.format(timeout=timeout))
+    with leaves_nothing("hz run"):
+        return cli(
+            "run", "greet.yaml", "--input", "who=Ann", *args,
+            cwd=tmp_path, env={"HZ_CONFIG": config, **env},
+        )  # fmt: skip
 
 
 def command_binding(tmp_path: Path, *agent_args: str) -> Binding:

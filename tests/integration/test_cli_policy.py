@@ -1,25 +1,24 @@
 """``hz run`` refuses before anything starts when ``[system.policy]`` requires what the bound
 runner does not enforce (exit 2, the reason on stderr), and a run names what it needed and
-did not get. Real hz processes and the fake agent through the command runner."""
+did not get. hz in process, the fake agent (a real process) through the command runner."""
 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
-from tests.conftest import default_receipt_dir
-from tests.helpers.operator import hz, operator
+from tests.conftest import Cli, default_receipt_dir
+from tests.helpers.operator import operator, run_greet
 
 
 def test_a_requirement_the_runner_cannot_prove_refuses_before_any_process(
-    hz_argv: list[str], tmp_path: Path
+    cli: Cli, tmp_path: Path
 ) -> None:
     pids = tmp_path / "pids"
     policy = '[system.policy]\nrequire = ["timeout", "credential_isolation"]\n'
     config = operator(tmp_path, "echo", f"--pids={pids}")
     Path(config).write_text(Path(config).read_text() + policy)
-    done = hz(hz_argv, tmp_path, config)
+    done = run_greet(cli, tmp_path, config)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.splitlines()[0] == (
         "hz: error: runner 'command' does not enforce what [system.policy] requires; nothing "
@@ -33,10 +32,10 @@ def test_a_requirement_the_runner_cannot_prove_refuses_before_any_process(
 
 
 def test_an_allowed_unenforced_need_is_named_in_the_result_and_receipt(
-    hz_argv: list[str], tmp_path: Path
+    cli: Cli, tmp_path: Path
 ) -> None:
     config = operator(tmp_path, "echo")
-    done = hz(hz_argv, tmp_path, config, "--format", "json")
+    done = run_greet(cli, tmp_path, config, "--format", "json")
     assert done.returncode == 0, done.stderr
     # The command takes no {tools} and no {max_usd}: neither is enforced.
     assert json.loads(done.stdout)["limits_unenforced"] == ["budget", "tools", "turns"]
@@ -45,11 +44,11 @@ def test_an_allowed_unenforced_need_is_named_in_the_result_and_receipt(
 
 
 def test_a_policy_value_that_names_no_capability_is_a_configuration_error(
-    hz_argv: list[str], tmp_path: Path
+    cli: Cli, tmp_path: Path
 ) -> None:
     config = operator(tmp_path, "echo")
     Path(config).write_text(Path(config).read_text() + '[system.policy]\nrequire = ["netwrk"]\n')
-    done: subprocess.CompletedProcess[str] = hz(hz_argv, tmp_path, config)
+    done = run_greet(cli, tmp_path, config)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.splitlines()[0] == (
         f"hz: error: {config}:8:1: [system.policy] require must be a list of capability names "

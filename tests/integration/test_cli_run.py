@@ -1,4 +1,5 @@
-"""``hz run`` as a real process: the exit code of every status, progress on a terminal."""
+"""``hz run``: the exit code of every status (in process, and one as a real process's exit
+status), progress on a terminal, a reader that went away (real processes)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from hz.cli.run import EXIT_CODES
-from tests.conftest import default_receipt_dir
+from tests.conftest import Cli, default_receipt_dir
 from tests.helpers.contracts import GREET as CONTRACT
-from tests.helpers.in_process import ECHO
+from tests.helpers.in_process import ECHO, leaves_nothing
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,21 +38,26 @@ def work(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("status", sorted(EXIT_CODES))
-def test_exit_code_per_status(hz_argv: list[str], work: Path, status: str) -> None:
+def test_exit_code_per_status(cli: Cli, work: Path, status: str) -> None:
+    """In process: the code ``hz.cli.main`` exits with for each status."""
     config = ECHO + f'[system.runner]\necho_status = "{status}"\n'
-    done = hz(
-        hz_argv,
-        work,
-        "run",
-        "greet.yaml",
-        "--input",
-        "who=A",
-        "--format",
-        "json",
-        "-q",
-        config=config,
-    )
+    (work / "operator.toml").write_text(config)
+    with leaves_nothing("hz run"):
+        done = cli(
+            "run", "greet.yaml", "--input", "who=A", "--format", "json", "-q",
+            cwd=work, env={"HZ_CONFIG": str(work / "operator.toml")},
+        )  # fmt: skip
     assert (done.returncode, json.loads(done.stdout)["status"]) == (EXIT_CODES[status], status)
+
+
+def test_a_real_process_exits_with_the_code_of_its_status(hz_argv: list[str], work: Path) -> None:
+    """The same code as the process's exit status (one status; the others above)."""
+    config = ECHO + '[system.runner]\necho_status = "budget"\n'
+    done = hz(
+        hz_argv, work, "run", "greet.yaml", "--input", "who=A", "--format", "json", "-q",
+        config=config,
+    )  # fmt: skip
+    assert (done.returncode, json.loads(done.stdout)["status"]) == (EXIT_CODES["budget"], "budget")
 
 
 def _stderr_on_a_terminal(hz_argv: list[str], work: Path, *args: str) -> str:

@@ -13,6 +13,8 @@ import pytest
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.load.loader import load_path
+from tests.conftest import Cli
+from tests.helpers.in_process import leaves_nothing
 
 ANCHOR_HINT = "write the value out in full; hz refuses anchors and aliases"
 UTF8_HINT = "hz reads contracts as UTF-8; save the file with that encoding"
@@ -138,6 +140,8 @@ MEASURE = """
 import resource, sys
 from pathlib import Path
 from hz.compiler.load.loader import load_path
+from tests.conftest import Cli
+from tests.helpers.in_process import leaves_nothing
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 doc, diagnostics = load_path(Path(sys.argv[1]))
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -162,18 +166,11 @@ def test_sixty_megabytes_keep_memory_flat(tmp_path: Path) -> None:
     assert int(grown_kib) < 4 * 1024
 
 
-def test_cli_fails_cleanly(
-    hostile: tuple[Path, Diagnostic], hz_argv: list[str], tmp_path: Path
-) -> None:
+def test_cli_fails_cleanly(hostile: tuple[Path, Diagnostic], cli: Cli, tmp_path: Path) -> None:
     path, expected = hostile
     started = time.monotonic()
-    proc = subprocess.run(
-        [*hz_argv, "validate", path.name],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    with leaves_nothing("hz validate"):
+        proc = cli("validate", path.name, cwd=tmp_path)
     assert time.monotonic() - started < 5
     where = f"{path.name}:{expected.line}:{expected.column}"
     assert proc.stdout == (
