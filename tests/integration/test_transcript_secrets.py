@@ -1,15 +1,14 @@
 """Transcripts of real runs keep no secret: the fake agent dumps its whole environment as its
-answer, with secrets planted in hz's environment, through the command runner."""
+answer, with secrets planted in hz's environment (hz in process, the agents real processes),
+through the command runner."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import default_receipt_dir
+from tests.conftest import Cli, CliResult, default_receipt_dir
 from tests.helpers.appserver_env import (
     THREAD,
     TURN_STARTED,
@@ -18,7 +17,8 @@ from tests.helpers.appserver_env import (
     fake,
     turn,
 )
-from tests.helpers.operator import AGENT, REPO
+from tests.helpers.in_process import leaves_nothing
+from tests.helpers.operator import AGENT
 from tests.helpers.operator import GREET_TIMED as CONTRACT
 
 PLANTED = "planted-secret-5f1e0c9a"  # never passed to the agent
@@ -26,8 +26,8 @@ PASSED = "passed-secret-77aa01bc"  # passed on purpose, under a secret-looking n
 
 
 def _run(
-    hz_argv: list[str], tmp_path: Path, *agent_args: str, hz_args: tuple[str, ...] = ("-q",)
-) -> subprocess.CompletedProcess[str]:
+    cli: Cli, tmp_path: Path, *agent_args: str, hz_args: tuple[str, ...] = ("-q",)
+) -> CliResult:
     command = [sys.executable, AGENT, *agent_args, "--contract-file={contract_file}"]
     (tmp_path / "operator.toml").write_text(
         '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
@@ -37,27 +37,18 @@ def _run(
         'command_read_only_tools = ["Read"]\n'
     )
     (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="60s"))
-    return subprocess.run(
-        [*hz_argv, "run", "greet.yaml", "--input", "who=Ann", *hz_args],
-        cwd=tmp_path,
-        env={
-            **os.environ,
-            "PYTHONPATH": str(REPO),
-            "HZ_CONFIG": str(tmp_path / "operator.toml"),
-            "AWS_SECRET_ACCESS_KEY": PLANTED,
-            "PLAIN_VALUE": PLANTED,  # not secret-looking: only the allowlist keeps it out
-            "HZ_TEST_API_KEY": PASSED,
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    env = {
+        "HZ_CONFIG": str(tmp_path / "operator.toml"),
+        "AWS_SECRET_ACCESS_KEY": PLANTED,
+        "PLAIN_VALUE": PLANTED,  # not secret-looking: only the allowlist keeps it out
+        "HZ_TEST_API_KEY": PASSED,
+    }
+    with leaves_nothing("hz run"):
+        return cli("run", "greet.yaml", "--input", "who=Ann", *hz_args, cwd=tmp_path, env=env)
 
 
-def test_an_agent_echoing_its_environment_leaks_no_secret(
-    hz_argv: list[str], tmp_path: Path
-) -> None:
-    done = _run(hz_argv, tmp_path, "env")
+def test_an_agent_echoing_its_environment_leaks_no_secret(cli: Cli, tmp_path: Path) -> None:
+    done = _run(cli, tmp_path, "env")
     assert done.returncode == 0, done.stderr
     # The draft is redacted as well: it is what CI posts (docs/security.md).
     assert json.loads(done.stdout)["HZ_TEST_API_KEY"] == "[redacted HZ_TEST_API_KEY]"
@@ -73,19 +64,10 @@ def test_an_agent_echoing_its_environment_leaks_no_secret(
             assert PASSED not in text, path.name
 
 
-def test_a_failing_agent_leaves_its_stderr_tail_redacted(
-    hz_argv: list[str], tmp_path: Path
-) -> None:
-    done = _run(hz_argv, tmp_path, "fail", "--code", "3", "--stderr", f"boom {PASSED}\x1b[2J")
+def test_a_failing_agent_leaves_its_stderr_tail_redacted(cli: Cli, tmp_path: Path) -> None:
+    done = _run(cli, tmp_path, "fail", "--code", "3", "--stderr", f"boom {PASSED}\x1b[2J")
     assert done.returncode != 0
-    shown = subprocess.run(
-        [*hz_argv, "receipts", "show", str(default_receipt_dir()), "1", "--transcript"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    shown = cli("receipts", "show", str(default_receipt_dir()), "1", "--transcript")
     assert shown.returncode == 0, shown.stderr
     tail = shown.stdout.split("stderr (tail):\n", 1)[1]
     assert tail == "    boom [redacted HZ_TEST_API_KEY]\\x1b[2J\n"
@@ -94,10 +76,10 @@ def test_a_failing_agent_leaves_its_stderr_tail_redacted(
 
 
 def test_a_secret_in_a_failing_agents_stderr_is_redacted_where_hz_shows_or_keeps_it(
-    hz_argv: list[str], tmp_path: Path
+    cli: Cli, tmp_path: Path
 ) -> None:
     done = _run(
-        hz_argv, tmp_path, "fail", "--code", "3", "--stderr", f"auth failed for {PASSED}",
+        cli, tmp_path, "fail", "--code", "3", "--stderr", f"auth failed for {PASSED}",
         hz_args=("--format", "json"),
     )  # fmt: skip
     assert done.returncode == 4
@@ -114,7 +96,7 @@ def test_a_secret_in_a_failing_agents_stderr_is_redacted_where_hz_shows_or_keeps
 
 
 def test_a_secret_the_agent_echoed_is_redacted_in_every_field_of_the_json_result(
-    hz_argv: list[str], tmp_path: Path
+    cli: Cli, tmp_path: Path
 ) -> None:
     # codex_env passes the key to the CLI; a (scripted) session then echoes it in a tool
     # call's command, a method name, a streamed delta split in two and its answer.
@@ -135,16 +117,11 @@ def test_a_secret_the_agent_echoed_is_redacted_in_every_field_of_the_json_result
         f'codex_executable = "{program}"\ncodex_env = ["HZ_TEST_API_KEY"]\n'
     )
     (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="60s"))
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(REPO),
-        "HZ_CONFIG": str(tmp_path / "operator.toml"),
-        "HZ_TEST_API_KEY": PASSED,
-    }
+    env = {"HZ_CONFIG": str(tmp_path / "operator.toml"), "HZ_TEST_API_KEY": PASSED}
 
-    def hz(*args: str) -> subprocess.CompletedProcess[str]:
-        argv = [*hz_argv, *args]
-        return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True)
+    def hz(*args: str) -> CliResult:
+        with leaves_nothing(f"hz {args[0]}"):
+            return cli(*args, cwd=tmp_path, env=env)
 
     done = hz("run", "greet.yaml", "--input", "who=Ann", "--format", "json", "-q")
     assert done.returncode == 0, done.stderr
@@ -169,6 +146,6 @@ def test_a_secret_the_agent_echoed_is_redacted_in_every_field_of_the_json_result
         assert PASSED[half:].encode() not in data
 
 
-def result_id(listed: subprocess.CompletedProcess[str]) -> str:
+def result_id(listed: CliResult) -> str:
     [run] = json.loads(listed.stdout)["runs"]
     return str(run["id"])
