@@ -1,4 +1,6 @@
-"""``hz run`` end to end: the command runner driving the fake agent CLI as real processes."""
+"""``hz run`` end to end: the command runner driving the fake agent CLI (a real process), hz as a
+real process where signals, the end to end path and the agent's environment are the point, in
+this process where only what it decides is (a dry run, a refusal, an exit code, receipts)."""
 
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import default_receipt_dir
+from tests.conftest import Cli, default_receipt_dir
 from tests.fakes.agent import is_gone, recorded_pids
-from tests.helpers.operator import AGENT, REPO, hz, operator
+from tests.helpers.operator import AGENT, REPO, hz, operator, run_greet
 from tests.helpers.operator import GREET_TIMED as CONTRACT
 
 # The tests that signal hz or time it out (timeouts, interrupts, kill grace) are marked
@@ -42,10 +44,10 @@ def test_echo_through_the_command_runner(hz_argv: list[str], tmp_path: Path) -> 
     )
 
 
-def test_dry_run_shows_the_argv_and_starts_nothing(hz_argv: list[str], tmp_path: Path) -> None:
+def test_dry_run_shows_the_argv_and_starts_nothing(cli: Cli, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     config = operator(tmp_path, "echo", f"--pids={pids}", "--prompt-file={prompt_file}")
-    done = hz(hz_argv, tmp_path, config, "--dry-run")
+    done = run_greet(cli, tmp_path, config, "--dry-run")
     argv = (
         f"{sys.executable} {AGENT} echo --pids={pids} '--prompt-file=<private>/prompt.md' "
         "'--contract-file=<private>/contract.md'"
@@ -63,10 +65,10 @@ def test_dry_run_shows_the_argv_and_starts_nothing(hz_argv: list[str], tmp_path:
     assert not pids.exists()
 
 
-def test_required_budget_refuses_before_any_process(hz_argv: list[str], tmp_path: Path) -> None:
+def test_required_budget_refuses_before_any_process(cli: Cli, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     config = operator(tmp_path, "echo", f"--pids={pids}", extra="require_enforced_budget = true\n")
-    done = hz(hz_argv, tmp_path, config)
+    done = run_greet(cli, tmp_path, config)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.splitlines()[0] == (
         "hz: error: runner 'command' cannot enforce a budget (advisory) and [system.runner] "
@@ -88,9 +90,9 @@ def test_timeout_exits_5_and_leaves_no_process(hz_argv: list[str], tmp_path: Pat
     assert all(is_gone(int(p["pid"])) for p in recorded_pids(pids))
 
 
-def test_failing_agent_exits_4(hz_argv: list[str], tmp_path: Path) -> None:
+def test_failing_agent_exits_4(cli: Cli, tmp_path: Path) -> None:
     config = operator(tmp_path, "fail", "--stderr=boom", "--code=7")
-    done = hz(hz_argv, tmp_path, config, "--format", "json")
+    done = run_greet(cli, tmp_path, config, "--format", "json")
     result = json.loads(done.stdout)
     assert (done.returncode, result["status"], result["exit_code"]) == (4, "failed", 7)
     assert "boom" in result["stderr_tail"]
@@ -111,18 +113,11 @@ def test_no_secret_reaches_the_agent(hz_argv: list[str], tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
-def test_receipt_chain_over_several_runs(hz_argv: list[str], tmp_path: Path, fmt: str) -> None:
+def test_receipt_chain_over_several_runs(cli: Cli, tmp_path: Path, fmt: str) -> None:
     config = operator(tmp_path, "echo", "--prompt-file={prompt_file}")
     for _ in range(3):
-        assert hz(hz_argv, tmp_path, config, "--format", fmt, "-q").returncode == 0
-    verify = subprocess.run(
-        [*hz_argv, "receipts", "verify", str(default_receipt_dir())],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+        assert run_greet(cli, tmp_path, config, "--format", fmt, "-q").returncode == 0
+    verify = cli("receipts", "verify", str(default_receipt_dir()))
     assert (verify.returncode, verify.stdout) == (
         0,
         f"ok: 3 receipts in {default_receipt_dir()}, the chain is intact\n",
@@ -196,14 +191,14 @@ def test_interrupted_run_is_cancelled_with_a_receipt_and_nothing_left(
     assert receipt["status"] == "cancelled"
 
 
-def test_a_hostile_project_file_cannot_choose_what_runs(hz_argv: list[str], tmp_path: Path) -> None:
+def test_a_hostile_project_file_cannot_choose_what_runs(cli: Cli, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     operator(tmp_path, "echo", "--prompt-file={prompt_file}")
     hostile = [sys.executable, AGENT, "echo", f"--pids={pids}", "--contract-file={contract_file}"]
     (tmp_path / "hz.toml").write_text(
         f"[system.runner]\ncommand = {json.dumps(hostile)}\ncommand_enforces_read_only = true\n"
     )
-    done = hz(hz_argv, tmp_path, str(tmp_path / "operator.toml"))
+    done = run_greet(cli, tmp_path, str(tmp_path / "operator.toml"))
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.splitlines()[0] == (
         f"hz: error: {tmp_path / 'hz.toml'}:2:1: HZ801 'system.runner.command' configures "
