@@ -22,7 +22,7 @@ def s(request: pytest.FixtureRequest, tmp_path: Path) -> Space:
 
 
 def submit(s: Space, who: str) -> str:
-    done = s.hz("submit", "greet.yaml", "--input", f"who={who}")
+    done = s.cli("submit", "greet.yaml", "--input", f"who={who}")
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -42,7 +42,7 @@ def edit(s: Space, sql: str, *params: object) -> None:
 
 def test_rows_edited_by_hand_are_read_back_as_what_hz_knows(s: Space) -> None:
     run_id = submit(s, "Ann")
-    assert s.hz("worker", "--drain").returncode == 0
+    assert s.cli("worker", "--drain").returncode == 0
     # 50 MB of observations, not hz's: left out, the rest of the run shown.
     edit(
         s,
@@ -50,11 +50,11 @@ def test_rows_edited_by_hand_are_read_back_as_what_hz_knows(s: Space) -> None:
         '{"turns": "' + "a" * 50_000_000 + '"}',
         run_id,
     )
-    shown = s.hz("runs", "show", run_id)
+    shown = s.cli("runs", "show", run_id)
     assert (shown.returncode, shown.stderr) == (0, "")
     assert "seen so far" not in shown.stdout
     assert shown.stdout.startswith(f"run:         {run_id}\n")
-    listed = s.hz("runs", "list")
+    listed = s.cli("runs", "list")
     assert (listed.returncode, listed.stderr, len(listed.stdout.splitlines())) == (0, "", 2)
     # Not JSON, or JSON of the wrong shape: observations, and the result.
     for observed, seen in (
@@ -68,11 +68,11 @@ def test_rows_edited_by_hand_are_read_back_as_what_hz_knows(s: Space) -> None:
             observed,
             run_id,
         )
-        shown = s.hz("runs", "show", run_id)
+        shown = s.cli("runs", "show", run_id)
         assert (shown.returncode, shown.stderr) == (0, "")
         lines = [x for x in shown.stdout.splitlines() if x.startswith("seen so far:")]
         assert lines == ([] if seen is None else [f"seen so far: {seen}"])
-        as_json = s.hz("runs", "show", run_id, "--format", "json")
+        as_json = s.cli("runs", "show", run_id, "--format", "json")
         assert (as_json.returncode, as_json.stderr) == (0, "")
     # A state hz does not know: left alone by every command that would act on it.
     edit(s, "UPDATE runs SET state = ? WHERE id = ?", "weird\x1b[31m", run_id)
@@ -88,13 +88,13 @@ def test_rows_edited_by_hand_are_read_back_as_what_hz_knows(s: Space) -> None:
         ("cancel", run_id),
         ("retry", run_id),
     ):
-        done = s.hz("runs", *args)
+        done = s.cli("runs", *args)
         assert (done.returncode, done.stdout, done.stderr) == (2, "", unknown), args
     # No packet hz can read: the worker fails the run as not started, in one line; nothing
     # is spawned.
     other = submit(s, "Bo")
     edit(s, "UPDATE runs SET packet_json = ? WHERE id = ?", "{not a packet", other)
-    done = s.hz("worker", "--drain")
+    done = s.cli("worker", "--drain")
     assert (done.returncode, done.stdout) == (0, "")
     assert done.stderr == s.worker_started() + (
         f"hz: error: {other}: its packet in the ledger is missing or unreadable (the row was "
@@ -108,7 +108,7 @@ def test_rows_edited_by_hand_are_read_back_as_what_hz_knows(s: Space) -> None:
     )
     assert len(s.starts()) == 1
     # Listed: the unknown state escaped, marked, and in its column like any other.
-    listed = s.hz("runs", "list")
+    listed = s.cli("runs", "list")
     assert (listed.returncode, listed.stderr) == (0, "")
     header, failed, weird = listed.stdout.splitlines()  # newest first
     state, job = header.index("STATE"), header.index("JOB")
@@ -123,12 +123,12 @@ def test_rows_edited_by_hand_are_read_back_as_what_hz_knows(s: Space) -> None:
 def test_a_long_unknown_state_is_cut_to_its_column(s: Space) -> None:
     run_id = submit(s, "Ann")
     edit(s, "UPDATE runs SET state = ? WHERE id = ?", "x" * 10_000, run_id)
-    listed = s.hz("runs", "list")
+    listed = s.cli("runs", "list")
     assert (listed.returncode, listed.stderr) == (0, "")
     header, line = listed.stdout.splitlines()
     assert line.endswith(f"  ? {'x' * 37}…  greet     ?  -")
     assert header.endswith(f"  {'STATE':<40}  JOB    COST  WHERE")
-    shown = s.hz("runs", "show", run_id)
+    shown = s.cli("runs", "show", run_id)
     assert (shown.returncode, shown.stdout) == (2, "")
     assert shown.stderr.startswith(f"hz: error: run {run_id} is in the state '{'x' * 64}', ")
 

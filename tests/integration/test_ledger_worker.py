@@ -1,5 +1,6 @@
-"""The run ledger end to end with real processes: hz submit, hz worker, hz runs, crashes of hz
-itself (SIGKILL), reconciliation, cancellation by phase, the spend ceiling."""
+"""The run ledger end to end: hz worker as a real process where signals, crashes (SIGKILL) and
+cancels timed from another process are the point; submits, drains and reads in this process
+(``Space.cli``). Reconciliation, cancellation by phase, the spend ceiling."""
 
 from __future__ import annotations
 
@@ -29,13 +30,13 @@ from tests.helpers.workers import Worker, running_worker
 def test_submitted_runs_complete_once_each(dsn: str | None, tmp_path: Path) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
     ids = [s.submit(who) for who in ("Ann", "Bo", "Cy")]
-    done = s.hz("worker", "-j", "2", "--drain", "--format", "json")
+    done = s.cli("worker", "-j", "2", "--drain", "--format", "json")
     assert done.returncode == 0, done.stderr
     finished = json.loads(done.stdout)
     assert sorted(r["id"] for r in finished["runs"]) == sorted(ids)
     assert {r["state"] for r in finished["runs"]} == {"completed"}
     assert len(s.starts()) == 3
-    shown = json.loads(s.hz("runs", "show", ids[0], "--format", "json").stdout)
+    shown = json.loads(s.cli("runs", "show", ids[0], "--format", "json").stdout)
     assert [e["state"] for e in shown["timeline"]] == [
         "queued",
         "queued",
@@ -45,7 +46,7 @@ def test_submitted_runs_complete_once_each(dsn: str | None, tmp_path: Path) -> N
         "completed",
     ]
     assert shown["result"]["draft"] == "Say hi to Ann.\n"
-    verified = s.hz("receipts", "verify", "state/receipts")
+    verified = s.cli("receipts", "verify", "state/receipts")
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
@@ -87,7 +88,7 @@ def test_a_worker_whose_stdout_reader_goes_away_runs_on_and_says_so(
 def test_a_request_key_is_not_started_twice(dsn: str | None, tmp_path: Path) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
     first = s.submit("Ann", "--request-key", "mine")
-    again = s.hz("submit", "greet.yaml", "--input", "who=Ann", "--request-key", "mine")
+    again = s.cli("submit", "greet.yaml", "--input", "who=Ann", "--request-key", "mine")
     assert (again.returncode, again.stdout) == (2, "")
     assert again.stderr == (
         f"hz: error: run {first} (queued) already holds this request key; nothing was queued\n"
@@ -113,7 +114,7 @@ def test_sigkill_of_a_worker_with_four_running_leaves_uncertain_runs_and_no_orph
     private = [Path(r["private_dir"]) for r in rows]
     # The process chokepoint's watchdog may have killed the groups and removed the private
     # directories already; the state and the receipts are the ledger's to settle.
-    listed = s.hz("runs", "list", "--format", "json")
+    listed = s.cli("runs", "list", "--format", "json")
     assert listed.returncode == 0, listed.stderr
     runs = json.loads(listed.stdout)["runs"]
     assert [(r["id"], r["state"]) for r in runs] == [(i, "uncertain") for i in ids[::-1]]
@@ -123,12 +124,12 @@ def test_sigkill_of_a_worker_with_four_running_leaves_uncertain_runs_and_no_orph
     receipts = sorted((tmp_path / "state/receipts").glob("*.json"))
     statuses = [json.loads(p.read_text())["status"] for p in receipts]
     assert statuses == ["uncertain"] * 4
-    assert s.hz("receipts", "verify", "state/receipts").returncode == 0
+    assert s.cli("receipts", "verify", "state/receipts").returncode == 0
     # Never relaunched: another worker and another reconcile start nothing.
-    assert s.hz("worker", "--drain").returncode == 0
-    assert s.hz("runs", "reconcile").stdout == "nothing to reconcile\n"
+    assert s.cli("worker", "--drain").returncode == 0
+    assert s.cli("runs", "reconcile").stdout == "nothing to reconcile\n"
     assert len(s.starts()) == 4
-    shown = s.hz("runs", "show", ids[0])
+    shown = s.cli("runs", "show", ids[0])
     assert "hz will not run it again" in shown.stdout
     assert shown.stdout.count("uncertain") >= 2
 
@@ -159,7 +160,7 @@ def test_a_crash_between_prepared_and_dispatching_is_retried_and_runs_once(
     )
     assert crash.returncode == 0, crash.stderr
     assert [r["state"] for r in s.rows()] == ["prepared"]
-    done = s.hz("worker", "--drain")
+    done = s.cli("worker", "--drain")
     assert done.returncode == 0, done.stderr
     old, new = s.rows()
     assert (old["id"], old["state"], old["failure_kind"]) == (first, "failed", "not_started")
@@ -170,7 +171,7 @@ def test_a_crash_between_prepared_and_dispatching_is_retried_and_runs_once(
 def test_cancel_while_queued_runs_nothing(dsn: str | None, tmp_path: Path) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
     run_id = s.submit("Ann")
-    done = s.hz("runs", "cancel", run_id, "--format", "json")
+    done = s.cli("runs", "cancel", run_id, "--format", "json")
     [run] = json.loads(done.stdout)["runs"]
     who = f"user {pwd.getpwuid(os.geteuid()).pw_name} on host {socket.gethostname()}"
     who += "" if dsn is None else ", database role postgres"  # the server's word for it
@@ -179,12 +180,12 @@ def test_cancel_while_queued_runs_nothing(dsn: str | None, tmp_path: Path) -> No
         "aborted",
         f"cancelled while queued by hz runs cancel ({who}): nothing ran",
     )
-    shown = s.hz("runs", "show", run_id).stdout.splitlines()
+    shown = s.cli("runs", "show", run_id).stdout.splitlines()
     assert shown[-2].endswith(
         f"cancelled   cancelled while queued by hz runs cancel ({who}): nothing ran"
     )
     assert shown[-1] == "draft:       none"
-    assert s.hz("worker", "--drain").returncode == 0
+    assert s.cli("worker", "--drain").returncode == 0
     assert s.starts() == []
 
 
@@ -250,9 +251,9 @@ def test_the_daily_ceiling_holds_concurrent_submissions(
         assert len(s.starts()) == 2
         # Waiting: queued, or taken for a moment to find the ceiling still in the way.
         assert len(s.rows("dispatched_at IS NULL")) == 8
-        waiting = s.hz("runs", "show", s.rows("dispatched_at IS NULL")[0]["id"]).stdout
+        waiting = s.cli("runs", "show", s.rows("dispatched_at IS NULL")[0]["id"]).stdout
         assert "would cross [system.budget] max_usd_per_day of $1.00 ($0.80 reserved" in waiting
-    cost = json.loads(s.hz("runs", "cost", "--format", "json").stdout)
+    cost = json.loads(s.cli("runs", "cost", "--format", "json").stdout)
     assert [(g["runs"], g["reserved_usd"], g["unknown_cost_runs"]) for g in cost["groups"]] == [
         (2, 0.8, 2)
     ]
@@ -262,17 +263,17 @@ def test_every_json_document_follows_the_published_schema(dsn: str | None, tmp_p
     import jsonschema
 
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
-    served = s.hz("schema", "runs")
+    served = s.cli("schema", "runs")
     assert served.returncode == 0, served.stderr
     schema = json.loads(served.stdout)
     assert schema == json.loads((REPO / "schemas" / "runs.schema.json").read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
-    first = s.hz("submit", "greet.yaml", "--input", "who=Ann", "--format", "json")
+    first = s.cli("submit", "greet.yaml", "--input", "who=Ann", "--format", "json")
     second = s.submit("Bo")
     run_id = json.loads(first.stdout)["runs"][0]
-    documents = [first.stdout, s.hz("runs", "cancel", second, "--format", "json").stdout]
-    documents.append(s.hz("worker", "--drain", "--format", "json").stdout)
+    documents = [first.stdout, s.cli("runs", "cancel", second, "--format", "json").stdout]
+    documents.append(s.cli("worker", "--drain", "--format", "json").stdout)
     for args in (
         ("runs", "list"),
         ("runs", "list", "--state", "completed", "--since", "1h"),
@@ -282,13 +283,13 @@ def test_every_json_document_follows_the_published_schema(dsn: str | None, tmp_p
         ("runs", "cost", "--by", "job"),
         ("runs", "retry", second),
     ):
-        done = s.hz(*args, "--format", "json")
+        done = s.cli(*args, "--format", "json")
         assert done.returncode == 0, (args, done.stderr)
         documents.append(done.stdout)
     for text in documents:
         errors = [e.message for e in validator.iter_errors(json.loads(text))]
         assert errors == [], text
-    refused = s.hz("runs", "retry", run_id)
+    refused = s.cli("runs", "retry", run_id)
     assert (refused.returncode, refused.stderr) == (
         2,
         f"hz: error: run {run_id} completed; a completed run is not retried\n",
@@ -336,7 +337,7 @@ def test_a_second_signal_kills_a_stopping_workers_runs_at_once(
         f"{run_id}  cancelled (aborted)  greet  greet.yaml\n",
         s.worker_started(),
     )
-    shown = json.loads(s.hz("runs", "show", run_id, "--format", "json").stdout)
+    shown = json.loads(s.cli("runs", "show", run_id, "--format", "json").stdout)
     assert [(e["state"], e["detail"]) for e in shown["timeline"]][-2:] == [
         ("cancel", "the worker got SIGTERM"),
         ("cancelled", "cancelled (aborted)"),
@@ -370,7 +371,7 @@ def test_runs_show_prints_the_transcript_as_receipts_show_does(
     dsn: str | None, tmp_path: Path
 ) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=dsn)
-    assert s.hz("run", "greet.yaml", "--input", "who=Ann", "-q").returncode == 0
+    assert s.cli("run", "greet.yaml", "--input", "who=Ann", "-q").returncode == 0
     [row] = s.rows()
     assert row["receipt_path"] == str(s.state / "receipts" / "000001-greet.json")
     elsewhere = tmp_path / "elsewhere"
@@ -401,7 +402,7 @@ def test_runs_show_prints_the_transcript_as_receipts_show_does(
 
     schema = json.loads(hz("schema", "runs").stdout)
     assert [e.message for e in jsonschema.Draft202012Validator(schema).iter_errors(document)] == []
-    bare = s.hz("run", "greet.yaml", "--input", "who=Bo", "--no-receipt", "-q")
+    bare = s.cli("run", "greet.yaml", "--input", "who=Bo", "--no-receipt", "-q")
     assert bare.returncode == 0
     none = hz("runs", "show", s.rows()[1]["id"], "--transcript")
     assert (none.returncode, none.stdout) == (2, "")
@@ -414,7 +415,7 @@ def test_runs_show_prints_the_transcript_as_receipts_show_does(
 
 def waits(s: Space, run_id: str) -> list[str]:
     """The "waiting" records of a run's timeline (a worker holding it for a spend ceiling)."""
-    shown = json.loads(s.hz("runs", "show", run_id, "--format", "json").stdout)
+    shown = json.loads(s.cli("runs", "show", run_id, "--format", "json").stdout)
     return [e["detail"] for e in shown["timeline"] if (e["detail"] or "").startswith("waiting: ")]
 
 
@@ -431,7 +432,7 @@ def test_a_worker_holds_a_run_over_the_ceiling_until_the_window_allows_it(tmp_pa
         extra='command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n',
     )
     ids = [s.submit(who) for who in ("Ann", "Bo")]
-    done = s.hz("worker", "-j", "2", "--drain", "--format", "json")
+    done = s.cli("worker", "-j", "2", "--drain", "--format", "json")
     assert done.returncode == 0, done.stderr
     finished = json.loads(done.stdout)["runs"]
     assert sorted((r["id"], r["state"], r["cost_usd"]) for r in finished) == sorted(
@@ -443,7 +444,9 @@ def test_a_worker_holds_a_run_over_the_ceiling_until_the_window_allows_it(tmp_pa
         "waiting: reserving $0.60 would cross [system.budget] max_usd_per_day of $1.00 "
         "($0.60 reserved or spent today)"
     ]
-    timeline = json.loads(s.hz("runs", "show", second["id"], "--format", "json").stdout)["timeline"]
+    timeline = json.loads(s.cli("runs", "show", second["id"], "--format", "json").stdout)[
+        "timeline"
+    ]
     assert [e["state"] for e in timeline][-3:] == ["dispatching", "running", "completed"]
     assert len(s.starts()) == 2
 
@@ -493,7 +496,7 @@ def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
             time.sleep(0.05)
         assert 0.45 < max(aheads) <= 0.65, aheads  # longer than the first wait, never the longest
         assert waits(s, second) == [WAITING]
-        shown = json.loads(s.hz("runs", "show", second, "--format", "json").stdout)
+        shown = json.loads(s.cli("runs", "show", second, "--format", "json").stdout)
         assert [e["state"] for e in shown["timeline"]] == ["queued", "queued"]
         if dsn is not None:
             assert len(s.jobs()) == 2  # one job per run, however often it was looked at
@@ -522,7 +525,7 @@ def test_a_held_run_starts_at_once_when_the_run_ahead_ends_below_its_reservation
     one, two = (s.rows("id = ?", (i,))[0] for i in (first, second))
     assert two["dispatched_at"] - one["ended_at"] < 2.5  # woken by the release
     assert waits(s, second) == [WAITING]
-    shown = json.loads(s.hz("runs", "show", second, "--format", "json").stdout)
+    shown = json.loads(s.cli("runs", "show", second, "--format", "json").stdout)
     assert [e["state"] for e in shown["timeline"]] == [
         "queued",
         "queued",
@@ -544,9 +547,9 @@ def test_a_per_runner_ceiling_refuses_a_run_of_that_runner_only(tmp_path: Path) 
         max_usd=0.4,
         extra="[system.budget]\nper_runner = { command = 0.5 }\n",
     )
-    first = s.hz("run", "greet.yaml", "--input", "who=Ann", "-q")
+    first = s.cli("run", "greet.yaml", "--input", "who=Ann", "-q")
     assert first.returncode == 0, first.stderr
-    refused = s.hz("run", "greet.yaml", "--input", "who=Bo")
+    refused = s.cli("run", "greet.yaml", "--input", "who=Bo")
     held = s.rows("state = 'failed'")
     assert [(r["failure_kind"], r["dispatched_at"]) for r in held] == [("budget_ceiling", None)]
     assert (refused.returncode, refused.stdout) == (6, "")
@@ -557,7 +560,7 @@ def test_a_per_runner_ceiling_refuses_a_run_of_that_runner_only(tmp_path: Path) 
     )
     assert len(s.starts()) == 1
     # The ceiling is the command runner's: a run of another runner is not held to it.
-    other = s.hz("run", "greet.yaml", "--input", "who=Cy", "-q", HZ_RUNNER="echo")
+    other = s.cli("run", "greet.yaml", "--input", "who=Cy", "-q", HZ_RUNNER="echo")
     assert other.returncode == 0, other.stderr
     # A worker holds a run over it in the queue rather than failing it.
     waiting = s.submit("Di")
@@ -631,13 +634,13 @@ def test_a_worker_fails_a_run_that_no_window_can_take(tmp_path: Path) -> None:
         extra="[system.budget]\nmax_usd_per_day = 0.5\n",
     )
     run_id = s.submit("Ann")
-    done = s.hz("worker", "--drain")
+    done = s.cli("worker", "--drain")
     assert (done.returncode, done.stdout, done.stderr) == (
         0,
         f"{run_id}  failed (budget_ceiling)  greet  greet.yaml\n",
         s.worker_started(),
     )
-    shown = json.loads(s.hz("runs", "show", run_id, "--format", "json").stdout)
+    shown = json.loads(s.cli("runs", "show", run_id, "--format", "json").stdout)
     assert shown["timeline"][-1]["detail"] == (
         "not started: its budget of $0.60 is over [system.budget] max_usd_per_day of $0.50 "
         "on its own"

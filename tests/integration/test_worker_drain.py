@@ -25,7 +25,7 @@ def s(request: pytest.FixtureRequest, tmp_path: Path) -> Space:
 
 
 def submit(s: Space, who: str) -> str:
-    done = s.hz("submit", "greet.yaml", "--input", f"who={who}")
+    done = s.cli("submit", "greet.yaml", "--input", f"who={who}")
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -33,7 +33,7 @@ def submit(s: Space, who: str) -> str:
 def test_drain_leaves_a_run_held_for_the_ceiling_queued_and_says_so(s: Space) -> None:
     first, second, third = (submit(s, who) for who in ("Ann", "Bo", "Cy"))
     # $0.60 spent today: neither $0.60 run after the first fits before the next UTC day.
-    done = s.hz("worker", "--drain", timeout=30)
+    done = s.cli("worker", "--drain")
     assert (done.returncode, done.stdout, done.stderr) == (
         0,
         f"{first}  completed  greet  greet.yaml\n",
@@ -53,7 +53,7 @@ def test_drain_leaves_a_run_held_for_the_ceiling_queued_and_says_so(s: Space) ->
 
 def test_drain_says_nothing_when_nothing_is_held(s: Space) -> None:
     run_id = submit(s, "Ann")
-    done = s.hz("worker", "--drain", timeout=30)
+    done = s.cli("worker", "--drain")
     assert (done.returncode, done.stdout, done.stderr) == (
         0,
         f"{run_id}  completed  greet  greet.yaml\n",
