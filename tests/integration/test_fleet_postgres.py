@@ -88,7 +88,7 @@ def submit_many(s: Space, count: int, *options: str, prefix: str = "n") -> list[
         target = packets / f"{n:04d}.json"
         target.write_text(canonical_json(packet.to_json_data()))
         targets.append(str(target))
-    done = s.hz("submit", *targets, *options, timeout=120)
+    done = s.cli("submit", *targets, *options)
     assert done.returncode == 0, done.stderr
     ids = done.stdout.split()
     assert len(ids) == count
@@ -125,7 +125,7 @@ def all_terminal(s: Space, count: int) -> bool:
 
 
 def timeline(s: Space, run_id: str) -> list[str]:
-    shown = s.hz("runs", "show", run_id, "--format", "json")
+    shown = s.cli("runs", "show", run_id, "--format", "json")
     assert shown.returncode == 0, shown.stderr
     return [f"{e['state']}: {e['detail']}" for e in json.loads(shown.stdout)["timeline"]]
 
@@ -252,12 +252,12 @@ def test_a_job_run_again_by_procrastinate_starts_nothing(
     s = fleet_space(tmp_path, pg_dsn)
     fleet.append(s)
     ids = submit_many(s, 3)
-    done = s.hz("worker", "--drain", "-j", "3", HZ_HOST_ID="alpha")
+    done = s.cli("worker", "--drain", "-j", "3", HZ_HOST_ID="alpha")
     assert done.returncode == 0, done.stderr
     with psycopg.connect(pg_dsn, autocommit=True) as c:
         c.execute("UPDATE procrastinate_jobs SET status = 'todo' WHERE status = 'succeeded'")
     assert set(s.jobs().values()) == {"todo"}
-    again = s.hz("worker", "--drain", "-j", "3", HZ_HOST_ID="beta")
+    again = s.cli("worker", "--drain", "-j", "3", HZ_HOST_ID="beta")
     assert again.returncode == 0, again.stderr
     assert again.stdout == ""
     assert set(s.jobs().values()) == {"succeeded"}  # the job ran, and did nothing
@@ -383,29 +383,29 @@ def test_the_documented_grants_are_enough_for_a_fleet_role(
         s = fleet_space(tmp_path, as_member)
         fleet.append(s)
         # The fleet's role cannot create the schema: a message, not a half-made schema.
-        early = s.hz("queue", "init")
+        early = s.cli("queue", "init")
         assert early.returncode == 2, early.stderr
         assert early.stderr.startswith(
             f"hz: error: postgresql database {name} on {pg_cluster.root} port "
             f"{pg_cluster.port}: the PostgreSQL ledger refused this role: permission denied"
         ), early.stderr
         assert "hint: grant the role what docs/deploying-workers.md lists" in early.stderr
-        init = s.hz("queue", "init", HZ_TEST_LEDGER_DSN=as_owner)
+        init = s.cli("queue", "init", HZ_TEST_LEDGER_DSN=as_owner)
         assert init.returncode == 0, init.stderr
         import psycopg
 
         with psycopg.connect(as_owner, autocommit=True) as c:
             c.execute(documented_grants().replace("hz_fleet", member))  # type: ignore[arg-type]
         ids = submit_many(s, 2)
-        done = s.hz("worker", "--drain", "-j", "2", HZ_HOST_ID="fleet")
+        done = s.cli("worker", "--drain", "-j", "2", HZ_HOST_ID="fleet")
         assert done.returncode == 0, done.stderr
         assert sorted(done.stdout.splitlines()) == sorted(
             f"{run_id}  completed  greet  packets-n/{n:04d}.json" for n, run_id in enumerate(ids)
         )
-        listed = s.hz("runs", "list", "--format", "json")
+        listed = s.cli("runs", "list", "--format", "json")
         assert listed.returncode == 0, listed.stderr
         assert {r["state"] for r in json.loads(listed.stdout)["runs"]} == {"completed"}
-        cancel = s.hz("runs", "cancel", submit_many(s, 1, "--queue", "later", prefix="c")[0])
+        cancel = s.cli("runs", "cancel", submit_many(s, 1, "--queue", "later", prefix="c")[0])
         assert cancel.returncode == 0, cancel.stderr
         assert cancel.stdout.endswith("  cancelled (aborted)\n")
     finally:

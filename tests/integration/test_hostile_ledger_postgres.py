@@ -29,7 +29,7 @@ def s(tmp_path: Path, pg_dsn: str) -> Space:
 
 
 def submit(s: Space, who: str) -> str:
-    done = s.hz("submit", "greet.yaml", "--input", f"who={who}")
+    done = s.cli("submit", "greet.yaml", "--input", f"who={who}")
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -48,12 +48,12 @@ def submit(s: Space, who: str) -> str:
     ids=["huge", "escape codes", "newline"],
 )
 def test_a_hostile_dsn_is_a_diagnostic(s: Space, value: str, expected: str) -> None:
-    done = s.hz("runs", "list", **{DSN_VARIABLE: value})
+    done = s.cli("runs", "list", **{DSN_VARIABLE: value})
     assert (done.returncode, done.stdout, done.stderr) == (2, "", expected)
 
 
 def test_escape_codes_in_a_dsn_host_are_never_printed_raw(s: Space) -> None:
-    done = s.hz("runs", "list", **{DSN_VARIABLE: "host=\x1b[2Jx\nuser=y dbname=z"})
+    done = s.cli("runs", "list", **{DSN_VARIABLE: "host=\x1b[2Jx\nuser=y dbname=z"})
     assert done.returncode == 2
     assert done.stderr.startswith("hz: error: postgresql database z on \\x1b[2Jx: ")
     assert "\x1b" not in done.stderr
@@ -67,7 +67,7 @@ def test_a_hostile_lease_is_a_diagnostic(s: Space, lease: str) -> None:
     )
     line = s.config.read_text().splitlines().index(f"lease_seconds = {lease}") + 1
     shown = {"1e300": "1e+300"}.get(lease, lease)
-    done = s.hz("runs", "list")
+    done = s.cli("runs", "list")
     assert (done.returncode, done.stdout, done.stderr) == (
         2,
         "",
@@ -90,7 +90,7 @@ def test_a_hostile_queue_name_is_refused_briefly(
     s: Space, command: str, name: str, shown: str
 ) -> None:
     args = ("greet.yaml", "--input", "who=a") if command == "submit" else ("--drain",)
-    done = s.hz(command, *args, "--queue", name)
+    done = s.cli(command, *args, "--queue", name)
     usage = "PACKET|JOB|CONTRACT..." if command == "submit" else ""
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
@@ -104,7 +104,7 @@ def test_a_hostile_queue_name_is_refused_briefly(
 
 @pytest.mark.parametrize("priority", ["99999999999", "-1001"])
 def test_a_priority_out_of_range_is_refused(s: Space, priority: str) -> None:
-    done = s.hz("submit", "greet.yaml", "--input", "who=a", "--priority", priority)
+    done = s.cli("submit", "greet.yaml", "--input", "who=a", "--priority", priority)
     assert done.returncode == 2
     assert done.stderr.endswith(
         f"Error: Invalid value for '--priority': {priority} is not in the range -1000<=x<=1000.\n"
@@ -130,7 +130,7 @@ def test_jobs_deferred_by_hand_end_failed_with_one_line_each(s: Space) -> None:
                 "NULL, %s::jsonb, now())::procrastinate_job_to_defer_v1])",
                 (args,),
             )
-    done = s.hz("worker", "--drain")
+    done = s.cli("worker", "--drain")
     assert (done.returncode, done.stdout) == (0, f"{real}  completed  greet  greet.yaml\n")
     assert done.stderr.startswith(s.worker_started())
     said = done.stderr.removeprefix(s.worker_started())
@@ -164,7 +164,7 @@ def test_jobs_deferred_by_hand_end_failed_with_one_line_each(s: Space) -> None:
 
 def test_sigint_twice_while_a_worker_reconciles_at_start_aborts_cleanly(s: Space) -> None:
     assert s.dsn is not None
-    assert s.hz("queue", "init").returncode == 0
+    assert s.cli("queue", "init").returncode == 0
     with psycopg.connect(s.dsn) as c:
         c.execute("LOCK TABLE hz.runs IN ACCESS EXCLUSIVE MODE")  # its reconciliation waits
         with running_worker(s) as worker:

@@ -1,5 +1,6 @@
-"""The PostgreSQL ledger with procrastinate, as real processes on a real server: separate
-``hz`` processes stand in for machines (``HZ_HOST_ID``). What every backend shares runs on
+"""The PostgreSQL ledger with procrastinate on a real server: separate ``hz worker`` processes
+stand in for machines (``HZ_HOST_ID``), a timed cancel comes from another process; submits and
+reads run in this process. What every backend shares runs on
 both in test_ledger_worker.py and test_ledger_run.py; here is what only many machines show."""
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def test_a_request_key_is_bounded_before_the_database_is_asked(tmp_path: Path, p
     """An 8 KiB key failed in PostgreSQL's index (its row size) with a hint that the server
     might be down; the longest key taken, of the widest characters, fits."""
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
-    long = s.hz("submit", "greet.yaml", "--input", "who=Ann", "--request-key", "k" * 8192)
+    long = s.cli("submit", "greet.yaml", "--input", "who=Ann", "--request-key", "k" * 8192)
     assert (long.returncode, long.stdout) == (2, "")
     assert long.stderr.endswith(
         "Error: Invalid value for --request-key: a key of 8192 characters is too long; a "
@@ -104,7 +105,7 @@ def test_a_request_key_is_bounded_before_the_database_is_asked(tmp_path: Path, p
     )
     widest = "\U0001f34e" * 256
     assert (
-        s.hz("submit", "greet.yaml", "--input", "who=Ann", "--request-key", widest).returncode == 0
+        s.cli("submit", "greet.yaml", "--input", "who=Ann", "--request-key", widest).returncode == 0
     )
     assert [r["request_key"] for r in s.rows()] == [widest]
 
@@ -121,7 +122,7 @@ def test_queues_and_priorities_through_procrastinate(tmp_path: Path, pg_dsn: str
         ("reviews", 7),
     ]
     assert s.jobs() == {rows[i]["job_id"]: "todo" for i in (plain, low, high)}
-    done = s.hz("worker", "--queue", "reviews", "--drain", HZ_HOST_ID="reviewer")
+    done = s.cli("worker", "--queue", "reviews", "--drain", HZ_HOST_ID="reviewer")
     assert done.returncode == 0, done.stderr
     # One slot: the higher priority first.
     assert (
@@ -130,13 +131,13 @@ def test_queues_and_priorities_through_procrastinate(tmp_path: Path, pg_dsn: str
     )
     assert s.jobs()[rows[plain]["job_id"]] == "todo"
     assert {s.jobs()[rows[i]["job_id"]] for i in (low, high)} == {"succeeded"}
-    listed = json.loads(s.hz("runs", "list", "--format", "json").stdout)["runs"]
+    listed = json.loads(s.cli("runs", "list", "--format", "json").stdout)["runs"]
     by_id = {r["id"]: r for r in listed}
     assert by_id[high]["worker"].startswith("hz@reviewer:")
     assert (by_id[high]["host_id"], by_id[plain]["worker"]) == ("reviewer", None)
-    text = s.hz("runs", "list").stdout
+    text = s.cli("runs", "list").stdout
     assert by_id[high]["worker"] in text
-    refused = s.hz("submit", "greet.yaml", "--queue", "no queue")
+    refused = s.cli("submit", "greet.yaml", "--queue", "no queue")
     assert refused.returncode == 2
     assert "'no queue' is not a queue name" in refused.stderr
 
@@ -148,7 +149,7 @@ def test_cancel_reaches_the_queue_and_the_running_job(
     s = space(tmp_path, "sleep", dsn=pg_dsn)
     cleanup.append(s)
     waiting = s.submit("Ann", "--queue", "later")
-    cancelled = s.hz("runs", "cancel", waiting)
+    cancelled = s.cli("runs", "cancel", waiting)
     assert cancelled.stdout == f"{waiting}  cancelled (aborted)\n"
     [row] = s.rows()
     assert s.jobs() == {row["job_id"]: "cancelled"}  # out of the queue: no worker gets it
@@ -199,7 +200,7 @@ def test_a_lost_worker_runs_become_uncertain_elsewhere_and_its_host_kills_its_or
     said = [(w.stdout, w.stderr) for w in (alpha, beta)]
     assert len(s.starts()) == 2  # never relaunched
     for run_id in ids:
-        shown = json.loads(s.hz("runs", "show", run_id, "--format", "json").stdout)
+        shown = json.loads(s.cli("runs", "show", run_id, "--format", "json").stdout)
         details = [e["detail"] for e in shown["timeline"]]
         assert "its orphaned process group was killed" in details, (details, said)
         assert any("is gone; the agent may have run" in (d or "") for d in details)

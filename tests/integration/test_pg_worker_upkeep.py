@@ -29,7 +29,7 @@ CEILING = 'command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n'
 
 
 def submit(s: Space, who: str) -> str:
-    done = s.hz("submit", "greet.yaml", "--input", f"who={who}")
+    done = s.cli("submit", "greet.yaml", "--input", f"who={who}")
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -84,7 +84,7 @@ def test_a_held_run_waits_with_one_new_job_never_a_retried_one(tmp_path: Path, p
             "queued: waiting: reserving $0.60 would cross [system.budget] max_usd_per_day of "
             "$1.00 ($0.60 reserved or spent today)"
         ]
-        cancelled = s.hz("runs", "cancel", second)
+        cancelled = s.cli("runs", "cancel", second)
         assert cancelled.returncode == 0, cancelled.stderr
         [row] = s.rows("id = %s", (second,))
         assert row["state"] == "cancelled"
@@ -121,7 +121,7 @@ def test_jobs_left_doing_after_an_outage_end_as_their_run_ended(
     worker's, or one whose run ended as long ago, and never the job of a run that is live."""
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", dsn=pg_dsn)
     ids = [submit(s, who) for who in ("Ann", "Bo", "Cy", "Di", "Ge")]
-    done = s.hz("worker", "--drain")
+    done = s.cli("worker", "--drain")
     assert done.returncode == 0, done.stderr
     completed, cancelled, fresh, live, forgotten = ids
     # A held run's looker that could not end after handing the run to a newer job (here the
@@ -167,7 +167,7 @@ def test_jobs_left_doing_after_an_outage_end_as_their_run_ended(
             "WHERE args->>'run_id' = %s",
             run_id,
         )
-    reconciled = s.hz("runs", "reconcile")
+    reconciled = s.cli("runs", "reconcile")
     assert (reconciled.returncode, reconciled.stderr) == (0, "")
     assert [jobs_of(pg_dsn, run_id)[0][1] for run_id in ids] == [
         "succeeded",
