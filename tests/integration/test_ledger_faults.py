@@ -564,7 +564,7 @@ def test_an_owner_whose_own_clock_is_behind_is_not_judged_gone(
     )
     try:
         until(lambda: running(s), what="the run running")
-        listed = s.hz("runs", "list")
+        listed = s.cli("runs", "list")  # another hz, in this process
         assert (listed.returncode, listed.stderr) == (0, "")
         _out, err = owner.communicate(timeout=60)
     finally:
@@ -588,7 +588,7 @@ def test_an_owner_stopped_past_its_lease_is_alive_and_finishes(
     try:
         owner.send_signal(signal.SIGSTOP)
         time.sleep(2.5)
-        listed = s.hz("runs", "list")
+        listed = s.cli("runs", "list")  # another hz, in this process
         assert (listed.returncode, listed.stderr) == (0, "")
         assert [r["state"] for r in s.rows()] == ["running"]
         owner.send_signal(signal.SIGCONT)
