@@ -375,7 +375,7 @@ def test_timeout_while_the_cli_waits_out_a_429(
         result = run(api, claude, work, monkeypatch, claude_max_retries=1, timeout=3)
         assert processes_with_env("ANTHROPIC_BASE_URL", api.url) == {}
     assert (result.status, result.failure_kind, result.reason) == (
-        "timeout",
+        "failed",
         "rate_limited",
         "timed out after 3 s while the CLI waited to retry after HTTP 429",
     )

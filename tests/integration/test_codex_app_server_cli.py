@@ -290,7 +290,7 @@ def test_a_timeout_while_the_server_waits_out_a_429_keeps_its_notice(
         left = processes_with_env("FAKE_KEY", key)
         asked = len(api.requests)
     assert (result.status, result.failure_kind, result.reason) == (
-        "timeout",
+        "failed",
         "rate_limited",
         "timed out after 4 s during the turn (interrupted) while the CLI waited to retry after "
         "HTTP 429; its last notice: Reconnecting... 1/3 (exceeded retry limit, last status: 429 "

@@ -133,7 +133,7 @@ def test_timeout_while_waiting_out_a_429_is_rate_limited() -> None:
     for line in [lines[0], *retry]:  # init, then the retry notice; the run ends there
         parser.feed(line)
     assert classify(parser.summary(), end, allow_api_key_billing=True, now=0) == Verdict(
-        "timeout",
+        "failed",
         "rate_limited",
         "timed out after 4 s while the CLI waited to retry after HTTP 429",
         1.241,

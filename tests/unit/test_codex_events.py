@@ -214,7 +214,7 @@ def test_a_timeout_while_the_cli_waits_to_retry_keeps_its_notice() -> None:
     end = RunEnd(exit_code=None, timed_out=True, timeout_seconds=4)
     notice = "Reconnecting... 1/2 (exceeded retry limit, last status: 429 Too Many Requests)"
     assert classify(feed(THREAD, METADATA_WARNING, TURN, RETRY), end) == Verdict(
-        "timeout",
+        "failed",
         "rate_limited",
         f"timed out after 4 s while the CLI waited to retry after HTTP 429; its last notice: "
         f"{notice}",

@@ -38,8 +38,10 @@ def classify(
     result = summary.result
     if result is None:
         if end.timed_out and summary.rate_limit_retry_pending:
+            # The time went to waiting out the API's rate limit: the run failed for that
+            # (retried as any rate limit before a tool call), hz's timeout only ended the wait.
             return Verdict(
-                "timeout",
+                "failed",
                 "rate_limited",
                 f"timed out after {end.timeout_seconds:g} s while the CLI waited to retry "
                 "after HTTP 429",

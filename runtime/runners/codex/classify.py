@@ -69,7 +69,9 @@ def classify(stream: CodexStream, end: RunEnd) -> Verdict:
         kind, reason = waiting_to_retry(
             stream.retry_notice, f"timed out after {end.timeout_seconds:g} s"
         )
-        return Verdict("timeout", kind, reason)
+        # Waiting out HTTP 429 is a rate-limited failure (as the claude runner says it); a
+        # retry of anything else that hz's timeout cut short stays a timeout.
+        return Verdict("failed" if kind == "rate_limited" else "timeout", kind, reason)
     if end.timed_out:
         return Verdict("timeout", None, f"timed out after {end.timeout_seconds:g} s")
     if end.output_truncated:

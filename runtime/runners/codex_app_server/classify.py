@@ -57,12 +57,15 @@ def _typed_kind(info: Any) -> FailureKind:
 
 
 def _waiting_to_retry(turn: Any, ending: str) -> Verdict:
-    """Timed out while the server waited to retry: ``rate_limited`` when its typed
-    ``codexErrorInfo`` says HTTP 429; the reason quotes its notice."""
+    """Timed out while the server waited to retry: a ``rate_limited`` failure when its typed
+    ``codexErrorInfo`` says HTTP 429 (as the other runners say it), else a timeout; the reason
+    quotes its notice."""
     limited = _typed_kind(turn.retry_info) == "rate_limited"
     after = " after HTTP 429" if limited else ""
     reason = f"{ending} while the CLI waited to retry{after}; its last notice: {turn.retry_notice}"
-    return Verdict("timeout", "rate_limited" if limited else None, reason)
+    if limited:
+        return Verdict("failed", "rate_limited", reason)
+    return Verdict("timeout", None, reason)
 
 
 def _failed_turn(talk: Conversation) -> Verdict:
