@@ -275,13 +275,18 @@ def test_a_jobs_table_the_runner_refuses_is_named(cli: Cli, tmp_path: Path) -> N
     )
 
 
-def test_a_worker_holds_a_queued_run_under_its_jobs_tables_runner(cli: Cli, tmp_path: Path) -> None:
+def test_a_worker_holds_a_queued_run_under_its_jobs_tables_runner(
+    cli: Cli, tmp_path: Path, ledger_backend: str, request: pytest.FixtureRequest
+) -> None:
     """The per-runner ceiling that holds a queued run is its job's runner's: the run waits in
-    the queue, never claimed nor prepared, while the base runner (echo) has no ceiling."""
-    operator = OPERATOR.replace(
-        "[jobs.", "[system.budget]\nper_runner = { command = 0.75 }\n\n[jobs.", 1
-    )
-    env = write(tmp_path, operator)
+    the queue, never claimed nor prepared, while the base runner (echo) has no ceiling. On
+    both ledgers: each worker builds its own hold (serve.py, pg/worker.py)."""
+    budget = "[system.budget]\nper_runner = { command = 0.75 }\n\n"
+    if ledger_backend == "postgres":
+        budget += '[system.queue]\nbackend = "postgres"\ndsn_env = "HZ_TEST_LEDGER_DSN"\n\n'
+    env = write(tmp_path, OPERATOR.replace("[jobs.", budget + "[jobs.", 1))
+    if ledger_backend == "postgres":
+        env["HZ_TEST_LEDGER_DSN"] = request.getfixturevalue("pg_dsn")
     first = cli("run", "review-pr.yaml", "--input", "who=Ann", "-q", cwd=tmp_path, env=env)
     assert first.returncode == 0, first.stderr
     queued = cli("submit", "review-pr.yaml", "--input", "who=Bo", cwd=tmp_path, env=env)
