@@ -18,6 +18,8 @@ rule. Only operator files hold jobs tables; a project ``hz.toml`` never does (HZ
 from __future__ import annotations
 
 import fnmatch
+import functools
+import tomllib
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -135,7 +137,44 @@ def header_position(text: str, pattern: str) -> tuple[int, int]:
     for number, line in enumerate(lines, start=1):
         if pattern in line:
             return number, len(line) - len(line.lstrip()) + 1
-    return 0, 0
+    return _escaped_positions(text).get(pattern, (0, 0))
+
+
+@functools.lru_cache(maxsize=4)
+def _escaped_positions(text: str) -> dict[str, tuple[int, int]]:
+    """Where each jobs table starts, for a table whose name the file writes with escapes
+    (``[jobs."\\u202e"]``), in one pass: each header, and each line holding a backslash, is
+    read as TOML on its own (a header, a dotted key under ``jobs``, or a key of a ``[jobs]``
+    table)."""
+    found: dict[str, tuple[int, int]] = {}
+    section: tuple[str, ...] = ()
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if not stripped.startswith("[") and "\\" not in stripped:
+            continue
+        try:
+            path = _key_path(tomllib.loads(stripped))
+        except tomllib.TOMLDecodeError:
+            continue
+        if stripped.startswith("["):
+            section = path
+        elif section:
+            path = (*section, *path)
+        if len(path) >= 2 and path[0] == JOBS:
+            found.setdefault(path[1], (number, len(line) - len(stripped) + 1))
+    return found
+
+
+def _key_path(document: dict[str, Any]) -> tuple[str, ...]:
+    """The keys of a one-line document down its first branch: ``jobs.x.model = 1`` gives
+    ("jobs", "x", "model")."""
+    path: list[str] = []
+    node: Any = document
+    while isinstance(node, dict) and node:
+        key = next(iter(node))
+        path.append(key)
+        node = node[key]
+    return tuple(path)
 
 
 def key_position(text: str, pattern: str, key: str) -> tuple[int, int]:

@@ -214,7 +214,7 @@ def test_validate_warns_of_a_table_no_job_matches(cli: Cli, tmp_path: Path) -> N
         ),
         (
             '[jobs."a\\u0007b\\u001b[31m"]\nmodel = "x"\n',
-            '{config}: the job name or glob "a\\x07b\\x1b[31m" holds control characters',
+            '{config}:1:1: the job name or glob "a\\x07b\\x1b[31m" holds control characters',
         ),
     ],
 )
@@ -223,6 +223,28 @@ def test_hostile_jobs_tables(cli: Cli, tmp_path: Path, operator: str, message: s
     assert done.returncode == 2
     first = done.stderr.splitlines()[0]
     assert first.startswith("hz: error: " + message.format(config=tmp_path / "operator.toml"))
+
+
+@pytest.mark.parametrize(
+    ("operator", "line"),
+    [
+        ('[jobs."\\u202e"]\nmodel = "x"\n', "1:1"),
+        ('[capabilities]\nagent_runner = "echo"\n\n  [ jobs . "\\u202E" ]\n', "4:3"),
+        ('[jobs]\n"\\u202e" = { model = "x" }\n', "2:1"),
+        ('# a comment\njobs."\\u202e".model = "x"\n', "2:1"),
+    ],
+)
+def test_a_jobs_table_named_with_an_escape_is_located(
+    cli: Cli, tmp_path: Path, operator: str, line: str
+) -> None:
+    """The file writes the name with an escape, so the name itself is not in its text: the
+    table is found by reading its header (or key) as TOML."""
+    done = hz(cli, tmp_path, operator, "config", "show")
+    assert (done.returncode, done.stderr) == (
+        2,
+        f'hz: error: {tmp_path / "operator.toml"}:{line}: the job name or glob "\\u202e" holds '
+        "control characters\n  hint: job names are printable text\n",
+    )
 
 
 def test_a_project_hz_toml_may_not_hold_jobs_tables(cli: Cli, tmp_path: Path) -> None:
