@@ -3,6 +3,11 @@
 The sections a body must have depend on its ``kind`` (``REQUIRED``); a body without a
 ``prompt`` in its frontmatter needs Goal and Done when whatever its kind, since the request
 hz builds points at them. Each section title is matched without regard to case.
+
+HZ115 (a declared input the body never names) is for a contract without a ``prompt``: the
+request hz builds hands every input over under its bare name, so the body is the only place
+that says what it is for. A contract with a prompt of its own uses its inputs in that
+template, which the template check judges (HZ506 for one it never uses).
 """
 
 from __future__ import annotations
@@ -124,7 +129,9 @@ def _inputs(doc: SourceDoc, body: Body) -> list[Diagnostic]:
                     hint=f"declare it under hz.inputs.{name}, or correct the name",
                 )
             )
-    if not isinstance(declared, dict):
+    if not isinstance(declared, dict) or not body.built_prompt:
+        # With a prompt of its own, the prompt says what an input is for: one it uses is
+        # used, one it does not is HZ506's (the template check), not the body's.
         return out
     for name in declared:
         if name not in named:

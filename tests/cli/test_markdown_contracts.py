@@ -78,6 +78,22 @@ def test_a_body_rule_in_github_and_sarif_form(cli: Cli, tmp_path: Path) -> None:
     }
 
 
+def test_an_input_the_contracts_own_prompt_uses_is_used(cli: Cli, tmp_path: Path) -> None:
+    """With a prompt of its own, the prompt says what an input is for: HZ115 (the body never
+    names it) is for the request hz builds. The input no one uses gets one warning, the
+    prompt's (HZ506), not a second one from the body."""
+    inputs = "  inputs:\n    week:\n      schema: {type: string}\n"
+    inputs += "    team:\n      schema: {type: string}\n"
+    prompt = "prompt: |\n  Summarise the week {{ inputs.week }}.\n"
+    write(tmp_path / "w.md", FRONT + inputs + prompt + "---\n" + BODY)
+    result = cli("validate", "w.md", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (
+        0,
+        "w.md:11:5: warning: hz.inputs.team is declared but the prompt never uses it [HZ506]\n"
+        "  hint: use it in the prompt as {{ inputs.team }}, or remove it\n",
+    )
+
+
 def test_a_yaml_error_on_the_last_frontmatter_line(cli: Cli, tmp_path: Path) -> None:
     write(tmp_path / "w.md", FRONT + "title: [unclosed\n---\n" + BODY)
     result = cli("validate", "w.md", cwd=tmp_path)
