@@ -52,6 +52,20 @@ def frontmatter_end(text: str) -> int | None:
     return None
 
 
+def dots_line(text: str) -> int:
+    """The number of the first line after the first that holds only ``...`` (YAML's document
+    end, with which pandoc closes a frontmatter), or 0. In YAML such a line ends the document
+    wherever it stands, so hz's frontmatter cannot go on past it."""
+    found = re.search(r"^\.\.\.[ \t]*$", text, re.MULTILINE)
+    return text.count("\n", 0, found.start()) + 1 if found and found.start() > 0 else 0
+
+
+def _closed_with_dots(path: str, line: int) -> Diagnostic:
+    message = f"the frontmatter is closed with '...' on line {line}: hz reads it up to a '---'"
+    hint = "close the frontmatter with a line holding only '---' instead; the body follows it"
+    return Diagnostic(HZ015, message, path, line, 1, hint=hint)
+
+
 #: A key ``hz`` anywhere in a frontmatter that does not parse: plain, quoted, in a flow
 #: mapping or as a complex key (``? hz``).
 _ANY_HZ_KEY = re.compile(r"""(?:^|[\s{,?])(?:"|')?hz(?:"|')?(?:[ \t]*)(?::|$)""", re.MULTILINE)
@@ -92,11 +106,17 @@ def load_markdown(data: bytes, path: str) -> Loaded:
         return None, [Diagnostic(HZ016, message, path, 1, 1, hint=NO_FRONTMATTER_HINT)]
     end = frontmatter_end(text)
     if end is None:
+        dots = dots_line(text)
+        if dots:
+            return None, [_closed_with_dots(path, dots)]
         message = "the frontmatter opened on line 1 is never closed"
         hint = "end the frontmatter with a line holding only '---'; the body follows it"
         return None, [Diagnostic(HZ015, message, path, 1, 1, hint=hint)]
     composer = compose(text[:end], path)
     if composer.problems or composer.data is None:
+        dots = dots_line(text[:end])
+        if dots and composer.problems and composer.problems[0].line > dots:
+            return None, [_closed_with_dots(path, dots)]
         return None, [for_contract(p) for p in composer.problems]
     front: dict[str, Any] = composer.data
     if "hz" not in front:

@@ -104,6 +104,30 @@ def test_a_yaml_error_on_the_last_frontmatter_line(cli: Cli, tmp_path: Path) -> 
     )
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(BODY, id="no-dashes-after"),
+        pytest.param(BODY.replace("\n## Done when", "\n---\n\n## Done when"), id="rule-after"),
+    ],
+)
+def test_a_frontmatter_closed_with_dots_is_told_to_close_with_dashes(
+    cli: Cli, tmp_path: Path, body: str
+) -> None:
+    """pandoc closes a frontmatter with '...' (YAML's document end): hz does not, and says so
+    at that line, whether a '---' later in the body (a thematic break) would have closed it
+    (the YAML parser then read the body: a bare syntax error) or nothing does."""
+    write(tmp_path / "w.md", FRONT + "...\n" + body)
+    result = cli("validate", "w.md", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (
+        1,
+        "w.md:8:1: error: the frontmatter is closed with '...' on line 8: hz reads it up to a "
+        "'---' [HZ015]\n"
+        "  hint: close the frontmatter with a line holding only '---' instead; the body follows "
+        "it\n",
+    )
+
+
 def test_render_shows_the_request_built_from_the_sections(cli: Cli, tmp_path: Path) -> None:
     front = FRONT + "  inputs:\n    week:\n      schema: {type: string}\n---\n"
     write(tmp_path / "w.md", front + BODY.replace("status.", "status for `inputs.week`."))
