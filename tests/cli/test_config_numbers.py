@@ -10,20 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import contract
 
-CONTRACT = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: 30s
-  agent:
-    tools: [Read]
-    max_usd: 0.5
-contract: |
-  Be brief.
-prompt: |
-  Say hi.
-"""
+CONTRACT = contract(inputs=(), prompt="Say hi.")
 DIGITS_400 = "9" * 400
 SHOWN_400 = "99999999999999999999… (a number of 400 digits)"
 DOLLARS = "  hint: an amount of US dollars such as 25 or 0.5\n"

@@ -6,23 +6,9 @@ import json
 from pathlib import Path
 
 from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import contract
 
 REPO = Path(__file__).resolve().parents[2]
-
-CONTRACT = """\
-# {comment}
-hz:
-  contract: 1
-  name: greet
-  timeout: 30s
-  agent:
-    max_usd: {max_usd}
-  inputs:
-    who:
-      schema: {{type: string}}
-contract: Be brief.
-prompt: Say hi to {{{{ inputs.who }}}}.
-"""
 
 
 def hz(cli: Cli, cwd: Path, *args: str, **env: str) -> CliResult:
@@ -32,7 +18,7 @@ def hz(cli: Cli, cwd: Path, *args: str, **env: str) -> CliResult:
 def project(tmp_path: Path, comment: str = "v1", max_usd: str = "0.5") -> Path:
     (tmp_path / "contracts").mkdir(exist_ok=True)
     (tmp_path / "hz.toml").touch()
-    text = CONTRACT.format(comment=comment, max_usd=max_usd)
+    text = contract(comment=comment, max_usd=max_usd, tools=())
     (tmp_path / "contracts" / "greet.yaml").write_text(text)
     return tmp_path
 

@@ -14,23 +14,9 @@ import pytest
 
 from hz.runtime.artifacts.canonical import canonical_json, digest_of, sha256_hex
 from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import contract
 
-CONTRACT = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: 30s
-  agent:
-    tools: [Read]
-    max_usd: 0.5
-  inputs:
-    blob:
-      schema: {type: string}
-contract: |
-  Be brief.
-prompt: |
-  Say hi to {{ inputs.blob | length }}.
-"""
+CONTRACT = contract(inputs=("blob",), prompt="Say hi to {{ inputs.blob | length }}.")
 MIB = 1024 * 1024
 HINT = "  hint: hz render makes packets within the caps; nothing was recorded or run\n"
 

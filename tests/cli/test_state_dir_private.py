@@ -15,17 +15,9 @@ import pytest
 
 from hz.runtime.ledger.store import Ledger
 from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import contract
 
-CONTRACT = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: 30s
-  agent:
-    max_usd: 0.5
-contract: Be brief.
-prompt: Say hi.
-"""
+CONTRACT = contract(tools=(), inputs=(), prompt="Say hi.")
 
 ELSEWHERE = "or choose another state directory (HZ_STATE_DIR, or [system] state_dir)"
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="gives files to another user: root only")

@@ -26,20 +26,11 @@ from typing import Any
 import pytest
 
 from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import contract
 from tests.helpers.users import OTHER_UID, SHARED_GID, as_user, exchange
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="acts as another user: root only")
 
-CONTRACT = """\
-hz:
-  contract: 1
-  name: {name}
-  timeout: 30s
-  agent:
-    max_usd: 0.5
-contract: Be brief.
-prompt: Say hi.
-"""
 ELSEWHERE = "or choose another state directory (HZ_STATE_DIR, or [system] state_dir)"
 
 
@@ -55,7 +46,9 @@ def shared(tmp_path: Path) -> Iterator[Path]:
 @pytest.fixture
 def hz(cli: Cli, tmp_path: Path) -> Callable[..., CliResult]:
     for name in ("mine", "theirs"):
-        (tmp_path / f"{name}.yaml").write_text(CONTRACT.format(name=name))
+        (tmp_path / f"{name}.yaml").write_text(
+            contract(name, tools=(), inputs=(), prompt="Say hi.")
+        )
     (tmp_path / "operator.toml").write_text('[capabilities]\nagent_runner = "echo"\n')
 
     def run(*args: str, state: Path) -> CliResult:

@@ -4,23 +4,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
+
+def contract(
+    name: str = "greet",
+    *,
+    timeout: str = "30s",
+    max_usd: float | str = 0.5,
+    tools: tuple[str, ...] = ("Read",),
+    inputs: tuple[str, ...] = ("who",),
+    rule: str = "Be brief.",
+    prompt: str = "Say hi to {{ inputs.who }}.",
+    comment: str = "",
+) -> str:
+    """The text of a contract: string ``inputs``, the ``Read`` tool by default, ``max_usd`` at
+    line 7 (8 with a ``comment``, 6 without ``tools``)."""
+    head = f"# {comment}\n" if comment else ""
+    agent = f"    tools: [{', '.join(tools)}]\n" if tools else ""
+    declared = "".join(f"    {i}:\n      schema: {{type: string}}\n" for i in inputs)
+    return (
+        f"{head}hz:\n  contract: 1\n  name: {name}\n  timeout: {timeout}\n"
+        f"  agent:\n{agent}    max_usd: {max_usd}\n"
+        + (f"  inputs:\n{declared}" if inputs else "")
+        + f"contract: |\n  {rule}\nprompt: |\n  {prompt}\n"
+    )
+
+
 #: One string input, the ``Read`` tool: what most ``hz run`` tests run.
-GREET = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: 30s
-  agent:
-    tools: [Read]
-    max_usd: 0.5
-  inputs:
-    who:
-      schema: {type: string}
-contract: |
-  Be brief.
-prompt: |
-  Say hi to {{ inputs.who }}.
-"""
+GREET = contract()
 
 #: A JSON answer checked against a schema.
 LISTING = """\
@@ -76,24 +86,6 @@ contract: Rules.
 prompt: Hello {{ inputs.who }}.
 """
 
-#: ``TOPIC.format(name=..., rule=...)``: the contracts of a compile project.
-TOPIC = """\
-hz:
-  contract: 1
-  name: {name}
-  timeout: 2m
-  agent:
-    tools: [Read]
-    max_usd: 0.5
-  inputs:
-    topic:
-      schema: {{type: string}}
-contract: |
-  {rule}
-prompt: |
-  Write about {{{{ inputs.topic }}}}.
-"""
-
 
 def project(root: Path, *names: str) -> Path:
     """A project at ``root`` (an ``hz.toml``) with one ``contracts/NAME.yaml`` per name."""
@@ -105,5 +97,6 @@ def project(root: Path, *names: str) -> Path:
 
 
 def write(root: Path, name: str, rule: str = "Be brief.") -> None:
-    text = TOPIC.format(name=name, rule=rule)
+    prompt = "Write about {{ inputs.topic }}."
+    text = contract(name, timeout="2m", inputs=("topic",), rule=rule, prompt=prompt)
     (root / "contracts" / f"{name}.yaml").write_text(text, encoding="utf-8")

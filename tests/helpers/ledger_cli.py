@@ -12,23 +12,7 @@ from typing import Any
 from hz.runtime.artifacts.canonical import sha256_hex
 from hz.runtime.artifacts.models import Budget, Job, OutputSpec, Packet, SourceRef, ToolProfile
 from tests.conftest import Cli, CliResult
-
-GREET = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: 30s
-  agent:
-    tools: [Read]
-    max_usd: 0.5
-  inputs:
-    who:
-      schema: {type: string}
-contract: |
-  Be brief.
-prompt: |
-  Say hi to {{ inputs.who }}.
-"""
+from tests.helpers.contracts import GREET
 
 
 def echo_space(cli: Cli, tmp_path: Path, operator: str = "") -> Cli:

@@ -19,27 +19,11 @@ from typing import Any
 
 from tests.conftest import CliResult
 from tests.fakes.agent import recorded_pids
+from tests.helpers.contracts import contract
 from tests.helpers.in_process import leaves_nothing, run_main
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
-
-CONTRACT = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: {timeout}
-  agent:
-    tools: [Read]
-    max_usd: {max_usd}
-  inputs:
-    who:
-      schema: {{type: string}}
-contract: |
-  Be brief.
-prompt: |
-  Say hi to {{{{ inputs.who }}}}.
-"""
 
 
 #: The variable the PostgreSQL spaces name in ``[system.queue] dsn_env``.
@@ -192,7 +176,7 @@ def space(
         "command_enforces_read_only = true\n"
         'command_read_only_tools = ["Read"]\n' + extra
     )
-    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout=timeout, max_usd=max_usd))
+    (tmp_path / "greet.yaml").write_text(contract(timeout=timeout, max_usd=max_usd))
     return Space(tmp_path, config, tmp_path / "state", pids, dsn)
 
 

@@ -13,28 +13,11 @@ from pathlib import Path
 from hz.runtime.config.layers import load_config
 from hz.runtime.ledger.owner import Binding
 from tests.conftest import Cli, CliResult
+from tests.helpers.contracts import contract
 from tests.helpers.in_process import leaves_nothing
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
-
-#: ``GREET_TIMED.format(timeout=...)``: the contract the fake agent's runs run.
-GREET_TIMED = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: {timeout}
-  agent:
-    tools: [Read]
-    max_usd: 0.5
-  inputs:
-    who:
-      schema: {{type: string}}
-contract: |
-  Be brief.
-prompt: |
-  Say hi to {{{{ inputs.who }}}}.
-"""
 
 
 def operator(tmp_path: Path, *agent_args: str, extra: str = "") -> str:
@@ -52,7 +35,7 @@ def operator(tmp_path: Path, *agent_args: str, extra: str = "") -> str:
 def hz(
     hz_argv: list[str], tmp_path: Path, config: str, *args: str, timeout: str = "60s", **env: str
 ) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "greet.yaml").write_text(GREET_TIMED.format(timeout=timeout))
+    (tmp_path / "greet.yaml").write_text(contract(timeout=timeout))
     return subprocess.run(
         [*hz_argv, "run", "greet.yaml", "--input", "who=Ann", *args],
         cwd=tmp_path,
@@ -67,7 +50,7 @@ def run_greet(
     cli: Cli, tmp_path: Path, config: str, *args: str, timeout: str = "60s", **env: str
 ) -> CliResult:
     """``hz`` above in this process (no thread, descriptor or handler left behind)."""
-    (tmp_path / "greet.yaml").write_text(GREET_TIMED.format(timeout=timeout))
+    (tmp_path / "greet.yaml").write_text(contract(timeout=timeout))
     with leaves_nothing("hz run"):
         return cli(
             "run", "greet.yaml", "--input", "who=Ann", *args,

@@ -18,8 +18,8 @@ import pytest
 
 from tests.conftest import Cli, default_receipt_dir
 from tests.fakes.agent import is_gone, recorded_pids
+from tests.helpers.contracts import contract
 from tests.helpers.operator import AGENT, REPO, hz, operator, run_greet
-from tests.helpers.operator import GREET_TIMED as CONTRACT
 
 # The tests that signal hz or time it out (timeouts, interrupts, kill grace) are marked
 # `serial`: `make test` runs them alone, on an otherwise quiet machine.
@@ -137,7 +137,7 @@ def running_hz(
     """hz running greet.yaml with the fake agent in ``mode``, once the agent has started; on the
     way out nothing of it is left running, whatever the test did."""
     config = operator(tmp_path, mode, f"--pids={pids}")
-    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="10m"))
+    (tmp_path / "greet.yaml").write_text(contract(timeout="10m"))
     hz_process = subprocess.Popen(
         [*hz_argv, "run", "greet.yaml", "--input", "who=A", "--format", "json", "-q"],
         cwd=tmp_path,

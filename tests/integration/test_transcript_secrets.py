@@ -17,9 +17,9 @@ from tests.helpers.appserver_env import (
     fake,
     turn,
 )
+from tests.helpers.contracts import contract
 from tests.helpers.in_process import leaves_nothing
 from tests.helpers.operator import AGENT
-from tests.helpers.operator import GREET_TIMED as CONTRACT
 
 PLANTED = "planted-secret-5f1e0c9a"  # never passed to the agent
 PASSED = "passed-secret-77aa01bc"  # passed on purpose, under a secret-looking name
@@ -36,7 +36,7 @@ def _run(
         "command_enforces_read_only = true\n"
         'command_read_only_tools = ["Read"]\n'
     )
-    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="60s"))
+    (tmp_path / "greet.yaml").write_text(contract(timeout="60s"))
     env = {
         "HZ_CONFIG": str(tmp_path / "operator.toml"),
         "AWS_SECRET_ACCESS_KEY": PLANTED,
@@ -116,7 +116,7 @@ def test_a_secret_the_agent_echoed_is_redacted_in_every_field_of_the_json_result
         '[capabilities]\nagent_runner = "codex-app-server"\n[system.runner]\n'
         f'codex_executable = "{program}"\ncodex_env = ["HZ_TEST_API_KEY"]\n'
     )
-    (tmp_path / "greet.yaml").write_text(CONTRACT.format(timeout="60s"))
+    (tmp_path / "greet.yaml").write_text(contract(timeout="60s"))
     env = {"HZ_CONFIG": str(tmp_path / "operator.toml"), "HZ_TEST_API_KEY": PASSED}
 
     def hz(*args: str) -> CliResult:
