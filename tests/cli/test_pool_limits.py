@@ -11,37 +11,12 @@ from pathlib import Path
 import pytest
 
 from hz.runtime.ledger.store import Ledger
-from tests.conftest import Cli, CliResult
+from tests.conftest import CliResult
 
-CONTRACT = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: 30s
-  agent:
-    tools: [Read]
-    max_usd: 0.5
-contract: |
-  Be brief.
-prompt: |
-  Say hi.
-"""
 HINT = (
     "  hint: the system's limit on threads is reached (ulimit -u, a container's pids.max, "
     "memory): run fewer at once (-j, [system] max_parallel) or raise the limit\n"
 )
-
-
-@pytest.fixture
-def hz(cli: Cli, tmp_path: Path) -> Callable[..., CliResult]:
-    (tmp_path / "greet.yaml").write_text(CONTRACT)
-    (tmp_path / "operator.toml").write_text('[capabilities]\nagent_runner = "echo"\n')
-    env = {"HZ_CONFIG": str(tmp_path / "operator.toml"), "HZ_STATE_DIR": str(tmp_path / "s")}
-
-    def run(*args: str, **extra: str) -> CliResult:
-        return cli(*args, cwd=tmp_path, env={**env, **extra})
-
-    return run
 
 
 def refuse_threads(monkeypatch: pytest.MonkeyPatch, prefix: str) -> None:
@@ -81,7 +56,7 @@ def test_a_slot_the_machine_refuses_ends_the_batch_before_any_run(
     hz: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     refuse_threads(monkeypatch, "hz-slot-2")
-    done = hz("run", "-j", "4", "greet.yaml", "greet.yaml", "--force-new")
+    done = hz("run", "-j", "4", "greet.yaml", "greet.yaml", "--input", "who=A", "--force-new")
     assert (done.returncode, done.stderr) == (
         2,
         "hz: error: cannot start a thread for run slot 3 of 4: can't start new thread\n" + HINT,
@@ -93,7 +68,7 @@ def test_a_watcher_the_machine_refuses_fails_the_run_before_its_agent(
     hz: Callable[..., CliResult], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     refuse_threads(monkeypatch, "hz-watch-")
-    done = hz("run", "greet.yaml")
+    done = hz("run", "greet.yaml", "--input", "who=A")
     [row] = Ledger(tmp_path / "s" / "ledger.sqlite3").select("1 = 1", ())
     assert (done.returncode, done.stderr) == (
         2,

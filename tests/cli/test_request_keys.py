@@ -11,22 +11,11 @@ import pytest
 
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.store import Ledger
-from tests.conftest import Cli, CliResult
+from tests.conftest import Cli
+from tests.helpers.contracts import contract
+from tests.helpers.ledger_cli import echo_space
 
-CONTRACT = """\
-hz:
-  contract: 1
-  name: greet
-  timeout: 30s
-  agent:
-    tools: [Read]
-    max_usd: 0.5
-  inputs:
-    topic:
-      schema: {type: string}
-contract: Be brief.
-prompt: "Write about {{ inputs.topic }}."
-"""
+CONTRACT = contract(inputs=("topic",), prompt="Write about {{ inputs.topic }}.")
 
 KEY_RULE = (
     "a request key is 1 to 256 letters, digits, punctuation marks, symbols and spaces (not at "
@@ -38,13 +27,7 @@ KEY_RULE = (
 def hz(cli: Cli, tmp_path: Path) -> Cli:
     (tmp_path / "job.yaml").write_text(CONTRACT)
     (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "operator.toml").write_text('[capabilities]\nagent_runner = "echo"\n')
-    env = {"HZ_CONFIG": str(tmp_path / "operator.toml"), "HZ_STATE_DIR": str(tmp_path / "s")}
-
-    def run(*args: str, **extra: str) -> CliResult:
-        return cli(*args, cwd=tmp_path, env={**env, **extra})
-
-    return run
+    return echo_space(cli, tmp_path)
 
 
 def rows(tmp_path: Path) -> list[RunRow]:

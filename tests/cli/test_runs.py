@@ -14,21 +14,9 @@ from typing import Any
 import pytest
 
 from hz.runtime.ledger.store import Ceilings, Ledger, Owner
-from tests.conftest import Cli, CliResult
+from tests.conftest import Cli
 from tests.helpers.contracts import GREET as CONTRACT
 from tests.helpers.packets import make_packet
-
-
-@pytest.fixture
-def hz(cli: Cli, tmp_path: Path) -> Cli:
-    (tmp_path / "greet.yaml").write_text(CONTRACT)
-    (tmp_path / "operator.toml").write_text('[capabilities]\nagent_runner = "echo"\n')
-    env = {"HZ_CONFIG": str(tmp_path / "operator.toml"), "HZ_STATE_DIR": str(tmp_path / "s")}
-
-    def run(*args: str, **extra: str) -> CliResult:
-        return cli(*args, cwd=tmp_path, env={**env, **extra})
-
-    return run
 
 
 def ledger(tmp_path: Path) -> Ledger:

@@ -11,23 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from hz.runtime.ledger.store import Ceilings, Ledger, Owner
-from tests.conftest import Cli, CliResult
-from tests.helpers.contracts import GREET as CONTRACT
-
-
-@pytest.fixture
-def hz(cli: Cli, tmp_path: Path) -> Cli:
-    (tmp_path / "greet.yaml").write_text(CONTRACT)
-    (tmp_path / "operator.toml").write_text('[capabilities]\nagent_runner = "echo"\n')
-    env = {"HZ_CONFIG": str(tmp_path / "operator.toml"), "HZ_STATE_DIR": str(tmp_path / "s")}
-
-    def run(*args: str, **extra: str) -> CliResult:
-        return cli(*args, cwd=tmp_path, env={**env, **extra})
-
-    return run
+from tests.conftest import Cli
 
 
 def test_a_receipt_directory_that_cannot_be_looked_at_leaves_the_run_settled(
