@@ -5,7 +5,6 @@ command runner to the fake agent, a contract, and hz as a real process (``Space.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import sqlite3
@@ -21,10 +20,7 @@ from tests.conftest import CliResult
 from tests.fakes.agent import recorded_pids
 from tests.helpers.contracts import contract
 from tests.helpers.in_process import leaves_nothing, run_main
-
-REPO = Path(__file__).resolve().parents[2]
-AGENT = str(REPO / "tests" / "fakes" / "agent.py")
-
+from tests.helpers.operator import REPO, command_config
 
 #: The variable the PostgreSQL spaces name in ``[system.queue] dsn_env``.
 DSN_VARIABLE = "HZ_TEST_LEDGER_DSN"
@@ -162,20 +158,7 @@ def space(
             f"lease_seconds = {lease:g}\n"
         )
     pids = tmp_path / "pids"
-    command = [
-        sys.executable,
-        AGENT,
-        *agent_args,
-        f"--pids={pids}",
-        "--contract-file={contract_file}",
-    ]
-    config = tmp_path / "operator.toml"
-    config.write_text(
-        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
-        f"command = {json.dumps(command)}\n"
-        "command_enforces_read_only = true\n"
-        'command_read_only_tools = ["Read"]\n' + extra
-    )
+    config = command_config(tmp_path, *agent_args, extra=extra, pids=pids)
     (tmp_path / "greet.yaml").write_text(contract(timeout=timeout, max_usd=max_usd))
     return Space(tmp_path, config, tmp_path / "state", pids, dsn)
 

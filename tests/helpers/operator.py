@@ -20,16 +20,25 @@ REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
 
 
-def operator(tmp_path: Path, *agent_args: str, extra: str = "") -> str:
-    command = [sys.executable, AGENT, *agent_args, "--contract-file={contract_file}"]
-    text = (
+def command_config(
+    tmp_path: Path, *agent_args: str, extra: str = "", pids: Path | None = None
+) -> Path:
+    """``tmp_path/operator.toml`` binding the command runner to the fake agent (run with
+    ``agent_args``, recording its processes in ``pids``), ``extra`` lines appended."""
+    recorded = [f"--pids={pids}"] if pids is not None else []
+    command = [sys.executable, AGENT, *agent_args, *recorded, "--contract-file={contract_file}"]
+    config = tmp_path / "operator.toml"
+    config.write_text(
         '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
         f"command = {json.dumps(command)}\n"
         "command_enforces_read_only = true\n"
         'command_read_only_tools = ["Read"]\n' + extra
     )
-    (tmp_path / "operator.toml").write_text(text)
-    return str(tmp_path / "operator.toml")
+    return config
+
+
+def operator(tmp_path: Path, *agent_args: str, extra: str = "") -> str:
+    return str(command_config(tmp_path, *agent_args, extra=extra))
 
 
 def hz(
@@ -59,12 +68,5 @@ def run_greet(
 
 
 def command_binding(tmp_path: Path, *agent_args: str) -> Binding:
-    command = [sys.executable, AGENT, *agent_args, f"--pids={tmp_path / 'pids'}"]
-    command.append("--contract-file={contract_file}")
-    config = tmp_path / "operator.toml"
-    config.write_text(
-        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
-        f"command = {json.dumps(command)}\ncommand_enforces_read_only = true\n"
-        'command_read_only_tools = ["Read"]\n'
-    )
+    config = command_config(tmp_path, *agent_args, pids=tmp_path / "pids")
     return Binding.from_config(load_config(environ={"HZ_CONFIG": str(config)}))
