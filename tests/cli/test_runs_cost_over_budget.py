@@ -7,14 +7,15 @@ from pathlib import Path
 
 from hz.runtime.ledger.store import Ledger
 from tests.conftest import Cli
-from tests.helpers.ledger_cli import echo_space, ledger_file, packet, poke
+from tests.helpers.ledger_cli import echo_space, ledger_file, poke
+from tests.helpers.packets import make_packet
 
 
 def test_a_budget_stop_that_overshot_is_named(cli: Cli, tmp_path: Path) -> None:
     hz = echo_space(cli, tmp_path)
     ledger = Ledger(ledger_file(tmp_path))
     over, within, other = (
-        ledger.create(packet(max_usd=0.05), key=k, workdir=tmp_path, receipt_dir=None)[0]
+        ledger.create(make_packet(max_usd=0.05), key=k, workdir=tmp_path, receipt_dir=None)[0]
         for k in ("over", "within", "other")
     )
     ledger.close()

@@ -11,7 +11,8 @@ import pytest
 
 from hz.runtime.ledger.store import Ledger
 from tests.conftest import Cli
-from tests.helpers.ledger_cli import echo_space, ledger_file, packet, poke
+from tests.helpers.ledger_cli import echo_space, ledger_file, poke
+from tests.helpers.packets import make_packet
 
 #: 2026-01-02T03:04:05Z, and a second later for each further run.
 T = 1767323045.0
@@ -26,7 +27,7 @@ def made(tmp_path: Path, count: int) -> list[str]:
     """``count`` queued runs, created a second apart from ``T`` on."""
     ledger = Ledger(ledger_file(tmp_path))
     ids = [
-        ledger.create(packet(), key=f"k{n}", workdir=tmp_path, receipt_dir=None)[0]
+        ledger.create(make_packet(), key=f"k{n}", workdir=tmp_path, receipt_dir=None)[0]
         for n in range(count)
     ]
     ledger.close()

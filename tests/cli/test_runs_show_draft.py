@@ -11,7 +11,8 @@ import pytest
 
 from hz.runtime.ledger.store import Ledger
 from tests.conftest import Cli
-from tests.helpers.ledger_cli import echo_space, ledger_file, packet, poke
+from tests.helpers.ledger_cli import echo_space, ledger_file, poke
+from tests.helpers.packets import make_packet
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ def test_in_a_github_actions_log_the_draft_is_framed(hz: Cli) -> None:
 
 def test_a_run_without_a_draft_says_so(hz: Cli, tmp_path: Path) -> None:
     ledger = Ledger(ledger_file(tmp_path))
-    queued, _ = ledger.create(packet(), key="q", workdir=tmp_path, receipt_dir=None)
+    queued, _ = ledger.create(make_packet(), key="q", workdir=tmp_path, receipt_dir=None)
     ledger.close()
     done = hz("runs", "show", queued, "--draft")
     assert (done.returncode, done.stdout) == (0, "")

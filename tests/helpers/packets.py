@@ -15,13 +15,15 @@ START = datetime(2026, 11, 29, 12, 0, 0, 123456, tzinfo=UTC)
 END = datetime(2026, 11, 29, 12, 0, 5, tzinfo=UTC)
 
 
-def make_packet(prompt: str = "Say hi.", output: OutputSpec | None = None) -> Packet:
+def make_packet(
+    prompt: str = "Say hi.", output: OutputSpec | None = None, *, max_usd: float = 0.5
+) -> Packet:
     job = Job(
         name="greet",
         source=SourceRef(path="greet.yaml", sha256="0" * 64),
         timeout_seconds=30,
         tools=ToolProfile(tools=("Read",)),
-        budget=Budget(max_usd=0.5),
+        budget=Budget(max_usd=max_usd),
         output=output or OutputSpec(),
         contract="Be brief.",
         template=prompt,

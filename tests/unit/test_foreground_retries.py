@@ -10,7 +10,7 @@ from hz.runtime.ledger.foreground import Request, Retrying, run_foreground
 from hz.runtime.ledger.owner import Binding, Policy
 from hz.runtime.ledger.store import Ledger
 from hz.runtime.runners.protocol import RunRequest
-from tests.helpers.ledger_cli import packet
+from tests.helpers.packets import make_packet
 
 
 class Answers:
@@ -37,7 +37,7 @@ def test_a_retry_that_completes_was_told_once(tmp_path: Path) -> None:
     told: list[Retrying] = []
     outcome = run_foreground(
         ledger,
-        Request(packet(), "k", tmp_path, None, False),
+        Request(make_packet(), "k", tmp_path, None, False),
         binding=Binding(Answers(limited, done), "scripted", ""),  # type: ignore[arg-type]
         policy=Policy(max_attempts=3),
         on_retry=told.append,
