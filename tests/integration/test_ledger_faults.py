@@ -41,6 +41,7 @@ from tests.fakes.agent import recorded_pids
 from tests.helpers.faults import SmallDisk
 from tests.helpers.ledger_env import Space, space, until
 from tests.helpers.packets import make_packet
+from tests.helpers.scripted import Answers
 
 pytestmark = pytest.mark.serial
 
@@ -300,16 +301,6 @@ def limited(after: float) -> AgentResult:
     return AgentResult(
         runner="scripted", status="failed", failure_kind="rate_limited", retry_after_seconds=after
     )
-
-
-class Answers:
-    name = "scripted"
-
-    def __init__(self, *results: AgentResult) -> None:
-        self.results = list(results)
-
-    def run(self, request: RunRequest) -> AgentResult:
-        return self.results.pop(0)
 
 
 def test_a_retry_waited_for_keeps_its_lease_and_can_be_cancelled(tmp_path: Path) -> None:

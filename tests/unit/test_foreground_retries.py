@@ -9,18 +9,8 @@ from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.ledger.foreground import Request, Retrying, run_foreground
 from hz.runtime.ledger.owner import Binding, Policy
 from hz.runtime.ledger.store import Ledger
-from hz.runtime.runners.protocol import RunRequest
 from tests.helpers.packets import make_packet
-
-
-class Answers:
-    name = "scripted"
-
-    def __init__(self, *results: AgentResult) -> None:
-        self.results = list(results)
-
-    def run(self, request: RunRequest) -> AgentResult:
-        return self.results.pop(0)
+from tests.helpers.scripted import Answers
 
 
 def test_a_retry_that_completes_was_told_once(tmp_path: Path) -> None:
