@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -488,6 +488,24 @@ def owned_by_hz_run(s: Space, *args: str, **env: str) -> subprocess.Popen[str]:
     return owner
 
 
+@contextlib.contextmanager
+def completes_once(s: Space, owner: subprocess.Popen[str], timeout: float = 60) -> Iterator[None]:
+    """The block runs while ``owner`` (an ``hz run``) lives; then the owner exits 0 with nothing
+    on stderr, its run completed, its agent started once. A failing block kills the owner."""
+    err = None
+    try:
+        yield
+        _out, err = owner.communicate(timeout=timeout)
+    finally:
+        if owner.poll() is None:
+            owner.send_signal(signal.SIGCONT)  # a stopped owner, too
+            owner.kill()
+            owner.communicate()
+    assert (owner.returncode, err) == (0, ""), err
+    assert [r["state"] for r in s.rows()] == ["completed"]
+    assert len(s.starts()) == 1
+
+
 @pytest.fixture
 def faketime() -> str:
     found = shutil.which("faketime")
@@ -504,7 +522,7 @@ def test_a_clock_that_jumps_never_sees_a_live_owner_gone(
 ) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay=2", dsn=dsn)
     owner = owned_by_hz_run(s)
-    try:
+    with completes_once(s, owner):
         hz = [faketime, "-f", jump, sys.executable, "-m", "hz"]
         listed = subprocess.run(
             [*hz, "runs", "list"],
@@ -516,14 +534,6 @@ def test_a_clock_that_jumps_never_sees_a_live_owner_gone(
         )
         assert (listed.returncode, listed.stderr) == (0, "")
         assert lines_of(s) == [f"{s.rows()[0]['id']} running"]
-        _out, err = owner.communicate(timeout=60)
-    finally:
-        if owner.poll() is None:
-            owner.kill()
-            owner.communicate()
-    assert (owner.returncode, err) == (0, "")
-    assert [r["state"] for r in s.rows()] == ["completed"]
-    assert len(s.starts()) == 1
 
 
 def test_an_owner_whose_own_clock_is_behind_is_not_judged_gone(
@@ -553,18 +563,10 @@ def test_an_owner_whose_own_clock_is_behind_is_not_judged_gone(
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
+    with completes_once(s, owner):
         until(lambda: running(s), what="the run running")
         listed = s.cli("runs", "list")  # another hz, in this process
         assert (listed.returncode, listed.stderr) == (0, "")
-        _out, err = owner.communicate(timeout=60)
-    finally:
-        if owner.poll() is None:
-            owner.kill()
-            owner.communicate()
-    assert (owner.returncode, err) == (0, "")
-    assert [r["state"] for r in s.rows()] == ["completed"]
-    assert len(s.starts()) == 1
 
 
 def test_an_owner_stopped_past_its_lease_is_alive_and_finishes(
@@ -576,22 +578,13 @@ def test_an_owner_stopped_past_its_lease_is_alive_and_finishes(
     if dsn is None:
         s.config.write_text(s.config.read_text() + "[system.queue]\nlease_seconds = 1\n")
     owner = owned_by_hz_run(s)
-    try:
+    with completes_once(s, owner):
         owner.send_signal(signal.SIGSTOP)
         time.sleep(2.5)
         listed = s.cli("runs", "list")  # another hz, in this process
         assert (listed.returncode, listed.stderr) == (0, "")
         assert [r["state"] for r in s.rows()] == ["running"]
         owner.send_signal(signal.SIGCONT)
-        _out, err = owner.communicate(timeout=60)
-    finally:
-        if owner.poll() is None:
-            owner.send_signal(signal.SIGCONT)
-            owner.kill()
-            owner.communicate()
-    assert (owner.returncode, err) == (0, "")
-    assert [r["state"] for r in s.rows()] == ["completed"]
-    assert len(s.starts()) == 1
 
 
 def test_a_database_restarted_or_cut_mid_run_loses_nothing(
@@ -603,7 +596,7 @@ def test_a_database_restarted_or_cut_mid_run_loses_nothing(
 
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay=4", dsn=pg_dsn, lease=5)
     owner = owned_by_hz_run(s)
-    try:
+    with completes_once(s, owner, timeout=90):
         with psycopg.connect(pg_dsn, autocommit=True) as c:
             c.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -613,14 +606,6 @@ def test_a_database_restarted_or_cut_mid_run_loses_nothing(
         pg_cluster.stop("fast")
         time.sleep(1.0)
         pg_cluster.start()
-        _out, err = owner.communicate(timeout=90)
-    finally:
-        if owner.poll() is None:
-            owner.kill()
-            owner.communicate()
-    assert (owner.returncode, err) == (0, ""), err
-    assert [r["state"] for r in s.rows()] == ["completed"]
-    assert len(s.starts()) == 1
 
 
 # -- attacks on the above: a full disk at each commit, every column wrong in turn ---------------
