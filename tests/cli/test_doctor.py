@@ -54,6 +54,13 @@ agent_runner = "command"
 command = ["{sys.executable}", "{AGENT}", "echo", "--contract-file={{contract_file}}"]
 """
 
+#: A command whose program name holds a terminal's escape sequence.
+ESCAPED = (
+    '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
+    'command = ["no-such\\u001b]0;t\\u0007agent", "{contract_file}"]\n'
+    "command_enforces_read_only = true\n"
+)
+
 COMMAND_HEAD = [
     "ok       runner: command (core)",
     "ok       capabilities: timeout hard, budget advisory, tools advisory, turns unsupported, "
@@ -128,12 +135,7 @@ def test_unknown_runner_fails(cli: Cli, tmp_path: Path, isolated_home: Path) -> 
 def test_a_detail_quoting_a_program_is_escaped(
     cli: Cli, tmp_path: Path, isolated_home: Path
 ) -> None:
-    config = (
-        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
-        'command = ["no-such\\u001b]0;t\\u0007agent", "{contract_file}"]\n'
-        "command_enforces_read_only = true\n"
-    )
-    code, out = doctor(cli, tmp_path, config)
+    code, out = doctor(cli, tmp_path, ESCAPED)
     assert code == 1
     assert "FAILED   command executable: no-such\\x1b]0;t\\x07agent: not found on PATH" in (
         out.splitlines()
@@ -143,12 +145,7 @@ def test_a_detail_quoting_a_program_is_escaped(
 def test_json_holds_every_check_and_whether_all_passed(
     cli: Cli, tmp_path: Path, isolated_home: Path
 ) -> None:
-    config = (
-        '[capabilities]\nagent_runner = "command"\n[system.runner]\n'
-        'command = ["no-such\\u001b]0;t\\u0007agent", "{contract_file}"]\n'
-        "command_enforces_read_only = true\n"
-    )
-    (tmp_path / "operator.toml").write_text(config)
+    (tmp_path / "operator.toml").write_text(ESCAPED)
     done = cli("doctor", "--format", "json", cwd=tmp_path, env={"HZ_CONFIG": "operator.toml"})
     assert (done.returncode, done.stderr) == (1, "")
     assert "\x1b" not in done.stdout  # escaped as JSON, not a terminal's sequence
