@@ -55,12 +55,15 @@ def check_body(doc: SourceDoc) -> list[Diagnostic]:
         out.append(
             Diagnostic(
                 HZ116,
-                "'<!--' opens an HTML comment that is never closed: the rest of the body would "
-                "be taken from the agent",
+                "'<!--' opens an HTML comment that is not closed before its paragraph or "
+                "block ends",
                 doc.path,
                 at.line,
                 at.column,
-                hint="close the comment with '-->'",
+                hint=(
+                    "close it with '-->' in the same paragraph or block; to show '<!--' as "
+                    "text, write '&lt;!--'"
+                ),
             )
         )
     out += _sections(doc, body)

@@ -1,158 +1,236 @@
-"""A Markdown contract's body: fenced code, HTML comments, ``##`` sections, the inputs it names.
+"""A Markdown contract's body: HTML comments, ``##`` sections, the inputs it names.
 
-A line scanner, not a Markdown parser: it knows the few constructs the body rules need. Inside
-a fenced code block everything is text, kept verbatim (a ``<!--``, a ``## `` or a ``---``
-there means nothing). Outside, an HTML comment is the author's: it is taken out of the text
-the agent gets. A section is an ATX heading of level 2 (``## Goal``); it runs to the next
-heading of level 1 or 2. The scan is linear in the body, which the loader has capped.
+The body is parsed as CommonMark by markdown-it-py; the parse only finds things, and every
+change is made on the body's own lines, so everything but a comment stays byte for byte.
+
+- A comment is an HTML comment that CommonMark sees as one: an HTML block that opens with
+  ``<!--`` (with every comment inside it) or an inline ``<!-- … -->``, in any container
+  (list item, blockquote). Inside code (fenced, indented, a code span) nothing is a comment.
+  A comment is taken out of the text the agent gets; a line that held only comment goes too.
+- A ``<!--`` that CommonMark does not close (an HTML block running to the end of its
+  container, or a ``<!--`` that stays literal text) is reported as an unclosed comment.
+- A section is a level-2 ATX heading (``## Goal``) at the top level of the body (not in a
+  list item or a blockquote); it runs to the next top-level ATX heading of level 1 or 2.
+
+The loader has capped the body (256 KiB); markdown-it-py's parse is linear on the
+pathological shapes measured in docs/decisions/0015-markdown-contracts.md, and its nesting
+limit stops deeper containers (whose text is then kept as written).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline.html_inline import html_inline as markdown_it_html_inline
+from markdown_it.token import Token
 
 from hz.compiler.source import Body, Pos, Section
 
-#: A fence opens a code block; a backtick fence's info string holds no backtick (CommonMark
-#: 0.31 §4.5: "``` `x`" is inline code, not a fence).
-_FENCE = re.compile(r" {0,3}(?:(`{3,})(?=[^`]*$)|(~{3,}))")
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)")
 _CLOSING_HASHES = re.compile(r"[ \t]+#+[ \t]*$|^#+[ \t]*$")
 _INPUT = re.compile(r"\binputs\.([A-Za-z_][A-Za-z0-9_]*)")
 _OPEN, _CLOSE = "<!--", "-->"
+_COMMENT_AT = "hz_at"  # an inline comment token's offset in its inline content
+_LITERALS = "hz_literal_openers"  # offsets of a "<!--" the inline parser left as text
+_SRC = "hz_src"  # the inline content being parsed
+
+
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark")
+    md.disable("inline")  # run per inline token below, to know each one's offsets
+
+    def html_inline(state: StateInline, silent: bool) -> bool:
+        at = state.pos
+        found = markdown_it_html_inline(state, silent)
+        # Only the inline token's own content: an image's alt text is parsed from a copy,
+        # whose offsets are not the content's (a comment there is kept).
+        if silent or state.src is not state.env.get(_SRC) or not state.src.startswith(_OPEN, at):
+            return found
+        if found:
+            state.tokens[-1].meta[_COMMENT_AT] = at
+        else:
+            state.env[_LITERALS].append(at)
+        return found
+
+    md.inline.ruler.at("html_inline", html_inline)
+    return md
+
+
+_MD = _parser()
 
 
 def read_body(text: str, first_line: int) -> Body:
     """The body ``text`` (line breaks as ``\\n``), whose first line is file line
     ``first_line``."""
-    scan = _Scan()
-    for number, line in enumerate(text.split("\n"), start=first_line):
-        scan.line(line, number)
-    return scan.body(first_line)
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    spans: list[tuple[int, int]] = []
+    unclosed: list[int] = []
+    headings: dict[int, int] = {}  # line index -> level, top-level ATX headings
+    for token in _MD.parse(text):
+        if token.map is None:
+            continue
+        if token.type == "html_block" and token.content.lstrip(" \t").startswith(_OPEN):
+            _block_comments(text, lines, starts, token.map, spans, unclosed)
+        elif token.type == "inline":
+            _inline_comments(token, lines, starts, spans, unclosed)
+        elif token.type == "heading_open" and token.level == 0 and token.markup.startswith("#"):
+            headings[token.map[0]] = int(token.tag[1])
+    spans.sort()
+    return _Lines(text, lines, starts, spans).body(first_line, headings, unclosed)
 
 
-class _Scan:
-    def __init__(self) -> None:
-        self.fence: str | None = None  # the opening fence's characters while inside one
-        self.comment: list[str] | None = None  # the open comment's text so far
-        self.comment_at: Pos | None = None
-        self.comments: list[str] = []
-        self.out: list[str] = []
-        self.sections: list[tuple[str, Pos, bool]] = []  # title, where, has content
-        self.inputs: dict[str, Pos] = {}
-        self.dropped = False  # the line before was a comment only, and left out
-
-    def line(self, line: str, number: int) -> None:
-        if self.fence is not None:
-            self._in_fence(line)
-            self._names(line, number)
+def _block_comments(
+    text: str,
+    lines: list[str],
+    starts: list[int],
+    where: list[int],
+    spans: list[tuple[int, int]],
+    unclosed: list[int],
+) -> None:
+    """The comments of an HTML block that opens with ``<!--``: the one it opens with and
+    any other inside it; the block ends where CommonMark ends it (a ``-->`` line, or the end
+    of its container)."""
+    first, last = where[0], where[1] - 1
+    at = starts[first] + lines[first].find(_OPEN)
+    end = starts[last] + len(lines[last])
+    while True:
+        opened = text.find(_OPEN, at, end)
+        if opened < 0:
             return
-        if self.comment is None:
-            opened = _FENCE.match(line)
-            if opened is not None:
-                self.dropped = False
-                self.fence = opened.group(1) or opened.group(2)
-                self.out.append(line)
-                self._content()
-                self._names(line, number)
-                return
-        visible, kept, commented = self._uncomment(line, number)
-        if commented and not kept.strip():
-            self.dropped = True  # a line of comment only leaves no line behind
+        # "<!-->" and "<!--->" are whole comments (CommonMark 0.31 §6.6).
+        closed = text.find(_CLOSE, opened + 2, end)
+        if closed < 0:
+            unclosed.append(opened)
+            spans.append((opened, end))
             return
-        if self.dropped and not kept.strip() and self.out and not self.out[-1].strip():
-            return  # nor two blank lines where it stood between blank lines
-        self.dropped = False
-        self.out.append(kept)
-        self._names(visible, number)
-        heading = _HEADING.match(visible)
-        if heading is None:
-            if visible.strip():
-                self._content()
-            return
-        level = len(heading.group(1))
-        if level > 2:
-            self._content()
-            return
-        title = _CLOSING_HASHES.sub("", visible[heading.end() :]).strip()
-        if level == 2:
-            indent = len(visible) - len(visible.lstrip(" "))
-            self.sections.append((title, Pos(number, indent + 1), False))
-        else:
-            self.sections.append(("", Pos(number, 1), True))  # a level-1 heading ends a section
+        spans.append((opened, closed + len(_CLOSE)))
+        at = closed + len(_CLOSE)
 
-    def _in_fence(self, line: str) -> None:
-        self.out.append(line)
-        assert self.fence is not None
-        stripped = line.strip(" ")
-        char = self.fence[0]
-        if (
-            len(line) - len(line.lstrip(" ")) <= 3
-            and stripped.startswith(self.fence)
-            and not stripped.strip(char)
-        ):
-            self.fence = None
 
-    def _content(self) -> None:
-        if self.sections and not self.sections[-1][2]:
-            title, pos, _ = self.sections[-1]
-            self.sections[-1] = (title, pos, True)
+def _inline_comments(
+    token: Token,
+    lines: list[str],
+    starts: list[int],
+    spans: list[tuple[int, int]],
+    unclosed: list[int],
+) -> None:
+    """Parse an inline token's content; its comments and literal ``<!--`` by file offset.
 
-    def _uncomment(self, line: str, number: int) -> tuple[str, str, bool]:
-        """The line with its comments as spaces (columns kept), without them, and whether it
-        held any comment."""
-        visible: list[str] = []
-        kept: list[str] = []
-        at, commented = 0, False
-        while at <= len(line):
-            if self.comment is not None:
-                commented = True
-                end = line.find(_CLOSE, at)
-                if end < 0:
-                    self.comment.append(line[at:])
-                    visible.append(" " * (len(line) - at))
-                    return "".join(visible), "".join(kept), commented
-                self.comment.append(line[at : end + len(_CLOSE)])
-                visible.append(" " * (end + len(_CLOSE) - at))
-                self.comments.append("\n".join(self.comment))
-                self.comment, at = None, end + len(_CLOSE)
-                continue
-            start = line.find(_OPEN, at)
-            if start < 0:
-                visible.append(line[at:])
-                kept.append(line[at:])
+    The content is the token's lines without their container prefixes (and the last one
+    without trailing blanks), so each content line ends where its file line does, or is the
+    last occurrence on it: that maps a content offset to a file offset."""
+    assert token.map is not None
+    literals: list[int] = []
+    env = {_SRC: token.content, _LITERALS: literals}
+    children: list[Token] = []
+    _MD.inline.parse(token.content, _MD, env, children)
+    token.children = children
+    content = token.content.split("\n")
+    bases: list[int] = []  # where each content line starts in its content, and in the file
+    files: list[int] = []
+    offset = 0
+    for number, part in enumerate(content):
+        line = lines[token.map[0] + number] if token.map[0] + number < len(lines) else ""
+        column = line.rfind(part)
+        bases.append(offset)
+        files.append(-1 if column < 0 else starts[token.map[0] + number] + column)
+        offset += len(part) + 1
+
+    def to_file(at: int) -> int:
+        index = bisect_right(bases, at) - 1
+        return -1 if files[index] < 0 else files[index] + at - bases[index]
+
+    for child in children:
+        if child.type == "html_inline" and _COMMENT_AT in child.meta:
+            start = to_file(child.meta[_COMMENT_AT])
+            end = to_file(child.meta[_COMMENT_AT] + len(child.content) - 1)
+            if start >= 0 and end >= 0:  # else kept: a line markdown-it rewrote (tabs)
+                spans.append((start, end + 1))
+    for at in literals:
+        where = to_file(at)
+        if where >= 0:
+            unclosed.append(where)
+
+
+class _Lines:
+    """The body line by line with its comment spans: the text kept, sections, names."""
+
+    def __init__(
+        self, text: str, lines: list[str], starts: list[int], spans: list[tuple[int, int]]
+    ) -> None:
+        self.text, self.lines, self.starts, self.spans = text, lines, starts, spans
+
+    def _cut(self, index: int, first: int) -> tuple[str, str, bool]:
+        """Line ``index`` with its comments as spaces (columns kept), without them, and
+        whether it held any; ``first`` is the first span that may reach it."""
+        line, a = self.lines[index], self.starts[index]
+        b = a + len(line)
+        visible, kept, at, commented = [], [], a, False
+        for span in range(first, len(self.spans)):
+            start, end = self.spans[span]
+            if start > b:
                 break
-            visible.append(line[at:start])
-            kept.append(line[at:start])
-            self.comment, self.comment_at = [], Pos(number, start + 1)
-            at = start
-            # "<!-->" and "<!--->" are whole comments (CommonMark 0.31 §6.6): the "-->" may
-            # share the opening's dashes.
-            end = line.find(_CLOSE, start + 2)
-            if end < 0:
-                self.comment.append(line[start:])
-                visible.append(" " * (len(line) - start))
-                return "".join(visible), "".join(kept), True
-            self.comment.append(line[start : end + len(_CLOSE)])
-            visible.append(" " * (end + len(_CLOSE) - start))
-            self.comments.append("".join(self.comment))
-            self.comment, at, commented = None, end + len(_CLOSE), True
+            if end <= a:
+                continue
+            commented = True
+            cut_from, cut_to = max(start, a), min(end, b)
+            visible += [self.text[at:cut_from], " " * (cut_to - cut_from)]
+            kept.append(self.text[at:cut_from])
+            at = max(at, cut_to)
+        visible.append(self.text[at:b])
+        kept.append(self.text[at:b])
         return "".join(visible), "".join(kept), commented
 
-    def _names(self, text: str, number: int) -> None:
-        for match in _INPUT.finditer(text):
-            self.inputs.setdefault(match.group(1), Pos(number, match.start() + 1))
-
-    def body(self, first_line: int) -> Body:
-        lines = self.out
-        while lines and not lines[0].strip():
-            lines = lines[1:]
-        text = "\n".join(lines).rstrip()
+    def body(self, first_line: int, headings: dict[int, int], unclosed: list[int]) -> Body:
+        out: list[str] = []
+        sections: list[tuple[str, Pos, bool]] = []  # title, where, has content
+        inputs: dict[str, Pos] = {}
+        dropped = False  # the line before was a comment only, and left out
+        first = 0  # the first span not wholly before the current line
+        for index in range(len(self.lines)):
+            while first < len(self.spans) and self.spans[first][1] <= self.starts[index]:
+                first += 1
+            number = first_line + index
+            visible, kept, commented = self._cut(index, first)
+            for match in _INPUT.finditer(visible):
+                inputs.setdefault(match.group(1), Pos(number, match.start() + 1))
+            if commented and not kept.strip():
+                dropped = True  # a line of comment only leaves no line behind
+                continue
+            if dropped and not kept.strip() and out and not out[-1].strip():
+                continue  # nor two blank lines where it stood between blank lines
+            dropped = False
+            out.append(kept)
+            level = headings.get(index)
+            heading = _HEADING.match(visible) if level is not None else None
+            if heading is None or level is None or level > 2:
+                if visible.strip() and sections and not sections[-1][2]:
+                    sections[-1] = (sections[-1][0], sections[-1][1], True)
+                continue
+            if level == 2:
+                title = _CLOSING_HASHES.sub("", visible[heading.end() :]).strip()
+                indent = len(visible) - len(visible.lstrip(" "))
+                sections.append((title, Pos(number, indent + 1), False))
+            else:
+                sections.append(("", Pos(number, 1), True))  # a level-1 heading ends a section
+        while out and not out[0].strip():
+            out = out[1:]
+        text = "\n".join(out).rstrip()
         return Body(
             line=first_line,
             text=text + "\n" if text else "",
-            sections=tuple(Section(t, p, not content) for t, p, content in self.sections if t),
-            comments=tuple(self.comments),
-            inputs=tuple(self.inputs.items()),
-            unclosed_comment=self.comment_at if self.comment is not None else None,
+            sections=tuple(Section(t, p, not content) for t, p, content in sections if t),
+            comments=tuple(self.text[start:end] for start, end in self.spans),
+            inputs=tuple(inputs.items()),
+            unclosed_comment=self._pos(min(unclosed), first_line) if unclosed else None,
         )
+
+    def _pos(self, at: int, first_line: int) -> Pos:
+        index = max(0, self.text.count("\n", 0, at))
+        return Pos(first_line + index, at - self.starts[index] + 1)

@@ -249,13 +249,11 @@ TOO_LARGE = (
         ),
         pytest.param(
             FRONT + "---\n\n## Goal\n\nx <!-- never closed\n\n## Done when\n\ny\n",
-            # The comment hides the section below it, too.
-            "h.md:9:1: error: a Markdown contract without a prompt needs a '## Done when' "
-            "section [HZ111]\n"
-            "  hint: add a heading '## Done when' and what belongs under it\n"
-            "h.md:12:3: error: '<!--' opens an HTML comment that is never closed: the rest of "
-            "the body would be taken from the agent [HZ116]\n"
-            "  hint: close the comment with '-->'\n",
+            # CommonMark ends an inline "<!--" with its paragraph: the section below is one.
+            "h.md:12:3: error: '<!--' opens an HTML comment that is not closed before its "
+            "paragraph or block ends [HZ116]\n"
+            "  hint: close it with '-->' in the same paragraph or block; to show '<!--' as "
+            "text, write '&lt;!--'\n",
             id="unclosed-comment",
         ),
     ],

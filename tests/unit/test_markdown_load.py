@@ -36,9 +36,14 @@ def test_an_unclosed_fence_keeps_the_rest_as_text() -> None:
 
 
 def test_an_unclosed_comment_is_located() -> None:
+    """An inline ``<!--`` without its ``-->`` is text to CommonMark (kept, and reported); an
+    HTML block opened by ``<!--`` runs to the end of its container (removed, and reported)."""
     body = read_body("x\n  y <!-- z\n", 10)
     assert body.unclosed_comment == Pos(11, 5)
-    assert body.text == "x\n  y\n"
+    assert body.text == "x\n  y <!-- z\n"
+    block = read_body("x\n\n- a\n\n  <!-- z\n  b\n\nc\n", 1)
+    assert block.unclosed_comment == Pos(5, 3)
+    assert block.text == "x\n\n- a\n\nc\n"
 
 
 def test_input_names_are_found_once_where_first_named() -> None:
@@ -114,3 +119,4 @@ def test_backticks_after_a_backtick_fence_make_inline_code_not_a_fence() -> None
     assert [s.title for s in body.sections] == ["Goal", "Done when"]
     fenced = read_body("~~~ `x`\n<!-- kept -->\n~~~\n", 1)
     assert fenced.text == "~~~ `x`\n<!-- kept -->\n~~~\n"
+
