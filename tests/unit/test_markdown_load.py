@@ -120,3 +120,39 @@ def test_backticks_after_a_backtick_fence_make_inline_code_not_a_fence() -> None
     fenced = read_body("~~~ `x`\n<!-- kept -->\n~~~\n", 1)
     assert fenced.text == "~~~ `x`\n<!-- kept -->\n~~~\n"
 
+
+def test_code_in_list_items_and_blockquotes_keeps_its_comments() -> None:
+    """CommonMark containers: a fence in a list item or a blockquote, and an indented code
+    block, are code; their ``<!--``, ``## `` and ``---`` are text."""
+    listed = "- step\n\n  ```\n  <!-- kept -->\n  ## Done when\n  ---\n  ```\n"
+    assert read_body(listed, 1).text == listed
+    assert read_body(listed, 1).comments == ()
+    assert read_body(listed, 1).sections == ()
+    quoted = "> ```\n> <!-- kept -->\n> ```\n"
+    assert read_body(quoted, 1).text == quoted
+    indented = "x\n\n    <!-- kept -->\n"
+    assert read_body(indented, 1).text == indented
+    assert read_body(indented, 1).comments == ()
+
+
+def test_a_comment_in_a_list_item_is_removed() -> None:
+    body = read_body("- a <!-- inline -->\n- b\n\n  <!-- block -->\n  c\n", 4)
+    assert body.text == "- a \n- b\n\n  c\n"
+    assert body.comments == ("<!-- inline -->", "<!-- block -->")
+
+
+def test_headings_in_a_blockquote_or_list_item_are_not_sections() -> None:
+    """Only a top-level ``##`` heading is a section: one inside a container is the
+    container's (CommonMark nests it there), so it counts as content."""
+    body = read_body("## Goal\n\n> ## Done when\n\n- ## Maintains\n", 1)
+    assert body.sections == (Section("Goal", Pos(1, 1), False),)
+
+
+def test_pathological_bodies_parse() -> None:
+    """Shapes that make some Markdown parsers blow up parse, at the size cap, to an answer."""
+    deep = read_body(">" * 2000 + " <!-- deep -->\n" + "  " * 500 + "- x\n", 1)
+    assert deep.comments == ()  # beyond markdown-it's nesting limit the text is kept
+    ticks = read_body("`" * 10000 + " <!-- c --> " + "`" * 9999 + "\n", 1)
+    assert ticks.comments == ("<!-- c -->",)
+    openers = read_body("x <!--\n" * 10000, 1)
+    assert openers.unclosed_comment == Pos(1, 3)
