@@ -48,7 +48,8 @@ class Body:
     ``text`` is the contract text the agent gets: the body without its HTML comments
     (``comments``, each as written); ``line`` is the file line the body starts on.
     ``inputs`` are the ``inputs.NAME`` the body names, each where it is first named;
-    ``unclosed_comment`` is where a ``<!--`` without its ``-->`` starts.
+    ``unclosed_comment`` is where a ``<!--`` without its ``-->`` starts; ``too_deep`` is
+    where the body first nests deeper than the Markdown parser reads.
     """
 
     line: int
@@ -58,6 +59,7 @@ class Body:
     inputs: tuple[tuple[str, Pos], ...] = ()
     unclosed_comment: Pos | None = None
     built_prompt: bool = False
+    too_deep: Pos | None = None
 
 
 @dataclass(frozen=True, slots=True)

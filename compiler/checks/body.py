@@ -1,4 +1,4 @@
-"""The rules of a Markdown contract's body (HZ111–HZ116) and the frontmatter keys it replaces.
+"""The rules of a Markdown contract's body (HZ111–HZ117) and the frontmatter keys it replaces.
 
 The sections a body must have depend on its ``kind`` (``REQUIRED``); a body without a
 ``prompt`` in its frontmatter needs Goal and Done when whatever its kind, since the request
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from hz.compiler.checks.common import get
 from hz.compiler.diagnostics import Diagnostic
-from hz.compiler.rules.registry import HZ101, HZ111, HZ112, HZ113, HZ114, HZ115, HZ116, RULES
+from hz.compiler.load.body import NESTING
+from hz.compiler.rules.registry import HZ101, HZ111, HZ112, HZ113, HZ114, HZ115, HZ116, HZ117, RULES
 from hz.compiler.source import Body, SourceDoc
 
 #: The sections a contract of a kind must have, in the order they are reported.
@@ -64,6 +65,19 @@ def check_body(doc: SourceDoc) -> list[Diagnostic]:
                     "close it with '-->' in the same paragraph or block; to show '<!--' as "
                     "text, write '&lt;!--'"
                 ),
+            )
+        )
+    if body.too_deep is not None:
+        at = body.too_deep
+        out.append(
+            Diagnostic(
+                HZ117,
+                f"the body nests lists and blockquotes {NESTING} levels deep: hz cannot read "
+                "what is inside, nor take its comments out",
+                doc.path,
+                at.line,
+                at.column,
+                hint=f"nest at most {NESTING - 1} levels (a blockquote counts one, a list two)",
             )
         )
     out += _sections(doc, body)

@@ -13,16 +13,18 @@ change is made on the body's own lines, so everything but a comment stays byte f
   list item or a blockquote); it runs to the next top-level ATX heading of level 1 or 2.
 
 The loader has capped the body (256 KiB); markdown-it-py's parse is linear on the
-pathological shapes measured in docs/decisions/0015-markdown-contracts.md, and its nesting
-limit stops deeper containers (whose text is then kept as written).
+pathological shapes measured in docs/decisions/0015-markdown-contracts.md. Its nesting limit
+leaves deeper containers unparsed (their comments would stay): ``too_deep`` says where.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from dataclasses import replace
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline.html_inline import html_inline as markdown_it_html_inline
 from markdown_it.token import Token
@@ -36,10 +38,16 @@ _OPEN, _CLOSE = "<!--", "-->"
 _COMMENT_AT = "hz_at"  # an inline comment token's offset in its inline content
 _LITERALS = "hz_literal_openers"  # offsets of a "<!--" the inline parser left as text
 _SRC = "hz_src"  # the inline content being parsed
+_TOO_DEEP = "hz_too_deep"  # offsets where markdown-it's nesting limit left lines unparsed
+
+
+#: markdown-it reads no block nested this deep (its commonmark preset's limit, set here so
+#: the number is hz's): a blockquote counts one level, a list two (the list and its item).
+NESTING = 20
 
 
 def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark")
+    md = MarkdownIt("commonmark", {"maxNesting": NESTING})
     md.disable("inline")  # run per inline token below, to know each one's offsets
 
     def html_inline(state: StateInline, silent: bool) -> bool:
@@ -56,6 +64,16 @@ def _parser() -> MarkdownIt:
         return found
 
     md.inline.ruler.at("html_inline", html_inline)
+    tokenize = md.block.tokenize
+
+    def block_tokenize(state: StateBlock, start: int, end: int) -> None:
+        # markdown-it skips, without a word, what is nested deeper than its limit: say where.
+        line = state.skipEmptyLines(start)
+        if state.level >= NESTING and line < end and state.sCount[line] >= state.blkIndent:
+            state.env.setdefault(_TOO_DEEP, []).append(state.bMarks[line] + state.tShift[line])
+        tokenize(state, start, end)
+
+    md.block.tokenize = block_tokenize  # type: ignore[method-assign,assignment]
     return md
 
 
@@ -72,7 +90,8 @@ def read_body(text: str, first_line: int) -> Body:
     spans: list[tuple[int, int]] = []
     unclosed: list[int] = []
     headings: dict[int, int] = {}  # line index -> level, top-level ATX headings
-    for token in _MD.parse(text):
+    env: dict[str, list[int]] = {}
+    for token in _MD.parse(text, env):
         if token.map is None:
             continue
         if token.type == "html_block" and token.content.lstrip(" \t").startswith(_OPEN):
@@ -82,7 +101,15 @@ def read_body(text: str, first_line: int) -> Body:
         elif token.type == "heading_open" and token.level == 0 and token.markup.startswith("#"):
             headings[token.map[0]] = int(token.tag[1])
     spans.sort()
-    return _Lines(text, lines, starts, spans).body(first_line, headings, unclosed)
+    body = _Lines(text, lines, starts, spans).body(first_line, headings, unclosed)
+    if _TOO_DEEP in env:
+        body = replace(body, too_deep=_pos(text, starts, min(env[_TOO_DEEP]), first_line))
+    return body
+
+
+def _pos(text: str, starts: list[int], at: int, first_line: int) -> Pos:
+    index = bisect_right(starts, at) - 1
+    return Pos(first_line + index, at - starts[index] + 1)
 
 
 def _block_comments(
@@ -228,9 +255,7 @@ class _Lines:
             sections=tuple(Section(t, p, not content) for t, p, content in sections if t),
             comments=tuple(self.text[start:end] for start, end in self.spans),
             inputs=tuple(inputs.items()),
-            unclosed_comment=self._pos(min(unclosed), first_line) if unclosed else None,
+            unclosed_comment=(
+                _pos(self.text, self.starts, min(unclosed), first_line) if unclosed else None
+            ),
         )
-
-    def _pos(self, at: int, first_line: int) -> Pos:
-        index = max(0, self.text.count("\n", 0, at))
-        return Pos(first_line + index, at - self.starts[index] + 1)

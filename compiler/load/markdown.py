@@ -16,6 +16,7 @@ the frontmatter has no ``prompt``, the request built from the body's sections
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any
 
 from hz.compiler.diagnostics import Diagnostic
@@ -134,15 +135,7 @@ def load_markdown(data: bytes, path: str) -> Loaded:
     if built:
         doc_data["prompt"] = built_prompt(body, doc_data)
         values[("prompt",)] = here
-    body = Body(
-        body.line,
-        body.text,
-        body.sections,
-        body.comments,
-        body.inputs,
-        body.unclosed_comment,
-        built_prompt=built,
-    )
+    body = replace(body, built_prompt=built)
     return SourceDoc(path, text, doc_data, values, keys, dict(composer.scalars), body), []
 
 

@@ -87,6 +87,7 @@ HZ113: Final = _rule("HZ113", "Section given twice")
 HZ114: Final = _rule("HZ114", "Body names an undeclared input", "warning")
 HZ115: Final = _rule("HZ115", "Declared input the body never names", "warning")
 HZ116: Final = _rule("HZ116", "HTML comment never closed")
+HZ117: Final = _rule("HZ117", "Body nested too deeply to read")
 
 # Refused agent choices
 HZ201: Final = _rule("HZ201", "Refused: `hz.agent.runner`")

@@ -151,8 +151,20 @@ def test_headings_in_a_blockquote_or_list_item_are_not_sections() -> None:
 def test_pathological_bodies_parse() -> None:
     """Shapes that make some Markdown parsers blow up parse, at the size cap, to an answer."""
     deep = read_body(">" * 2000 + " <!-- deep -->\n" + "  " * 500 + "- x\n", 1)
-    assert deep.comments == ()  # beyond markdown-it's nesting limit the text is kept
+    assert deep.comments == ()  # beyond the nesting limit nothing is read: HZ117 says where
+    assert deep.too_deep == Pos(1, 21)
     ticks = read_body("`" * 10000 + " <!-- c --> " + "`" * 9999 + "\n", 1)
     assert ticks.comments == ("<!-- c -->",)
     openers = read_body("x <!--\n" * 10000, 1)
     assert openers.unclosed_comment == Pos(1, 3)
+
+
+def test_the_first_line_nested_beyond_the_limit_is_located() -> None:
+    """A list level counts two: nine nested lists are read, the tenth is not; 19
+    blockquotes are read, the 20th is not."""
+    read = read_body("".join("  " * i + "- x\n" for i in range(9)), 3)
+    assert read.too_deep is None
+    unread = read_body("".join("  " * i + "- x\n" for i in range(10)), 3)
+    assert unread.too_deep == Pos(12, 21)
+    assert read_body(">" * 19 + " x\n", 1).too_deep is None
+    assert read_body(">" * 20 + " x\n", 1).too_deep == Pos(1, 22)
