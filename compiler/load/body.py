@@ -150,8 +150,9 @@ def _inline_comments(
     """Parse an inline token's content; its comments and literal ``<!--`` by file offset.
 
     The content is the token's lines without their container prefixes (and the last one
-    without trailing blanks), so each content line ends where its file line does, or is the
-    last occurrence on it: that maps a content offset to a file offset."""
+    without trailing blanks), so each content line, without its leading blanks, ends where its
+    file line does, or is the last occurrence on it: that maps a content offset to a file
+    offset."""
     assert token.map is not None
     literals: list[int] = []
     env = {_SRC: token.content, _LITERALS: literals}
@@ -164,9 +165,14 @@ def _inline_comments(
     offset = 0
     for number, part in enumerate(content):
         line = lines[token.map[0] + number] if token.map[0] + number < len(lines) else ""
-        column = line.rfind(part)
+        # Leading blanks may be rewritten (a tab split by a container's indentation becomes
+        # spaces); no comment starts or ends in them, so the line is found without them.
+        text = part.lstrip(" \t")
+        column = line.rfind(text)
         bases.append(offset)
-        files.append(-1 if column < 0 else starts[token.map[0] + number] + column)
+        files.append(
+            -1 if column < 0 else starts[token.map[0] + number] + column - len(part) + len(text)
+        )
         offset += len(part) + 1
 
     def to_file(at: int) -> int:
@@ -177,7 +183,7 @@ def _inline_comments(
         if child.type == "html_inline" and _COMMENT_AT in child.meta:
             start = to_file(child.meta[_COMMENT_AT])
             end = to_file(child.meta[_COMMENT_AT] + len(child.content) - 1)
-            if start >= 0 and end >= 0:  # else kept: a line markdown-it rewrote (tabs)
+            if start >= 0 and end >= 0:  # else kept: a line not found (none is known)
                 spans.append((start, end + 1))
     for at in literals:
         where = to_file(at)

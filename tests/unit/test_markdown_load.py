@@ -168,3 +168,14 @@ def test_the_first_line_nested_beyond_the_limit_is_located() -> None:
     assert unread.too_deep == Pos(12, 21)
     assert read_body(">" * 19 + " x\n", 1).too_deep is None
     assert read_body(">" * 20 + " x\n", 1).too_deep == Pos(1, 22)
+
+
+def test_inline_comments_are_found_in_their_file_lines() -> None:
+    """An inline comment's position comes from its file line, whatever the container cut
+    off in front of it: a blockquote's marker, or a tab markdown-it turns into spaces."""
+    body = read_body("> a <!-- c --> inputs.x\n- a\n\tb <!-- d --> inputs.y\n", 7)
+    assert body.text == "> a  inputs.x\n- a\n\tb  inputs.y\n"
+    assert body.comments == ("<!-- c -->", "<!-- d -->")
+    assert body.inputs == (("x", Pos(7, 16)), ("y", Pos(9, 15)))
+    unclosed = read_body("- a\n\tb <!-- d\n", 1)
+    assert unclosed.unclosed_comment == Pos(2, 4)
