@@ -26,7 +26,7 @@ from dataclasses import replace
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
-from markdown_it.rules_inline.html_inline import html_inline as markdown_it_html_inline
+from markdown_it.rules_inline import html_inline as markdown_it_html_inline
 from markdown_it.token import Token
 
 from hz.compiler.source import Body, Pos, Section

@@ -3,7 +3,11 @@ comments, fences, sections, and the keys beside hz:."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
+
+from markdown_it.parser_block import ParserBlock
+from markdown_it.rules_inline import html_inline
 
 from hz.compiler.load.body import read_body
 from hz.compiler.load.markdown import frontmatter_end, has_hz_block, load_markdown
@@ -179,3 +183,15 @@ def test_inline_comments_are_found_in_their_file_lines() -> None:
     assert body.inputs == (("x", Pos(7, 16)), ("y", Pos(9, 15)))
     unclosed = read_body("- a\n\tb <!-- d\n", 1)
     assert unclosed.unclosed_comment == Pos(2, 4)
+
+
+def test_the_markdown_it_functions_hz_wraps_keep_their_signatures() -> None:
+    """hz wraps markdown-it's block tokenizer and html_inline rule (STYLE 22): a change of
+    their signatures upstream must fail here, not in a contract."""
+    assert list(inspect.signature(ParserBlock.tokenize).parameters) == [
+        "self",
+        "state",
+        "startLine",
+        "endLine",
+    ]
+    assert list(inspect.signature(html_inline).parameters) == ["state", "silent"]
