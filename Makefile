@@ -61,17 +61,18 @@ lint: $(VENV)/.test-deps
 typecheck: $(VENV)/.test-deps
 	$(BIN)/mypy
 
-# Two lanes, one coverage: the bulk on two workers (pytest-xdist), then the timing-sensitive
-# tests (marked `serial`: signals, cancels, timeouts, kill grace, fleet chaos) alone on the quiet
-# machine. The second lane appends to the first's data, so the floor is checked over both.
+# Two lanes, one coverage: the bulk on three workers (pytest-xdist; on two cores a third
+# overlaps the tests that wait on an agent or a server), then the timing-sensitive tests (marked
+# `serial`: signals, cancels, timeouts, kill grace, fleet chaos) alone on the quiet machine. The
+# second lane appends to the first's data, so the floor is checked over both.
 PYTEST_ENV = HZ_AGENT_CLIS="$(AGENT_CLIS)" HZ_JSON_SCHEMA_SUITE="$(JSON_SCHEMA_SUITE)"
 # Every hz the tests start reads the product's bytecode compiled once here: an environment with
 # PYTHONDONTWRITEBYTECODE would otherwise compile hz from source in each of hundreds of
 # processes. compileall skips what is fresh; the files are gitignored.
 pytest: $(VENV)/.test-deps json-schema-suite
 	$(BIN)/python -m compileall -q hz compiler runtime
-	.ci/timed "pytest, parallel lane (-n 2)" env $(PYTEST_ENV) \
-	  $(BIN)/pytest -n 2 -m "not serial" --cov --cov-report= --cov-fail-under=0
+	.ci/timed "pytest, parallel lane (-n 3)" env $(PYTEST_ENV) \
+	  $(BIN)/pytest -n 3 -m "not serial" --cov --cov-report= --cov-fail-under=0
 	.ci/timed "pytest, serial lane" env $(PYTEST_ENV) $(BIN)/pytest -m serial --cov --cov-append
 
 # The downloads do not depend on each other (pip, npm, the suite's sdist): in parallel.

@@ -133,19 +133,22 @@ def timeline(s: Space, run_id: str) -> list[str]:
 # -- many workers ------------------------------------------------------------------------------
 
 
-def test_three_workers_run_three_hundred_runs_each_exactly_once(
+def test_three_workers_run_ninety_runs_each_exactly_once(
     tmp_path: Path, pg_dsn: str, fleet: list[Any]
 ) -> None:
+    # 90 runs through 12 slots: every slot claims in more than seven rounds against the other
+    # two workers' (exactly-once is a property of each claim; larger loads are
+    # benchmarks/workers.py's).
     s = fleet_space(tmp_path, pg_dsn)
     fleet.append(s)
     workers = [Worker(s, "-j", "4", host=host) for host in ("alpha", "beta", "gamma")]
     fleet.extend(workers)
-    ids = submit_many(s, 300)
-    until(lambda: all_terminal(s, 300), ceiling=240, what="300 runs settled")
+    ids = submit_many(s, 90)
+    until(lambda: all_terminal(s, 90), ceiling=240, what="90 runs settled")
     assert [w.stop(60) for w in workers] == [0, 0, 0], [w.stderr for w in workers]
     assert set(states(s).values()) == {"completed"}
-    assert starts_by_who(s) == {f"n{n}": 1 for n in range(300)}  # each started exactly once
-    assert len(s.starts()) == 300
+    assert starts_by_who(s) == {f"n{n}": 1 for n in range(90)}  # each started exactly once
+    assert len(s.starts()) == 90
     rows = s.rows()
     assert {r["host_id"] for r in rows} == {"alpha", "beta", "gamma"}
     for worker in workers:
@@ -159,7 +162,7 @@ def test_three_workers_run_three_hundred_runs_each_exactly_once(
         }
     assert sorted(r["id"] for r in rows) == sorted(ids)
     assert set(s.jobs().values()) == {"succeeded"}
-    assert len(s.jobs()) == 300  # one job per run, none deferred twice
+    assert len(s.jobs()) == 90  # one job per run, none deferred twice
 
 
 # -- a worker killed ---------------------------------------------------------------------------
@@ -611,7 +614,7 @@ def test_three_workers_never_reserve_past_the_daily_ceiling(
         tmp_path,
         "json",
         "--cost=0.1",
-        "--delay=1.5",
+        "--delay=1.0",
         f"--markers={marks}",
         "--prompt-file={prompt_file}",
         max_usd=0.4,
@@ -636,7 +639,7 @@ def test_three_workers_never_reserve_past_the_daily_ceiling(
         peak_reserved = max(peak_reserved, float(row["reserved"]))
         peak_live = max(peak_live, int(row["live"]))
         time.sleep(0.02)
-    time.sleep(2.0)  # time for a wrongly admitted eighth start
+    time.sleep(1.5)  # time for a wrongly admitted eighth start: past a fetch poll (1 s)
     assert [w.stop(60) for w in workers] == [0, 0, 0]
     assert peak_reserved <= 1.0 + 1e-9
     assert peak_live == 2
