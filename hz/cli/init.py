@@ -9,19 +9,18 @@ operator's state directory, outside the working tree.
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 
 import click
 
 from hz.cli.help import examples
+from hz.cli.params import JOB_NAME
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.files import write_file
 from hz.runtime.artifacts.regular_file import check_links, read_regular_text
 
 #: hz.name's pattern in the contract schema.
-NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 SCHEMA_PATH = Path(".hz") / "contract.schema.json"
 #: A larger schema is none hz wrote.
@@ -122,7 +121,7 @@ def init(directory: Path, contracts_dir: str, name: str, markdown: bool) -> int:
     """
     from hz.compiler.checks.structure import schema_text
 
-    if not NAME.fullmatch(name):
+    if not JOB_NAME.fullmatch(name):
         raise click.BadParameter(f"{name!r} is not a lowercase slug", param_hint="'--name'")
     if not directory.is_dir():
         raise click.UsageError(f"{directory} is not a directory")

@@ -8,7 +8,7 @@ import click
 
 from hz.cli.counts import plural
 from hz.cli.help import examples
-from hz.cli.params import format_choice
+from hz.cli.params import format_choice, job_name
 from hz.cli.transcripts import receipt_directory
 from hz.cli.transcripts import show as show_receipt
 from hz.runtime.artifacts.printable import printable, printable_json
@@ -44,30 +44,12 @@ def config() -> None:
     """Inspect the configuration."""
 
 
-def _job_name(value: str | None) -> str | None:
-    """A job's name as a contract's hz.name is written: a lowercase slug of at most 64."""
-    import re
-
-    from hz.runtime.artifacts.packet_limits import MAX_NAME
-    from hz.runtime.artifacts.printable import cut
-
-    if value is None or (
-        len(value) <= MAX_NAME and re.fullmatch(r"[a-z][a-z0-9]*(-[a-z0-9]+)*", value)
-    ):
-        return value
-    raise click.BadParameter(
-        f"{printable(cut(repr(value), 80))} is not a job name: a contract's hz.name is a "
-        f"lowercase slug of at most {MAX_NAME} characters (e.g. review-pr)",
-        param_hint="'--job'",
-    )
-
-
 @config.command(epilog=examples("hz config show", "hz config show --job review-pr --format json"))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @click.option(
     "--job",
     metavar="NAME",
-    callback=lambda ctx, param, value: _job_name(value),
+    callback=lambda ctx, param, value: job_name(value),
     help='The effective configuration of the job NAME: its [jobs."…"] table over the base.',
 )
 def show(fmt: str, job: str | None) -> int:

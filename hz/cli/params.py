@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,9 @@ import click
 
 from hz.runtime.artifacts.printable import printable
 from hz.runtime.process.threads import MAX_PARALLEL
+
+#: A job's name as a contract's hz.name is written: a lowercase slug.
+JOB_NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
 
 #: What click.option returns: it decorates a command's function.
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -89,3 +93,17 @@ def path_option(
 
     kind = click.Path(file_okay=False) if directory else click.Path(dir_okay=False)
     return click.option(*decls, type=kind, required=required, callback=checked, help=help)
+
+
+def job_name(value: str | None) -> str | None:
+    """The value of an option naming a job: a contract's hz.name, a slug of at most 64."""
+    from hz.runtime.artifacts.packet_limits import MAX_NAME
+    from hz.runtime.artifacts.printable import cut
+
+    if value is None or (len(value) <= MAX_NAME and JOB_NAME.fullmatch(value)):
+        return value
+    raise click.BadParameter(
+        f"{printable(cut(repr(value), 80))} is not a job name: a contract's hz.name is a "
+        f"lowercase slug of at most {MAX_NAME} characters (e.g. review-pr)",
+        param_hint="'--job'",
+    )
