@@ -11,7 +11,8 @@ import functools
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -295,7 +296,7 @@ def connect(path: Path) -> SqliteConnection:
         raw.row_factory = sqlite3.Row
         raw.text_factory = TEXT
         raw.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        raw.execute("PRAGMA journal_mode = WAL")
+        wal(raw)
         # NORMAL: in WAL mode a commit survives a crash of any process, not a power loss;
         # the one commit that must survive that too (``dispatching``) uses ``durable``.
         raw.execute("PRAGMA synchronous = NORMAL")
@@ -310,6 +311,37 @@ def connect(path: Path) -> SqliteConnection:
         raw.close()
         raise
     return connection
+
+
+#: SQLite's primary result code for "another connection holds the lock".
+_SQLITE_BUSY = 5
+
+
+def wal(
+    raw: sqlite3.Connection,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], object] = time.sleep,
+) -> None:
+    """Put the ledger in WAL mode, waiting out other processes as the busy timeout does.
+
+    Switching a fresh file to WAL reads it (a shared lock) and then needs it alone; when
+    another process opening the same fresh ledger holds a lock between the two, SQLite
+    answers "database is locked" at once instead of calling the busy handler (waiting there
+    could deadlock). Nothing was changed, so the switch is tried again, for as long as any
+    other statement would wait."""
+    deadline = clock() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.001
+    while True:
+        try:
+            raw.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as e:
+            busy = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF == _SQLITE_BUSY
+            if not busy or clock() >= deadline:
+                raise
+        sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _cannot_open(e: sqlite3.Error, path: Path) -> LedgerError:

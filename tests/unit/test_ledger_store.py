@@ -19,7 +19,7 @@ from hz.runtime.artifacts.result import AgentResult
 from hz.runtime.config.layers import load_config
 from hz.runtime.config.tables import SystemSettings
 from hz.runtime.ledger.cancel import cancel
-from hz.runtime.ledger.db import MIGRATIONS, SCHEMA_VERSION, LedgerError
+from hz.runtime.ledger.db import BUSY_TIMEOUT_MS, MIGRATIONS, SCHEMA_VERSION, LedgerError, wal
 from hz.runtime.ledger.paths import state_dir
 from hz.runtime.ledger.reconcile import reconcile
 from hz.runtime.ledger.store import (
@@ -123,6 +123,48 @@ def test_two_processes_migrate_one_fresh_ledger_once(tmp_path: Path) -> None:
     processes = [subprocess.Popen([sys.executable, "-c", code, str(path)]) for _ in range(4)]
     assert [p.wait(timeout=60) for p in processes] == [0, 0, 0, 0]
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def _writing(path: Path) -> sqlite3.Connection:
+    """Another process's write transaction on a ledger file not yet in WAL mode."""
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("CREATE TABLE t (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO t VALUES (1)")
+    return other
+
+
+def test_wal_waits_for_a_fresh_ledger_another_process_is_writing(tmp_path: Path) -> None:
+    """SQLite answers "database is locked" at once here (no busy handler): the race of two
+    processes opening one fresh ledger that CI met. hz tries the switch again."""
+    path = tmp_path / "ledger.sqlite3"
+    other = _writing(path)
+    raw = sqlite3.connect(path, timeout=0.05, isolation_level=None)
+    pauses: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        if len(pauses) == 2:
+            other.execute("COMMIT")  # the other process is done
+
+    wal(raw, sleep=sleep)
+    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert pauses == [0.001, 0.002]
+
+
+def test_wal_gives_up_when_the_busy_timeout_has_passed(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    other = _writing(path)
+    raw = sqlite3.connect(path, timeout=0.05, isolation_level=None)
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += 1.0
+
+    with pytest.raises(sqlite3.OperationalError, match=r"^database is locked$"):
+        wal(raw, clock=lambda: now[0], sleep=sleep)
+    assert now[0] == BUSY_TIMEOUT_MS / 1000
+    other.execute("ROLLBACK")
 
 
 def test_the_state_dir_comes_from_the_environment_then_the_operator(tmp_path: Path) -> None:
