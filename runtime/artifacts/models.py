@@ -24,6 +24,8 @@ from pydantic_core import PydanticCustomError, to_json
 from hz.runtime.artifacts import strict_json
 from hz.runtime.artifacts.canonical import digest_of, sha256_hex
 from hz.runtime.artifacts.errors import FormatError
+from hz.runtime.artifacts.operations import AT_END as _AT_END
+from hz.runtime.artifacts.operations import OPERATION_PATTERN, WINDOW_PATTERN
 from hz.runtime.artifacts.packet_limits import (
     MAX_CONTRACT_BYTES,
     MAX_DIGEST,
@@ -215,13 +217,56 @@ class Identity(Frozen):
     description: Description | None = Field(default=None, exclude_if=_absent)
 
 
+#: (pydantic's patterns are Rust's regular expressions: ``$`` is the end of the text already.)
+Operation = Annotated[str, Field(pattern=OPERATION_PATTERN.removesuffix(_AT_END), max_length=128)]
+WindowText = Annotated[str, Field(pattern=WINDOW_PATTERN.removesuffix(_AT_END))]
+#: A resolved window's end points and a fetch time: ISO 8601 UTC, to the second.
+UtcTime = Annotated[str, Field(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$")]
+
+
+class ReadSpec(Frozen):
+    """Where an input's value is fetched from before the session: a capability operation
+    (``hz.runtime.artifacts.operations``), its arguments and, when it takes one, a window."""
+
+    operation: Operation
+    args: dict[Name, JsonValue] = Field(default_factory=dict)
+    window: WindowText | None = Field(default=None, exclude_if=_absent)
+
+
 class InputSpec(Frozen):
-    """One declared input: its JSON Schema (2020-12) and, when optional, its default."""
+    """One declared input: its JSON Schema (2020-12) and, when optional, its default; or,
+    with ``read``, the operation hz fetches it through."""
 
     description: Description | None = None
     schema_: dict[str, JsonValue] | bool = Field(default_factory=dict, alias="schema")
     required: bool = True
     default: JsonValue = None
+    read: ReadSpec | None = Field(default=None, exclude_if=_absent)
+
+
+class ResolvedWindow(Frozen):
+    """A window as it was resolved at fetch time: the contract's text and two UTC times;
+    ``fallback`` when ``since-last-success`` found no completed run and used the documented
+    fallback instead."""
+
+    spec: WindowText
+    since: UtcTime
+    until: UtcTime
+    fallback: bool = Field(default=False, exclude_if=lambda value: not value)
+
+
+class InputSource(Frozen):
+    """Where one input's value came from. ``given``: typed in (``--input``, ``--inputs``)
+    although the job reads it; otherwise the provider that fetched it, the operation and its
+    arguments, the resolved window, when, and the value's sha256 (canonical JSON)."""
+
+    given: bool = Field(default=False, exclude_if=lambda value: not value)
+    provider: Name | None = Field(default=None, exclude_if=_absent)
+    operation: Operation | None = Field(default=None, exclude_if=_absent)
+    args: dict[Name, JsonValue] | None = Field(default=None, exclude_if=_absent)
+    window: ResolvedWindow | None = Field(default=None, exclude_if=_absent)
+    fetched_at: UtcTime | None = Field(default=None, exclude_if=_absent)
+    sha256: Digest
 
 
 class OutputSpec(Frozen):
@@ -283,6 +328,10 @@ class Packet(Frozen):
     #: inputs are bound by ``job_digest`` and ``inputs_sha256``). Anyone who can write the
     #: packet can recompute all three; they guard against edits, not against its author.
     prompt_sha256: Digest
+    #: For each input the job reads through a provider: where its value came from.
+    sources: dict[Name, InputSource] = Field(
+        default_factory=dict, exclude_if=lambda value: not value
+    )
 
     @model_validator(mode="after")
     def _within_caps(self) -> Packet:

@@ -1,0 +1,1 @@
+"""Capability providers: what fetches an input's value before the session (``protocol``)."""
