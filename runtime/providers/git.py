@@ -1,0 +1,447 @@
+"""The ``git`` provider: ``git.log``, ``git.diff`` and ``git.changed_files`` of the working
+directory's repository, read with the real git CLI.
+
+git runs through the process chokepoint (``hz.runtime.providers.child``) in the run's working
+directory, which must be in a git repository. What it may do is narrowed on every call:
+
+- Environment: only hz's allowlist (PATH, HOME, TMPDIR, the locale); no ``GIT_*`` variable of
+  hz's environment (``GIT_DIR``, ``GIT_CONFIG_*``, ``GIT_EXEC_PATH`` would point git
+  elsewhere). hz sets ``GIT_CONFIG_NOSYSTEM=1``, ``GIT_TERMINAL_PROMPT=0``,
+  ``GIT_OPTIONAL_LOCKS=0`` (a read never takes the index lock), ``GIT_NO_LAZY_FETCH=1`` and
+  ``LC_ALL=C`` (git's messages in English, as hz quotes them).
+- Nothing runs but git: ``--no-pager``, ``-c core.pager=cat``, ``-c core.fsmonitor=false``,
+  ``-c log.showSignature=false`` (no gpg), ``-c protocol.allow=never`` (a partial clone's
+  missing object is an error, never a download), ``--no-ext-diff --no-textconv``, and no
+  command that runs hooks. A diff always compares two commits, never the working tree, so no
+  clean filter runs either.
+- Output is parsed, never guessed: ``git.log`` reads a ``--format`` of fields separated by NUL
+  (``-z``); git ends a commit's message at a NUL byte, so no commit text can shift a field.
+  ``changed_files`` reads ``--name-status -z``.
+- Arguments are never options: a ``range`` or ``path`` that starts with ``-`` is refused
+  (``HZ727``), revisions follow ``--end-of-options`` and paths follow ``--`` as literal
+  pathspecs (``--literal-pathspecs``: no glob, no ``:(magic)``), and a path must stay inside
+  the working directory.
+
+Text git prints that is not UTF-8 (an author name, a file name) is decoded with U+FFFD for
+each byte that is not. docs/providers-git-command.md documents the operations and what hz
+relies on (git's own ``safe.directory`` ownership check).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import posixpath
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Annotated, Any, ClassVar
+
+from pydantic import Field
+
+from hz.runtime.artifacts.operations import CATALOG, Operation, Window
+from hz.runtime.artifacts.printable import printable
+from hz.runtime.process.bounded import ProcessOutcome, run_bounded
+from hz.runtime.process.environment import child_environment
+from hz.runtime.process.limits import Limits
+from hz.runtime.providers import child
+from hz.runtime.providers.protocol import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_TIMEOUT_SECONDS,
+    HZ721,
+    HZ722,
+    HZ724,
+    HZ725,
+    HZ727,
+    FetchRequest,
+    ProviderError,
+    ProviderSettings,
+    Readiness,
+)
+from hz.runtime.settings.model import PathString
+
+#: The oldest git with ``--since-as-filter`` (a window that does not stop at the first older
+#: commit) and ``--end-of-options``.
+MIN_VERSION = (2, 37)
+#: ``git.log`` without ``max_commits``.
+DEFAULT_MAX_COMMITS = 1000
+
+#: Given to every git command before its own options.
+HARDENING: tuple[str, ...] = (
+    "--no-pager",
+    "--literal-pathspecs",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "log.showSignature=false",
+    "-c",
+    "protocol.allow=never",
+    "-c",
+    "color.ui=never",
+    "-c",
+    "i18n.logOutputEncoding=UTF-8",
+    "-c",
+    "diff.noprefix=false",
+    "-c",
+    "diff.mnemonicPrefix=false",
+    "-c",
+    "diff.relative=false",
+)
+_ENVIRONMENT = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_NO_LAZY_FETCH": "1",
+    "LC_ALL": "C",
+}
+#: A commit's fields as ``git.log`` asks for them: hash, author, email, committer time (Unix
+#: seconds), subject, body. ``-z`` ends each commit with a NUL.
+_FIELDS = ("%H", "%an", "%ae", "%ct", "%s", "%b")
+_LOG_FORMAT = "%x00".join(_FIELDS)
+_HASH = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
+_VERSION = re.compile(r"git version (\d+)\.(\d+)")
+_READY_TIMEOUT = 10.0
+
+
+class GitSettings(ProviderSettings):
+    table = "providers.git"
+
+    executable: Annotated[
+        PathString,
+        Field(description="the git program: a name found on `PATH`, or an absolute path"),
+    ] = "git"
+    timeout_seconds: Annotated[
+        child.TimeoutSeconds,
+        Field(description="how long one git command may run; then its process group is stopped"),
+    ] = DEFAULT_TIMEOUT_SECONDS
+    max_bytes: Annotated[
+        child.MaxBytes,
+        Field(
+            description="the most git output one fetch reads (the fetch's own cap applies too): "
+            "`git.diff` is cut there, `git.log` and `git.changed_files` fail (HZ725)"
+        ),
+    ] = DEFAULT_MAX_BYTES
+
+
+class GitProvider:
+    """The repository of the working directory, through the git CLI."""
+
+    name: ClassVar[str] = "git"
+    capabilities: ClassVar[tuple[str, ...]] = ("git",)
+    settings_model: ClassVar[type[GitSettings]] = GitSettings
+
+    def __init__(self, settings: GitSettings) -> None:
+        self.settings = settings
+
+    def operations(self) -> Mapping[str, Operation]:
+        return {name: op for name, op in CATALOG.items() if op.capability == "git"}
+
+    def ready(self, *, online: bool = False) -> Readiness:
+        """Whether git starts and is new enough. ``online`` changes nothing: git reads only
+        the local repository."""
+        try:
+            outcome = run_bounded(
+                [self.settings.executable, "--version"],
+                stdin=None,
+                cwd="/",
+                env=_environment(),
+                limits=Limits(timeout=_READY_TIMEOUT, max_stdout=4096, max_stderr=4096),
+            )
+        except Exception as e:  # ready never raises: a failure is a reason
+            return Readiness(False, f"git could not be run: {printable(str(e))}")
+        return _readiness(outcome)
+
+    def fetch(self, request: FetchRequest) -> Any:
+        name = request.operation.name
+        args = request.args
+        for key in ("range", "path"):
+            _check_not_option(args.get(key), key)
+        if name == "git.log":
+            return self._log(request)
+        if name == "git.diff":
+            return self._diff(request)
+        if name == "git.changed_files":
+            return self._changed_files(request)
+        raise ProviderError(HZ721, f"the git provider has no operation {printable(name)!r}")
+
+    # -- the operations ------------------------------------------------------------------
+
+    def _log(self, request: FetchRequest) -> list[dict[str, str]]:
+        args = request.args
+        count = args.get("max_commits", DEFAULT_MAX_COMMITS)
+        argv = [
+            "log",
+            "-z",
+            f"--format={_LOG_FORMAT}",
+            f"--max-count={count}",
+            *_window_options(request.window),
+            "--end-of-options",
+            args.get("range", "HEAD"),
+            *self._paths(request),
+        ]
+        out = self._read(request, argv)
+        return _commits(out)
+
+    def _diff(self, request: FetchRequest) -> dict[str, Any]:
+        text_range = _two_sided(request.args["range"])
+        argv = [
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-color",
+            "--find-renames",
+            "--end-of-options",
+            text_range,
+            *self._paths(request),
+        ]
+        outcome = self._run(request, argv)
+        if outcome.stdout_truncated:
+            return {
+                "range": text_range,
+                "diff": _text(_whole_chars(outcome.stdout)),
+                "truncated": True,
+            }
+        _check(outcome)
+        return {"range": text_range, "diff": _text(outcome.stdout), "truncated": False}
+
+    def _changed_files(self, request: FetchRequest) -> list[dict[str, str]]:
+        text_range = request.args.get("range")
+        if text_range is not None:
+            argv = [
+                "diff",
+                "--name-status",
+                "-z",
+                "--no-renames",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--end-of-options",
+                _two_sided(text_range),
+                *self._paths(request),
+            ]
+            return [
+                {"path": path, "status": status}
+                for status, path in _name_status(self._read(request, argv))
+            ]
+        if request.window is None:
+            raise ProviderError(
+                HZ727,
+                "git.changed_files needs a range (such as main..HEAD) or a window",
+                hint="give the input args: {range: ...} or a window: 7d",
+            )
+        argv = [
+            "log",
+            "-z",
+            "--name-status",
+            "--format=",
+            "--no-renames",
+            *_window_options(request.window),
+            "--end-of-options",
+            "HEAD",
+            *self._paths(request),
+        ]
+        return _net_changes(_name_status(self._read(request, argv)))
+
+    # -- running git ---------------------------------------------------------------------
+
+    def _paths(self, request: FetchRequest) -> list[str]:
+        path = request.args.get("path")
+        if path is None:
+            return ["--"]
+        return ["--", _inside(path, request)]
+
+    def _run(self, request: FetchRequest, argv: list[str]) -> ProcessOutcome:
+        return child.run(
+            [self.settings.executable, *HARDENING, *argv],
+            request=request,
+            stdin=None,
+            env=_environment(),
+            timeout=self.settings.timeout_seconds,
+            max_bytes=min(self.settings.max_bytes, request.max_bytes),
+            program="git",
+        )
+
+    def _read(self, request: FetchRequest, argv: list[str]) -> bytes:
+        outcome = self._run(request, argv)
+        if outcome.stdout_truncated:
+            cap = min(self.settings.max_bytes, request.max_bytes)
+            raise ProviderError(
+                HZ725,
+                f"git printed more than {cap} bytes",
+                hint="narrow the range, the window or the path, or lower max_commits",
+            )
+        _check(outcome)
+        return outcome.stdout
+
+
+def _environment() -> dict[str, str]:
+    return child_environment(extra=_ENVIRONMENT)
+
+
+def _readiness(outcome: ProcessOutcome) -> Readiness:
+    if outcome.launch_error is not None:
+        return Readiness(False, f"git did not start: {printable(outcome.launch_error)}")
+    said = outcome.stdout.decode("utf-8", errors="replace").strip()
+    match = _VERSION.match(said)
+    if outcome.exit_code != 0 or match is None:
+        return Readiness(False, f"git --version {outcome.describe_exit()}: {printable(said)}")
+    version = (int(match[1]), int(match[2]))
+    if version < MIN_VERSION:
+        need = ".".join(map(str, MIN_VERSION))
+        return Readiness(False, f"{printable(said)} is older than git {need}, which hz needs")
+    return Readiness(True, printable(said))
+
+
+def _check(outcome: ProcessOutcome) -> None:
+    if outcome.exit_code == 0:
+        return
+    said = outcome.stderr.decode("utf-8", errors="replace")
+    if "not a git repository" in said:
+        raise ProviderError(
+            HZ722,
+            "the working directory is not in a git repository",
+            hint="run hz in a git checkout, or bind the git capability to another provider",
+        )
+    if "dubious ownership" in said:
+        raise ProviderError(
+            HZ722,
+            "git refuses the repository: it is owned by another user (dubious ownership)",
+            hint="run hz as the repository's owner, or list it in safe.directory of your "
+            "global git configuration (see `git help config`)",
+        )
+    child.check_exit(outcome, "git")
+
+
+def _check_not_option(value: object, key: str) -> None:
+    if isinstance(value, str) and value.startswith("-"):
+        raise ProviderError(
+            HZ727,
+            f"the {key} {printable(value)!r} starts with '-': git would read it as an option",
+        )
+
+
+def _two_sided(text_range: str) -> str:
+    """A range of two revisions (``A..B``, ``A...B``; a side may be empty): the only ranges a
+    diff reads, as one revision alone would compare it with the working tree."""
+    if ".." not in text_range:
+        raise ProviderError(
+            HZ727,
+            f"the range {printable(text_range)!r} is one revision: a diff compares two, "
+            "such as main..HEAD",
+            hint=f"write {printable(text_range)}^..{printable(text_range)} for its own change",
+        )
+    return text_range
+
+
+def _inside(path: str, request: FetchRequest) -> str:
+    normal = posixpath.normpath(path)
+    if os.path.isabs(path) or normal == ".." or normal.startswith("../"):
+        raise ProviderError(
+            HZ727,
+            f"the path {printable(path)!r} is outside the working directory",
+            hint="give a path relative to the working directory, inside it",
+        )
+    return normal
+
+
+def _window_options(window: Window | None) -> list[str]:
+    """Commits whose committer time is in ``[since, until)``. ``--since-as-filter`` keeps
+    walking past an older commit (``--since`` stops there); git's times are whole seconds."""
+    if window is None:
+        return []
+    since = math.ceil(window.since.timestamp())
+    until = math.ceil(window.until.timestamp()) - 1
+    return [f"--since-as-filter=@{since}", f"--until=@{until}"]
+
+
+def _commits(out: bytes) -> list[dict[str, str]]:
+    fields = out.split(b"\0")
+    if fields and fields[-1] == b"":
+        fields.pop()
+    size = len(_FIELDS)
+    if len(fields) % size:
+        raise _unreadable("a commit record has the wrong number of fields")
+    commits = []
+    for start in range(0, len(fields), size):
+        commit, author, email, seconds, subject, body = fields[start : start + size]
+        if not _HASH.fullmatch(commit) or not seconds.isdigit():
+            raise _unreadable("a commit record does not start with a hash and a time")
+        when = datetime.fromtimestamp(int(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        commits.append(
+            {
+                "commit": commit.decode("ascii"),
+                "author": _text(author),
+                "email": _text(email),
+                "date": when,
+                "subject": _text(subject),
+                "body": _text(body).rstrip("\n"),
+            }
+        )
+    return commits
+
+
+def _name_status(out: bytes) -> list[tuple[str, str]]:
+    """``STATUS NUL PATH NUL`` pairs (renames are off, so every record has one path)."""
+    fields = out.split(b"\0")
+    if fields and fields[-1] == b"":
+        fields.pop()
+    if len(fields) % 2:
+        raise _unreadable("a --name-status record has no path")
+    pairs = []
+    for start in range(0, len(fields), 2):
+        status = fields[start].decode("ascii", errors="replace")
+        if not re.fullmatch(r"[A-Z][0-9]{0,3}", status):
+            raise _unreadable(f"{printable(status)!r} is no file status")
+        pairs.append((status[0], _text(fields[start + 1])))
+    return pairs
+
+
+def _net_changes(newest_first: list[tuple[str, str]]) -> list[dict[str, str]]:
+    """Each path once, with its change across the window: the commits' statuses (newest
+    first) folded from the oldest to the newest. A file added and then deleted in the window
+    is left out; deleted and added again is modified."""
+    newest: dict[str, str] = {}
+    oldest: dict[str, str] = {}
+    for status, path in newest_first:
+        newest.setdefault(path, status)
+        oldest[path] = status
+    changes = []
+    for path, last in newest.items():
+        first = oldest[path]
+        if first == "A":
+            if last == "D":
+                continue
+            status = "A"
+        elif last == "D":
+            status = "D"
+        elif first == "D":
+            status = "M"
+        else:
+            status = last
+        changes.append({"path": path, "status": status})
+    return sorted(changes, key=lambda change: change["path"])
+
+
+def _whole_chars(data: bytes) -> bytes:
+    """``data`` without an incomplete UTF-8 sequence at its end (where a cap cut it)."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return data
+        if byte >= 0xC0:  # a lead byte: is its sequence complete?
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return data if back >= need else data[:-back]
+    return data
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+def _unreadable(why: str) -> ProviderError:
+    return ProviderError(
+        HZ724, f"git's output could not be read: {why}", hint="report this with your git version"
+    )

@@ -1,0 +1,410 @@
+"""The git provider against real repositories built by the tests, with the real git CLI."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hz.runtime.artifacts.operations import CATALOG, Window
+from hz.runtime.providers.git import GitProvider, GitSettings
+from hz.runtime.providers.protocol import FetchRequest, ProviderError
+from tests.helpers.git_repo import DAY, EPOCH, Repo
+
+
+def _provider(**table: Any) -> GitProvider:
+    return GitProvider(GitSettings.from_table(table))
+
+
+def _request(
+    workdir: Path,
+    operation: str,
+    window: Window | None = None,
+    deadline: float = 60.0,
+    max_bytes: int = 4 * 1024 * 1024,
+    **args: Any,
+) -> FetchRequest:
+    return FetchRequest(
+        CATALOG[operation], args, window, workdir, time.monotonic() + deadline, max_bytes
+    )
+
+
+def _fetch(workdir: Path, operation: str, provider: GitProvider | None = None, **kw: Any) -> Any:
+    return (provider or _provider()).fetch(_request(workdir, operation, **kw))
+
+
+def _error(workdir: Path, operation: str, provider: GitProvider | None = None, **kw: Any) -> Any:
+    with pytest.raises(ProviderError) as caught:
+        _fetch(workdir, operation, provider, **kw)
+    return caught.value.code, str(caught.value), caught.value.hint
+
+
+def _at(seconds: int) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return Repo(tmp_path / "repo")
+
+
+def test_log_gives_hostile_commits_field_by_field(repo: Repo) -> None:
+    first = repo.commit("plain\n\nbody line one\nline two\n", files={"a": "a\n"})
+    second = repo.commit(
+        b"%H%x00%n 100% --output=/tmp/x\n\n\x1b[31mred\x1b[0m %s%b\n",
+        author=b"Ev\xffl \xc3\xa9",  # git commit stores it as Latin-1 made UTF-8
+        when=EPOCH + 60,
+    )
+    # Written as is: git prints the byte that is no UTF-8 unchanged, hz decodes it as U+FFFD.
+    third = repo.raw_commit(
+        b"author Ev\xffl \xc3\xa9 <e\xff@x> 1700000120 +0000\n"
+        b"committer C <c@x> 1700000120 +0000\n\nraw\n"
+    )
+    assert _fetch(repo.path, "git.log") == [
+        {
+            "commit": third,
+            "author": "Ev\ufffdl é",
+            "email": "e\ufffd@x",
+            "date": "2023-11-14T22:15:20Z",
+            "subject": "raw",
+            "body": "",
+        },
+        {
+            "commit": second,
+            "author": "Evÿl é",
+            "email": "ann@example.com",
+            "date": "2023-11-14T22:14:20Z",
+            "subject": "%H%x00%n 100% --output=/tmp/x",
+            "body": "\x1b[31mred\x1b[0m %s%b",
+        },
+        {
+            "commit": first,
+            "author": "Ann Author",
+            "email": "ann@example.com",
+            "date": "2023-11-14T22:13:20Z",
+            "subject": "plain",
+            "body": "body line one\nline two",
+        },
+    ]
+
+
+def test_a_nul_in_a_commit_message_ends_it_and_shifts_no_field(repo: Repo) -> None:
+    first = repo.commit("first")
+    hostile = repo.raw_commit(
+        b"author Mal\x00lory <m@x> 1700000000 +0000\n"
+        b"committer C <c@x> 1700000000 +0000\n\nsub\x00ject\n\nbo\x00dy\n"
+    )
+    log = _fetch(repo.path, "git.log")
+    # git reads an ident or a message as a C string: nothing after a NUL reaches the output.
+    assert [(c["commit"], c["author"], c["subject"], c["body"]) for c in log] == [
+        (hostile, "", "sub", ""),
+        (first, "Ann Author", "first", ""),
+    ]
+
+
+def test_a_window_selects_commits_by_committer_time(repo: Repo) -> None:
+    repo.commit("day 0", when=EPOCH)
+    repo.commit("day 2", when=EPOCH + 2 * DAY)
+    repo.commit("day 5", when=EPOCH + 5 * DAY)
+    # Older than its parent: `--since` would stop walking here and miss "day 2".
+    repo.commit("dated back", when=EPOCH - DAY)
+    window = Window(_at(EPOCH + 2 * DAY), _at(EPOCH + 5 * DAY))
+    log = _fetch(repo.path, "git.log", window=window)
+    # since is inclusive, until exclusive.
+    assert [c["subject"] for c in log] == ["day 2"]
+    wider = Window(_at(EPOCH), _at(EPOCH + 5 * DAY + 1))
+    assert [c["subject"] for c in _fetch(repo.path, "git.log", window=wider)] == [
+        "day 5",
+        "day 2",
+        "day 0",
+    ]
+
+
+def test_log_takes_a_range_a_path_and_a_count(repo: Repo) -> None:
+    repo.commit("base", files={"a/x": "1"})
+    repo.git("tag", "v1")
+    repo.commit("touches a", files={"a/x": "2"})
+    repo.commit("touches b", files={"b/y": "1"})
+    repo.commit("touches a again", files={"a/x": "3"})
+    subjects = lambda **kw: [c["subject"] for c in _fetch(repo.path, "git.log", **kw)]  # noqa: E731
+    assert subjects(range="v1..HEAD") == ["touches a again", "touches b", "touches a"]
+    assert subjects(range="v1..HEAD", path="a") == ["touches a again", "touches a"]
+    assert subjects(max_commits=2) == ["touches a again", "touches b"]
+
+
+@pytest.mark.parametrize("operation", ["git.log", "git.diff", "git.changed_files"])
+def test_a_range_that_is_an_option_is_refused(repo: Repo, tmp_path: Path, operation: str) -> None:
+    repo.commit("one", files={"a": "1"})
+    target = tmp_path / "x"
+    assert _error(repo.path, operation, range=f"--output={target}") == (
+        "HZ727",
+        f"the range '--output={target}' starts with '-': git would read it as an option",
+        None,
+    )
+    assert not target.exists()
+
+
+def test_a_path_that_is_an_option_or_outside_is_refused(repo: Repo) -> None:
+    repo.commit("one", files={"a": "1"})
+    assert _error(repo.path, "git.log", path="-p")[:2] == (
+        "HZ727",
+        "the path '-p' starts with '-': git would read it as an option",
+    )
+    for path in ("../outside", "/etc/passwd", "a/../../x"):
+        assert _error(repo.path, "git.changed_files", range="HEAD..", path=path) == (
+            "HZ727",
+            f"the path {path!r} is outside the working directory",
+            "give a path relative to the working directory, inside it",
+        )
+
+
+def test_a_path_is_literal_not_a_pattern(repo: Repo) -> None:
+    repo.commit("star", files={"a*": "1"})
+    repo.commit("plain", files={"ab": "1"})
+    assert [c["subject"] for c in _fetch(repo.path, "git.log", path="a*")] == ["star"]
+
+
+def test_diff_of_a_range(repo: Repo) -> None:
+    repo.commit("one", files={"f": "a\n"})
+    repo.commit("two", files={"f": "a\nb\n"})
+    assert _fetch(repo.path, "git.diff", range="HEAD~1..HEAD") == {
+        "range": "HEAD~1..HEAD",
+        "diff": "diff --git a/f b/f\nindex 7898192..422c2b7 100644\n--- a/f\n+++ b/f\n"
+        "@@ -1 +1,2 @@\n a\n+b\n",
+        "truncated": False,
+    }
+
+
+def test_a_huge_diff_is_cut_at_the_cap_on_a_character(repo: Repo) -> None:
+    repo.commit("empty")
+    repo.commit("huge", files={"big": "äöü\n" * 300_000})
+    provider = _provider(max_bytes=100_001)
+    value = _fetch(repo.path, "git.diff", provider, range="HEAD~1..HEAD")
+    assert value["truncated"] is True
+    cut = value["diff"].encode()
+    assert 100_001 - 4 < len(cut) <= 100_001
+    assert value["diff"].startswith("diff --git a/big b/big\nnew file mode 100644\n")
+    assert "\ufffd" not in value["diff"]
+    # The request's own cap counts too.
+    smaller = _fetch(repo.path, "git.diff", range="HEAD~1..HEAD", max_bytes=1000)
+    assert smaller["truncated"] is True
+    assert len(smaller["diff"].encode()) <= 1000
+
+
+def test_a_diff_of_one_revision_is_refused(repo: Repo) -> None:
+    repo.commit("one", files={"f": "1"})
+    assert _error(repo.path, "git.diff", range="HEAD") == (
+        "HZ727",
+        "the range 'HEAD' is one revision: a diff compares two, such as main..HEAD",
+        "write HEAD^..HEAD for its own change",
+    )
+
+
+def test_log_over_the_cap_fails(repo: Repo) -> None:
+    for n in range(20):
+        repo.commit(f"commit {n}")
+    assert _error(repo.path, "git.log", _provider(max_bytes=500)) == (
+        "HZ725",
+        "git printed more than 500 bytes",
+        "narrow the range, the window or the path, or lower max_commits",
+    )
+
+
+def test_changed_files_of_a_range(repo: Repo) -> None:
+    repo.commit("one", files={"keep": "1", "gone": "1", "moved": "1"})
+    repo.commit(
+        "two", files={"keep": "2", "new\nline": "1", "renamed": "1"}, remove=("gone", "moved")
+    )
+    assert _fetch(repo.path, "git.changed_files", range="HEAD~1..HEAD") == [
+        {"path": "gone", "status": "D"},
+        {"path": "keep", "status": "M"},
+        {"path": "moved", "status": "D"},
+        {"path": "new\nline", "status": "A"},
+        {"path": "renamed", "status": "A"},
+    ]
+
+
+def test_changed_files_in_a_window_is_the_net_change(repo: Repo) -> None:
+    repo.commit("before", files={"old": "1", "edited": "1", "replaced": "1"}, when=EPOCH)
+    repo.commit("add temp", files={"temp": "1", "added": "1"}, when=EPOCH + DAY)
+    repo.commit("edit", files={"edited": "2", "added": "2"}, remove=("old",), when=EPOCH + DAY)
+    repo.commit("drop temp", remove=("temp", "replaced"), when=EPOCH + DAY)
+    repo.commit("back again", files={"replaced": "2"}, when=EPOCH + DAY)
+    repo.commit("after", files={"later": "1"}, when=EPOCH + 3 * DAY)
+    window = Window(_at(EPOCH + 1), _at(EPOCH + 2 * DAY))
+    assert _fetch(repo.path, "git.changed_files", window=window) == [
+        {"path": "added", "status": "A"},
+        {"path": "edited", "status": "M"},
+        {"path": "old", "status": "D"},
+        {"path": "replaced", "status": "M"},
+    ]
+
+
+def test_changed_files_needs_a_range_or_a_window(repo: Repo) -> None:
+    repo.commit("one")
+    assert _error(repo.path, "git.changed_files")[:2] == (
+        "HZ727",
+        "git.changed_files needs a range (such as main..HEAD) or a window",
+    )
+
+
+def test_a_directory_that_is_no_repository(tmp_path: Path) -> None:
+    assert _error(tmp_path, "git.log") == (
+        "HZ722",
+        "the working directory is not in a git repository",
+        "run hz in a git checkout, or bind the git capability to another provider",
+    )
+
+
+def test_a_bad_revision_names_git_s_message(repo: Repo) -> None:
+    repo.commit("one")
+    assert _error(repo.path, "git.log", range="nope\u202e]")[:2] == (
+        "HZ722",
+        "git exited with code 128: fatal: bad revision 'nope\\u202e]'",
+    )
+
+
+def test_a_repository_of_another_user_is_refused(repo: Repo) -> None:
+    repo.commit("one")
+    for top, dirs, files in os.walk(repo.path):
+        for name in [top, *(os.path.join(top, n) for n in dirs + files)]:
+            os.lchown(name, 54321, 54321)
+    assert _error(repo.path, "git.log") == (
+        "HZ722",
+        "git refuses the repository: it is owned by another user (dubious ownership)",
+        "run hz as the repository's owner, or list it in safe.directory of your global git "
+        "configuration (see `git help config`)",
+    )
+
+
+def test_git_variables_of_hz_s_environment_never_reach_git(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.commit("ours")
+    other = Repo(tmp_path / "other")
+    other.commit("theirs")
+    monkeypatch.setenv("GIT_DIR", str(other.path / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other.path))
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "log.showSignature")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "true")
+    assert [c["subject"] for c in _fetch(repo.path, "git.log")] == ["ours"]
+
+
+def _marker_program(tmp_path: Path) -> tuple[Path, Path]:
+    marker = tmp_path / "ran"
+    program = tmp_path / "planted"
+    program.write_text(f'#!/bin/sh\necho "$0 $*" >> {marker}\ncat\n')
+    program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    return program, marker
+
+
+def test_the_repository_s_configuration_runs_no_program(repo: Repo, tmp_path: Path) -> None:
+    program, marker = _marker_program(tmp_path)
+    repo.commit("one", files={"f.txt": "1\n", ".gitattributes": "*.txt diff=planted\n"})
+    repo.commit("two", files={"f.txt": "2\n"})
+    for key, value in (
+        ("core.pager", str(program)),
+        ("pager.log", str(program)),
+        ("core.fsmonitor", str(program)),
+        ("diff.external", str(program)),
+        ("diff.planted.textconv", str(program)),
+        ("diff.planted.command", str(program)),
+        ("log.showSignature", "true"),
+        ("gpg.program", str(program)),
+    ):
+        repo.git("config", key, value)
+    # The control: git itself runs the planted program with this configuration.
+    repo.git("diff", "HEAD~1..HEAD")
+    assert marker.exists()
+    marker.unlink()
+    _fetch(repo.path, "git.log")
+    _fetch(repo.path, "git.diff", range="HEAD~1..HEAD")
+    _fetch(repo.path, "git.changed_files", range="HEAD~1..HEAD")
+    _fetch(repo.path, "git.changed_files", window=Window(_at(0), _at(EPOCH + DAY)))
+    assert not marker.exists()
+
+
+def test_a_missing_git(tmp_path: Path) -> None:
+    provider = _provider(executable=str(tmp_path / "no-git"))
+    assert _error(tmp_path, "git.log", provider) == (
+        "HZ721",
+        f"git did not start: {tmp_path}/no-git: program not found",
+        "check the program's name or path in the provider's settings",
+    )
+    assert provider.ready() == provider.ready(online=True)
+    assert provider.ready().ok is False
+    assert provider.ready().detail == f"git did not start: {tmp_path}/no-git: program not found"
+
+
+def _fake_git(tmp_path: Path, script: str) -> str:
+    path = tmp_path / "fake-git"
+    path.write_text(f"#!/bin/sh\n{script}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def test_ready_names_the_version() -> None:
+    readiness = _provider().ready()
+    assert readiness.ok is True
+    assert readiness.detail.startswith("git version 2.")
+
+
+def test_an_old_git_is_not_ready(tmp_path: Path) -> None:
+    provider = _provider(executable=_fake_git(tmp_path, "echo 'git version 2.30.1'"))
+    assert provider.ready().ok is False
+    assert provider.ready().detail == "git version 2.30.1 is older than git 2.37, which hz needs"
+
+
+@pytest.mark.serial
+def test_a_git_that_hangs_is_stopped_at_its_timeout(tmp_path: Path) -> None:
+    provider = _provider(executable=_fake_git(tmp_path, "sleep 30"), timeout_seconds=0.5)
+    started = time.monotonic()
+    assert _error(tmp_path, "git.log", provider) == (
+        "HZ726",
+        "git did not end within 0.5 seconds; its process group was stopped",
+        "raise timeout_seconds in the provider's settings, or ask for less",
+    )
+    assert time.monotonic() - started < 5
+
+
+def test_a_deadline_already_passed_starts_nothing(tmp_path: Path) -> None:
+    program, marker = _marker_program(tmp_path)
+    provider = _provider(executable=str(program))
+    assert _error(tmp_path, "git.log", provider, deadline=-1)[:2] == (
+        "HZ726",
+        "no time left to start git: the fetch's deadline has passed",
+    )
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            {"timeout_seconds": 0},
+            "[providers.git] timeout_seconds must be a number of seconds greater than 0 and "
+            "at most 3600, got 0",
+        ),
+        (
+            {"max_bytes": "1M"},
+            "[providers.git] max_bytes must be a number of bytes from 1 to 1073741824, got '1M'",
+        ),
+        (
+            {"executable": ""},
+            "[providers.git] executable must be a path (a non-empty string without a NUL "
+            "character), got ''",
+        ),
+    ],
+)
+def test_bad_settings_are_named(table: dict[str, Any], message: str) -> None:
+    from hz.runtime.artifacts.errors import ConfigError
+
+    with pytest.raises(ConfigError) as caught:
+        GitSettings.from_table(table)
+    assert str(caught.value) == message
