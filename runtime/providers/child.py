@@ -93,8 +93,11 @@ def check_exit(outcome: ProcessOutcome, program: str) -> None:
     if outcome.exit_code == 0:
         return
     tail = stderr_tail(outcome.stderr)
-    said = f": {tail}" if tail else " (no output on stderr)"
-    raise ProviderError(HZ722, f"{program} {outcome.describe_exit()}{said}")
+    said = f": {tail}" if tail else " (nothing on stderr)"
+    ended = outcome.describe_exit()
+    if outcome.signal is not None:
+        ended = f"was {ended}"
+    raise ProviderError(HZ722, f"{program} {ended}{said}")
 
 
 def stderr_tail(stderr: bytes) -> str:
