@@ -278,6 +278,8 @@ class _Supervisor:
             self._pump(_TICK)
 
     def _stop_cause(self, now: float) -> str | None:
+        if self.limits.stop_over_cap and self.out.truncated:
+            return "stopped_over_cap"
         if self.done_at is not None and now - self.done_at >= self.limits.done_grace:
             return "finished_after_done"
         if now - self.started >= self.limits.timeout:
@@ -369,6 +371,7 @@ class _Supervisor:
             finished_after_done=self.flags.get("finished_after_done", False),
             duration_seconds=time.monotonic() - self.started,
             cancelled=self.flags.get("cancelled", False),
+            stopped_over_cap=self.flags.get("stopped_over_cap", False),
             leftover_killed=self.flags.get("leftover_killed", False),
             long_lines=self.out.long_lines + self.err.long_lines,
         )

@@ -45,6 +45,9 @@ class Limits:
     - ``max_line``: bytes of one line handed to a line callback; longer lines are cut there.
     - ``done_grace``: seconds the process may linger after a line callback said "done"
       (returned True) before its group is stopped; such a run counts as finished.
+    - ``stop_over_cap``: stdout past ``max_stdout`` stops the group at once (SIGTERM, then
+      SIGKILL): for a child whose whole answer is of no use once it is over the cap (a
+      provider's), rather than reading and discarding until it ends or times out.
     """
 
     timeout: float
@@ -54,6 +57,7 @@ class Limits:
     max_stderr: int = MAX_OUTPUT
     max_line: int = 1 * MIB
     done_grace: float = 2.0
+    stop_over_cap: bool = False
 
     def __post_init__(self) -> None:
         _seconds("timeout", self.timeout)
@@ -78,6 +82,7 @@ class ProcessOutcome:
     - ``leftover_killed``: processes of its group were still alive after the leader exited
       (they were SIGKILLed).
     - ``long_lines``: how many lines handed to a callback were cut at ``Limits.max_line``.
+    - ``stopped_over_cap``: stdout passed the cap and ``Limits.stop_over_cap`` stopped it.
     - ``cancelled``: hz was told to stop while it ran (``hz.runtime.process.cancel``): its
       group was killed at once.
     """
@@ -96,6 +101,7 @@ class ProcessOutcome:
     leftover_killed: bool = False
     long_lines: int = 0
     cancelled: bool = False
+    stopped_over_cap: bool = False
 
     @property
     def ok(self) -> bool:

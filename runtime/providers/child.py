@@ -69,7 +69,9 @@ def run(
             f"no time left to start {program}: the fetch's deadline has passed",
             hint="raise the fetch's timeout",
         )
-    limits = Limits(timeout=budget, max_stdout=max_bytes, max_stderr=STDERR_BYTES)
+    limits = Limits(
+        timeout=budget, max_stdout=max_bytes, max_stderr=STDERR_BYTES, stop_over_cap=True
+    )
     outcome = run_bounded(argv, stdin=stdin, cwd=str(request.workdir), env=env, limits=limits)
     if outcome.launch_error is not None:
         raise ProviderError(

@@ -202,3 +202,14 @@ def test_failing_callback_propagates_and_kills_the_group(tmp_path: Path) -> None
     with pytest.raises(RuntimeError, match="parser bug"):
         run(fake("ignore-term", "--pids", str(pids)), on_stdout_line=explode)
     assert all(is_gone(int(p["pid"])) for p in recorded_pids(pids))
+
+
+def test_stop_over_cap_stops_an_endless_flood_at_the_cap() -> None:
+    """A provider's answer is of no use once over its cap: the child is stopped then, not read
+    and discarded until its timeout (an endless flood would take all of it)."""
+    flood = "import sys\nwhile True:\n    sys.stdout.buffer.write(b'x' * 65536)\n"
+    limits = Limits(timeout=120, max_stdout=1000, stop_over_cap=True)
+    outcome = run([sys.executable, "-c", flood], limits)
+    assert (outcome.stopped_over_cap, outcome.timed_out) == (True, False)
+    assert (outcome.stdout, outcome.stdout_truncated) == (b"x" * 1000, True)
+    assert outcome.signal == signal.SIGTERM
