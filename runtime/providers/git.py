@@ -172,7 +172,10 @@ class GitProvider:
 
     def _log(self, request: FetchRequest) -> list[dict[str, str]]:
         args = request.args
-        count = args.get("max_commits", DEFAULT_MAX_COMMITS)
+        asked = args.get("max_commits")
+        # Without max_commits, one more than the default is asked for: a log that would be
+        # cut silently fails instead (the agent would take a partial history for all of it).
+        count = DEFAULT_MAX_COMMITS + 1 if asked is None else asked
         argv = [
             "log",
             "-z",
@@ -183,8 +186,15 @@ class GitProvider:
             args.get("range", "HEAD"),
             *self._paths(request),
         ]
-        out = self._read(request, argv)
-        return _commits(out)
+        commits = _commits(self._read(request, argv))
+        if asked is None and len(commits) > DEFAULT_MAX_COMMITS:
+            raise ProviderError(
+                HZ725,
+                f"more than {DEFAULT_MAX_COMMITS} commits",
+                hint="narrow the range, the window or the path, or set max_commits to take "
+                "the newest ones only",
+            )
+        return commits
 
     def _diff(self, request: FetchRequest) -> dict[str, Any]:
         text_range = _two_sided(request.args["range"])

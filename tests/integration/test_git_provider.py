@@ -408,3 +408,23 @@ def test_bad_settings_are_named(table: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         GitSettings.from_table(table)
     assert str(caught.value) == message
+
+
+def test_a_log_longer_than_the_default_fails_rather_than_being_cut(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("hz.runtime.providers.git.DEFAULT_MAX_COMMITS", 2)
+    for number in range(3):
+        repo.commit(f"commit {number}")
+    assert _error(repo.path, "git.log") == (
+        "HZ725",
+        "more than 2 commits",
+        "narrow the range, the window or the path, or set max_commits to take the newest ones only",
+    )
+    # Asked for: the newest ones, as many as asked.
+    assert [c["subject"] for c in _fetch(repo.path, "git.log", max_commits=2)] == [
+        "commit 2",
+        "commit 1",
+    ]
+    monkeypatch.setattr("hz.runtime.providers.git.DEFAULT_MAX_COMMITS", 3)
+    assert len(_fetch(repo.path, "git.log")) == 3
