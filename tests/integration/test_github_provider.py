@@ -918,3 +918,11 @@ def test_the_planted_token_never_leaves_for_another_host_nor_in_a_value(
         assert TOKEN not in repr((e.message, e.hint))
         assert {s.headers.get("authorization") for s in github.seen} == {f"Bearer {TOKEN}"}
         assert elsewhere.seen == []
+
+
+def test_the_docs_show_the_settings_and_every_operation() -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "providers-github.md").read_text()
+
+    assert GitHubSettings.docs_table() in docs
+    for name in GitHubProvider(GitHubSettings()).operations():
+        assert f"| `{name}` (" in docs
