@@ -133,6 +133,16 @@ HZ708: Final = _rule("HZ708", "Refused by the template sandbox")
 HZ709: Final = _rule("HZ709", "Rendered prompt larger than 1 MiB")
 HZ710: Final = _rule("HZ710", "Inputs given for a packet")
 
+# Fetching inputs through providers (reported by the runtime, hz.runtime.providers.protocol)
+HZ720: Final = _rule("HZ720", "Capability not bound to a provider")
+HZ721: Final = _rule("HZ721", "Provider cannot be used as configured")
+HZ722: Final = _rule("HZ722", "Provider's service answered with an error")
+HZ723: Final = _rule("HZ723", "Rate limited past the provider's ceiling")
+HZ724: Final = _rule("HZ724", "Provider's answer is not what the operation promises")
+HZ725: Final = _rule("HZ725", "Provider's answer is larger than its cap")
+HZ726: Final = _rule("HZ726", "Provider did not answer within its timeout")
+HZ727: Final = _rule("HZ727", "Arguments refused by the operator's settings")
+
 # A project hz.toml
 HZ801: Final = _rule("HZ801", "Execution key in a project hz.toml")
 HZ802: Final = _rule("HZ802", "Unknown key in a project hz.toml")
