@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from hz.compiler.checks.common import get
 from hz.compiler.diagnostics import Diagnostic
-from hz.compiler.load.body import NESTING
 from hz.compiler.rules.registry import HZ101, HZ111, HZ112, HZ113, HZ114, HZ115, HZ116, HZ117, RULES
 from hz.compiler.source import Body, SourceDoc
 
@@ -68,6 +67,9 @@ def check_body(doc: SourceDoc) -> list[Diagnostic]:
             )
         )
     if body.too_deep is not None:
+        # Only a Markdown contract has a body, and loading it imported markdown-it already.
+        from hz.compiler.load.body import NESTING
+
         at = body.too_deep
         out.append(
             Diagnostic(

@@ -12,6 +12,7 @@ from hz.compiler.checks.refs import ref_problems
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.rules.registry import HZ401, HZ402, HZ403, HZ404
 from hz.compiler.source import JsonPath, SourceDoc
+from hz.runtime.jsonschema.fast import certainly_conforms, certainly_valid_schema
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -33,6 +34,8 @@ def schema_problems(doc: SourceDoc, path: JsonPath, code: str) -> list[Diagnosti
     schema = get(doc.data, *[str(p) for p in path])
     if not isinstance(schema, (dict, bool)):
         return []  # the contract schema reports the wrong type
+    if certainly_valid_schema(schema):
+        return []  # the common case, without importing jsonschema (it holds no reference)
     found = _metaschema_errors(json.dumps(schema, sort_keys=True))
     if isinstance(found, str):
         return [at(doc, path, code, f"not a valid JSON Schema: {dotted(path)}: {found}")]
@@ -47,6 +50,10 @@ def schema_problems(doc: SourceDoc, path: JsonPath, code: str) -> list[Diagnosti
 def default_problems(doc: SourceDoc, name: str, spec: dict[str, Any]) -> list[Diagnostic]:
     """Where an input's default fails the input's own schema (checked as render checks the
     values given then, HZ702: same validator, formats and regex engine)."""
+    if certainly_valid_schema(spec["schema"]) and certainly_conforms(
+        spec["schema"], spec["default"]
+    ):
+        return []
     from hz.runtime.jsonschema import SchemaProblem, errors
 
     path = ("hz", "inputs", name, "default")

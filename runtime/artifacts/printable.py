@@ -32,7 +32,6 @@ import io
 import json
 import os
 import re
-import secrets
 import stat
 import unicodedata
 from collections.abc import Mapping
@@ -113,6 +112,8 @@ def guarded(text: str, stream: Any, environ: Mapping[str, str]) -> str:
         lines = text.split("\n")
         return "\n".join("\t".join(map(printable, line.split("\t"))) for line in lines)
     if environ.get("GITHUB_ACTIONS") == "true" and not _regular_file(stream) and text:
+        import secrets  # only here: it imports base64, hmac and hashlib
+
         token = secrets.token_hex(16)
         end = "" if text.endswith("\n") else "\n"
         return f"::stop-commands::{token}\n{text}{end}::{token}::\n"
