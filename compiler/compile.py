@@ -8,7 +8,7 @@ timestamp and no absolute path: the contract's path is stored relative to the *c
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -56,6 +56,8 @@ class CompileRun:
     root: Path
     #: Markdown files in the directories given that are not contracts (no hz: frontmatter).
     skipped: tuple[str, ...] = ()
+    #: How many jobs were compiled (``compile_each`` hands them on instead of keeping them).
+    compiled: int = 0
 
     @property
     def failed(self) -> bool:
@@ -160,32 +162,35 @@ def compile_contract(contract: Contract, *, root: Path, data: bytes | None = Non
     return job.sealed()
 
 
+#: Where a contract's ``hz.name`` is: (file, line, column), all a name clash needs to say.
+NamedAt = tuple[str, int, int]
+
+
+def _named_at(contract: Contract) -> NamedAt:
+    pos = contract.source.pos(("hz", "name"))
+    return contract.source.path, pos.line, pos.column
+
+
+def _clash(name: str, earlier: NamedAt, later: NamedAt) -> list[Diagnostic]:
+    """HZ601, said in both files: an annotation on each, whichever the reader opens first."""
+    message = f"two contracts are named {name!r}: {earlier[0]} and {later[0]}"
+    hint = "hz.name names the job file; give each contract its own name"
+    return [
+        Diagnostic(HZ601, message, path, line, col, hint=hint)
+        for path, line, col in (earlier, later)
+    ]
+
+
 def compile_contracts(contracts: Sequence[Contract], *, root: Path) -> CompileRun:
     """Compile validated contracts; two with one name are an error (HZ601) and compile none."""
     ordered = sorted(contracts, key=lambda c: c.source.path)
-    first_of: dict[str, Contract] = {}
+    first_of: dict[str, NamedAt] = {}
     diagnostics: list[Diagnostic] = []
     for contract in ordered:
-        earlier = first_of.setdefault(contract.name, contract)
-        if earlier is contract:
-            continue
-        message = (
-            f"two contracts are named {contract.name!r}: {earlier.source.path} and "
-            f"{contract.source.path}"
-        )
-        # Said in both files: an annotation on each, whichever the reader opens first.
-        for each in (earlier, contract):
-            pos = each.source.pos(("hz", "name"))
-            diagnostics.append(
-                Diagnostic(
-                    HZ601,
-                    message,
-                    each.source.path,
-                    pos.line,
-                    pos.column,
-                    hint="hz.name names the job file; give each contract its own name",
-                )
-            )
+        here = _named_at(contract)
+        earlier = first_of.setdefault(contract.name, here)
+        if earlier is not here:
+            diagnostics += _clash(contract.name, earlier, here)
     for contract in ordered:
         problem = name_problem(contract.source.path, root)
         if problem is not None:
@@ -196,6 +201,12 @@ def compile_contracts(contracts: Sequence[Contract], *, root: Path) -> CompileRu
         CompiledJob(compile_contract(c, root=root), c.source.path, c.source) for c in ordered
     )
     return CompileRun(jobs, (), len(contracts), root)
+
+
+def compile_root(paths: Sequence[str], root: Path | None = None) -> Path:
+    """The root the jobs of ``paths`` record their source paths against: ``root`` when given,
+    else ``find_root``."""
+    return _absolute(root) if root is not None else find_root([Path(p) for p in paths])
 
 
 def compile_paths(
@@ -211,3 +222,52 @@ def compile_paths(
     compiled = compile_contracts(run.contracts, root=compile_root)
     diagnostics = sort_diagnostics([*run.diagnostics, *compiled.diagnostics])
     return CompileRun(compiled.jobs, diagnostics, run.files_checked, compile_root, run.skipped)
+
+
+def compile_each(
+    paths: Sequence[str],
+    emit: Callable[[CompiledJob], None],
+    *,
+    root: Path | None = None,
+    max_usd_ceiling: Ceiling = 100.0,
+) -> CompileRun:
+    """``compile_paths`` one contract at a time: each is loaded, validated, compiled and
+    handed to ``emit``, then dropped, so memory stays flat whatever the number of contracts;
+    only the names seen are kept (for HZ601). Once any contract fails, nothing more is
+    emitted, and the run reports the failure: the caller discards what it was handed (as
+    ``jobdir.JobWriter`` does), so nothing compiles if any fails, as with ``compile_paths``."""
+    from hz.compiler.validate import expand_paths, validate_each
+
+    expansion = expand_paths(paths)
+    where = compile_root(paths, root)
+    found: list[Diagnostic] = list(expansion.diagnostics)
+    invalid = any(d.severity == "error" for d in found)
+    clashes: list[Diagnostic] = []  # reported only when every contract is valid, as before
+    first_of: dict[str, NamedAt] = {}
+    compiled = 0
+    for contract, diagnostics in validate_each(expansion.files, max_usd_ceiling=max_usd_ceiling):
+        found += diagnostics
+        invalid = invalid or any(d.severity == "error" for d in diagnostics)
+        if contract is None:
+            continue
+        here = _named_at(contract)
+        earlier = first_of.setdefault(contract.name, here)
+        if earlier is not here:
+            clashes += _clash(contract.name, earlier, here)
+        problem = name_problem(contract.source.path, where)
+        if problem is not None:
+            clashes.append(problem)
+        if invalid or clashes:
+            continue
+        emit(CompiledJob(compile_contract(contract, root=where), here[0], contract.source))
+        compiled += 1
+    if not invalid:
+        found += clashes
+    return CompileRun(
+        (),
+        sort_diagnostics(found),
+        len(expansion.files),
+        where,
+        expansion.skipped,
+        compiled=compiled if not (invalid or clashes) else 0,
+    )

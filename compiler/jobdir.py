@@ -8,6 +8,9 @@ a diagnostic so CI shows it like any other problem.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,34 +107,130 @@ def check_jobs(jobs: tuple[CompiledJob, ...], out_dir: Path) -> tuple[Diagnostic
     """One diagnostic per job that is stale (HZ602), missing (HZ603) or has no contract
     (HZ604). Stale and missing jobs are reported at their contract, where the change is: a
     stale one at the line of the first field that differs, when the contract holds it."""
-    expected = _expected(jobs, out_dir)
-    problems: list[Diagnostic] = []
-    for path, compiled in expected.items():
-        text = job_text(compiled)
-        current, error = _read_or_why(path)
-        if current == text:
-            continue
-        pos = WHOLE_FILE
-        if error is not None:
-            message = f"job {path} cannot be read: {error.strerror or error}"
-            code, hint = HZ602, "make it a readable file, or " + _REGENERATE
-        elif current is None and not path.exists():
-            message = f"job {path} is missing"
-            code, hint = HZ603, _REGENERATE
-        else:
-            message = f"job {path} is stale: {stale_because(current or '', text)}"
-            code, hint = HZ602, _REGENERATE
-            pos = stale_position(current or "", text, compiled.source)
-        problems.append(
-            Diagnostic(code, message, compiled.contract_path, pos.line, pos.column, hint=hint)
-        )
-    for path in _existing(out_dir) - expected.keys():
-        problems.append(
-            Diagnostic(
-                HZ604,
-                "no contract compiles to this job any more",
-                str(path),
-                hint="delete it, or " + _REGENERATE + " (compile removes it)",
+    checker = JobChecker(out_dir)
+    for compiled in jobs:
+        checker.add(compiled)
+    return checker.finish()
+
+
+def _check_one(path: Path, compiled: CompiledJob) -> Diagnostic | None:
+    text = job_text(compiled)
+    current, error = _read_or_why(path)
+    if current == text:
+        return None
+    pos = WHOLE_FILE
+    if error is not None:
+        message = f"job {path} cannot be read: {error.strerror or error}"
+        code, hint = HZ602, "make it a readable file, or " + _REGENERATE
+    elif current is None and not path.exists():
+        message = f"job {path} is missing"
+        code, hint = HZ603, _REGENERATE
+    else:
+        message = f"job {path} is stale: {stale_because(current or '', text)}"
+        code, hint = HZ602, _REGENERATE
+        pos = stale_position(current or "", text, compiled.source)
+    return Diagnostic(code, message, compiled.contract_path, pos.line, pos.column, hint=hint)
+
+
+class JobChecker:
+    """``hz compile --check`` one job at a time: each is compared as it comes and dropped;
+    only the names of the expected files and the problems are kept."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.expected: set[Path] = set()
+        self.problems: list[Diagnostic] = []
+
+    def add(self, compiled: CompiledJob) -> None:
+        path = self.out_dir / f"{compiled.job.name}{SUFFIX}"
+        self.expected.add(path)
+        problem = _check_one(path, compiled)
+        if problem is not None:
+            self.problems.append(problem)
+
+    def finish(self) -> tuple[Diagnostic, ...]:
+        for path in _existing(self.out_dir) - self.expected:
+            self.problems.append(
+                Diagnostic(
+                    HZ604,
+                    "no contract compiles to this job any more",
+                    str(path),
+                    hint="delete it, or " + _REGENERATE + " (compile removes it)",
+                )
             )
+        return sort_diagnostics(self.problems)
+
+
+#: The prefix of the private directory a compile stages changed jobs in, inside --out.
+STAGING_PREFIX = ".hz-compile-"
+
+
+class JobWriter:
+    """``hz compile`` one job at a time: a job whose file already holds its text is left
+    alone (its mtime too); any other is written to a private staging directory inside
+    ``out_dir`` as it comes and dropped. ``commit`` then renames each staged file into place
+    (each appears whole: a rename within one file system) and removes the jobs no contract
+    compiles to; ``abort`` removes the staging directory, so a failed compile changes
+    nothing in ``out_dir``."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.expected: set[Path] = set()
+        self.staged: list[Path] = []
+        self.unchanged: list[Path] = []
+        self._stage: Path | None = None
+        self._made: list[Path] = []
+
+    def add(self, compiled: CompiledJob) -> None:
+        path = self.out_dir / f"{compiled.job.name}{SUFFIX}"
+        self.expected.add(path)
+        text = job_text(compiled)
+        try:
+            if _read(path) == text:
+                self.unchanged.append(path)
+                return
+            # "x": a second job of one name never reaches here (HZ601 stops the compile).
+            with open(self._staging() / path.name, "x", encoding="utf-8", newline="") as f:
+                f.write(text)
+        except OSError as e:
+            raise HzError(f"cannot write {e.filename or path}: {e.strerror or e}") from e
+        self.staged.append(path)
+
+    def _staging(self) -> Path:
+        if self._stage is None:
+            # The directories made here go again on abort: a failed compile creates nothing.
+            missing = [d for d in (self.out_dir, *self.out_dir.parents) if not d.exists()]
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self._made = missing
+            self._stage = Path(tempfile.mkdtemp(dir=self.out_dir, prefix=STAGING_PREFIX))
+        return self._stage
+
+    def commit(self) -> WriteSummary:
+        removed: list[Path] = []
+        try:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            for path in self.staged:
+                os.replace(self._staging() / path.name, path)
+            for path in sorted(_existing(self.out_dir) - self.expected):
+                path.unlink()
+                removed.append(path)
+        except OSError as e:
+            where = e.filename or self.out_dir
+            raise HzError(f"cannot write {where}: {e.strerror or e}") from e
+        finally:
+            self._made = []  # committed: the directories made stay
+            self.abort()
+        return WriteSummary(
+            tuple(sorted(self.staged)), tuple(sorted(self.unchanged)), tuple(removed)
         )
-    return sort_diagnostics(problems)
+
+    def abort(self) -> None:
+        if self._stage is not None:
+            shutil.rmtree(self._stage, ignore_errors=True)
+            self._stage = None
+        for directory in self._made:
+            try:
+                directory.rmdir()
+            except OSError:
+                break  # not empty (another writer): leave it and what is above it
+        self._made = []

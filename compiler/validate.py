@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, cast
@@ -228,12 +228,35 @@ def validate_paths(
     tools: PolicySource | None = None,
 ) -> ValidationRun:
     """Load and validate files, directories (recursively) and ``-`` (stdin)."""
-    from hz.compiler.load.loader import load_path, load_stream
-
     contracts: list[Contract] = []
     expansion = expand_paths(paths)
     diags: list[Diagnostic] = list(expansion.diagnostics)
-    files = expansion.files
+    for contract, found in validate_each(
+        expansion.files, max_usd_ceiling=max_usd_ceiling, stdin=stdin, tools=tools
+    ):
+        diags += found
+        if contract is not None:
+            contracts.append(contract)
+    return ValidationRun(
+        tuple(contracts),
+        sort_diagnostics(diags),
+        len(expansion.files),
+        expansion.empty_dirs,
+        expansion.skipped,
+    )
+
+
+def validate_each(
+    files: Sequence[str],
+    *,
+    max_usd_ceiling: Ceiling = DEFAULT_MAX_USD_CEILING,
+    stdin: BinaryIO | None = None,
+    tools: PolicySource | None = None,
+) -> Iterator[tuple[Contract | None, list[Diagnostic]]]:
+    """Load and validate ``files`` (as ``expand_paths`` gives them) one at a time: a caller
+    that drops each contract when done holds one document at a time, however many there are."""
+    from hz.compiler.load.loader import load_path, load_stream
+
     for name in files:
         if name == "-":
             # Read through the loader's cap: a huge stdin is refused, never held in memory.
@@ -243,20 +266,11 @@ def validate_paths(
             doc, found = None, [Diagnostic(HZ001, message, name)]
         else:
             doc, found = load_path(Path(name), display=name)
-        diags += found
         if doc is None:
+            yield None, list(found)
             continue
-        contract, found = validate_source(doc, max_usd_ceiling=max_usd_ceiling, tools=tools)
-        diags += found
-        if contract is not None:
-            contracts.append(contract)
-    return ValidationRun(
-        tuple(contracts),
-        sort_diagnostics(diags),
-        len(files),
-        expansion.empty_dirs,
-        expansion.skipped,
-    )
+        contract, more = validate_source(doc, max_usd_ceiling=max_usd_ceiling, tools=tools)
+        yield contract, [*found, *more]
 
 
 def _stdin() -> BinaryIO:

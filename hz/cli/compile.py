@@ -106,35 +106,46 @@ def compile_(
     refuse_empty(paths)
     from hz import __version__
     from hz.cli.authoring import authoring
-    from hz.compiler.compile import compile_paths
-    from hz.compiler.jobdir import check_jobs, refuse_linked_out_dir, write_jobs
+    from hz.compiler.compile import compile_each, compile_root
+    from hz.compiler.jobdir import JobChecker, JobWriter, refuse_linked_out_dir
     from hz.compiler.report.formats import write_report
 
     options = authoring(max_usd_ceiling)
-    run = compile_paths(paths, root=root, max_usd_ceiling=options.max_usd_ceiling)
+    refuse_linked_out_dir(out_dir, compile_root(paths, root))
+    # One contract at a time (memory flat in the number of contracts): each job is checked
+    # or staged as it is compiled; a failed compile discards what was staged.
+    sink = JobChecker(out_dir) if check else JobWriter(out_dir)
+    try:
+        run = compile_each(paths, sink.add, root=root, max_usd_ceiling=options.max_usd_ceiling)
+    except BaseException:
+        if isinstance(sink, JobWriter):
+            sink.abort()
+        raise
     if verbose:
         list_skipped(run.skipped)
-    refuse_linked_out_dir(out_dir, run.root)
     diagnostics = [*options.diagnostics, *run.diagnostics]
     # A broken project hz.toml fails the compile like a broken contract: nothing is written.
     ok = not run.failed and not options.diagnostics
     done = ""
     files_checked = run.files_checked + project_files(options.diagnostics)
     checked = None
-    if ok and check:
-        diagnostics += check_jobs(run.jobs, out_dir)
-        # --check reads the job files too, and may report one (HZ604).
-        job_files = len(list(Path(out_dir).glob("*.job.json")))
-        checked = f"{plural(files_checked, 'contract')} and {plural(job_files, 'job file')}"
-        files_checked += job_files
-        if not any(d.severity == "error" for d in diagnostics):
-            done = f"{_jobs(len(run.jobs))} in {out_dir} up to date"
+    if isinstance(sink, JobChecker):
+        if ok:
+            diagnostics += sink.finish()
+            # --check reads the job files too, and may report one (HZ604).
+            job_files = len(list(Path(out_dir).glob("*.job.json")))
+            checked = f"{plural(files_checked, 'contract')} and {plural(job_files, 'job file')}"
+            files_checked += job_files
+            if not any(d.severity == "error" for d in diagnostics):
+                done = f"{_jobs(run.compiled)} in {out_dir} up to date"
     elif ok:
-        wrote = write_jobs(run.jobs, out_dir)
+        wrote = sink.commit()
         done = (
-            f"{_jobs(len(run.jobs))} in {out_dir}: {len(wrote.written)} written, "
+            f"{_jobs(run.compiled)} in {out_dir}: {len(wrote.written)} written, "
             f"{len(wrote.unchanged)} unchanged, {len(wrote.removed)} removed"
         )
+    else:
+        sink.abort()
     write_report(
         diagnostics,
         fmt=fmt,

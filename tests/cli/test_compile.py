@@ -252,3 +252,48 @@ def test_crlf_checkout_compiles_to_the_same_bytes(cli: Cli, tmp_path: Path, endi
     other = tmp_path / "other"
     checked = hz(cli, other, "compile", "contracts", "--out", "../lf/jobs", "--check")
     assert (checked.returncode, checked.stdout) == (0, "")
+
+
+def test_a_contract_failing_after_others_were_staged_changes_nothing(
+    cli: Cli, tmp_path: Path
+) -> None:
+    # Jobs are staged as they compile; the last contract fails: the out directory keeps
+    # exactly what it held (the old job, its bytes), with no staged file left behind.
+    root = project(tmp_path, "alpha")
+    for name in ("beta", "gamma"):
+        text = (root / "contracts" / "alpha.yaml").read_text(encoding="utf-8")
+        (root / "contracts" / f"{name}.yaml").write_text(text.replace("alpha", name))
+    (root / "jobs").mkdir()
+    (root / "jobs" / "alpha.job.json").write_text("old\n")
+    (root / "contracts" / "zz-broken.yaml").write_text("hz: [\n", encoding="utf-8")
+    done = hz(cli, root, "compile", "contracts", "--out", "jobs")
+    assert done.returncode == 1
+    assert done.stdout.startswith("contracts/zz-broken.yaml:2:1: error: YAML syntax error")
+    assert sorted(p.name for p in (root / "jobs").iterdir()) == ["alpha.job.json"]
+    assert (root / "jobs" / "alpha.job.json").read_text() == "old\n"
+
+
+def test_compile_holds_one_contract_at_a_time(tmp_path: Path) -> None:
+    import gc
+
+    from hz.compiler.compile import CompiledJob, compile_each
+    from hz.compiler.source import SourceDoc
+    from hz.runtime.artifacts.models import Job
+
+    root = project(tmp_path, "alpha")
+    for name in ("beta", "gamma", "delta"):
+        text = (root / "contracts" / "alpha.yaml").read_text(encoding="utf-8")
+        (root / "contracts" / f"{name}.yaml").write_text(text.replace("alpha", name))
+    held: list[tuple[int, int]] = []
+
+    def emit(compiled: CompiledJob) -> None:
+        gc.collect()
+        live = gc.get_objects()
+        held.append(
+            (sum(isinstance(o, SourceDoc) for o in live), sum(isinstance(o, Job) for o in live))
+        )
+
+    run = compile_each([str(root / "contracts")], emit, root=root)
+    assert (run.compiled, run.failed) == (4, False)
+    # When a contract is compiled, it is the only document and the only job alive.
+    assert held == [(1, 1)] * 4
