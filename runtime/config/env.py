@@ -3,7 +3,9 @@
 Mapping: ``HZ_<TABLE>__<KEY>`` where ``<TABLE>`` is the table path in upper case with dots as
 underscores and ``<KEY>`` the key in upper case: ``HZ_SYSTEM_RUNNER__MODEL`` is
 ``[system.runner] model``, ``HZ_AUTHORING__MAX_USD_CEILING`` is ``[authoring]
-max_usd_ceiling``. ``HZ_RUNNER`` is short for ``HZ_CAPABILITIES__AGENT_RUNNER``. A value is
+max_usd_ceiling``. ``HZ_RUNNER`` is short for ``HZ_CAPABILITIES__AGENT_RUNNER``. A capability's
+``-`` is written ``_`` (``HZ_CAPABILITIES__CODE_HOST`` is ``[capabilities] code-host``), and so
+is a provider's (``HZ_PROVIDERS_GITHUB__TOKEN_ENV`` is ``[providers.github] token_env``). A value is
 read as a TOML value when it is one (``true``, ``3``, ``["Read", "Grep"]``), else as the
 plain string. Not configuration: ``HZ_CONFIG`` and ``HZ_SITE_CONFIG`` (they name files),
 ``HZ_CREDENTIAL_*`` (secrets, never read here) and any other ``HZ_`` name without ``__``.
@@ -20,10 +22,11 @@ from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.suggest import did_you_mean_suffix
 from hz.runtime.config.file import Located, check_setting
 from hz.runtime.config.toml_file import NUMBER_HINT, TOO_MANY_DIGITS
-from hz.runtime.settings.keys import CAPABILITIES, TABLES
+from hz.runtime.settings.keys import CAPABILITIES, PROVIDERS, TABLES
 
 ALIASES: dict[str, tuple[str, str]] = {"HZ_RUNNER": (CAPABILITIES, "agent_runner")}
 _PREFIXES = {f"HZ_{t.upper().replace('.', '_')}": t for t in TABLES}
+_PROVIDER_PREFIX = f"HZ_{PROVIDERS.upper()}_"
 
 
 def parse_env_value(raw: str) -> Any:
@@ -47,13 +50,19 @@ def read_environment(environ: Mapping[str, str], *, runner_keys: bool = True) ->
             table, key = ALIASES[name]
         elif name.startswith("HZ_") and "__" in name:
             prefix, _, upper_key = name.partition("__")
-            if prefix not in _PREFIXES:
+            provider = prefix.removeprefix(_PROVIDER_PREFIX)
+            if prefix.startswith(_PROVIDER_PREFIX) and provider:
+                table, key = f"{PROVIDERS}.{provider.lower().replace('_', '-')}", upper_key.lower()
+            elif prefix not in _PREFIXES:
                 close = did_you_mean_suffix(prefix, _PREFIXES)
                 raise ConfigError(
                     f"environment variable {name}: unknown table{close}",
                     hint=f"configuration variables start with {', '.join(sorted(_PREFIXES))}__",
                 )
-            table, key = _PREFIXES[prefix], upper_key.lower()
+            else:
+                table, key = _PREFIXES[prefix], upper_key.lower()
+            if table == CAPABILITIES and key != "agent_runner":
+                key = key.replace("_", "-")
         else:
             continue
         if (table, key) in located:

@@ -1,12 +1,15 @@
 """Checking operator settings (site, user and ``HZ_CONFIG`` files, ``HZ_*`` variables).
 
-Every key must be known: a table hz has, a key of its settings model, or a ``[system.runner]``
-key some registered runner declares. A typo is an error with a did-you-mean, never a silent
-default.
+Every key must be known: a table hz has, a key of its settings model, a ``[system.runner]``
+key some registered runner declares, a key of a registered provider's ``[providers.NAME]``
+table, or in ``[capabilities]`` a capability (the catalog's, or one an operator's ``command``
+operation declares: any capability name that is not a misspelling of a known key). A typo is
+an error with a did-you-mean, never a silent default.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,28 @@ from hz.runtime.config.jobs import (
     quoted,
 )
 from hz.runtime.config.toml_file import flatten, read_toml
-from hz.runtime.settings.keys import RUNNER, TABLES
+from hz.runtime.settings.keys import (
+    CAPABILITIES,
+    PROVIDERS,
+    RUNNER,
+    TABLES,
+    is_table,
+    provider_table,
+)
+
+#: What a capability's name may be (``hz.runtime.artifacts.operations.OPERATION_PATTERN``'s
+#: first part).
+_CAPABILITY = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+
+
+def _operator_capability(key: str, known: frozenset[str]) -> bool:
+    """Whether a key of ``[capabilities]`` outside the model's is a capability an operator's
+    ``command`` operation may declare: a capability's name, and no misspelling of a known key
+    (``trakcer`` is refused with a did-you-mean, ``meetings`` is taken)."""
+    from hz.runtime.artifacts.suggest import closest
+
+    return _CAPABILITY.fullmatch(key) is not None and closest(key, known) is None
+
 
 #: Settings by (table, key): the value and where it was set (``path:line:col`` or a variable).
 Located = dict[tuple[str, str], tuple[Any, str]]
@@ -37,7 +61,7 @@ def known_keys(table: str) -> tuple[frozenset[str], tuple[str, ...]]:
     from hz.runtime.config.tables import model_of  # pydantic: only when a key is looked at
 
     if table != RUNNER:
-        return model_of(table).keys(), ()
+        return model_of(table).keys(), ()  # a provider's table: ConfigError when unknown
     # The registry names the core runners' modules: imported only when a runner key is checked.
     from hz.runtime.runners import registry
 
@@ -53,22 +77,32 @@ def check_setting(
     With ``runner_keys=False`` a ``[system.runner]`` key is not looked up among the runners'
     keys (the authoring commands read configuration without loading any runner).
     """
-    if table not in TABLES:
+    if not is_table(table):
         if not table:
             home = next((t for t in TABLES if key in known_keys(t)[0]), None)
             hint = f"'{key}' belongs in [{home}]" if home else None
             raise ConfigError(f"{where}: unknown top-level key '{key}'", hint=hint)
         raise ConfigError(
             f"{where}: unknown table [{table}]{did_you_mean_suffix(table, TABLES)}",
-            hint=f"tables: {', '.join(f'[{t}]' for t in TABLES)}",
+            hint=f"tables: {', '.join(f'[{t}]' for t in TABLES)}, [{PROVIDERS}.NAME]",
         )
-    keys, broken = known_keys(table) if runner_keys or table != RUNNER else (frozenset([key]), ())
+    provider = provider_table(table)
+    try:
+        keys, broken = (
+            known_keys(table) if runner_keys or table != RUNNER else (frozenset([key]), ())
+        )
+    except ConfigError as e:  # [providers.NAME] of a provider unknown or that cannot load
+        raise ConfigError(f"{where}: [{table}]: {e.message}", hint=e.hint) from e
+    if table == CAPABILITIES and key not in keys and _operator_capability(key, keys):
+        keys = keys | {key}  # bound to the provider that declares it (checked when bound)
     if key not in keys:
         hint = f"known keys: {', '.join(sorted(keys))}"
         if broken:
             hint += f"; not known because they fail to load: the keys of {', '.join(broken)}"
+        what = "key" if provider is None else f"key of provider '{provider}'"
         raise ConfigError(
-            f"{where}: unknown key '{key}' in [{table}]{did_you_mean_suffix(key, keys)}", hint=hint
+            f"{where}: unknown {what} '{key}' in [{table}]{did_you_mean_suffix(key, keys)}",
+            hint=hint,
         )
     from hz.runtime.config.tables import value_error  # pydantic: only when a key is set
 

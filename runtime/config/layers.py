@@ -28,7 +28,7 @@ from hz.runtime.config.project import (
     raise_problems,
     read_project_file,
 )
-from hz.runtime.settings.keys import AUTHORING, CAPABILITIES, DEFAULTS
+from hz.runtime.settings.keys import AUTHORING, CAPABILITIES, DEFAULTS, provider_table
 
 CEILING = "max_usd_ceiling"
 
@@ -111,6 +111,15 @@ class Config:
     def table(self, table: str) -> dict[str, Any]:
         """A fresh dict of one table's effective values."""
         return {s.key: s.value for s in self.settings if s.table == table}
+
+    def provider_tables(self) -> dict[str, dict[str, Any]]:
+        """Each ``[providers.NAME]`` table some layer set, by provider name."""
+        found: dict[str, dict[str, Any]] = {}
+        for s in self.settings:
+            name = provider_table(s.table)
+            if name is not None:
+                found.setdefault(name, {})[s.key] = s.value
+        return found
 
     @property
     def agent_runner(self) -> str:

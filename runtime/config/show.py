@@ -10,7 +10,7 @@ from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.printable import printable
 from hz.runtime.config.layers import UNSET, Config, Setting
 from hz.runtime.config.tables import model_of
-from hz.runtime.settings.keys import RUNNER, TABLES
+from hz.runtime.settings.keys import CAPABILITIES, PROVIDERS, RUNNER, TABLES
 
 #: Assignments up to this long align their comments; longer ones do not set the column.
 _ALIGN_UP_TO = 48
@@ -29,13 +29,29 @@ def toml_value(value: Any) -> str:
     return str(value)
 
 
+def tables(config: Config) -> tuple[str, ...]:
+    """The tables shown: hz's own, then ``[providers.NAME]`` of every provider a capability is
+    bound to or a layer configures, by name."""
+    bound = {
+        str(s.value) for s in config.settings if s.table == CAPABILITIES and s.key != "agent_runner"
+    }
+    providers = sorted(bound | config.provider_tables().keys())
+    return (*TABLES, *(f"{PROVIDERS}.{name}" for name in providers))
+
+
 def defaults(config: Config) -> list[tuple[str, str, Any]]:
     """``(table, key, default)`` of every key the settings models declare that no layer set:
-    each table's model, and for ``[system.runner]`` the shared keys and the bound runner's
-    (its own default of a shared key wins; ``None``: unset)."""
+    each table's model, for ``[system.runner]`` the shared keys and the bound runner's (its
+    own default of a shared key wins; ``None``: unset), and each shown provider's keys (a
+    provider that cannot be loaded shows none)."""
     found: dict[tuple[str, str], Any] = {}
-    for table in TABLES:
-        found |= {(table, key): value for key, value in model_of(table).defaults().items()}
+    shown = tables(config)
+    for table in shown:
+        try:
+            model = model_of(table)
+        except ConfigError:
+            continue  # an unknown or broken provider: hz providers says why
+        found |= {(table, key): value for key, value in model.defaults().items()}
     try:
         from hz.runtime.runners import registry
 
@@ -48,7 +64,7 @@ def defaults(config: Config) -> list[tuple[str, str, Any]]:
     left = [
         (table, key, value) for (table, key), value in found.items() if (table, key) not in set_
     ]
-    return sorted(left, key=lambda entry: TABLES.index(entry[0]))
+    return sorted(left, key=lambda entry: shown.index(entry[0]))
 
 
 def applied_line(job: str, config: Config) -> str:
@@ -70,7 +86,7 @@ def show_text(config: Config, job: str | None = None) -> str:
     if job is not None:
         lines.append(applied_line(job, config))
     not_set = defaults(config)
-    for table in TABLES:
+    for table in tables(config):
         settings = [s for s in config.settings if s.table == table]
         lines += ["", f"[{table}]"]
         lines += _assignments(settings)

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Self
 from pydantic import AfterValidator, Field
 
 from hz.runtime.artifacts.errors import ConfigError
+from hz.runtime.artifacts.operations import BUILT_IN_BINDINGS
 from hz.runtime.process.threads import MAX_PARALLEL
 from hz.runtime.runners.capabilities import NAMES
 from hz.runtime.runners.settings import SharedSettings
@@ -28,6 +29,7 @@ from hz.runtime.settings.keys import (
     QUEUE,
     RUNNER,
     SYSTEM,
+    provider_table,
 )
 from hz.runtime.settings.model import (
     DOLLARS_HINT,
@@ -41,8 +43,24 @@ from hz.runtime.settings.model import (
     TableSource,
 )
 
+#: A provider's name as a capability's value (whether one is registered under it is checked
+#: when the capability is bound, with a did-you-mean).
+ProviderName = Annotated[
+    str,
+    Field(strict=True, pattern=r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$", max_length=64),
+    Expect(
+        "must be a provider's name, got {value!r}",
+        hint="a core provider (files, git, github, command) or a plugin (hz providers lists them)",
+    ),
+]
+
 
 class CapabilitiesSettings(TableSettings):
+    """The runner, and the provider of each capability an input may read through
+    (``hz.runtime.artifacts.operations``). A capability an operator's ``command`` operation
+    declares outside the catalog is bound the same way (``[capabilities] meetings =
+    "command"``): ``hz.runtime.config.file`` accepts such a key."""
+
     table = CAPABILITIES
 
     agent_runner: Annotated[
@@ -52,6 +70,29 @@ class CapabilitiesSettings(TableSettings):
             "`command`, `echo`) or a plugin (`hz runners` lists them)"
         ),
     ] = DEFAULTS[CAPABILITIES, "agent_runner"]
+    files: Annotated[
+        ProviderName,
+        Field(description="the provider of `files.*` inputs: the working directory's files"),
+    ] = BUILT_IN_BINDINGS["files"]
+    git: Annotated[
+        ProviderName,
+        Field(description="the provider of `git.*` inputs: the working directory's repository"),
+    ] = BUILT_IN_BINDINGS["git"]
+    code_host: Annotated[
+        ProviderName | None,
+        Field(
+            alias="code-host",
+            description="the provider of `code-host.*` inputs (pull requests), e.g. `github`; "
+            "unset: such an input cannot be fetched",
+        ),
+    ] = None
+    tracker: Annotated[
+        ProviderName | None,
+        Field(
+            description="the provider of `tracker.*` inputs (issues), e.g. `github`; unset: "
+            "such an input cannot be fetched"
+        ),
+    ] = None
 
 
 class AuthoringSettings(TableSettings):
@@ -242,7 +283,14 @@ MODELS: dict[str, type[TableSettings]] = {
 
 
 def model_of(table: str) -> type[TableSettings]:
-    """The settings model of a table: for ``[system.runner]`` its shared keys."""
+    """The settings model of a table: for ``[system.runner]`` its shared keys, for
+    ``[providers.NAME]`` the provider's (``ConfigError`` when it is unknown or cannot be
+    loaded)."""
+    provider = provider_table(table)
+    if provider is not None:
+        from hz.runtime.providers import registry
+
+        return registry.resolve(provider).settings_model
     return SharedSettings if table == RUNNER else MODELS[table]
 
 
@@ -264,8 +312,18 @@ def value_error(table: str, key: str, value: Any) -> ConfigError | None:
             "the libpq way (PGPASSWORD, ~/.pgpass, or the DSN in the environment variable "
             "[system.queue] dsn_env names)"
         )
-    model = model_of(table)
+    try:
+        model = model_of(table)
+    except ConfigError as e:
+        return e
     accepted = model.keys()
+    if table == CAPABILITIES and key not in accepted:
+        # A capability an operator's command operation declares: its value is a provider's
+        # name, as a catalog capability's is (``tracker`` stands for any of them).
+        error = value_error(table, "tracker", value)
+        if error is None:
+            return None
+        return ConfigError(error.message.replace("] tracker ", f"] {key} ", 1), hint=error.hint)
     if key not in accepted:
         return None
     try:

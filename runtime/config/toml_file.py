@@ -14,7 +14,7 @@ from typing import Any
 
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.regular_file import read_regular_text
-from hz.runtime.settings.keys import TABLES
+from hz.runtime.settings.keys import TABLES, is_table
 
 #: A configuration file is a few lines; ``HZ_CONFIG=/dev/zero`` must not fill the memory.
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -68,7 +68,8 @@ def read_toml(path: Path) -> tuple[dict[str, Any], str]:
 
 
 def flatten(data: dict[str, Any], text: str) -> list[TomlEntry]:
-    """Every leaf under the known tables as one entry; anything else keeps the path it had.
+    """Every leaf under the known tables (``TABLES`` and ``[providers.NAME]``) as one entry;
+    anything else keeps the path it had.
 
     A known table's values are kept whole (lists, inline tables); outside the known tables,
     nested tables are descended so an unknown one is reported by its full path.
@@ -78,7 +79,7 @@ def flatten(data: dict[str, Any], text: str) -> list[TomlEntry]:
     def walk(prefix: str, value: dict[str, Any]) -> None:
         for key, item in value.items():
             path = f"{prefix}.{key}" if prefix else key
-            if path in TABLES and isinstance(item, dict):
+            if is_table(path) and isinstance(item, dict):
                 for leaf, leaf_value in item.items():
                     if isinstance(leaf_value, dict) and _has_subtables(path):
                         walk(path, {leaf: leaf_value})  # [system.runner] inside [system]

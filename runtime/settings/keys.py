@@ -1,11 +1,13 @@
 """What the configuration may contain: its tables, and where each table's keys are declared.
 
-Six tables exist: ``[capabilities]`` (which runner is bound), ``[system.runner]`` (how the
+Six tables exist: ``[capabilities]`` (which runner is bound, and which provider serves each
+capability an input reads through), ``[system.runner]`` (how the
 bound runner runs: the shared keys of ``SharedSettings`` plus every key some registered runner
 declares in its ``settings_model``), ``[system.policy]`` (the pre-run gate), ``[system]`` and
 ``[system.budget]`` (the run ledger: where it lives, how many attempts and parallel runs, spend
 ceilings across runs) and ``[authoring]`` (options of the authoring commands). Only
-``[authoring]`` may appear in a project's ``hz.toml``.
+``[authoring]`` may appear in a project's ``hz.toml``. Beside them, one table per provider,
+``[providers.NAME]``, holds that provider's settings (its ``settings_model``'s keys).
 
 The keys of each table, the checks of their values and how a bad one is worded, their
 defaults and their docs tables come from the table's settings model
@@ -17,6 +19,7 @@ import pydantic either.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 CAPABILITIES = "capabilities"
@@ -27,6 +30,9 @@ BUDGET = "system.budget"
 POLICY = "system.policy"
 QUEUE = "system.queue"
 TABLES: tuple[str, ...] = (CAPABILITIES, RUNNER, AUTHORING, SYSTEM, BUDGET, POLICY, QUEUE)
+#: ``[providers.NAME]``: a provider's settings (``provider_table``).
+PROVIDERS = "providers"
+_PROVIDER_TABLE = re.compile(r"providers\.([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 
 #: The built-in layer, which the models of these tables take their defaults from. Only the
 #: values hz reads through the layers are here: the other keys' defaults apply where they are
@@ -37,11 +43,23 @@ DEFAULTS: dict[tuple[str, str], Any] = {
 }
 
 
+def provider_table(table: str) -> str | None:
+    """The provider a ``[providers.NAME]`` table configures (``NAME``), or None for any other
+    table."""
+    match = _PROVIDER_TABLE.fullmatch(table)
+    return None if match is None else match[1]
+
+
+def is_table(table: str) -> bool:
+    """Whether ``table`` is one hz reads: one of ``TABLES`` or a provider's."""
+    return table in TABLES or provider_table(table) is not None
+
+
 _EXECUTION_WORDS = ("runner", "model", "executable", "command", "env", "argv", "shell")
 
 
 def is_execution_key(table: str, key: str) -> bool:
     """Whether a project file setting this key would choose what runs (refused: HZ801)."""
-    if table == CAPABILITIES or table == "system" or table.startswith("system."):
+    if table in (CAPABILITIES, SYSTEM, PROVIDERS) or table.startswith(("system.", "providers.")):
         return True
     return any(word in part for part in key.lower().split("_") for word in _EXECUTION_WORDS)

@@ -39,6 +39,12 @@ def test_text(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
         "[capabilities]\n"
         'agent_runner = "echo"  # environment HZ_RUNNER\n'
         "\n"
+        "# not set:\n"
+        '# files = "files"\n'
+        '# git = "git"\n'
+        "# code-host is unset\n"
+        "# tracker is unset\n"
+        "\n"
         "[system.runner]\n"
         f'model = "user-model"  # user {user}:5:1\n'
         "\n"
@@ -129,6 +135,10 @@ def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
         "defaults": [
             {"table": table, "key": key, "value": value}
             for table, key, value in [
+                ("capabilities", "files", "files"),
+                ("capabilities", "git", "git"),
+                ("capabilities", "code-host", None),
+                ("capabilities", "tracker", None),
                 ("system.runner", "max_turns", None),
                 ("system.runner", "require_enforced_budget", False),
                 ("system.runner", "receipt_dir", None),
