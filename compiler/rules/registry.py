@@ -132,6 +132,7 @@ HZ707: Final = _rule("HZ707", "Template error while rendering")
 HZ708: Final = _rule("HZ708", "Refused by the template sandbox")
 HZ709: Final = _rule("HZ709", "Rendered prompt larger than 1 MiB")
 HZ710: Final = _rule("HZ710", "Inputs given for a packet")
+HZ711: Final = _rule("HZ711", "Read input neither fetched nor given")
 
 # Fetching inputs through providers (reported by the runtime, hz.runtime.providers.protocol)
 HZ720: Final = _rule("HZ720", "Capability not bound to a provider")

@@ -16,6 +16,7 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 from hz.runtime.artifacts.models import Packet
@@ -23,12 +24,14 @@ from hz.runtime.ledger import host
 from hz.runtime.ledger.backend import Connection, Db, Dispatcher
 from hz.runtime.ledger.db import SqliteDb
 from hz.runtime.ledger.rows import EventRow, RunRow
-from hz.runtime.ledger.states import CANCEL_EVENT, STATES
+from hz.runtime.ledger.states import CANCEL_EVENT, STATES, RunState
 from hz.runtime.ledger.store.errors import RunVanished, StaleOwner, UnknownRun, UnknownState
 from hz.runtime.ledger.store.identity import LEASE_SECONDS, LeaseClock, Owner
 
 #: A value for SQL's ``?``.
 Param = str | int | float | bytes | None
+#: How many of a job's last completed runs ``window_end`` looks at.
+LOOK_BACK = 50
 
 
 def read_packet(row: RunRow) -> Packet | None:
@@ -113,6 +116,25 @@ class LedgerBase:
                 "SELECT at, state, detail FROM events WHERE run_id = ? ORDER BY seq", (run_id,)
             ).fetchall()
         ]
+
+    def window_end(self, job_name: str, input_name: str) -> datetime | None:
+        """Where ``since-last-success`` starts for one input of a job: the end of that input's
+        window in the job's last completed run whose packet records one (a run whose value was
+        given by hand, or whose row is malformed, is passed over; at most ``LOOK_BACK`` runs
+        are looked at). None when there is none."""
+        found = self.connection.execute(
+            "SELECT * FROM runs WHERE job_name = ? AND state = ? "
+            "ORDER BY ended_at DESC, created_at DESC LIMIT ?",
+            (job_name, str(RunState.COMPLETED), LOOK_BACK),
+        ).fetchall()
+        for raw in found:
+            packet = read_packet(RunRow.read(raw))
+            source = None if packet is None else packet.sources.get(input_name)
+            if source is not None and source.window is not None:
+                return datetime.strptime(source.window.until, "%Y-%m-%dT%H:%M:%SZ").replace(
+                    tzinfo=UTC
+                )
+        return None
 
     def select(self, where: str = "TRUE", params: tuple[Param, ...] = ()) -> list[RunRow]:
         """The runs ``where`` holds, oldest first. ``created_at`` orders them as the database
