@@ -1,14 +1,18 @@
 """Input values for rendering, checked against the job's declarations, defaults applied.
 
 Values come from an inputs file and ``--input`` arguments (``hz.compiler.inputs.sources``); a
-value given with ``--input`` replaces the inputs file's value of that name. Every problem is
-a located diagnostic (HZ701–HZ706).
+value given with ``--input`` replaces the inputs file's value of that name. An input the job
+reads through a provider (``read``) that was not given by hand is fetched by the caller's
+``fetch`` (the CLI composes the runtime's fetch; the compiler never imports a provider); its
+value comes back already checked against its schema, with its source. Every problem is a
+located diagnostic (HZ701–HZ706, HZ711, and the fetch's HZ72x).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +26,39 @@ from hz.compiler.inputs.sources import (
     shorten,
     shown_name,
 )
-from hz.compiler.rules.registry import HZ702, HZ703, HZ704, HZ705
+from hz.compiler.rules.registry import HZ702, HZ703, HZ704, HZ705, HZ711
 from hz.compiler.source import JsonPath
-from hz.runtime.artifacts.models import InputSpec
+from hz.runtime.artifacts.canonical import digest_of
+from hz.runtime.artifacts.models import InputSource, InputSpec
 from hz.runtime.artifacts.packet_limits import MAX_INPUT_BYTES, inputs_size
 from hz.runtime.artifacts.suggest import did_you_mean
 
-__all__ = ["MAX_INPUT_BYTES", "apply_inputs", "collect_inputs"]
+__all__ = ["MAX_INPUT_BYTES", "Fetch", "Inputs", "apply_inputs", "collect_inputs", "gather_inputs"]
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """What a ``Fetch`` answers: the values fetched and their sources, or the problems."""
+
+    values: Mapping[str, Any] = field(default_factory=dict)
+    sources: Mapping[str, InputSource] = field(default_factory=dict)
+    problems: Sequence[Diagnostic] = ()
+
+
+#: Fetches the ``read`` inputs not given by hand; it is told the names given
+#: (``hz.runtime.providers.fetch.fetch_inputs`` behind it, composed by the CLI).
+Fetch = Callable[[frozenset[str]], Fetched]
+
+
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """The values of one render and, per ``read`` input, where its value came from; or the
+    diagnostics that prevent the render (``values`` None)."""
+
+    values: dict[str, Any] | None
+    sources: dict[str, InputSource]
+    diagnostics: tuple[Diagnostic, ...]
+
 
 #: Errors shown per input before the rest are summed up in one line.
 MAX_ERRORS_PER_INPUT = 20
@@ -94,16 +124,21 @@ def apply_inputs(
     *,
     missing_at: str,
     unknown: Collection[str] | None = (),
+    fetched: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     """Check supplied values against the declarations; fill defaults. ``missing_at`` names
     the file a missing required input is reported at; ``unknown`` names inputs whose value
-    could not be read (``None``: possibly any of them), which are not reported missing."""
+    could not be read (``None``: possibly any of them), which are not reported missing.
+    ``fetched``: the values of ``read`` inputs a provider gave (checked by the fetch)."""
     applied: dict[str, Any] = {}
     diagnostics: list[Diagnostic] = []
+    fetched = fetched or {}
     for name, spec in sorted(specs.items()):
         if name in supplied:
             diagnostics.extend(_schema_errors(name, spec, supplied[name]))
             applied[name] = supplied[name].value
+        elif name in fetched:
+            applied[name] = fetched[name]
         elif not spec.required:
             applied[name] = spec.default
         elif unknown is not None and name not in unknown:
@@ -133,6 +168,32 @@ def collect_inputs(
 ) -> tuple[dict[str, Any] | None, tuple[Diagnostic, ...]]:
     """All input values for one render, or the diagnostics that prevent it. ``target`` is the
     job or contract being rendered (where a missing input is reported without inputs file)."""
+    found = gather_inputs(specs, inputs_file=inputs_file, input_args=input_args, target=target)
+    return found.values, found.diagnostics
+
+
+def _not_fetched(name: str, spec: InputSpec, target: str) -> Diagnostic:
+    assert spec.read is not None
+    return Diagnostic(
+        HZ711,
+        f"input {name!r} is read through {spec.read.operation}, and nothing fetched it",
+        target,
+        hint=f"pass --fetch to fetch it, or give it by hand with --input {name}=…",
+    )
+
+
+def gather_inputs(
+    specs: Mapping[str, InputSpec],
+    *,
+    inputs_file: Path | None,
+    input_args: Sequence[str],
+    target: str,
+    fetch: Fetch | None = None,
+) -> Inputs:
+    """``collect_inputs`` with the ``read`` inputs: those not given by hand are fetched by
+    ``fetch`` (when the given values have no problem: nothing is fetched for a render that
+    cannot happen), or, without ``fetch``, each is an HZ711 diagnostic. The sources name each
+    read input's provider, or say it was given."""
     allowance = Allowance()
     supplied: dict[str, Supplied] = {}
     diagnostics: list[Diagnostic] = []
@@ -152,7 +213,20 @@ def collect_inputs(
             unknown.add(name)
             supplied.pop(name, None)
     missing_at = str(inputs_file) if inputs_file is not None else target
-    values, problems = apply_inputs(specs, supplied, missing_at=missing_at, unknown=unknown)
+    reads = {name: spec for name, spec in specs.items() if spec.read is not None}
+    # Without the inputs file's values (``unknown`` None) what was given is not known.
+    wanted = [] if unknown is None else sorted(reads.keys() - supplied.keys() - unknown)
+    fetched = Fetched()
+    if wanted and fetch is None:
+        diagnostics.extend(_not_fetched(name, reads[name], target) for name in wanted)
+    elif wanted and fetch is not None and not diagnostics:
+        fetched = fetch(frozenset(supplied.keys() & reads.keys()))
+        diagnostics.extend(fetched.problems)
+    if unknown is not None:  # reported above, or not fetched: not "missing" as well
+        unknown |= {name for name in wanted if name not in fetched.values}
+    values, problems = apply_inputs(
+        specs, supplied, missing_at=missing_at, unknown=unknown, fetched=fetched.values
+    )
     diagnostics.extend(problems)
     if values is not None and not diagnostics:
         # What a packet holds is the values as JSON (``1E5`` is ``100000.0`` there, a control
@@ -165,4 +239,9 @@ def collect_inputs(
             )
             hint = "pass a smaller extract of the data; the prompt is capped at 1 MiB anyway"
             diagnostics.append(Diagnostic(HZ705, message, missing_at, hint=hint))
-    return (None if diagnostics else values), sort_diagnostics(diagnostics)
+    if values is None or diagnostics:
+        return Inputs(None, {}, sort_diagnostics(diagnostics))
+    sources = dict(fetched.sources)
+    for name in sorted(reads.keys() & supplied.keys()):
+        sources[name] = InputSource(given=True, sha256=digest_of(values[name]))
+    return Inputs(values, dict(sorted(sources.items())), ())

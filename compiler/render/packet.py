@@ -8,13 +8,14 @@ diagnostic located at the template's line (HZ707–HZ709), never a traceback.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hz.compiler.diagnostics import Diagnostic
-from hz.compiler.inputs.values import collect_inputs
+from hz.compiler.inputs.values import Fetched, gather_inputs
 from hz.compiler.render.bound import render_bounded
 from hz.compiler.render.generate import OUT_OF_MEMORY
 from hz.compiler.render.outcome import Crashed, Failed, OutOfMemory, Rendered, TimedOut
@@ -22,14 +23,26 @@ from hz.compiler.render.sandbox import environment
 from hz.compiler.rules.registry import HZ707, HZ708, HZ710
 from hz.compiler.source import SourceDoc
 from hz.runtime.artifacts.canonical import digest_of, sha256_hex
-from hz.runtime.artifacts.models import Job, Packet, read_artifact
+from hz.runtime.artifacts.models import InputSource, Job, Packet, read_artifact
 from hz.runtime.artifacts.packet_limits import MAX_PROMPT_BYTES
 
 if TYPE_CHECKING:
     from hz.compiler.validate import Ceiling
 
 MAX_RENDER_SECONDS = 10.0
-__all__ = ["MAX_PROMPT_BYTES", "TemplatePlace", "environment", "render_job", "render_prompt"]
+__all__ = [
+    "MAX_PROMPT_BYTES",
+    "JobFetch",
+    "TemplatePlace",
+    "environment",
+    "render_job",
+    "render_prompt",
+]
+
+#: Fetches a job's ``read`` inputs but those given by hand (the names given): composed by the
+#: CLI from the runtime's providers (``hz.runtime.providers.fetch``), which the compiler never
+#: imports.
+JobFetch = Callable[[Job, frozenset[str]], Fetched]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +96,12 @@ def render_prompt(
     return None, [place.diagnostic(HZ707, message, None)]
 
 
-def make_packet(job: Job, values: dict[str, Any], prompt: str) -> Packet:
+def make_packet(
+    job: Job,
+    values: dict[str, Any],
+    prompt: str,
+    sources: dict[str, InputSource] | None = None,
+) -> Packet:
     return Packet(
         job=job,
         prompt=prompt,
@@ -92,6 +110,7 @@ def make_packet(job: Job, values: dict[str, Any], prompt: str) -> Packet:
         inputs_sha256=digest_of(values),
         job_digest=job.digest,
         prompt_sha256=sha256_hex(prompt),
+        sources=sources or {},
     )
 
 
@@ -101,16 +120,24 @@ def render_job(
     place: TemplatePlace,
     inputs_file: Path | None = None,
     input_args: Sequence[str] = (),
+    fetch: JobFetch | None = None,
 ) -> tuple[Packet | None, list[Diagnostic]]:
-    values, problems = collect_inputs(
-        job.inputs, inputs_file=inputs_file, input_args=input_args, target=place.file
+    """The packet of ``job`` with these input values; ``fetch`` fetches its ``read`` inputs
+    (without it, a read input not given by hand is an HZ711 diagnostic)."""
+    found = gather_inputs(
+        job.inputs,
+        inputs_file=inputs_file,
+        input_args=input_args,
+        target=place.file,
+        fetch=None if fetch is None else functools.partial(fetch, job),
     )
+    values = found.values
     if values is None:
-        return None, list(problems)
+        return None, list(found.diagnostics)
     prompt, diagnostics = render_prompt(job.template, values, place)
     if prompt is None:
         return None, diagnostics
-    return make_packet(job, values, prompt), []
+    return make_packet(job, values, prompt, found.sources), []
 
 
 def job_from_contract(
@@ -140,9 +167,10 @@ def packet_from_path(
     inputs_file: Path | None = None,
     input_args: Sequence[str] = (),
     max_usd_ceiling: Ceiling = 100.0,
+    fetch: JobFetch | None = None,
 ) -> tuple[Packet | None, list[Diagnostic]]:
     """A packet from a packet file, a job file (rendered) or a contract (``.yaml``/``.yml``/``.md``:
-    validated, compiled in memory and rendered).
+    validated, compiled in memory and rendered); ``fetch`` fetches the job's ``read`` inputs.
 
     Problems with the contract or the inputs are diagnostics; a job or packet file that
     cannot be read, has an unknown format version or fails its schema raises
@@ -157,6 +185,7 @@ def packet_from_path(
             place=TemplatePlace(str(path), doc),
             inputs_file=inputs_file,
             input_args=input_args,
+            fetch=fetch,
         )
         return packet, diagnostics + problems
     artifact = read_artifact(path)
@@ -167,5 +196,9 @@ def packet_from_path(
             return None, [Diagnostic(HZ710, message, str(path), hint=hint)]
         return artifact, []
     return render_job(
-        artifact, place=TemplatePlace(str(path)), inputs_file=inputs_file, input_args=input_args
+        artifact,
+        place=TemplatePlace(str(path)),
+        inputs_file=inputs_file,
+        input_args=input_args,
+        fetch=fetch,
     )

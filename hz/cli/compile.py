@@ -5,12 +5,14 @@ from __future__ import annotations
 import io
 import os
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from hz.cli.counts import plural
+from hz.cli.fetching import AT
 from hz.cli.help import examples
 from hz.cli.params import CEILING, format_choice, path_option
 from hz.cli.validate import (
@@ -183,7 +185,7 @@ def _jobs(n: int) -> str:
     short_help="Render a job with input values into a prompt packet.",
     epilog=examples(
         "hz render build/jobs/weekly.job.json --inputs in.yaml -o packet.json",
-        "hz render contracts/weekly.yaml --input week=2026-W49 --format text",
+        "hz render contracts/weekly.yaml --fetch --at 2026-05-01T09:00:00Z --format text",
     ),
 )
 @click.argument(
@@ -217,6 +219,26 @@ def _jobs(n: int) -> str:
     default=None,
     help=MAX_USD_HELP + " Applies when rendering a contract.",
 )
+@click.option(
+    "--fetch",
+    is_flag=True,
+    help="Fetch the inputs the job reads (read:) through the providers the operator binds "
+    "(hz providers); an --input of the same name is used instead of fetching it.",
+)
+@click.option(
+    "--at",
+    type=AT,
+    default=None,
+    help="With --fetch: resolve the inputs' windows at this time (ISO 8601 with an offset, "
+    "e.g. 2026-05-01T09:00:00Z) instead of now, for a reproducible render.",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=".",
+    show_default=True,
+    help="With --fetch: the directory the files and git providers read.",
+)
 def render(
     target: Path,
     inputs_file: Path | None,
@@ -224,13 +246,17 @@ def render(
     output: Path | None,
     fmt: str,
     max_usd_ceiling: float | None,
+    fetch: bool,
+    at: datetime | None,
+    workdir: Path,
 ) -> int:
     """Render a job (or a contract, compiled in memory) with input values into a packet.
 
     Problems are reported on stderr as PATH:LINE:COL: error: MESSAGE [CODE].
 
-    Exit status: 0 rendered, 1 when the contract, the inputs or the template has an error,
-    2 on a usage error or an unreadable job file.
+    Exit status: 0 rendered, 1 when the contract, the inputs or the template has an error or
+    an input cannot be fetched, 2 on a usage error, an unreadable job file or a configuration
+    error.
     """
     from hz import __version__
     from hz.compiler.render.packet import packet_from_path
@@ -245,11 +271,25 @@ def render(
         options = authoring(max_usd_ceiling)
         ceiling, diagnostics = options.max_usd_ceiling, list(options.diagnostics)
         project = project_files(options.diagnostics)
+    if at is not None and not fetch:
+        raise click.UsageError("--at resolves the windows of fetched inputs: give --fetch too")
+    job_fetch = None
+    if fetch and not diagnostics:
+        from hz.cli.fetching import job_fetch as compose
+        from hz.runtime.config.layers import load_config
+
+        if not workdir.is_dir():
+            raise click.BadParameter(f"{workdir} is not a directory", param_hint="--workdir")
+        job_fetch = compose(load_config(cwd=Path.cwd()), workdir, where=str(target), at=at)
     packet, problems = (
         (None, [])
         if diagnostics
         else packet_from_path(
-            target, inputs_file=inputs_file, input_args=input_args, max_usd_ceiling=ceiling
+            target,
+            inputs_file=inputs_file,
+            input_args=input_args,
+            max_usd_ceiling=ceiling,
+            fetch=job_fetch,
         )
     )
     diagnostics += problems

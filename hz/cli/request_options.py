@@ -19,6 +19,7 @@ from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.problem import Problem
 
 if TYPE_CHECKING:
+    from hz.compiler.render.packet import JobFetch
     from hz.runtime.ledger.foreground import Request
 
 R = TypeVar("R")
@@ -211,7 +212,11 @@ def _check_ceiling(target: Path, packet: Packet, ceiling: float) -> None:
 
 
 def _packet(
-    target: Path, inputs_file: Path | None, input_args: tuple[str, ...], ceiling: float
+    target: Path,
+    inputs_file: Path | None,
+    input_args: tuple[str, ...],
+    ceiling: float,
+    fetch: JobFetch | None = None,
 ) -> tuple[Packet | None, list[Problem]]:
     if target.suffix.lower() == ".json" and inputs_file is None and not input_args:
         from hz.runtime.artifacts.models import read_artifact
@@ -224,21 +229,35 @@ def _packet(
     from hz.compiler.render.packet import packet_from_path
 
     return packet_from_path(
-        target, inputs_file=inputs_file, input_args=input_args, max_usd_ceiling=ceiling
+        target,
+        inputs_file=inputs_file,
+        input_args=input_args,
+        max_usd_ceiling=ceiling,
+        fetch=fetch,
     )
 
 
 def reported_packets(
-    asked: RunTargets, ceiling: float, ceiling_of: Callable[[str], float] | None = None
+    asked: RunTargets,
+    ceiling: float,
+    ceiling_of: Callable[[str], float] | None = None,
+    *,
+    config: Any = None,
 ) -> list[Packet] | None:
     """A packet per target, each held to the ceiling (compiled against ``ceiling``, then held
     to its job's own, ``ceiling_of(name)``, when given); the diagnostics reported on stderr
-    (warnings too); None when any target has errors."""
+    (warnings too); None when any target has errors. With ``config``, the jobs' ``read``
+    inputs are fetched through the providers it binds, in the working directory."""
     targets, inputs_file, input_args = asked.targets, asked.inputs_file, asked.input_args
     packets: list[Packet] = []
     diagnostics: list[Problem] = []
     for target in targets:
-        packet, found = _packet(target, inputs_file, input_args, ceiling)
+        fetch = None
+        if config is not None:
+            from hz.cli.fetching import job_fetch
+
+            fetch = job_fetch(config, asked.workdir, where=str(target))
+        packet, found = _packet(target, inputs_file, input_args, ceiling, fetch)
         diagnostics += found
         if packet is not None:
             own = ceiling if ceiling_of is None else ceiling_of(packet.job.name)

@@ -113,7 +113,7 @@ def run(
             )
         return _batch(asked, jobs or 1, fmt, quiet)
     config = load_config(cwd=Path.cwd())
-    packets = reported_packets(asked, config.highest_ceiling(), ceiling_of(config))
+    packets = reported_packets(asked, config.highest_ceiling(), ceiling_of(config), config=config)
     if packets is None:
         return 1
     [packet] = packets
@@ -320,7 +320,7 @@ def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
         for target in asked.targets:
             try:
                 packets = reported_packets(
-                    asked.one(target), config.highest_ceiling(), ceiling_of(config)
+                    asked.one(target), config.highest_ceiling(), ceiling_of(config), config=config
                 )
             except HzError as e:
                 report_error(e)

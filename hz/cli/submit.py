@@ -71,7 +71,7 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     config = load_config(cwd=Path.cwd())
     from hz.cli.request_options import ceiling_of
 
-    packets = reported_packets(asked, config.highest_ceiling(), ceiling_of(config))
+    packets = reported_packets(asked, config.highest_ceiling(), ceiling_of(config), config=config)
     if packets is None:
         return 1
     ledger, settled = open_ledger(config)

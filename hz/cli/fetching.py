@@ -1,0 +1,83 @@
+"""Fetching a job's ``read`` inputs for a render: the runtime's fetch composed for the compiler.
+
+The compiler renders and never imports a provider; the runtime fetches and never imports the
+compiler. ``job_fetch`` joins them for ``hz render --fetch``, ``hz run`` and ``hz submit``:
+the operator's bindings, the working directory, the time windows resolve at, and the run
+ledger's last successes (opened only when an input's window is ``since-last-success``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from hz.compiler.render.packet import JobFetch
+
+
+class UtcTime(click.ParamType[datetime]):
+    """``--at``: an ISO 8601 time with its offset (``2026-05-01T09:00:00Z``), as UTC."""
+
+    name = "timestamp"
+
+    def convert(
+        self, value: object, param: click.Parameter | None, ctx: click.Context | None
+    ) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        from hz.runtime.artifacts.printable import printable
+
+        text = str(value)
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            self.fail(
+                f"{printable(repr(text[:64]))} is not a time: write one such as "
+                "2026-05-01T09:00:00Z",
+                param,
+                ctx,
+            )
+        if moment.tzinfo is None:
+            self.fail(
+                f"{printable(repr(text[:64]))} has no offset: add Z (UTC) or +HH:MM",
+                param,
+                ctx,
+            )
+        return moment.astimezone(UTC)
+
+
+AT = UtcTime()
+
+
+def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = None) -> JobFetch:
+    """The fetch of a job's read inputs on this machine, for the compiler's render; problems
+    are reported at ``where`` (the contract or job rendered)."""
+    from hz.compiler.inputs.values import Fetched
+    from hz.runtime.artifacts.models import Job
+    from hz.runtime.providers.binding import Bindings
+    from hz.runtime.providers.fetch import FetchContext, fetch_inputs
+
+    bindings = Bindings.from_config(config)
+    ledgers: list[Any] = []
+
+    def last_success(job: str, name: str) -> datetime | None:
+        if not ledgers:
+            from hz.runtime.ledger.session import open_ledger
+
+            ledger, _ = open_ledger(config, reconciled=False)
+            ledgers.append(ledger)
+            context = click.get_current_context(silent=True)
+            if context is not None:
+                context.call_on_close(ledger.close)
+        end: datetime | None = ledgers[0].window_end(job, name)
+        return end
+
+    def fetch(job: Job, given: frozenset[str]) -> Fetched:
+        context = FetchContext(bindings, workdir, at=at, last_success=last_success, where=where)
+        found = fetch_inputs(job, context, given=given)
+        return Fetched(found.values, found.sources, found.problems)
+
+    return fetch
