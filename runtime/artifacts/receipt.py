@@ -6,7 +6,8 @@ without the draft itself (only its sha256). ``sequence``, ``previous_receipt`` a
 ``previous_sha256`` place it in its directory's chain; ``digest`` is the sha256 of the compact
 canonical JSON of everything else, so an edit shows (``hz receipts verify``). The run's
 transcript is a file beside it (``transcript_file``, ``hz.runtime.artifacts.transcript``), vouched
-for by ``transcript_sha256``.
+for by ``transcript_sha256``. ``input_digests`` names the sha256 of each input fetched through a
+provider (or given by hand in its place).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ class ReceiptBody(Frozen):
     job_name: str
     job_digest: str
     inputs_sha256: str
+    #: The sha256 of each input the job reads through a provider, by name (the packet's
+    #: ``sources``: fetched, or given by hand): which data the run saw, where it came from
+    #: being in the packet the ledger keeps.
+    input_digests: dict[str, str] = Field(default_factory=dict, exclude_if=lambda value: not value)
     prompt_sha256: str
     runner: str
     model: str | None

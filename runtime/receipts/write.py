@@ -57,6 +57,7 @@ def receipt_body(
         job_name=packet.job.name,
         job_digest=packet.job_digest,
         inputs_sha256=packet.inputs_sha256,
+        input_digests={name: source.sha256 for name, source in sorted(packet.sources.items())},
         # What the agent was actually given, so a receipt vouches for more than the job.
         prompt_sha256=sha256_hex(packet.prompt),
         runner=result.runner,
