@@ -3,8 +3,9 @@
 Checks each configuration source on its own (so one broken file does not hide the others),
 the project's ``hz.toml`` (no execution keys), then the bound runner only: it loads, its
 capabilities, a required budget enforcement it cannot give, and the runner's own checks
-(settings, executable, version, login). Each check is one line; any ``failed`` makes the
-exit status 1.
+(settings, executable, version, login); then each bound capability's provider (it loads, its
+settings, its credential: ``hz.runtime.providers.status``). Each check is one line; any
+``failed`` makes the exit status 1.
 """
 
 from __future__ import annotations
@@ -94,10 +95,30 @@ def _binding_checks(
     return checks
 
 
+def provider_checks(environ: Mapping[str, str], cwd: Path) -> list[Check]:
+    """One line per bound capability: its provider ready, or ``degraded`` saying why not (jobs
+    run; only an input read through that capability cannot be fetched). ``hz providers``
+    shows the unbound ones and the operations too."""
+    from hz.runtime.providers.binding import Bindings
+    from hz.runtime.providers.status import statuses
+
+    try:
+        config = load_config(environ=environ, cwd=cwd)
+    except HzError:
+        return []  # already reported per source
+    checks = []
+    for row in statuses(Bindings.from_config(config)):
+        if row.ok is not None:
+            detail = f"{row.provider}: {row.detail}"
+            name = f"provider {row.capability}"
+            checks.append(Check(name, "ok", detail) if row.ok else Check(name, "degraded", detail))
+    return checks
+
+
 def run_doctor(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> list[Check]:
     env = os.environ if environ is None else environ
     where = Path.cwd() if cwd is None else cwd
-    return config_checks(env, where) + runner_checks(env, where)
+    return config_checks(env, where) + runner_checks(env, where) + provider_checks(env, where)
 
 
 def format_check(check: Check) -> str:

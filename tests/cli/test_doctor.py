@@ -13,14 +13,18 @@ REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
 
 
-def doctor(cli: Cli, cwd: Path, config: str | None) -> tuple[int, str]:
+def doctor(cli: Cli, cwd: Path, config: str | None, *, providers: bool = False) -> tuple[int, str]:
+    """The exit status and output of ``hz doctor``; the providers' lines only with
+    ``providers`` (``test_providers_are_checked_after_the_runner`` asserts them)."""
     env = {}
     if config is not None:
         (cwd / "operator.toml").write_text(config)
         env["HZ_CONFIG"] = str(cwd / "operator.toml")
     done = cli("doctor", cwd=cwd, env=env)
     assert done.stderr == ""
-    return done.returncode, done.stdout
+    lines = done.stdout.splitlines(keepends=True)
+    kept = [line for line in lines if providers or not line[9:].startswith("provider ")]
+    return done.returncode, "".join(kept)
 
 
 def _head(home: Path, cwd: Path, project: str = "config project: none found") -> list[str]:
@@ -43,6 +47,23 @@ def test_echo_runner(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
             "ok       capabilities: timeout hard, budget hard, tools hard, turns hard, "
             "structured_output advisory",
             "ok       echo: built in; starts no process, answers with the prompt",
+        ],
+    )
+
+
+def test_providers_are_checked_after_the_runner(
+    cli: Cli, tmp_path: Path, isolated_home: Path
+) -> None:
+    config = '[capabilities]\nagent_runner = "echo"\ngit = "files"\ntracker = "gthub"\n'
+    code, out = doctor(cli, tmp_path, config, providers=True)
+    assert (code, out.splitlines()[-3:]) == (
+        0,
+        [
+            "ok       provider files: files: reads the working directory's files: up to 200 "
+            "files, 1,048,576 bytes each, 4,194,304 in all",
+            "degraded provider git: files: provider 'files' serves no git operation",
+            "degraded provider tracker: gthub: unknown provider 'gthub' (did you mean 'github'?); "
+            "known providers: command, files, git, github (hz providers lists them)",
         ],
     )
 
