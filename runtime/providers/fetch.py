@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -163,7 +163,7 @@ def _fetch_one(
         raise fail(code, e.message, e.hint) from e
     operation = _operation(bound, operation_name, fail)
     window = _window(job.name, name, operation, read.window, at, context)
-    timeout, max_bytes = _limits(bound)
+    timeout, max_bytes = _limits(bound, operation_name)
     request = FetchRequest(
         operation=operation,
         args=dict(read.args),
@@ -247,12 +247,16 @@ def _window(
     return min(_second(last), at), at, False
 
 
-def _limits(bound: Bound) -> tuple[float, int]:
-    """The provider's timeout and byte cap: its settings' ``timeout_seconds`` and
-    ``max_bytes`` where it declares them, else the defaults."""
-    timeout = getattr(bound.settings, "timeout_seconds", None) or DEFAULT_TIMEOUT_SECONDS
-    max_bytes = getattr(bound.settings, "max_bytes", None) or DEFAULT_MAX_BYTES
-    return float(timeout), int(max_bytes)
+def _limits(bound: Bound, operation: str) -> tuple[float, int]:
+    """The fetch's timeout and byte cap: the provider's settings' ``timeout_seconds`` and
+    ``max_bytes`` where it declares them (an operation's own in an ``operations`` table, as
+    the command provider's), else the defaults."""
+    settings: Any = bound.settings
+    operations = getattr(settings, "operations", None)
+    own = operations.get(operation) if isinstance(operations, Mapping) else None
+    timeout = getattr(own, "timeout_seconds", None) or getattr(settings, "timeout_seconds", None)
+    max_bytes = getattr(own, "max_bytes", None) or getattr(settings, "max_bytes", None)
+    return float(timeout or DEFAULT_TIMEOUT_SECONDS), int(max_bytes or DEFAULT_MAX_BYTES)
 
 
 def _call(bound: Bound, request: FetchRequest, timeout: float) -> Any:

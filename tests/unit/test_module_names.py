@@ -31,13 +31,9 @@ ABSENT = {
     "hz.runtime.testing.planted",
     "hz.runtime.planted",
 }
-#: Core providers the registry names whose modules land separately (issue 25): a name here
+#: A core provider the registry names whose module lands separately (issue 25): a name here
 #: may be missing; once its module exists, it resolves like any other name.
-PENDING = {
-    "hz.runtime.providers.command",
-    "hz.runtime.providers.git",
-    "hz.runtime.providers.github",
-}
+PENDING = {"hz.runtime.providers.github"}
 
 
 def _text_files() -> list[Path]:

@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from hz.runtime.artifacts.operations import CATALOG
 from hz.runtime.providers.files import FilesProvider, FilesSettings
 from hz.runtime.providers.protocol import FetchRequest, ProviderError
+from hz.runtime.testing.providers import Failure, ProviderConformance, Sample
 
 
 def fetch(
@@ -132,3 +133,19 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
         "HZ722",
         "'nope.md' does not exist in the working directory",
     )
+
+
+class TestFilesConformance(ProviderConformance):
+    provider_class = FilesProvider
+    samples: ClassVar[dict[str, Sample]] = {
+        "files.read": Sample({"path": "docs/a.md"}),
+        "files.glob": Sample({"pattern": "docs/*.md"}),
+    }
+
+    def prepare(self, workdir: Path) -> None:
+        (workdir / "docs").mkdir()
+        (workdir / "docs" / "a.md").write_text("a\n")
+        (workdir / "docs" / "b.md").write_text("b\n")
+
+    def failure(self, workdir: Path) -> Failure:
+        return Failure({}, "files.read", {"path": "../outside"}, code="HZ727")
