@@ -76,7 +76,9 @@ def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = N
         return end
 
     def fetch(job: Job, given: frozenset[str]) -> Fetched:
-        context = FetchContext(bindings, workdir, at=at, last_success=last_success, where=where)
+        context = FetchContext(
+            bindings, workdir.absolute(), at=at, last_success=last_success, where=where
+        )
         found = fetch_inputs(job, context, given=given)
         return Fetched(found.values, found.sources, found.problems)
 
