@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from hz.compiler.inputs.values import Fetched
     from hz.compiler.render.packet import JobFetch
 
 
@@ -55,7 +56,6 @@ AT = UtcTime()
 def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = None) -> JobFetch:
     """The fetch of a job's read inputs on this machine, for the compiler's render; problems
     are reported at ``where`` (the contract or job rendered)."""
-    from hz.compiler.inputs.values import Fetched
     from hz.runtime.artifacts.models import Job
     from hz.runtime.providers.binding import Bindings
     from hz.runtime.providers.fetch import FetchContext, fetch_inputs
@@ -76,6 +76,9 @@ def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = N
         return end
 
     def fetch(job: Job, given: frozenset[str]) -> Fetched:
+        # Imported only when a job is rendered: running a packet never loads the compiler.
+        from hz.compiler.inputs.values import Fetched
+
         context = FetchContext(
             bindings, workdir.absolute(), at=at, last_success=last_success, where=where
         )
