@@ -31,9 +31,6 @@ ABSENT = {
     "hz.runtime.testing.planted",
     "hz.runtime.planted",
 }
-#: A core provider the registry names whose module lands separately (issue 25): a name here
-#: may be missing; once its module exists, it resolves like any other name.
-PENDING = {"hz.runtime.providers.github"}
 
 
 def _text_files() -> list[Path]:
@@ -78,7 +75,6 @@ def test_every_dotted_hz_name_resolves() -> None:
                 where = f"{path.relative_to(REPO)}:{number}"
                 names.setdefault(name, []).append(where)
     assert len(names) > 100  # the walk found the tree
-    skipped = ABSENT | PENDING
-    unresolved = {n: w for n, w in sorted(names.items()) if n not in skipped and not _resolves(n)}
+    unresolved = {n: w for n, w in sorted(names.items()) if n not in ABSENT and not _resolves(n)}
     assert unresolved == {}
     assert sorted(n for n in ABSENT if n in names) == sorted(ABSENT)  # still needed
