@@ -8,7 +8,7 @@ timestamp and no absolute path: the contract's path is stored relative to the *c
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +30,7 @@ from hz.runtime.artifacts.models import (
     SourceRef,
     ToolProfile,
 )
+from hz.runtime.artifacts.operations import CATALOG, Operation
 
 if TYPE_CHECKING:
     from hz.compiler.validate import Ceiling
@@ -142,6 +143,7 @@ def compile_contract(contract: Contract, *, root: Path, data: bytes | None = Non
             schema_=decl.schema,
             required=not decl.has_default,
             default=decl.default if decl.has_default else None,
+            read=decl.read,
         )
         for decl in contract.inputs
     }
@@ -210,12 +212,17 @@ def compile_root(paths: Sequence[str], root: Path | None = None) -> Path:
 
 
 def compile_paths(
-    paths: Sequence[str], *, root: Path | None = None, max_usd_ceiling: Ceiling = 100.0
+    paths: Sequence[str],
+    *,
+    root: Path | None = None,
+    max_usd_ceiling: Ceiling = 100.0,
+    operations: Mapping[str, Operation] = CATALOG,
 ) -> CompileRun:
-    """Validate and compile every contract under ``paths``. Nothing compiles if any fails."""
+    """Validate and compile every contract under ``paths``. Nothing compiles if any fails.
+    ``operations`` are the operations an input may ``read``."""
     from hz.compiler.validate import validate_paths
 
-    run = validate_paths(paths, max_usd_ceiling=max_usd_ceiling)
+    run = validate_paths(paths, max_usd_ceiling=max_usd_ceiling, operations=operations)
     compile_root = _absolute(root) if root is not None else find_root([Path(p) for p in paths])
     if any(d.severity == "error" for d in run.diagnostics):
         return CompileRun((), run.diagnostics, run.files_checked, compile_root, run.skipped)
@@ -230,12 +237,14 @@ def compile_each(
     *,
     root: Path | None = None,
     max_usd_ceiling: Ceiling = 100.0,
+    operations: Mapping[str, Operation] = CATALOG,
 ) -> CompileRun:
     """``compile_paths`` one contract at a time: each is loaded, validated, compiled and
     handed to ``emit``, then dropped, so memory stays flat whatever the number of contracts;
     only the names seen are kept (for HZ601). Once any contract fails, nothing more is
     emitted, and the run reports the failure: the caller discards what it was handed (as
-    ``jobdir.JobWriter`` does), so nothing compiles if any fails, as with ``compile_paths``."""
+    ``jobdir.JobWriter`` does), so nothing compiles if any fails, as with ``compile_paths``.
+    ``operations`` are the operations an input may ``read``."""
     from hz.compiler.validate import expand_paths, validate_each
 
     expansion = expand_paths(paths)
@@ -245,7 +254,9 @@ def compile_each(
     clashes: list[Diagnostic] = []  # reported only when every contract is valid, as before
     first_of: dict[str, NamedAt] = {}
     compiled = 0
-    for contract, diagnostics in validate_each(expansion.files, max_usd_ceiling=max_usd_ceiling):
+    for contract, diagnostics in validate_each(
+        expansion.files, max_usd_ceiling=max_usd_ceiling, operations=operations
+    ):
         found += diagnostics
         invalid = invalid or any(d.severity == "error" for d in diagnostics)
         if contract is None:

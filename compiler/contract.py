@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from hz.compiler.source import SourceDoc
+
+if TYPE_CHECKING:
+    from hz.runtime.artifacts.models import ReadSpec
 
 
 @dataclass(frozen=True, slots=True)
 class InputDecl:
+    """One input. With ``read``, the operation it is fetched through; its ``schema`` is then
+    the declared one or, when none is, the operation's result schema."""
+
     name: str
     description: str | None
     schema: dict[str, Any] | bool
     has_default: bool
     default: Any = None
+    read: ReadSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,10 @@ directories and stdin and collects every diagnostic in one pass.
 
 from __future__ import annotations
 
+import copy
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, cast
@@ -19,6 +20,7 @@ from hz.compiler.contract import Contract, InputDecl
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ001, HZ014
 from hz.compiler.source import SourceDoc
+from hz.runtime.artifacts.operations import CATALOG, Operation
 from hz.runtime.artifacts.regular_file import check_links
 
 DEFAULT_MAX_USD_CEILING = 100.0
@@ -61,12 +63,16 @@ def validate_source(
     *,
     max_usd_ceiling: Ceiling = DEFAULT_MAX_USD_CEILING,
     tools: PolicySource | None = None,
+    operations: Mapping[str, Operation] = CATALOG,
 ) -> tuple[Contract | None, list[Diagnostic]]:
     """Every problem of one document, sorted by position; the Contract only when none is an
-    error (warnings do not stop it). With ``tools``, tools no runner accepts are warned about."""
+    error (warnings do not stop it). With ``tools``, tools no runner accepts are warned about.
+    ``operations`` are the operations an input may ``read`` (hz's own catalog, to which the
+    command line adds the operator's ``command`` operations)."""
     from hz.compiler.checks.body import check_body
     from hz.compiler.checks.foreign import check_foreign
     from hz.compiler.checks.io_schemas import check_inputs, check_output
+    from hz.compiler.checks.reads import check_reads
     from hz.compiler.checks.structure import check_structure
     from hz.compiler.checks.template import check_template
 
@@ -80,29 +86,24 @@ def validate_source(
     max_usd, found = check_max_usd(doc, ceiling_for(max_usd_ceiling, doc))
     diags += found
     diags += check_inputs(doc)
+    diags += check_reads(doc, operations)
     diags += check_output(doc)
     diags += check_template(doc)
     diags += check_tools(doc, tools)
     diags = list(sort_diagnostics(diags))
     if any(d.severity == "error" for d in diags) or timeout is None or max_usd is None:
         return None, diags
-    return _contract(doc, timeout, max_usd), diags
+    return _contract(doc, timeout, max_usd, operations), diags
 
 
-def _contract(doc: SourceDoc, timeout: int, max_usd: float) -> Contract:
-    # Only called on a document the schema accepted, so the shapes below hold.
+def _contract(
+    doc: SourceDoc, timeout: int, max_usd: float, operations: Mapping[str, Operation]
+) -> Contract:
+    # Only called on a document the schema and the checks accepted, so the shapes below hold
+    # and every operation read is in ``operations``.
     hz: dict[str, Any] = doc.data["hz"]
     output: dict[str, Any] = hz.get("output", {})
-    inputs = tuple(
-        InputDecl(
-            name=name,
-            description=spec.get("description"),
-            schema=spec["schema"],
-            has_default="default" in spec,
-            default=spec.get("default"),
-        )
-        for name, spec in hz.get("inputs", {}).items()
-    )
+    inputs = tuple(_input(name, spec, operations) for name, spec in hz.get("inputs", {}).items())
     fmt = cast(Literal["markdown", "text", "json"], output.get("format", "markdown"))
     return Contract(
         source=doc,
@@ -119,6 +120,25 @@ def _contract(doc: SourceDoc, timeout: int, max_usd: float) -> Contract:
         identity={key: doc.data[key] for key in IDENTITY_KEYS if key in doc.data},
         comments=doc.body.comments if doc.body is not None else (),
     )
+
+
+def _input(name: str, spec: dict[str, Any], operations: Mapping[str, Operation]) -> InputDecl:
+    if "read" not in spec:
+        return InputDecl(
+            name=name,
+            description=spec.get("description"),
+            schema=spec["schema"],
+            has_default="default" in spec,
+            default=spec.get("default"),
+        )
+    from hz.runtime.artifacts.models import ReadSpec
+
+    op = operations[spec["read"]]
+    read = ReadSpec(operation=op.name, args=spec.get("args", {}), window=spec.get("window"))
+    # Without a schema of its own, a read input's value is held to the operation's result
+    # schema (a copy: the catalog's is shared).
+    schema = spec["schema"] if "schema" in spec else copy.deepcopy(dict(op.result))
+    return InputDecl(name, spec.get("description"), schema, has_default=False, read=read)
 
 
 #: What a directory is searched for, as the "no contracts found" message says it.
@@ -226,13 +246,19 @@ def validate_paths(
     max_usd_ceiling: Ceiling = DEFAULT_MAX_USD_CEILING,
     stdin: BinaryIO | None = None,
     tools: PolicySource | None = None,
+    operations: Mapping[str, Operation] = CATALOG,
 ) -> ValidationRun:
-    """Load and validate files, directories (recursively) and ``-`` (stdin)."""
+    """Load and validate files, directories (recursively) and ``-`` (stdin), with
+    ``operations`` the operations an input may ``read``."""
     contracts: list[Contract] = []
     expansion = expand_paths(paths)
     diags: list[Diagnostic] = list(expansion.diagnostics)
     for contract, found in validate_each(
-        expansion.files, max_usd_ceiling=max_usd_ceiling, stdin=stdin, tools=tools
+        expansion.files,
+        max_usd_ceiling=max_usd_ceiling,
+        stdin=stdin,
+        tools=tools,
+        operations=operations,
     ):
         diags += found
         if contract is not None:
@@ -252,9 +278,11 @@ def validate_each(
     max_usd_ceiling: Ceiling = DEFAULT_MAX_USD_CEILING,
     stdin: BinaryIO | None = None,
     tools: PolicySource | None = None,
+    operations: Mapping[str, Operation] = CATALOG,
 ) -> Iterator[tuple[Contract | None, list[Diagnostic]]]:
     """Load and validate ``files`` (as ``expand_paths`` gives them) one at a time: a caller
-    that drops each contract when done holds one document at a time, however many there are."""
+    that drops each contract when done holds one document at a time, however many there are.
+    ``operations`` are the operations an input may ``read``."""
     from hz.compiler.load.loader import load_path, load_stream
 
     for name in files:
@@ -269,7 +297,9 @@ def validate_each(
         if doc is None:
             yield None, list(found)
             continue
-        contract, more = validate_source(doc, max_usd_ceiling=max_usd_ceiling, tools=tools)
+        contract, more = validate_source(
+            doc, max_usd_ceiling=max_usd_ceiling, tools=tools, operations=operations
+        )
         yield contract, [*found, *more]
 
 

@@ -54,6 +54,18 @@ def json_short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def flow(value: Any) -> str:
+    """A value from the schema's examples as YAML on one line (a mapping in flow style)."""
+    import yaml
+
+    if isinstance(value, str):
+        value = value.rstrip("\n")
+    text = yaml.safe_dump(
+        value, default_flow_style=True, width=1_000_000, sort_keys=False, allow_unicode=True
+    )
+    return text.removesuffix("\n...\n").rstrip("\n")
+
+
 def _json(value: Any) -> str:
     import json
 

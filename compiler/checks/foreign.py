@@ -1,9 +1,9 @@
 """Contracts of another format hz can name: Heinzelmännchen's (HZ105).
 
 Heinzelmännchen, the system hz comes from, writes ``hz.schema: 1`` where hz writes
-``hz.contract: 1``, and has keys hz does not (``outputs``, ``publishes``, inputs that
-``read:`` a capability). Such a file gets one diagnostic that names it, instead of a schema
-error for every key.
+``hz.contract: 1``, and has keys hz does not (``outputs``, ``publishes``, top-level ``inputs``
+that ``read:`` a capability, where hz's inputs are under ``hz:``). Such a file gets one
+diagnostic that names it, instead of a schema error for every key.
 """
 
 from __future__ import annotations
@@ -26,15 +26,13 @@ def _signs(data: dict[str, Any]) -> list[tuple[str, JsonPath]]:
             found.append((f"{key}:", (key,)))
         elif key in block:
             found.append((f"hz.{key}", ("hz", key)))
-    for where, inputs in (
-        (("hz", "inputs"), block.get("inputs")),
-        (("inputs",), data.get("inputs")),
+    # Under hz:, inputs read through an operation are hz's own too: only top-level inputs
+    # that read: are Heinzelmännchen's.
+    inputs = data.get("inputs")
+    if isinstance(inputs, dict) and any(
+        isinstance(spec, dict) and "read" in spec for spec in inputs.values()
     ):
-        if isinstance(inputs, dict) and any(
-            isinstance(spec, dict) and "read" in spec for spec in inputs.values()
-        ):
-            found.append(("inputs that read:", where))
-            break
+        found.append(("inputs that read:", ("inputs",)))
     return found
 
 

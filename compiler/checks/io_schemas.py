@@ -83,7 +83,7 @@ def check_inputs(doc: SourceDoc) -> list[Diagnostic]:
             continue
         bad = schema_problems(doc, ("hz", "inputs", name, "schema"), HZ401)
         out.extend(bad)
-        if not bad and "default" in spec:
+        if not bad and "default" in spec and "read" not in spec:  # with read: HZ413
             out.extend(default_problems(doc, name, spec))
     return out
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from hz.compiler.checks.common import at, dotted, quoted
+from hz.compiler.checks.common import at, dotted, flow, quoted, short
 from hz.compiler.checks.messages import describe
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.rules.registry import HZ101, HZ102, HZ104, HZ201, HZ202, HZ203, HZ204
@@ -59,6 +59,21 @@ _WHERE = {
 
 #: Paths whose every problem a dedicated rule reports (with its own code), not the schema.
 RULE_OWNED: frozenset[JsonPath] = frozenset({("hz", "timeout"), ("hz", "agent", "max_usd")})
+#: An input's key whose pattern a rule of its own reports: an operation name not in the form is
+#: an unknown operation (HZ410, with a did-you-mean), a window not in it a bad window (HZ412).
+READ_PATTERNS = frozenset({"read", "window"})
+
+
+def rule_owned(e: ValidationError) -> bool:
+    path = tuple(e.absolute_path)
+    if path in RULE_OWNED:
+        return True
+    return (
+        e.validator == "pattern"
+        and len(path) == 4
+        and path[:2] == ("hz", "inputs")
+        and path[3] in READ_PATTERNS
+    )
 
 
 def schema_text() -> str:
@@ -112,11 +127,7 @@ def check_structure(doc: SourceDoc) -> list[Diagnostic]:
     """Every schema problem of the document, one diagnostic each."""
     if certainly_valid(doc.data):
         return []  # the common case, without building (or importing) jsonschema
-    errors = [
-        e
-        for e in contract_validator().iter_errors(doc.data)
-        if tuple(e.absolute_path) not in RULE_OWNED
-    ]
+    errors = [e for e in contract_validator().iter_errors(doc.data) if not rule_owned(e)]
     # A value of the wrong type fails other keywords too (enum, const); the type is the news.
     typed = {tuple(e.absolute_path) for e in errors if e.validator == "type"}
     out: list[Diagnostic] = []
@@ -138,6 +149,15 @@ def map_error(doc: SourceDoc, e: ValidationError) -> Iterable[Diagnostic]:
         yield from _missing_keys(doc, path, e)
     elif kind == "not" and len(path) == 3 and path[:2] == ("hz", "agent") and path[2] in REFUSED:
         yield _refused(doc, path)
+    elif "propertyNames" in e.relative_schema_path and path[-1:] == ("args",):
+        yield at(
+            doc,
+            (*path, str(e.instance)),
+            HZ104,
+            f"{dotted(path)}: {short(e.instance)} is not a valid argument name",
+            key=True,
+            hint="an argument name has 1 to 64 characters",
+        )
     elif "propertyNames" in e.relative_schema_path:
         name = str(e.instance)
         yield at(
@@ -183,7 +203,7 @@ def _unknown_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterabl
 
 def _missing_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterable[Diagnostic]:
     instance = e.instance if isinstance(e.instance, dict) else {}
-    props = e.schema.get("properties", {}) if isinstance(e.schema, dict) else {}
+    props = _declared(e.schema)
     where = "at the top level" if not path else f"in {dotted(path)}"
     required: Any = e.validator_value
     for name in required:
@@ -193,23 +213,34 @@ def _missing_keys(doc: SourceDoc, path: JsonPath, e: ValidationError) -> Iterabl
         about = declared.get("description", "")
         about = about.split(". ")[0].rstrip(".") if about else ""
         examples = declared.get("examples") or []
-        add = f"add it, as in {name}: {_flow(examples[0])}" if examples else "add it"
+        add = f"add it, as in {name}: {flow(examples[0])}" if examples else "add it"
         hint = f"{about}; {add}" if about else add
         yield at(
             doc, path, HZ102, f"missing required key {name!r} {where}", key=bool(path), hint=hint
         )
 
 
-def _flow(value: Any) -> str:
-    """A value from the schema's examples as YAML on one line (a mapping in flow style)."""
-    import yaml
+def _declared(schema: Any) -> dict[str, Any]:
+    """The properties a ``required`` keyword's schema declares; for a ``then`` or ``else``
+    branch (an input needs ``schema`` unless it has ``read``), those of the schema holding it."""
+    if not isinstance(schema, dict):
+        return {}
+    if "properties" in schema:
+        props: dict[str, Any] = schema["properties"]
+        return props
+    holder = _holder(contract_schema(), schema)
+    return holder.get("properties", {}) if holder is not None else {}
 
-    if isinstance(value, str):
-        value = value.rstrip("\n")
-    text = yaml.safe_dump(
-        value, default_flow_style=True, width=1_000_000, sort_keys=False, allow_unicode=True
-    )
-    return text.removesuffix("\n...\n").rstrip("\n")
+
+def _holder(node: Any, branch: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema object in ``node`` whose ``then`` or ``else`` is ``branch`` itself."""
+    if isinstance(node, list):
+        return next((found for item in node if (found := _holder(item, branch))), None)
+    if not isinstance(node, dict):
+        return None
+    if node.get("then") is branch or node.get("else") is branch:
+        return node
+    return next((found for sub in node.values() if (found := _holder(sub, branch))), None)
 
 
 def _refused(doc: SourceDoc, path: JsonPath) -> Diagnostic:

@@ -107,6 +107,14 @@ HZ402: Final = _rule("HZ402", "Input default fails its schema")
 HZ403: Final = _rule("HZ403", "Output schema is not valid JSON Schema")
 HZ404: Final = _rule("HZ404", "Output schema without format json")
 
+# Inputs read through a capability operation
+HZ410: Final = _rule("HZ410", "Unknown operation in `read`")
+HZ411: Final = _rule("HZ411", "Arguments that fail the operation's argument schema")
+HZ412: Final = _rule("HZ412", "Window that is invalid or the operation does not take")
+HZ413: Final = _rule("HZ413", "Input with both `read` and `default`")
+HZ414: Final = _rule("HZ414", "Input schema the operation's result cannot meet")
+HZ415: Final = _rule("HZ415", "`args` or `window` without `read`")
+
 # The prompt template
 HZ501: Final = _rule("HZ501", "Template syntax error")
 HZ502: Final = _rule("HZ502", "Reference to an undeclared input")

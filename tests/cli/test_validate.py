@@ -171,6 +171,22 @@ def test_explain(cli: Cli) -> None:
     assert result.stdout == (REPO / "compiler" / "data" / "rules" / "HZ202.md").read_text()
 
 
+@pytest.mark.parametrize("code", ["HZ410", "HZ411", "HZ412", "HZ413", "HZ414", "HZ415"])
+def test_explain_the_rules_of_read_inputs(cli: Cli, code: str) -> None:
+    result = hz(cli, "explain", code.lower())
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == (REPO / "compiler" / "data" / "rules" / f"{code}.md").read_text()
+
+
+def test_read_inputs_through_the_cli(cli: Cli) -> None:
+    bad = hz(cli, "validate", "invalid/HZ411-arguments.yaml", cwd=CASES)
+    assert bad.returncode == 1
+    assert bad.stdout == (CASES / "invalid" / "HZ411-arguments.expected").read_text()
+    assert bad.stderr == "Found 6 errors in 1 file (checked 1 file)\n"
+    good = hz(cli, "validate", "valid/read-inputs.yaml", cwd=CASES)
+    assert (good.returncode, good.stdout) == (0, "")
+
+
 def test_explain_unknown_code(cli: Cli) -> None:
     result = hz(cli, "explain", "HZ299")
     assert result.returncode == 2

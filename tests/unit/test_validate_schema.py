@@ -21,6 +21,14 @@ def test_editor_copy_is_identical_to_the_packaged_schema() -> None:
     assert (REPO / "schemas" / "workflow-contract.schema.json").read_text() == schema_text()
 
 
+def test_read_and_window_patterns_are_the_catalogs() -> None:
+    from hz.runtime.artifacts.operations import OPERATION_PATTERN, WINDOW_PATTERN
+
+    props = contract_schema()["$defs"]["input"]["properties"]
+    assert props["read"]["pattern"] == OPERATION_PATTERN
+    assert props["window"]["pattern"] == WINDOW_PATTERN
+
+
 def test_schema_is_valid_2020_12() -> None:
     schema = contract_schema()
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
