@@ -9,7 +9,7 @@ diagnostic located at the template's line (HZ707–HZ709), never a traceback.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ from hz.compiler.rules.registry import HZ707, HZ708, HZ710
 from hz.compiler.source import SourceDoc
 from hz.runtime.artifacts.canonical import digest_of, sha256_hex
 from hz.runtime.artifacts.models import InputSource, Job, Packet, read_artifact
+from hz.runtime.artifacts.operations import CATALOG, Operation
 from hz.runtime.artifacts.packet_limits import MAX_PROMPT_BYTES
 
 if TYPE_CHECKING:
@@ -141,14 +142,17 @@ def render_job(
 
 
 def job_from_contract(
-    path: Path, *, max_usd_ceiling: Ceiling = 100.0
+    path: Path,
+    *,
+    max_usd_ceiling: Ceiling = 100.0,
+    operations: Mapping[str, Operation] = CATALOG,
 ) -> tuple[Job | None, SourceDoc | None, list[Diagnostic]]:
     """Validate and compile one contract in memory, with the diagnostics ``hz validate``
-    gives. Warnings come back with the job."""
+    gives (``operations``: those an input may ``read``). Warnings come back with the job."""
     from hz.compiler.compile import compile_contract, find_root, name_problem
     from hz.compiler.validate import validate_paths
 
-    run = validate_paths([str(path)], max_usd_ceiling=max_usd_ceiling)
+    run = validate_paths([str(path)], max_usd_ceiling=max_usd_ceiling, operations=operations)
     diagnostics = list(run.diagnostics)
     if any(d.severity == "error" for d in diagnostics) or not run.contracts:
         return None, None, diagnostics
