@@ -463,3 +463,22 @@ def test_an_hz_input_that_reads_is_no_sign_of_a_heinzelmaennchen_contract() -> N
     assert [(d.code, d.message) for d in validate_source(doc)[1]] == [
         ("HZ105", "this is a Heinzelmännchen contract (inputs that read:), not an hz contract")
     ]
+
+
+def test_args_or_window_of_the_wrong_type_are_the_schemas_alone() -> None:
+    assert [(c, m, h) for c, _, _, m, h in found("a: {read: git.log, args: [1], window: 7}\n")] == [
+        ("HZ103", "hz.inputs.a.args: expected a mapping, got a list", None),
+        (
+            "HZ103",
+            "hz.inputs.a.window: expected a string, got an integer (7)",
+            'quote it, as in window: "7"',
+        ),
+    ]
+
+
+@pytest.mark.parametrize("number", ["forty-two", "true", "[1]"])
+def test_hz411_a_quoted_text_that_is_no_number_gets_no_unquote_hint(number: str) -> None:
+    text = f"p: {{read: code-host.pull_request, args: {{repository: a/b, number: '{number}'}}}}\n"
+    [(code, _, _, message, hint)] = found(text)
+    assert (code, hint) == ("HZ411", None)
+    assert message == f"hz.inputs.p.args.number: expected an integer, got a string ('{number}')"
