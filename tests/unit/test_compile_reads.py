@@ -7,7 +7,7 @@ from pathlib import Path
 
 from syrupy.assertion import SnapshotAssertion
 
-from hz.compiler.compile import compile_paths
+from hz.compiler.compile import CompiledJob, compile_each, compile_paths
 from hz.compiler.jobdir import job_text
 from hz.compiler.render.packet import job_from_contract
 from hz.compiler.validate import validate_paths
@@ -55,7 +55,7 @@ def test_a_job_without_reads_holds_no_read_key() -> None:
     assert '"read"' not in job_text(compiled)
 
 
-def test_the_catalog_is_a_parameter_of_validate_compile_and_job_from_contract(
+def test_the_catalog_is_a_parameter_of_every_validate_and_compile_entry_point(
     tmp_path: Path,
 ) -> None:
     contract = tmp_path / "c.yaml"
@@ -82,6 +82,12 @@ def test_the_catalog_is_a_parameter_of_validate_compile_and_job_from_contract(
         schema_={"type": "array", "items": {"type": "object"}},
         read=ReadSpec(operation="tracker.jira_issues", args={"project": "APP"}, window="2w"),
     )
+
+    emitted: list[CompiledJob] = []
+    assert [d.code for d in compile_each([str(contract)], emitted.append).diagnostics] == ["HZ410"]
+    assert emitted == []
+    assert compile_each([str(contract)], emitted.append, operations=operations).diagnostics == ()
+    assert [each.job for each in emitted] == [compiled.job]
 
     job, _, diagnostics = job_from_contract(contract)
     assert (job, [d.code for d in diagnostics]) == (None, ["HZ410"])
