@@ -172,16 +172,22 @@ def packet_from_path(
     input_args: Sequence[str] = (),
     max_usd_ceiling: Ceiling = 100.0,
     fetch: JobFetch | None = None,
+    operations: Mapping[str, Operation] | None = None,
 ) -> tuple[Packet | None, list[Diagnostic]]:
     """A packet from a packet file, a job file (rendered) or a contract (``.yaml``/``.yml``/``.md``:
-    validated, compiled in memory and rendered); ``fetch`` fetches the job's ``read`` inputs.
+    validated, compiled in memory and rendered); ``fetch`` fetches the job's ``read`` inputs;
+    ``operations`` are those a contract's input may ``read`` (default: hz's catalog).
 
     Problems with the contract or the inputs are diagnostics; a job or packet file that
     cannot be read, has an unknown format version or fails its schema raises
     ``hz.runtime.artifacts.errors.FormatError``.
     """
     if path.suffix.lower() in (".yaml", ".yml", ".md"):
-        job, doc, diagnostics = job_from_contract(path, max_usd_ceiling=max_usd_ceiling)
+        job, doc, diagnostics = job_from_contract(
+            path,
+            max_usd_ceiling=max_usd_ceiling,
+            operations=CATALOG if operations is None else operations,
+        )
         if job is None:
             return None, diagnostics
         packet, problems = render_job(

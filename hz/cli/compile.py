@@ -24,7 +24,10 @@ from hz.cli.validate import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from hz.compiler.validate import Ceiling
+    from hz.runtime.artifacts.operations import Operation
 
 MAX_USD_HELP = (
     "The largest hz.agent.max_usd a contract may ask for "
@@ -118,7 +121,13 @@ def compile_(
     # or staged as it is compiled; a failed compile discards what was staged.
     sink = JobChecker(out_dir) if check else JobWriter(out_dir)
     try:
-        run = compile_each(paths, sink.add, root=root, max_usd_ceiling=options.max_usd_ceiling)
+        run = compile_each(
+            paths,
+            sink.add,
+            root=root,
+            max_usd_ceiling=options.max_usd_ceiling,
+            operations=options.operations,
+        )
     except BaseException:
         if isinstance(sink, JobWriter):
             sink.abort()
@@ -265,11 +274,13 @@ def render(
 
     ceiling: Ceiling = 100.0
     diagnostics, project = [], 0
+    operations: Mapping[str, Operation] | None = None
     if target.suffix.lower() in (".yaml", ".yml", ".md"):
         from hz.cli.authoring import authoring
 
         options = authoring(max_usd_ceiling)
         ceiling, diagnostics = options.max_usd_ceiling, list(options.diagnostics)
+        operations = options.operations
         project = project_files(options.diagnostics)
     if at is not None and not fetch:
         raise click.UsageError("--at resolves the windows of fetched inputs: give --fetch too")
@@ -290,6 +301,7 @@ def render(
             input_args=input_args,
             max_usd_ceiling=ceiling,
             fetch=job_fetch,
+            operations=operations,
         )
     )
     diagnostics += problems

@@ -15,8 +15,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from hz.compiler.inputs.values import Fetched
     from hz.compiler.render.packet import JobFetch
+    from hz.runtime.artifacts.operations import Operation
 
 
 class UtcTime(click.ParamType[datetime]):
@@ -51,6 +54,36 @@ class UtcTime(click.ParamType[datetime]):
 
 
 AT = UtcTime()
+
+
+def read_operations(config: Any) -> Mapping[str, Operation]:
+    """What a contract's ``read`` may name on this machine: hz's catalog, and the operations
+    the operator's bound providers declare outside it (its ``command`` operations, a plugin's),
+    each with its argument schema, for validate, compile and render.
+
+    A provider is made only when it could declare such an operation: ``files``, ``git`` and
+    ``github`` serve catalog operations only (``registry.CATALOG_ONLY``), and ``command`` those
+    of its ``operations`` table. So a configuration that declares none imports no provider
+    (nor pydantic): validating stays as fast as without providers. A provider that cannot be
+    made declares nothing here; fetching through it says why (and ``hz providers``)."""
+    from hz.runtime.artifacts.operations import CATALOG
+    from hz.runtime.providers.registry import CATALOG_ONLY
+    from hz.runtime.settings.keys import CAPABILITIES
+
+    if config is None:
+        return CATALOG
+    bound = {
+        str(value)
+        for key, value in config.table(CAPABILITIES).items()
+        if key != "agent_runner" and value is not None
+    }
+    command = config.provider_tables().get("command", {})
+    declaring = bound - CATALOG_ONLY - ({"command"} if not command.get("operations") else set())
+    if not declaring:
+        return CATALOG
+    from hz.runtime.providers.binding import Bindings
+
+    return Bindings.from_config(config).operations()
 
 
 def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = None) -> JobFetch:

@@ -10,11 +10,13 @@ import io
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from hz.cli.fetching import AT
 from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.problem import Problem
 
@@ -38,6 +40,8 @@ class RunTargets:
     no_receipt: bool
     request_key: str | None
     force_new: bool
+    #: ``--at``: the time the fetched inputs' windows resolve at (None: now).
+    at: datetime | None = None
 
     def one(self, target: Path) -> RunTargets:
         """The same request for one of the targets."""
@@ -162,6 +166,14 @@ _OPTIONS = (
         "(and without HZ_REQUEST_KEY) every invocation starts a new run.",
     ),
     click.option(
+        "--at",
+        type=AT,
+        default=None,
+        help="Resolve the windows of the inputs a job or contract fetches (read:) at this time "
+        "(ISO 8601 with an offset, e.g. 2026-05-01T09:00:00Z) instead of now: the same "
+        "window, whenever it runs. Not for a packet (it holds its values).",
+    ),
+    click.option(
         "--force-new",
         is_flag=True,
         help="Run the request again under its --request-key, though the key has a run.",
@@ -217,6 +229,9 @@ def _packet(
     input_args: tuple[str, ...],
     ceiling: float,
     fetch: JobFetch | None = None,
+    *,
+    config: Any = None,
+    at: datetime | None = None,
 ) -> tuple[Packet | None, list[Problem]]:
     if target.suffix.lower() == ".json" and inputs_file is None and not input_args:
         from hz.runtime.artifacts.models import read_artifact
@@ -225,7 +240,10 @@ def _packet(
         # inputs are bound by their digests, checked as it is read.
         artifact = read_artifact(target)
         if isinstance(artifact, Packet):
+            if at is not None:
+                return None, [_packet_at(target)]
             return artifact, []
+    from hz.cli.fetching import read_operations
     from hz.compiler.render.packet import packet_from_path
 
     return packet_from_path(
@@ -234,6 +252,18 @@ def _packet(
         input_args=input_args,
         max_usd_ceiling=ceiling,
         fetch=fetch,
+        operations=read_operations(config),
+    )
+
+
+def _packet_at(target: Path) -> Problem:
+    from hz.compiler.rules.registry import HZ710
+
+    return Problem(
+        HZ710,
+        "a packet already holds its input values: --at cannot fetch them again",
+        str(target),
+        hint="run the job or contract with --at to fetch its inputs at that time",
     )
 
 
@@ -256,8 +286,10 @@ def reported_packets(
         if config is not None:
             from hz.cli.fetching import job_fetch
 
-            fetch = job_fetch(config, asked.workdir, where=str(target))
-        packet, found = _packet(target, inputs_file, input_args, ceiling, fetch)
+            fetch = job_fetch(config, asked.workdir, where=str(target), at=asked.at)
+        packet, found = _packet(
+            target, inputs_file, input_args, ceiling, fetch, config=config, at=asked.at
+        )
         diagnostics += found
         if packet is not None:
             own = ceiling if ceiling_of is None else ceiling_of(packet.job.name)

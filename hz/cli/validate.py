@@ -104,6 +104,7 @@ def validate(
         paths,
         max_usd_ceiling=options.max_usd_ceiling,
         tools=(lambda _: policy) if policy is not None else policy_source(),
+        operations=options.operations,
     )
     if verbose:
         list_skipped(run.skipped)

@@ -39,6 +39,11 @@ CORE: dict[str, str] = {
     "command": "hz.runtime.providers.command:CommandProvider",
 }
 
+#: The core providers that serve operations of hz's catalog only: what a contract may read does
+#: not depend on their settings, so validating one never makes them (nor imports them).
+#: ``command`` serves the operations its settings declare; a plugin, whatever it declares.
+CATALOG_ONLY = frozenset({"files", "git", "github"})
+
 #: What a provider's name may be: it is a TOML table's name (``[providers.NAME]``) and part of
 #: an environment variable's (``HZ_PROVIDERS_NAME__KEY``).
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")

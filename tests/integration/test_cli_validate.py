@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.contracts import TINY as GOOD
 
 REPO = Path(__file__).resolve().parents[2]
@@ -161,3 +163,22 @@ def test_a_bug_with_control_characters_in_its_text_is_escaped(
         "  (this is a bug in hz; run again with --debug for the traceback: "
         "hz --debug validate 'f\\n::error::y')\n"
     )
+
+
+def test_validate_with_providers_bound_but_no_command_operations_imports_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The operator binds code-host and tracker to github (served from hz's catalog alone) and
+    # declares no command operation: what a contract may read is the catalog, and no provider
+    # module (nor httpx) is imported to say so. (An operator file's tables are checked with
+    # pydantic, so pydantic is: the case without configuration is the test above.)
+    (tmp_path / "operator.toml").write_text(
+        '[capabilities]\ncode-host = "github"\ntracker = "github"\n'
+    )
+    (tmp_path / "c.yaml").write_text((CASES / "valid" / "read-inputs.yaml").read_text())
+    monkeypatch.setenv("HZ_CONFIG", str(tmp_path / "operator.toml"))
+    loaded = _modules_loaded_by_validate(tmp_path)
+    assert "'httpx'" not in loaded
+    assert [m for m in ast.literal_eval(loaded) if m.startswith("hz.runtime.providers.")] == [
+        "hz.runtime.providers.registry"
+    ]
