@@ -96,12 +96,12 @@ def check_setting(
     if table == CAPABILITIES and key not in keys and _operator_capability(key, keys):
         keys = keys | {key}  # bound to the provider that declares it (checked when bound)
     if key not in keys:
-        hint = f"known keys: {', '.join(sorted(keys))}"
+        whose = "" if provider is None else f" of provider '{provider}'"
+        hint = f"known keys{whose}: {', '.join(sorted(keys))}"
         if broken:
             hint += f"; not known because they fail to load: the keys of {', '.join(broken)}"
-        what = "key" if provider is None else f"key of provider '{provider}'"
         raise ConfigError(
-            f"{where}: unknown {what} '{key}' in [{table}]{did_you_mean_suffix(key, keys)}",
+            f"{where}: unknown key '{key}' in [{table}]{did_you_mean_suffix(key, keys)}",
             hint=hint,
         )
     from hz.runtime.config.tables import value_error  # pydantic: only when a key is set
