@@ -63,6 +63,15 @@ FALLBACK_WINDOW = timedelta(days=7)
 GRACE_SECONDS = 0.5
 #: Errors of a schema shown per answer before the rest are counted.
 MAX_SCHEMA_ERRORS = 3
+#: Fetches of one provider still running past their deadline (left behind in daemon threads:
+#: Python cannot stop a thread) before no more of that provider's is started. In a long-lived
+#: worker a provider that ignores its deadline would otherwise pile up threads, sockets and
+#: memory with every run; past this, its fetches fail at once (HZ726) until one of them ends.
+MAX_ABANDONED = 4
+
+#: provider name -> the threads of its fetches given up on that may still run.
+_abandoned: dict[str, list[threading.Thread]] = {}
+_abandoned_lock = threading.Lock()
 
 #: ``(job name, input name) -> the end of that input's window in the job's last completed
 #: run``, or None when there is none.
@@ -259,10 +268,37 @@ def _limits(bound: Bound, operation: str) -> tuple[float, int]:
     return float(timeout or DEFAULT_TIMEOUT_SECONDS), int(max_bytes or DEFAULT_MAX_BYTES)
 
 
+def abandoned(provider: str) -> list[threading.Thread]:
+    """The threads of ``provider``'s fetches that were given up on and still run."""
+    with _abandoned_lock:
+        alive = [t for t in _abandoned.get(provider, ()) if t.is_alive()]
+        if alive:
+            _abandoned[provider] = alive
+        else:
+            _abandoned.pop(provider, None)
+        return list(alive)
+
+
+def _refuse_when_abandoned(bound: Bound) -> None:
+    count = len(abandoned(bound.name))
+    if count >= MAX_ABANDONED:
+        fetches = "fetch" if count == 1 else "fetches"
+        run = "runs" if count == 1 else "run"
+        raise ProviderError(
+            HZ726,
+            f"{count} earlier {fetches} of provider '{bound.name}' still {run} past the "
+            "deadline; no more is started until one ends",
+            hint="the provider ignores its deadline: report it to its authors, or restart this "
+            "process (hz worker) to end them",
+        )
+
+
 def _call(bound: Bound, request: FetchRequest, timeout: float) -> Any:
     """``provider.fetch(request)`` in a thread of its own, waited for until the deadline (and
-    a grace): a provider that hangs past it is left behind (a daemon thread) and the fetch
-    fails with HZ726. Anything but a ``ProviderError`` is the provider's bug, said."""
+    a grace): a provider that hangs past it is left behind (a daemon thread), counted, and the
+    fetch fails with HZ726; while ``MAX_ABANDONED`` of one provider's still run, its fetches
+    are refused at once (HZ726). Anything but a ``ProviderError`` is the provider's bug, said."""
+    _refuse_when_abandoned(bound)
     box: dict[str, Any] = {}
     done = threading.Event()
 
@@ -277,6 +313,8 @@ def _call(bound: Bound, request: FetchRequest, timeout: float) -> Any:
     thread = threading.Thread(target=work, name=f"hz-fetch-{bound.name}", daemon=True)
     threads.start(thread, f"fetching {request.operation.name}")
     if not done.wait(timeout + GRACE_SECONDS):
+        with _abandoned_lock:
+            _abandoned.setdefault(bound.name, []).append(thread)
         raise ProviderError(
             HZ726,
             f"no answer within {timeout:g} s; the fetch was stopped",

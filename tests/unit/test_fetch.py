@@ -220,3 +220,43 @@ def test_settings_a_provider_does_not_take_are_hz721(tmp_path: Path) -> None:
             "be a valid number, unable to parse string as a number",
         )
     ]
+
+
+@pytest.mark.serial
+def test_fetches_left_running_past_their_deadline_are_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A provider that ignores its deadline leaves a thread behind per fetch: in a worker that
+    # fetches for run after run, they would pile up. Past MAX_ABANDONED, no more is started.
+    from hz.runtime.providers import fetch as fetching
+
+    monkeypatch.setattr(fetching, "MAX_ABANDONED", 2)
+    monkeypatch.setattr(fetching, "_abandoned", {})
+    hang = {"mode": "hang", "timeout_seconds": 0.05}
+    stopped = problem(
+        f"input 'merged': {OP} ({NAME}): no answer within 0.05 s; the fetch was stopped",
+        "HZ726",
+        f"the service may be slow or down; raise [providers.{NAME}] timeout_seconds where "
+        "the provider has it",
+    )
+    for _ in range(2):
+        assert fetch({"merged": merged()}, tmp_path, settings=hang).problems == (stopped,)
+    assert len(fetching.abandoned(NAME)) == 2
+    refused = fetch({"merged": merged()}, tmp_path, settings=hang)
+    assert refused.problems == (
+        problem(
+            f"input 'merged': {OP} ({NAME}): 2 earlier fetches of provider '{NAME}' still run "
+            "past the deadline; no more is started until one ends",
+            "HZ726",
+            "the provider ignores its deadline: report it to its authors, or restart this "
+            "process (hz worker) to end them",
+        ),
+    )
+    assert len(fetching.abandoned(NAME)) == 2  # the refused one started no thread
+    # Once they end, fetching starts again (the hanging provider answers when released).
+    providers.RELEASE.set()
+    for thread in fetching.abandoned(NAME):
+        thread.join(timeout=10)
+    assert fetching.abandoned(NAME) == []
+    again = fetch({"merged": merged()}, tmp_path, settings=hang)
+    assert (again.problems, again.values) == ((), {"merged": []})
