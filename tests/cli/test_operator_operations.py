@@ -179,3 +179,18 @@ def test_at_refuses_a_packet_and_a_time_without_offset(cli: Cli, tmp_path: Path)
             "or +HH:MM",
         ), command
     assert _ledger_packets(env) == []
+
+
+def test_a_ceiling_given_still_reads_the_operators_operations(cli: Cli, tmp_path: Path) -> None:
+    env = operator(tmp_path)
+    done = cli("validate", "c.yaml", "--max-usd-ceiling", "5", cwd=tmp_path, env=env)
+    assert (done.returncode, done.stdout) == (0, "")
+    # A configuration that cannot be read is hz doctor's to report: with the ceiling given,
+    # validate needs nothing else of it and checks against hz's catalog.
+    (tmp_path / "operator.toml").write_text("[capabilities\n")
+    broken = cli("validate", "c.yaml", "--max-usd-ceiling", "5", cwd=tmp_path, env=env)
+    assert (broken.returncode, broken.stdout) == (
+        1,
+        "c.yaml:7:13: error: hz.inputs.notes.read: unknown operation 'meetings.notes' [HZ410]\n"
+        "  hint: `hz providers` lists every operation with its arguments\n",
+    )
