@@ -157,6 +157,8 @@ def compile_contract(contract: Contract, *, root: Path, data: bytes | None = Non
         budget=Budget(max_usd=contract.max_usd),
         inputs=inputs,
         output=OutputSpec(format=contract.output_format, schema_=contract.output_schema),
+        schedule=contract.schedule,
+        after=contract.after,
         contract=contract.contract_text,
         template=contract.template,
         hz_version=__version__,

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from hz.compiler.source import SourceDoc
+from hz.runtime.artifacts.schedule import Schedule
 
 if TYPE_CHECKING:
     from hz.runtime.artifacts.models import ReadSpec
@@ -43,3 +44,6 @@ class Contract:
     identity: dict[str, Any] = field(default_factory=dict)
     #: The HTML comments taken out of a Markdown contract's body, each as written.
     comments: tuple[str, ...] = ()
+    #: When the job runs by itself, and the jobs whose completion queues it.
+    schedule: Schedule | None = None
+    after: tuple[str, ...] = ()

@@ -73,6 +73,7 @@ def validate_source(
     from hz.compiler.checks.foreign import check_foreign
     from hz.compiler.checks.io_schemas import check_inputs, check_output
     from hz.compiler.checks.reads import check_reads
+    from hz.compiler.checks.schedule import check_schedule
     from hz.compiler.checks.structure import check_structure
     from hz.compiler.checks.template import check_template
 
@@ -88,6 +89,7 @@ def validate_source(
     diags += check_inputs(doc)
     diags += check_reads(doc, operations)
     diags += check_output(doc)
+    diags += check_schedule(doc)
     diags += check_template(doc)
     diags += check_tools(doc, tools)
     diags = list(sort_diagnostics(diags))
@@ -105,6 +107,8 @@ def _contract(
     output: dict[str, Any] = hz.get("output", {})
     inputs = tuple(_input(name, spec, operations) for name, spec in hz.get("inputs", {}).items())
     fmt = cast(Literal["markdown", "text", "json"], output.get("format", "markdown"))
+    from hz.compiler.checks.schedule import schedule_of
+
     return Contract(
         source=doc,
         name=hz["name"],
@@ -119,6 +123,8 @@ def _contract(
         template=doc.data["prompt"],
         identity={key: doc.data[key] for key in IDENTITY_KEYS if key in doc.data},
         comments=doc.body.comments if doc.body is not None else (),
+        schedule=schedule_of(hz.get("schedule")),
+        after=tuple(hz.get("after", ())),
     )
 
 

@@ -89,6 +89,12 @@ HZ115: Final = _rule("HZ115", "Declared input the body never names", "warning")
 HZ116: Final = _rule("HZ116", "HTML comment never closed")
 HZ117: Final = _rule("HZ117", "Body nested too deeply to read")
 
+# Schedules
+HZ160: Final = _rule("HZ160", "Invalid cron expression")
+HZ161: Final = _rule("HZ161", "Cron expression matches no date")
+HZ162: Final = _rule("HZ162", "Unknown time zone")
+HZ163: Final = _rule("HZ163", "Jitter longer than an hour")
+
 # Refused agent choices
 HZ201: Final = _rule("HZ201", "Refused: `hz.agent.runner`")
 HZ202: Final = _rule("HZ202", "Refused: `hz.agent.model`")
@@ -128,6 +134,9 @@ HZ601: Final = _rule("HZ601", "Two contracts with the same name")
 HZ602: Final = _rule("HZ602", "Compiled job is stale")
 HZ603: Final = _rule("HZ603", "Compiled job is missing")
 HZ604: Final = _rule("HZ604", "Job without a contract")
+HZ610: Final = _rule("HZ610", "Unknown upstream job")
+HZ611: Final = _rule("HZ611", "Jobs depend on each other in a cycle")
+HZ612: Final = _rule("HZ612", "Upstream draft cannot satisfy the input's schema")
 
 # Rendering
 HZ701: Final = _rule("HZ701", "Inputs file cannot be used")

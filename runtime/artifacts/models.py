@@ -42,6 +42,7 @@ from hz.runtime.artifacts.packet_limits import (
     utf8_size,
 )
 from hz.runtime.artifacts.regular_file import read_regular_text
+from hz.runtime.artifacts.schedule import Schedule
 
 #: Larger files are refused unread: a packet holds at most 8 MiB of inputs and a 1 MiB prompt
 #: (``hz.runtime.artifacts.packet_limits``, checked as a packet is read), in canonical JSON with
@@ -290,6 +291,12 @@ class Job(Frozen):
     budget: Budget
     inputs: dict[Name, InputSpec] = Field(default_factory=dict)
     output: OutputSpec = Field(default_factory=OutputSpec)
+    #: When the job runs by itself (``hz worker`` fires it), and the jobs whose completion
+    #: queues it: both left out of a job without them, so its digest is as before.
+    schedule: Schedule | None = Field(default=None, exclude_if=_absent)
+    after: Annotated[tuple[Name, ...], Field(max_length=16)] = Field(
+        default=(), exclude_if=lambda value: not value
+    )
     contract: ContractText
     template: ContractText
     hz_version: Name

@@ -1,0 +1,207 @@
+"""When a job runs by itself: its cron schedule, in an IANA time zone, and the slots it yields.
+
+One definition for both halves: the compiler checks a contract's ``hz.schedule`` with
+``cron_problem`` / ``zone_problem`` and shows the next slots (``hz validate -v``,
+``hz explain``); ``hz worker`` fires the same slots.
+
+A cron expression has five fields (minute, hour, day of month, month, day of week) and is
+read by croniter (decision 0019), the library procrastinate's periodic tasks read theirs with.
+It is evaluated in the schedule's time zone, on the wall clock, then each wall time is placed on
+the UTC time line:
+
+- **A gap** (spring forward: 02:30 does not exist on the day clocks go from 02:00 to 03:00):
+  the slot fires at the instant the wall time would have had with the offset before the change,
+  which is as far after the gap's start as the wall time was (02:30 fires at 03:30 summer
+  time). Two slots that land on one instant are one slot.
+- **A repeat** (fall back: 02:30 happens twice): the slot fires once, at the first occurrence
+  (the one with the offset before the change).
+
+A slot is named by its UTC instant, ``2026-03-29T01:30:00Z``: the name every worker computes
+alike, whatever its own time zone, and the ``SLOT`` of the request key ``schedule:JOB:SLOT``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Final, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: The fields of a cron expression, in order, as messages name them.
+FIELDS: Final = ("minute", "hour", "day of month", "month", "day of week")
+#: How many missed slots ``catch_up: all`` fires at most after a worker was down (the newest).
+CATCH_UP_CAP: Final = 100
+#: The longest jitter a schedule may ask for.
+MAX_JITTER: Final = 3600
+#: How far ahead a slot is looked for before a cron is said to match no date (leap days
+#: included: 29 February recurs within eight years).
+_SEARCH_YEARS: Final = 9
+_DURATION = re.compile(r"^(?=[0-9])(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
+
+CatchUp = Literal["latest", "all", "skip"]
+
+
+class Schedule(BaseModel):
+    """A job's schedule as a job records it: the cron, its time zone, what a worker that was
+    down does with the slots it missed, and the most seconds a run is delayed after its slot
+    (the same delay on every worker: ``jitter_of``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cron: Annotated[str, Field(min_length=9, max_length=200)]
+    timezone: Annotated[str, Field(min_length=1, max_length=64)] = "UTC"
+    catch_up: CatchUp = "latest"
+    jitter_seconds: Annotated[int, Field(ge=0, le=MAX_JITTER)] = 0
+
+
+def cron_problem(cron: str) -> tuple[int | None, str] | None:
+    """Why ``cron`` is not a usable five-field expression: ``(field index or None, message)``;
+    None when it is. The field is the first one croniter refuses on its own."""
+    from croniter import CroniterBadDateError, croniter
+
+    fields = cron.split()
+    if len(fields) != len(FIELDS):
+        return None, (
+            f"a cron expression has 5 fields (minute hour day-of-month month day-of-week), "
+            f"this one has {len(fields)}"
+        )
+    for index, text in enumerate(fields):
+        alone = ["*"] * len(FIELDS)
+        alone[index] = text
+        try:
+            croniter(" ".join(alone))
+        except (ValueError, KeyError) as e:
+            return index, f"the {FIELDS[index]} field {text!r} is not valid: {_reason(e)}"
+    try:
+        croniter(cron)
+    except (ValueError, KeyError) as e:
+        return None, f"not a valid cron expression: {_reason(e)}"
+    try:
+        croniter(cron, datetime(2000, 1, 1), max_years_between_matches=_SEARCH_YEARS).get_next(
+            datetime
+        )
+    except CroniterBadDateError:
+        return None, "the expression matches no date (a day that no month of it has)"
+    return None
+
+
+def _reason(error: Exception) -> str:
+    text = str(error)
+    # croniter quotes the whole expression first ("[61 * * * *] is not acceptable, ...").
+    text = re.sub(r"^\[[^\]]*\]\s*", "", text).removeprefix("is not acceptable, ")
+    return "not a value this field takes" if text in ("", "is not acceptable") else text
+
+
+def zone_problem(name: str) -> str | None:
+    """Why ``name`` is not an IANA time zone hz can use; None when it is."""
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        from hz.runtime.artifacts.suggest import did_you_mean_suffix
+
+        near = did_you_mean_suffix(name, sorted(available_timezones()))
+        return f"unknown time zone {name!r}{near}"
+    return None
+
+
+def jitter_seconds(value: int | str) -> int | None:
+    """A jitter as seconds (an integer, or ``"30s"``, ``"5m"``, ``"1h"``); None when it is
+    not one or is over ``MAX_JITTER``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        seconds = value
+    else:
+        match = _DURATION.match(value)
+        if match is None or not value.isascii():
+            return None
+        h, m, s = (int(part or 0) for part in match.groups())
+        seconds = h * 3600 + m * 60 + s
+    return seconds if 0 <= seconds <= MAX_JITTER else None
+
+
+def slot_name(slot: datetime) -> str:
+    """A slot's name: its UTC instant to the second, ``2026-03-29T01:30:00Z``."""
+    return slot.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_slot(text: str) -> datetime | None:
+    """The slot ``slot_name`` named, or None for text that is not one."""
+    try:
+        moment = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=UTC)
+
+
+def _instant(wall: datetime, zone: ZoneInfo) -> datetime:
+    """The UTC instant of a wall time: a repeated one's first occurrence, one in a gap at the
+    offset before the change (``fold=0`` for both, as PEP 495 defines it)."""
+    return wall.replace(tzinfo=zone, fold=0).astimezone(UTC)
+
+
+def slots_after(schedule: Schedule, moment: datetime) -> Iterator[datetime]:
+    """The slots strictly after ``moment`` (aware), in order, as UTC instants; endless."""
+    from croniter import croniter
+
+    zone = ZoneInfo(schedule.timezone)
+    # Start one day early on the wall clock: a gap can move a slot past ``moment``'s wall time.
+    wall = moment.astimezone(zone).replace(tzinfo=None) - timedelta(days=1)
+    found = croniter(schedule.cron, wall, max_years_between_matches=_SEARCH_YEARS)
+    last: datetime | None = None
+    while True:
+        instant = _instant(found.get_next(datetime), zone)
+        if instant <= moment or (last is not None and instant <= last):
+            continue
+        last = instant
+        yield instant
+
+
+def next_slots(schedule: Schedule, moment: datetime, count: int) -> list[datetime]:
+    """The next ``count`` slots after ``moment``."""
+    out = []
+    for slot in slots_after(schedule, moment):
+        out.append(slot)
+        if len(out) >= count:
+            break
+    return out
+
+
+def slots_between(
+    schedule: Schedule, since: datetime, until: datetime, *, cap: int | None = None
+) -> list[datetime]:
+    """The slots in ``(since, until]``, oldest first; with ``cap``, only the newest ``cap``
+    (counting stops once a window holds far more than asked: a cap bounds the work too)."""
+    out: list[datetime] = []
+    for slot in slots_after(schedule, since):
+        if slot > until:
+            break
+        out.append(slot)
+        if cap is not None and len(out) > 4 * cap:
+            del out[: len(out) - cap]
+    return out if cap is None else out[-cap:]
+
+
+def jitter_of(schedule: Schedule, job: str, slot: datetime) -> int:
+    """The delay of ``job``'s run for ``slot``, in whole seconds below the schedule's jitter:
+    derived from the two, so every worker delays the same run alike."""
+    if schedule.jitter_seconds == 0:
+        return 0
+    seed = hashlib.sha256(f"{job}\0{slot_name(slot)}".encode()).digest()
+    return int.from_bytes(seed[:8], "big") % (schedule.jitter_seconds + 1)
+
+
+def request_key(job: str, slot: datetime) -> str:
+    """The request key of ``job``'s run for ``slot``: one run per slot, however many workers
+    fire it."""
+    return f"schedule:{job}:{slot_name(slot)}"
+
+
+def describe(schedule: Schedule) -> str:
+    """A schedule in one line: ``0 7 * * MON (Europe/Berlin, catch_up latest)``."""
+    extra = f", jitter {schedule.jitter_seconds}s" if schedule.jitter_seconds else ""
+    return f"{schedule.cron} ({schedule.timezone}, catch_up {schedule.catch_up}{extra})"

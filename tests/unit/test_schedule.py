@@ -1,0 +1,124 @@
+"""The schedule's slots: five fields, IANA zones, daylight-saving gaps and repeats, catch-up
+windows, jitter and request keys (hz.runtime.artifacts.schedule)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from hz.runtime.artifacts.schedule import (
+    Schedule,
+    cron_problem,
+    jitter_of,
+    jitter_seconds,
+    next_slots,
+    parse_slot,
+    request_key,
+    slot_name,
+    slots_between,
+    zone_problem,
+)
+
+
+def names(slots: list[datetime]) -> list[str]:
+    return [slot_name(s) for s in slots]
+
+
+def at(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=UTC)  # type: ignore[misc]
+
+
+def test_a_weekly_cron_in_utc() -> None:
+    schedule = Schedule(cron="0 7 * * MON")
+    assert names(next_slots(schedule, at(2026, 12, 2), 2)) == [
+        "2026-12-07T07:00:00Z",
+        "2026-12-14T07:00:00Z",
+    ]
+
+
+def test_the_spring_gap_fires_after_it_and_once_per_instant() -> None:
+    # Europe/Berlin, 29 March 2026: 02:00 CET becomes 03:00 CEST (01:00 UTC).
+    schedule = Schedule(cron="*/30 * * * *", timezone="Europe/Berlin")
+    assert names(slots_between(schedule, at(2026, 3, 28, 23, 45), at(2026, 3, 29, 2))) == [
+        "2026-03-29T00:00:00Z",  # 01:00 CET
+        "2026-03-29T00:30:00Z",  # 01:30 CET
+        "2026-03-29T01:00:00Z",  # 02:00 (in the gap) = 03:00 CEST, one slot with 03:00
+        "2026-03-29T01:30:00Z",  # 02:30 (in the gap) = 03:30 CEST, one slot with 03:30
+        "2026-03-29T02:00:00Z",  # 04:00 CEST
+    ]
+
+
+def test_a_daily_slot_in_the_gap_still_fires_that_day() -> None:
+    schedule = Schedule(cron="30 2 * * *", timezone="Europe/Berlin")
+    assert names(next_slots(schedule, at(2026, 3, 28, 12), 2)) == [
+        "2026-03-29T01:30:00Z",  # 03:30 CEST: as far after the gap's start as 02:30 was
+        "2026-03-30T00:30:00Z",  # 02:30 CEST
+    ]
+
+
+def test_the_autumn_repeat_fires_once_at_its_first_occurrence() -> None:
+    # Europe/Berlin, 25 October 2026: 03:00 CEST becomes 02:00 CET (01:00 UTC).
+    schedule = Schedule(cron="30 2 * * *", timezone="Europe/Berlin")
+    assert names(next_slots(schedule, at(2026, 10, 24, 12), 2)) == [
+        "2026-10-25T00:30:00Z",  # 02:30 CEST, the first 02:30; 02:30 CET does not fire
+        "2026-10-26T01:30:00Z",
+    ]
+
+
+def test_a_window_with_a_cap_keeps_the_newest() -> None:
+    schedule = Schedule(cron="* * * * *")
+    assert names(slots_between(schedule, at(2026, 1, 1), at(2026, 1, 1, 10), cap=2)) == [
+        "2026-01-01T09:59:00Z",
+        "2026-01-01T10:00:00Z",
+    ]
+    assert slots_between(schedule, at(2026, 1, 1), at(2026, 1, 1)) == []
+
+
+FIVE = "a cron expression has 5 fields (minute hour day-of-month month day-of-week), this one has"
+DOW = "the day of week field 'MONDAY' is not valid: not a value this field takes"
+STEP = "the minute field '*/0' is not valid: step '0' in field 0 is not acceptable"
+
+
+@pytest.mark.parametrize(
+    ("cron", "problem"),
+    [
+        ("0 7 * * MON", None),
+        ("0 0 29 2 *", None),
+        ("61 * * * *", (0, "the minute field '61' is not valid: out of range")),
+        ("0 7 * * MONDAY", (4, DOW)),
+        ("*/0 * * * *", (0, STEP)),
+        ("0 0 31 4,6 *", (None, "the expression matches no date (a day that no month of it has)")),
+        ("* * *", (None, f"{FIVE} 3")),
+        ("0 0 * * * *", (None, f"{FIVE} 6")),
+    ],
+)  # fmt: skip
+def test_cron_problems(cron: str, problem: tuple[int | None, str] | None) -> None:
+    assert cron_problem(cron) == problem
+
+
+def test_zone_problems() -> None:
+    assert zone_problem("Europe/Berlin") is None
+    assert zone_problem("Europe/Berln") == (
+        "unknown time zone 'Europe/Berln' (did you mean 'Europe/Berlin'?)"
+    )
+    assert zone_problem("../../etc/passwd") == "unknown time zone '../../etc/passwd'"
+
+
+def test_jitter_is_the_same_on_every_worker_and_within_its_bound() -> None:
+    assert jitter_seconds("5m") == 300
+    assert jitter_seconds(30) == 30
+    assert jitter_seconds("61m") is None
+    assert jitter_seconds(True) is None
+    schedule = Schedule(cron="* * * * *", jitter_seconds=300)
+    delays = {jitter_of(schedule, "job", at(2026, 1, 1, 0, m)) for m in range(30)}
+    assert all(0 <= d <= 300 for d in delays) and len(delays) > 1
+    assert jitter_of(schedule, "job", at(2026, 1, 1)) == jitter_of(schedule, "job", at(2026, 1, 1))
+    assert jitter_of(Schedule(cron="* * * * *"), "job", at(2026, 1, 1)) == 0
+
+
+def test_request_keys_and_slot_names_round_trip() -> None:
+    slot = at(2026, 3, 29, 1, 30)
+    assert request_key("weekly", slot) == "schedule:weekly:2026-03-29T01:30:00Z"
+    assert parse_slot(slot_name(slot)) == slot
+    assert parse_slot("yesterday") is None
