@@ -113,6 +113,16 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE runs ADD COLUMN owner_pidns TEXT;
     ALTER TABLE runs ADD COLUMN pidns TEXT;
     """,
+    # 6: each scheduled job a worker fires: whether it is paused, and the instant its slots
+    # are counted from (first seen, or resumed); the slots it fired are runs of their key.
+    """
+    CREATE TABLE schedules (
+        job TEXT PRIMARY KEY,
+        paused INTEGER NOT NULL DEFAULT 0,
+        since REAL NOT NULL,
+        changed_at REAL NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -110,6 +110,15 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE hz.locks (slot integer PRIMARY KEY);
     INSERT INTO hz.locks (slot) SELECT generate_series(0, {LOCK_SLOTS - 1});
     """,
+    # 7: each scheduled job a worker fires (as SQLite's 6).
+    """
+    CREATE TABLE hz.schedules (
+        job text PRIMARY KEY,
+        paused integer NOT NULL DEFAULT 0,
+        since double precision NOT NULL,
+        changed_at double precision NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

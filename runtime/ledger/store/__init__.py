@@ -35,10 +35,11 @@ from hz.runtime.ledger.store.identity import (
     new_run_id,
 )
 from hz.runtime.ledger.store.requests import DEFAULT_QUEUE, Requests
+from hz.runtime.ledger.store.schedules import Schedules, ScheduleState
 from hz.runtime.ledger.store.transitions import Ending, NotTerminal, Transitions
 
 
-class Ledger(Requests, Transitions):
+class Ledger(Requests, Transitions, Schedules):
     """The run ledger on one database (a SQLite file, or a PostgreSQL database with a
     ``dispatcher`` that hands queued runs to workers)."""
 
@@ -62,6 +63,8 @@ __all__ = [
     "NotTerminal",
     "Owner",
     "RunVanished",
+    "ScheduleState",
+    "Schedules",
     "StaleOwner",
     "UnknownRun",
     "UnknownState",

@@ -1,0 +1,219 @@
+"""Firing schedules and chains: at each slot of a scheduled job, and when an upstream job
+completes, a queued run under a request key that names the occasion.
+
+The request key is what makes a slot run at most once (docs/schedules.md): ``schedule:JOB:SLOT``
+for a slot, ``after:RUN:JOB`` for a follower of run RUN. ``Ledger.create`` takes the key's lock
+and refuses a key that has a run, on either backend, so two workers, a restart or a clock that
+jumped back can ask for a slot again and get ``KeyHeld``: nothing is queued twice.
+
+Which slots are due is a pure function of the schedule, the job's ledger row (paused, and the
+instant its slots count from), the newest slot that has a run, and ``now``:
+
+- the candidates are the slots after the newest fired one (or after ``since`` when none has
+  fired, or when the job was resumed later) up to ``now``;
+- ``catch_up: latest`` fires the newest candidate; ``all`` each of them (the newest
+  ``CATCH_UP_CAP``); ``skip`` only a candidate at most ``ON_TIME`` seconds old.
+
+A clock jumped back sees no candidate (every slot up to the newest fired one is behind it). The
+packet is made when the slot fires (``Maker``: rendering, and fetching the inputs, is the
+caller's, above the runtime); when it cannot be made, nothing is queued and the slot is a
+candidate again on the next look.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.models import Job, Packet
+from hz.runtime.artifacts.schedule import (
+    CATCH_UP_CAP,
+    jitter_of,
+    request_key,
+    slots_between,
+)
+from hz.runtime.ledger.store import KeyHeld, KeyReused, Ledger
+
+#: How old a slot may be and still fire under ``catch_up: skip`` (a worker looks every few
+#: seconds; a slot older than this was missed).
+ON_TIME = 60.0
+#: How often a worker looks for due slots and completed upstream runs.
+LOOK_EVERY = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Occasion:
+    """Why a run is made: a job's slot, or an upstream run that completed."""
+
+    job: Job
+    key: str
+    slot: datetime | None = None
+    upstream_run: str | None = None
+
+
+#: Makes the packet of an occasion (renders the job, fetching its inputs): the caller's.
+Maker = Callable[[Occasion], Packet]
+
+
+@dataclass
+class Fired:
+    """What one look did: runs queued (key, run id), keys that already had a run, and
+    occasions whose packet could not be made (key, message)."""
+
+    queued: list[tuple[str, str]] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def due_slots(job: Job, ledger: Ledger, now: datetime) -> list[datetime]:
+    """The slots of ``job`` to fire at ``now`` (oldest first): none when it has no schedule or
+    is paused."""
+    schedule = job.schedule
+    if schedule is None:
+        return []
+    state = ledger.schedule_state(job.name, now.timestamp())
+    if state.paused:
+        return []
+    since = datetime.fromtimestamp(state.since, UTC)
+    last = ledger.last_slot(job.name)
+    if last is not None:
+        since = max(since, datetime.fromtimestamp(last[0], UTC))
+    if schedule.catch_up == "all":
+        return slots_between(schedule, since, now, cap=CATCH_UP_CAP)
+    candidates = slots_between(schedule, since, now, cap=1)
+    if schedule.catch_up == "skip":
+        return [s for s in candidates if (now - s).total_seconds() <= ON_TIME]
+    return candidates
+
+
+def fire_schedules(
+    ledger: Ledger,
+    jobs: Iterable[Job],
+    now: datetime,
+    make: Maker,
+    *,
+    workdir: Path,
+    receipt_dir: Path | None = None,
+) -> Fired:
+    """Queue a run for every due slot of ``jobs`` at ``now``."""
+    fired = Fired()
+    for job in jobs:
+        for slot in due_slots(job, ledger, now):
+            delay = jitter_of(job.schedule, job.name, slot) if job.schedule else 0
+            occasion = Occasion(job, request_key(job.name, slot), slot=slot)
+            _queue(ledger, occasion, make, fired, workdir, receipt_dir, slot.timestamp() + delay)
+    return fired
+
+
+def fire_followers(
+    ledger: Ledger,
+    jobs: Iterable[Job],
+    make: Maker,
+    *,
+    workdir: Path,
+    receipt_dir: Path | None = None,
+    look_back: int = 20,
+) -> Fired:
+    """Queue each job of ``jobs`` once for each completed run of a job it follows
+    (``after``) among the newest ``look_back`` completed runs of that job."""
+    fired = Fired()
+    for job in jobs:
+        for upstream in job.after:
+            for row in ledger.newest_completed(upstream, look_back):
+                key = f"after:{row.id}:{job.name}"
+                if ledger.select("request_key = ?", (key,)):
+                    continue
+                occasion = Occasion(job, key, upstream_run=row.id)
+                _queue(ledger, occasion, make, fired, workdir, receipt_dir, 0.0)
+    return fired
+
+
+def _queue(
+    ledger: Ledger,
+    occasion: Occasion,
+    make: Maker,
+    fired: Fired,
+    workdir: Path,
+    receipt_dir: Path | None,
+    not_before: float,
+) -> None:
+    try:
+        packet = make(occasion)
+    except HzError as e:
+        fired.failed.append((occasion.key, e.message))
+        return
+    try:
+        run_id, _ = ledger.create(
+            packet,
+            key=occasion.key,
+            workdir=workdir,
+            receipt_dir=receipt_dir,
+            not_before=not_before,
+            submitted=True,
+        )
+    except (KeyHeld, KeyReused):
+        fired.held.append(occasion.key)
+        return
+    fired.queued.append((occasion.key, run_id))
+
+
+class Firing:
+    """A worker's side of schedules and chains: ``look`` fires what is due now (the clock is a
+    parameter: tests move it); ``run`` looks every ``every`` seconds until ``stopping``."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        jobs: tuple[Job, ...],
+        make: Maker,
+        *,
+        workdir: Path,
+        receipt_dir: Path | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        report: Callable[[Fired], None] = lambda fired: None,
+    ) -> None:
+        self.ledger = ledger
+        self.jobs = jobs
+        self.make = make
+        self.workdir = workdir
+        self.receipt_dir = receipt_dir
+        self.clock = clock
+        self.report = report
+
+    def look(self) -> Fired:
+        now = self.clock()
+        fired = fire_schedules(
+            self.ledger,
+            self.jobs,
+            now,
+            self.make,
+            workdir=self.workdir,
+            receipt_dir=self.receipt_dir,
+        )
+        more = fire_followers(
+            self.ledger, self.jobs, self.make, workdir=self.workdir, receipt_dir=self.receipt_dir
+        )
+        fired.queued += more.queued
+        fired.held += more.held
+        fired.failed += more.failed
+        self.report(fired)
+        return fired
+
+    def run(self, stopping: Callable[[float], bool], every: float = LOOK_EVERY) -> None:
+        """Look, then wait ``every`` seconds (``stopping(every)``: true once the worker
+        stops), until it stops. A database that cannot be written now is tried at the next
+        look."""
+        from hz.runtime.ledger.db import LedgerUnavailable
+
+        try:
+            while True:
+                with contextlib.suppress(LedgerUnavailable):
+                    self.look()
+                if stopping(every):
+                    return
+        finally:
+            self.ledger.thread_done()

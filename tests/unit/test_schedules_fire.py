@@ -1,0 +1,227 @@
+"""Firing schedules: each slot once (ledger rows) with two workers on SQLite and on
+PostgreSQL, catch_up after a restart, a clock jumped back, a daylight-saving change, a paused
+job; followers (after:) queued once per upstream run. Clocks are injected: no test waits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hz.runtime.artifacts.canonical import digest_of, sha256_hex
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.models import Budget, Job, Packet, SourceRef, ToolProfile
+from hz.runtime.artifacts.schedule import Schedule
+from hz.runtime.ledger.schedules import Firing, Occasion
+from hz.runtime.ledger.store import Ledger
+
+
+def job(name: str, schedule: Schedule | None = None, after: tuple[str, ...] = ()) -> Job:
+    return Job(
+        name=name,
+        source=SourceRef(path=f"{name}.yaml", sha256="0" * 64),
+        timeout_seconds=30,
+        tools=ToolProfile(),
+        budget=Budget(max_usd=0.5),
+        schedule=schedule,
+        after=after,
+        contract="Be brief.",
+        template="Say hi.",
+        hz_version="0.1.0",
+    ).sealed()
+
+
+def packet(occasion: Occasion) -> Packet:
+    return Packet(
+        job=occasion.job,
+        prompt="Say hi.",
+        contract=occasion.job.contract,
+        inputs={},
+        inputs_sha256=digest_of({}),
+        job_digest=occasion.job.digest,
+        prompt_sha256=sha256_hex("Say hi."),
+    )
+
+
+MINUTELY = job("minutely", Schedule(cron="* * * * *"))
+#: 02:30 every day in Berlin: on 29 March 2026 that wall time does not exist.
+BERLIN = job("berlin", Schedule(cron="30 2 * * *", timezone="Europe/Berlin", catch_up="all"))
+PAUSED = job("paused", Schedule(cron="* * * * *"))
+JOBS = (MINUTELY, BERLIN, PAUSED)
+
+
+class Clock:
+    def __init__(self, start: datetime) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def ledgers(
+    ledger_backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Callable[[], Ledger]]:
+    """A new ``Ledger`` (its own connections: another worker) over one database per call."""
+    made: list[Ledger] = []
+
+    def new() -> Ledger:
+        if ledger_backend == "sqlite":
+            ledger = Ledger(tmp_path / "ledger.db")
+        else:
+            from hz.runtime.ledger.pg.db import PgDb
+
+            dsn = request.getfixturevalue("pg_dsn")
+            ledger = Ledger(PgDb(dsn, where="test"))
+        made.append(ledger)
+        return ledger
+
+    yield new
+    for ledger in made:
+        ledger.close()
+
+
+def keys(ledger: Ledger, prefix: str) -> list[str]:
+    return [row.request_key for row in ledger.select("request_key LIKE ?", (prefix + "%",))]
+
+
+def firing(ledger: Ledger, clock: Clock, tmp_path: Path, jobs: tuple[Job, ...] = JOBS) -> Firing:
+    return Firing(ledger, jobs, packet, workdir=tmp_path, clock=clock)
+
+
+@pytest.mark.serial
+def test_two_workers_fire_each_slot_once_across_a_dst_gap(
+    ledgers: Callable[[], Ledger], tmp_path: Path
+) -> None:
+    # 01:40 CET; clocks go from 02:00 CET to 03:00 CEST at 01:00 UTC.
+    start = datetime(2026, 3, 29, 0, 40, 30, tzinfo=UTC)
+    clock = Clock(start)
+    one, two = ledgers(), ledgers()
+    one.set_paused("paused", True, start.timestamp())
+    workers = [firing(one, clock, tmp_path), firing(two, clock, tmp_path)]
+    # Looks every 50 seconds for an hour (the last at 01:39:40), by each worker.
+    while clock.now < start + timedelta(minutes=60):
+        for worker in workers:
+            worker.look()
+        clock.now += timedelta(seconds=50)
+    minutely = keys(one, "schedule:minutely:")
+    assert len(minutely) == len(set(minutely)) == 59
+    assert minutely[0] == "schedule:minutely:2026-03-29T00:41:00Z"
+    assert minutely[-1] == "schedule:minutely:2026-03-29T01:39:00Z"
+    # 02:30 does not exist in Berlin that night: it fires at 03:30 summer time, once.
+    assert keys(one, "schedule:berlin:") == ["schedule:berlin:2026-03-29T01:30:00Z"]
+    assert keys(one, "schedule:paused:") == []
+
+
+def test_catch_up_after_a_restart_and_a_clock_jumped_back(
+    ledgers: Callable[[], Ledger], tmp_path: Path
+) -> None:
+    start = datetime(2026, 10, 24, 0, 0, 30, tzinfo=UTC)
+    clock = Clock(start)
+    latest = job("latest", Schedule(cron="*/10 * * * *"))
+    every = job("every", Schedule(cron="*/10 * * * *", catch_up="all"))
+    skip = job("skip", Schedule(cron="*/10 * * * *", catch_up="skip"))
+    jobs = (latest, every, skip)
+    ledger = ledgers()
+    firing(ledger, clock, tmp_path, jobs).look()  # first seen: slots count from now
+    clock.now = start + timedelta(minutes=10)
+    first = firing(ledger, clock, tmp_path, jobs).look()
+    assert sorted(key for key, _ in first.queued) == [
+        "schedule:every:2026-10-24T00:10:00Z",
+        "schedule:latest:2026-10-24T00:10:00Z",
+        "schedule:skip:2026-10-24T00:10:00Z",
+    ]
+    # The worker is down for 35 minutes; a new one starts (a new Ledger, a new Firing).
+    clock.now = start + timedelta(minutes=45)
+    restarted = firing(ledgers(), clock, tmp_path, jobs).look()
+    assert sorted(key for key, _ in restarted.queued) == [
+        "schedule:every:2026-10-24T00:20:00Z",
+        "schedule:every:2026-10-24T00:30:00Z",
+        "schedule:every:2026-10-24T00:40:00Z",
+        "schedule:latest:2026-10-24T00:40:00Z",
+    ]  # skip: 00:40 is five minutes old, past ON_TIME
+    # The clock jumps back an hour: nothing fires twice, nothing fires at all.
+    clock.now = start - timedelta(minutes=30)
+    assert firing(ledgers(), clock, tmp_path, jobs).look().queued == []
+    clock.now = start + timedelta(minutes=45)
+    again = firing(ledgers(), clock, tmp_path, jobs).look()
+    assert again.queued == []
+    assert len(ledger.select("request_key LIKE 'schedule:%'")) == 7
+
+
+def test_a_slot_whose_packet_cannot_be_made_is_tried_again(
+    ledgers: Callable[[], Ledger], tmp_path: Path
+) -> None:
+    clock = Clock(datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC))
+    ledger = ledgers()
+    broken = True
+
+    def make(occasion: Occasion) -> Packet:
+        if broken:
+            raise HzError("input 'merged': code-host.merged_pull_requests (github): 404")
+        return packet(occasion)
+
+    worker = Firing(ledger, (MINUTELY,), make, workdir=tmp_path, clock=clock)
+    worker.look()
+    clock.now += timedelta(minutes=1)
+    assert worker.look().failed == [
+        (
+            "schedule:minutely:2026-01-01T00:01:00Z",
+            "input 'merged': code-host.merged_pull_requests (github): 404",
+        )
+    ]
+    assert keys(ledger, "schedule:") == []
+    broken = False
+    assert [key for key, _ in worker.look().queued] == ["schedule:minutely:2026-01-01T00:01:00Z"]
+
+
+def test_pause_and_resume_skip_the_paused_slots(
+    ledgers: Callable[[], Ledger], tmp_path: Path
+) -> None:
+    start = datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC)
+    clock = Clock(start)
+    ledger = ledgers()
+    worker = firing(ledger, clock, tmp_path, (MINUTELY,))
+    worker.look()
+    assert ledger.set_paused("minutely", True, clock.now.timestamp()) is True
+    assert ledger.set_paused("minutely", True, clock.now.timestamp()) is False
+    clock.now += timedelta(minutes=5)
+    assert worker.look().queued == []
+    assert ledger.set_paused("minutely", False, clock.now.timestamp()) is True
+    clock.now += timedelta(minutes=1)
+    assert [key for key, _ in worker.look().queued] == ["schedule:minutely:2026-01-01T00:06:00Z"]
+
+
+def finish(ledger: Ledger, run_id: str, cost: float = 0.1) -> None:
+    """Mark a queued run completed, as its owner would (the state machine is tested
+    elsewhere; here only the follower's trigger matters)."""
+    with ledger.tx() as c:
+        c.execute(
+            "UPDATE runs SET state = 'completed', ended_at = ?, cost_usd = ? WHERE id = ?",
+            (datetime.now(UTC).timestamp(), cost, run_id),
+        )
+
+
+def test_a_follower_is_queued_once_per_completed_upstream_run(
+    ledgers: Callable[[], Ledger], tmp_path: Path
+) -> None:
+    clock = Clock(datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC))
+    upstream = job("upstream", Schedule(cron="* * * * *"))
+    follower = job("follower", after=("upstream",))
+    one, two = ledgers(), ledgers()
+    workers = [firing(one, clock, tmp_path, (upstream, follower)) for _ in range(1)]
+    workers.append(firing(two, clock, tmp_path, (upstream, follower)))
+    for worker in workers:
+        worker.look()
+    clock.now += timedelta(minutes=1)
+    (queued,) = workers[0].look().queued
+    assert workers[1].look().queued == []  # the slot has its run; upstream not completed yet
+    finish(one, queued[1])
+    seen: list[Any] = []
+    for worker in workers:
+        seen += worker.look().queued
+    assert [key for key, _ in seen] == [f"after:{queued[1]}:follower"]
+    assert keys(one, "after:") == [f"after:{queued[1]}:follower"]
