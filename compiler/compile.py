@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hz import __version__
+from hz.compiler.chains import Link, chain_problems
 from hz.compiler.contract import Contract
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ001, HZ601
@@ -170,6 +171,15 @@ def compile_contract(contract: Contract, *, root: Path, data: bytes | None = Non
 NamedAt = tuple[str, int, int]
 
 
+def _link(contract: Contract) -> Link:
+    """The contract's ``hz.after``, each name with where it is written."""
+    after = []
+    for index, upstream in enumerate(contract.after):
+        pos = contract.source.pos(("hz", "after", index))
+        after.append((upstream, (contract.source.path, pos.line, pos.column)))
+    return Link(contract.name, tuple(after))
+
+
 def _named_at(contract: Contract) -> NamedAt:
     pos = contract.source.pos(("hz", "name"))
     return contract.source.path, pos.line, pos.column
@@ -199,6 +209,7 @@ def compile_contracts(contracts: Sequence[Contract], *, root: Path) -> CompileRu
         problem = name_problem(contract.source.path, root)
         if problem is not None:
             diagnostics.append(problem)
+    diagnostics += chain_problems([_link(c) for c in ordered])
     if diagnostics:
         return CompileRun((), sort_diagnostics(diagnostics), len(contracts), root)
     jobs = tuple(
@@ -255,6 +266,7 @@ def compile_each(
     invalid = any(d.severity == "error" for d in found)
     clashes: list[Diagnostic] = []  # reported only when every contract is valid, as before
     first_of: dict[str, NamedAt] = {}
+    links: list[Link] = []
     compiled = 0
     for contract, diagnostics in validate_each(
         expansion.files, max_usd_ceiling=max_usd_ceiling, operations=operations
@@ -264,6 +276,7 @@ def compile_each(
         if contract is None:
             continue
         here = _named_at(contract)
+        links.append(_link(contract))
         earlier = first_of.setdefault(contract.name, here)
         if earlier is not here:
             clashes += _clash(contract.name, earlier, here)
@@ -275,6 +288,7 @@ def compile_each(
         emit(CompiledJob(compile_contract(contract, root=where), here[0], contract.source))
         compiled += 1
     if not invalid:
+        clashes += chain_problems(links)
         found += clashes
     return CompileRun(
         (),

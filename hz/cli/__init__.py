@@ -34,6 +34,9 @@ COMMANDS: dict[str, str] = {
     "submit": "hz.cli.submit:submit",
     "worker": "hz.cli.worker:worker",
     "queue": "hz.cli.queue:queue",
+    "schedules": "hz.cli.schedules:schedules",
+    "plan": "hz.cli.schedules:plan",
+    "graph": "hz.cli.graph:graph",
 }
 
 SHORT_HELP: dict[str, str] = {
@@ -53,6 +56,9 @@ SHORT_HELP: dict[str, str] = {
     "submit": "Queue runs for hz worker; print their run ids.",
     "worker": "Run queued runs from the ledger until stopped (SIGTERM).",
     "queue": "Set up the run ledger's backend ([system.queue]).",
+    "schedules": "List, pause and resume the jobs hz worker fires by schedule.",
+    "plan": "Forecast 30 days of scheduled spend against the budget.",
+    "graph": "Draw the jobs, their schedules and their chains.",
 }
 
 

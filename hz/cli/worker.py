@@ -33,8 +33,23 @@ from hz.runtime.artifacts.printable import printable, printable_json
     help="Exit once nothing is runnable now instead of waiting (runs held for a spend "
     "ceiling stay queued; stderr says how many).",
 )
+@click.option(
+    "--schedules",
+    "schedules_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    metavar="DIR",
+    help="Fire the schedules and chains (hz.schedule, hz.after) of the jobs compiled in DIR "
+    "(hz compile --out DIR): each slot once, however many workers fire it.",
+)
 @FORMAT
-def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> int:
+def worker(
+    jobs: int | None,
+    queues: tuple[str, ...],
+    drain: bool,
+    schedules_dir: Path | None,
+    fmt: str,
+) -> int:
     """Take queued runs (hz submit, hz runs retry, automatic retries) and run them, reconciling
     the ledger first. SIGTERM, SIGINT, SIGHUP or SIGQUIT: claim nothing more, cancel what
     runs (as hz runs cancel: SIGTERM, SIGKILL 2 s later), exit when every run has settled
@@ -95,6 +110,8 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     def idle() -> None:
         click.echo("hz: worker: idle: nothing queued; waiting for runs (hz submit)", err=True)
 
+    if schedules_dir is not None:
+        _fire(config, schedules_dir, note)
     service = Service(Slots(slots, binding, policy(config)), queues, drain)
     on_idle = idle if sys.stderr.isatty() and not drain else None
     if serve(ledger, service, Reports(done, failed, trouble, report_settled, note, on_idle)):
@@ -103,6 +120,42 @@ def worker(jobs: int | None, queues: tuple[str, ...], drain: bool, fmt: str) -> 
     if fmt == "json":
         line(printable_json({"kind": "worker", "runs": finished}), what="its runs")
     return 0
+
+
+def _fire(config: Any, directory: Path, note: Any) -> None:
+    """Start the thread that fires ``directory``'s schedules and chains on its own ledger
+    connection; it stops with the process (it only queues runs: each look is one short
+    transaction per slot)."""
+    import threading
+
+    from hz.cli.schedules import firing_maker, load_jobs
+    from hz.runtime.ledger.schedules import Fired, Firing
+    from hz.runtime.ledger.session import ledger_for
+    from hz.runtime.process.threads import start
+
+    jobs = load_jobs(directory)
+    fired_ledger = ledger_for(config)
+    stop = threading.Event()
+    click.get_current_context().call_on_close(stop.set)
+
+    def report(fired: Fired) -> None:
+        for key, run_id in fired.queued:
+            note(f"hz: worker: queued {run_id} for {printable(key)}")
+        for key, message in fired.failed:
+            note(f"hz: worker: {printable(key)}: not queued: {printable(message)}")
+
+    firing = Firing(
+        fired_ledger,
+        jobs,
+        firing_maker(config, Path.cwd(), directory),
+        workdir=Path.cwd(),
+        report=report,
+    )
+    scheduled = sum(1 for job in jobs if job.schedule is not None)
+    chained = sum(1 for job in jobs if job.after)
+    note(f"hz: worker: firing {scheduled} scheduled and {chained} chained jobs of {directory}")
+    thread = threading.Thread(target=firing.run, args=(stop.wait,), daemon=True)
+    start(thread, "firing schedules")
 
 
 def started(backend: str, where: str, queues: tuple[str, ...], slots: int) -> str:

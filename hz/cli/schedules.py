@@ -1,0 +1,307 @@
+"""``hz schedules``, ``hz plan`` and ``hz graph``: the jobs that run by themselves, what they
+are forecast to spend, and how they chain. Each reads compiled jobs (``hz compile``'s
+directory, ``build/jobs`` by default)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hz.cli.fetching import AT
+from hz.cli.help import examples
+from hz.cli.runs import FORMAT, open_ledger
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.models import Job
+from hz.runtime.artifacts.printable import printable, printable_json
+
+DEFAULT_JOBS = Path("build/jobs")
+#: How many of a job's next slots ``hz schedules list`` shows.
+SHOWN_SLOTS = 3
+#: The forecast's horizon.
+PLAN_DAYS = 30
+#: The most jobs a directory may hold for these commands.
+MAX_JOBS = 10_000
+
+JOBS_DIR = click.argument(
+    "directory", required=False, type=click.Path(path_type=Path), default=DEFAULT_JOBS
+)
+AT_OPTION = click.option(
+    "--at", "at", type=AT, default=None, help="Count from this time instead of now (ISO 8601)."
+)
+
+
+def load_jobs(directory: Path) -> tuple[Job, ...]:
+    """The jobs compiled into ``directory`` (``*.job.json``), by name."""
+    from hz.runtime.artifacts.models import read_artifact
+
+    if not directory.is_dir():
+        raise HzError(
+            f"{printable(str(directory))} is not a directory of compiled jobs",
+            hint="compile the contracts first: hz compile contracts/ --out build/jobs",
+        )
+    jobs: list[Job] = []
+    for path in sorted(directory.glob("*.job.json"))[: MAX_JOBS + 1]:
+        found = read_artifact(path)
+        if not isinstance(found, Job):
+            raise HzError(f"{printable(str(path))} is a packet, not a job")
+        jobs.append(found)
+    if len(jobs) > MAX_JOBS:
+        raise HzError(f"{printable(str(directory))} holds more than {MAX_JOBS:,} jobs")
+    return tuple(sorted(jobs, key=lambda job: job.name))
+
+
+def _now(at: datetime | None) -> datetime:
+    return at if at is not None else datetime.now(UTC)
+
+
+@click.group(short_help="List, pause and resume the jobs hz worker fires by schedule.")
+def schedules() -> None:
+    """The scheduled jobs of a directory of compiled jobs (hz worker --schedules DIR fires
+    them; docs/schedules.md)."""
+
+
+@schedules.command(
+    "list",
+    epilog=examples("hz schedules list build/jobs", "hz schedules list --format json"),
+)
+@JOBS_DIR
+@AT_OPTION
+@FORMAT
+def list_(directory: Path, at: datetime | None, fmt: str) -> int:
+    """Each scheduled job: its cron and time zone, whether it is paused, its next slots, and
+    the newest slot that has a run (with the run's id and state)."""
+    from hz.runtime.artifacts.schedule import describe, next_slots, slot_name
+
+    jobs = [job for job in load_jobs(directory) if job.schedule is not None]
+    ledger, _ = open_ledger(fmt)
+    now = _now(at)
+    paused = ledger.paused_jobs()
+    documents: list[dict[str, Any]] = []
+    for job in jobs:
+        assert job.schedule is not None
+        last = ledger.last_slot(job.name)
+        documents.append(
+            {
+                "job": job.name,
+                "cron": job.schedule.cron,
+                "timezone": job.schedule.timezone,
+                "catch_up": job.schedule.catch_up,
+                "jitter_seconds": job.schedule.jitter_seconds,
+                "paused": job.name in paused,
+                "next": [slot_name(s) for s in next_slots(job.schedule, now, SHOWN_SLOTS)],
+                "last": None
+                if last is None
+                else {
+                    "slot": slot_name(datetime.fromtimestamp(last[0], UTC)),
+                    "run": last[1].id,
+                    "state": last[1].state,
+                },
+                "_describe": describe(job.schedule),
+            }
+        )
+    if fmt == "json":
+        for document in documents:
+            document.pop("_describe")
+        click.echo(printable_json({"kind": "schedules", "schedules": documents}))
+        return 0
+    if not documents:
+        click.echo(f"no scheduled jobs in {printable(str(directory))}")
+    for document in documents:
+        state = " (paused)" if document["paused"] else ""
+        click.echo(f"{document['job']}{state}: {printable(str(document['_describe']))}")
+        click.echo(f"  next: {', '.join(document['next'])}")
+        last = document["last"]
+        shown = "never fired" if last is None else f"{last['slot']} {last['run']} {last['state']}"
+        click.echo(f"  last: {printable(shown)}")
+    return 0
+
+
+def _pause(job_name: str, directory: Path, paused: bool) -> int:
+    jobs = {job.name: job for job in load_jobs(directory)}
+    job = jobs.get(job_name)
+    if job is None or job.schedule is None:
+        from hz.runtime.artifacts.suggest import did_you_mean_suffix
+
+        scheduled = [name for name, each in jobs.items() if each.schedule is not None]
+        raise HzError(
+            f"no scheduled job {printable(repr(job_name))} in {printable(str(directory))}"
+            + did_you_mean_suffix(job_name, scheduled),
+            hint="hz schedules list shows the scheduled jobs",
+        )
+    ledger, _ = open_ledger("text")
+    changed = ledger.set_paused(job_name, paused, datetime.now(UTC).timestamp())
+    word = "paused" if paused else "resumed"
+    if not changed:
+        click.echo(f"{job_name}: already {word}")
+    elif paused:
+        click.echo(f"{job_name}: paused; its slots do not fire until hz schedules resume")
+    else:
+        click.echo(f"{job_name}: resumed; slots from now on fire (missed ones do not)")
+    return 0
+
+
+@schedules.command(epilog=examples("hz schedules pause weekly-status"))
+@click.argument("job")
+@click.argument("directory", required=False, type=click.Path(path_type=Path), default=DEFAULT_JOBS)
+def pause(job: str, directory: Path) -> int:
+    """Stop firing JOB's slots (every worker on this ledger) until resumed."""
+    return _pause(job, directory, True)
+
+
+@schedules.command(epilog=examples("hz schedules resume weekly-status"))
+@click.argument("job")
+@click.argument("directory", required=False, type=click.Path(path_type=Path), default=DEFAULT_JOBS)
+def resume(job: str, directory: Path) -> int:
+    """Fire JOB's slots again, from now on (the slots missed while paused are not caught
+    up)."""
+    return _pause(job, directory, False)
+
+
+@dataclass(frozen=True, slots=True)
+class Forecast:
+    job: str
+    slots: int
+    max_usd: float
+    median_usd: float | None
+    runs: int
+
+    @property
+    def ceiling(self) -> float:
+        return self.slots * self.max_usd
+
+    @property
+    def expected(self) -> float | None:
+        return None if self.median_usd is None else self.slots * self.median_usd
+
+
+def forecast(jobs: tuple[Job, ...], ledger: Any, now: datetime) -> list[Forecast]:
+    """Each scheduled job's slots in the next ``PLAN_DAYS`` days, its ceiling per run, and
+    the median cost of its completed runs in the ledger."""
+    from hz.runtime.artifacts.schedule import slots_between
+
+    end = now + timedelta(days=PLAN_DAYS)
+    out = []
+    for job in jobs:
+        if job.schedule is None:
+            continue
+        count = len(slots_between(job.schedule, now, end))
+        costs = ledger.completed_costs(job.name)
+        median = statistics.median(costs) if costs else None
+        out.append(Forecast(job.name, count, job.budget.max_usd, median, len(costs)))
+    return out
+
+
+def _usd(amount: float | None) -> str:
+    return "-" if amount is None else f"${amount:,.2f}"
+
+
+@click.command(
+    short_help="Forecast 30 days of scheduled spend against the budget.",
+    epilog=examples("hz plan build/jobs", "hz plan build/jobs --fail-over 500"),
+)
+@JOBS_DIR
+@AT_OPTION
+@click.option(
+    "--fail-over",
+    "fail_over",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="USD",
+    help="Exit 1 when the 30-day ceiling (slots x max_usd) is over USD.",
+)
+@FORMAT
+def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str) -> int:
+    """For the next 30 days: each scheduled job's slots x its max_usd (the ceiling) and x
+    the median cost of its completed runs (the expectation), per job and in total, against
+    [system.budget] max_usd_per_day. Jobs queued only by hz.after are not counted.
+
+    \b
+    Exit status: 0 within, 1 the ceiling is over --fail-over."""
+    from hz.runtime.config.tables import BudgetSettings
+
+    jobs = load_jobs(directory)
+    ledger, config = open_ledger(fmt)
+    now = _now(at)
+    rows = forecast(jobs, ledger, now)
+    ceiling = sum(row.ceiling for row in rows)
+    known = [row.expected for row in rows if row.expected is not None]
+    expected = sum(known) if known else None
+    per_day = BudgetSettings.from_config(config).max_usd_per_day
+    monthly = None if per_day is None else per_day * PLAN_DAYS
+    over = fail_over is not None and ceiling > fail_over
+    if fmt == "json":
+        document = {
+            "kind": "plan",
+            "from": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "days": PLAN_DAYS,
+            "jobs": [
+                {
+                    "job": row.job,
+                    "slots": row.slots,
+                    "max_usd": row.max_usd,
+                    "ceiling_usd": round(row.ceiling, 6),
+                    "median_usd": row.median_usd,
+                    "completed_runs": row.runs,
+                    "expected_usd": None if row.expected is None else round(row.expected, 6),
+                }
+                for row in rows
+            ],
+            "ceiling_usd": round(ceiling, 6),
+            "expected_usd": None if expected is None else round(expected, 6),
+            "budget_usd": monthly,
+            "fail_over_usd": fail_over,
+            "over": over,
+        }
+        click.echo(json.dumps(document))
+        return 1 if over else 0
+    width = max([len(row.job) for row in rows] + [3])
+    click.echo(f"{'job':<{width}}  slots  max_usd  ceiling    median   expected")
+    for row in rows:
+        click.echo(
+            f"{row.job:<{width}}  {row.slots:>5}  {_usd(row.max_usd):>7}  "
+            f"{_usd(row.ceiling):>9}  {_usd(row.median_usd):>7}  {_usd(row.expected):>9}"
+        )
+    click.echo(
+        f"{PLAN_DAYS} days from {now.strftime('%Y-%m-%dT%H:%M:%SZ')}: ceiling {_usd(ceiling)}, "
+        f"expected {_usd(expected)}"
+        + ("" if expected is None or len(known) == len(rows) else " (jobs without runs: -)")
+    )
+    if monthly is not None:
+        within = "within" if ceiling <= monthly else "over"
+        click.echo(
+            f"[system.budget] max_usd_per_day {_usd(per_day)} x {PLAN_DAYS} = {_usd(monthly)}: "
+            f"the ceiling is {within} it"
+        )
+    if over:
+        click.echo(
+            f"hz: error: the {PLAN_DAYS}-day ceiling {_usd(ceiling)} is over --fail-over "
+            f"{_usd(fail_over)}",
+            err=True,
+        )
+        return 1
+    return 0
+
+
+def firing_maker(config: Any, workdir: Path, directory: Path) -> Any:
+    """The worker's ``Maker``: renders an occasion's job, fetching its read inputs with
+    windows resolved at the slot (or now, for a follower)."""
+    from hz.cli.fetching import job_fetch
+    from hz.compiler.render.packet import TemplatePlace, render_job
+    from hz.runtime.ledger.schedules import Occasion
+
+    def make(occasion: Occasion) -> Any:
+        where = str(directory / f"{occasion.job.name}.job.json")
+        fetch = job_fetch(config, workdir, where=where, at=occasion.slot)
+        packet, problems = render_job(occasion.job, place=TemplatePlace(where), fetch=fetch)
+        if packet is None:
+            shown = "; ".join(f"[{p.code}] {p.message}" for p in problems[:3])
+            raise HzError(f"{occasion.key}: cannot render {occasion.job.name}: {shown}")
+        return packet
+
+    return make
