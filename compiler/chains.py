@@ -1,73 +1,167 @@
-"""Checks over the set of contracts compiled together: every job named in ``hz.after`` is one
-of them (HZ610), and no job follows itself through others (HZ611, each cycle named with its
-path, at each contract on it)."""
+"""Checks over the set of contracts compiled together. A job depends on another when it is
+queued after it (``hz.after``) or reads its draft (``read: contract:NAME``):
+
+- every job depended on is one of them (HZ610);
+- no job depends on itself through others (HZ611: each cycle named with its path, at each
+  contract on it);
+- an input that reads a draft can hold it (HZ612): text for a ``markdown`` or ``text`` draft,
+  the output schema's type for a ``json`` one.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from hz.compiler.diagnostics import Diagnostic
-from hz.compiler.rules.registry import HZ610, HZ611
+from hz.compiler.rules.registry import HZ610, HZ611, HZ612
 from hz.runtime.artifacts.suggest import did_you_mean_suffix
+
+#: Where a name is written: (file, line, column).
+At = tuple[str, int, int]
+#: The JSON types a schema's ``type`` may name.
+_TYPES = frozenset({"string", "integer", "number", "boolean", "object", "array", "null"})
+#: The most cycles reported (a directory of contracts that all follow each other has many),
+#: and the most steps spent looking for them.
+MAX_CYCLES = 20
+MAX_STEPS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """An input that reads ``job``'s draft, with its schema and where its ``read`` is."""
+
+    input: str
+    job: str
+    schema: Any
+    at: At
 
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """One contract's upstream jobs, with where each is named: (file, line, column)."""
+    """One contract's dependencies: the jobs it follows (with where each is named), the
+    drafts it reads, and what its own draft is (format and schema)."""
 
     job: str
-    after: tuple[tuple[str, tuple[str, int, int]], ...]
+    after: tuple[tuple[str, At], ...] = ()
+    reads: tuple[Read, ...] = ()
+    output_format: str = "markdown"
+    output_schema: Any = None
+    #: Where ``hz.name`` is: a cycle through reads only is said there.
+    named_at: At = ("", 1, 1)
 
 
 def chain_problems(links: list[Link]) -> list[Diagnostic]:
-    names = {link.job for link in links}
+    by_name = {link.job: link for link in links}
     found: list[Diagnostic] = []
     for link in links:
-        for upstream, (path, line, column) in link.after:
-            if upstream not in names:
-                found.append(
-                    Diagnostic(
-                        HZ610,
-                        f"hz.after: no contract compiled with this one is named {upstream!r}"
-                        + did_you_mean_suffix(upstream, sorted(names - {link.job})),
-                        path,
-                        line,
-                        column,
-                        hint="name the hz.name of a contract in the directories compiled",
-                    )
-                )
-    graph = {link.job: [u for u, _ in link.after if u in names] for link in links}
-    where = {link.job: dict(link.after) for link in links}
-    for cycle in cycles(graph):
-        shown = " after ".join([*cycle, cycle[0]])
+        others = sorted(set(by_name) - {link.job})
+        for upstream, at in link.after:
+            if upstream not in by_name:
+                found.append(_unknown("hz.after", upstream, others, at))
+        for read in link.reads:
+            upstream_link = by_name.get(read.job)
+            if upstream_link is None:
+                found.append(_unknown(f"hz.inputs.{read.input}.read", read.job, others, read.at))
+            else:
+                found += _fits(read, upstream_link)
+    graph: dict[str, dict[str, At]] = {}
+    for link in links:
+        edges = graph.setdefault(link.job, {})
+        for read in link.reads:
+            edges.setdefault(read.job, read.at)
+        for upstream, at in link.after:
+            edges[upstream] = at
+    graph = {
+        job: {u: at for u, at in edges.items() if u in by_name} for job, edges in graph.items()
+    }
+    for cycle in cycles({job: sorted(edges) for job, edges in graph.items()}):
+        shown = " <- ".join([*cycle, cycle[0]])
         for index, job in enumerate(cycle):
-            upstream = cycle[(index + 1) % len(cycle)]  # the job ``job`` follows
-            path, line, column = where[job][upstream]
+            upstream = cycle[(index + 1) % len(cycle)]  # a job ``job`` depends on
+            path, line, column = graph[job][upstream]
             found.append(
                 Diagnostic(
                     HZ611,
-                    f"hz.after: {job} is part of a cycle: {shown}",
+                    f"{job} depends on itself: {shown}",
                     path,
                     line,
                     column,
-                    hint="a job must not be queued, through others, by its own completion: "
-                    "remove one link of the cycle",
+                    hint="a job must not be queued by, or read the draft of, a job that depends "
+                    "on it: remove one link of the cycle",
                 )
             )
     return found
 
 
+def _unknown(where: str, name: str, others: list[str], at: At) -> Diagnostic:
+    return Diagnostic(
+        HZ610,
+        f"{where}: no contract compiled with this one is named {name!r}"
+        + did_you_mean_suffix(name, others),
+        *at,
+        hint="name the hz.name of a contract in the directories compiled together",
+    )
+
+
+def _types(schema: Any) -> set[str] | None:
+    """The JSON types a schema allows at its top level, None when it does not say (or says
+    in a way not read here: the draft is checked when it is read)."""
+    if schema is False:
+        return set()
+    if not isinstance(schema, dict):
+        return None
+    names = schema.get("type")
+    names = [names] if isinstance(names, str) else names
+    if not isinstance(names, list) or not all(n in _TYPES for n in names):
+        return None
+    found = set(names)
+    return found | {"integer"} if "number" in found else found
+
+
+def _fits(read: Read, upstream: Link) -> list[Diagnostic]:
+    wanted = _types(read.schema)
+    if wanted is None:
+        return []
+    if upstream.output_format in ("markdown", "text"):
+        given: set[str] = {"string"}
+        what = f"a {upstream.output_format} draft (a string)"
+    else:
+        declared = _types(upstream.output_schema)
+        if declared is None:
+            return [] if wanted else [_mismatch(read, upstream, "a JSON draft")]
+        given = declared
+        what = f"a JSON draft of type {' or '.join(sorted(given))}"
+    if given & wanted:
+        return []
+    return [_mismatch(read, upstream, what)]
+
+
+def _mismatch(read: Read, upstream: Link, what: str) -> Diagnostic:
+    allowed = _types(read.schema) or set()
+    says = "no value" if not allowed else " or ".join(sorted(allowed))
+    return Diagnostic(
+        HZ612,
+        f"hz.inputs.{read.input}: {upstream.job} writes {what}, and the input's schema "
+        f"takes {says}",
+        *read.at,
+        hint=f"make the input's schema take what {upstream.job} writes, or change its output",
+    )
+
+
 def cycles(graph: dict[str, list[str]]) -> list[list[str]]:
-    """Each elementary cycle once, as jobs each followed by a job it follows, starting at its
-    smallest name (found by a depth-first walk; a job follows at most 16 others)."""
+    """Each elementary cycle once (at most ``MAX_CYCLES``), as jobs each followed by a job it
+    depends on, starting at its smallest name."""
     found: set[tuple[str, ...]] = set()
+    steps = 0
     for start in sorted(graph):
-        stack: list[tuple[str, list[str]]] = [(start, [start])]
-        while stack:
+        stack: list[tuple[str, tuple[str, ...]]] = [(start, (start,))]
+        while stack and len(found) < MAX_CYCLES and steps < MAX_STEPS:
+            steps += 1
             node, path = stack.pop()
-            for nxt in sorted(graph.get(node, ())):
+            for nxt in sorted(graph.get(node, ()), reverse=True):
                 if nxt == start:
-                    found.add(tuple(path))
-                elif nxt not in path and nxt > start and len(found) < 100:
-                    stack.append((nxt, [*path, nxt]))
+                    found.add(path)
+                elif nxt > start and nxt not in path:
+                    stack.append((nxt, (*path, nxt)))
     return [list(cycle) for cycle in sorted(found)]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hz import __version__
-from hz.compiler.chains import Link, chain_problems
+from hz.compiler.chains import Link, Read, chain_problems
 from hz.compiler.contract import Contract
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ001, HZ601
@@ -145,6 +145,7 @@ def compile_contract(contract: Contract, *, root: Path, data: bytes | None = Non
             required=not decl.has_default,
             default=decl.default if decl.has_default else None,
             read=decl.read,
+            upstream=decl.upstream,
         )
         for decl in contract.inputs
     }
@@ -172,12 +173,30 @@ NamedAt = tuple[str, int, int]
 
 
 def _link(contract: Contract) -> Link:
-    """The contract's ``hz.after``, each name with where it is written."""
-    after = []
-    for index, upstream in enumerate(contract.after):
-        pos = contract.source.pos(("hz", "after", index))
-        after.append((upstream, (contract.source.path, pos.line, pos.column)))
-    return Link(contract.name, tuple(after))
+    """What the contract depends on (``hz.after``, ``read: contract:NAME``), each where it is
+    written, and what its own draft is."""
+    doc = contract.source
+
+    def where(*path: str | int) -> tuple[str, int, int]:
+        pos = doc.pos(path)
+        return doc.path, pos.line, pos.column
+
+    after = tuple(
+        (upstream, where("hz", "after", index)) for index, upstream in enumerate(contract.after)
+    )
+    reads = tuple(
+        Read(decl.name, decl.upstream.job, decl.schema, where("hz", "inputs", decl.name, "read"))
+        for decl in contract.inputs
+        if decl.upstream is not None
+    )
+    return Link(
+        contract.name,
+        after,
+        reads,
+        contract.output_format,
+        contract.output_schema,
+        where("hz", "name"),
+    )
 
 
 def _named_at(contract: Contract) -> NamedAt:

@@ -9,7 +9,7 @@ from hz.compiler.source import SourceDoc
 from hz.runtime.artifacts.schedule import Schedule
 
 if TYPE_CHECKING:
-    from hz.runtime.artifacts.models import ReadSpec
+    from hz.runtime.artifacts.models import ReadSpec, UpstreamSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +23,8 @@ class InputDecl:
     has_default: bool
     default: Any = None
     read: ReadSpec | None = None
+    #: With ``read: contract:NAME``: the job whose newest completed draft it takes.
+    upstream: UpstreamSpec | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from hz.compiler.contract import Contract, InputDecl
 from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ001, HZ014
 from hz.compiler.source import SourceDoc
-from hz.runtime.artifacts.operations import CATALOG, Operation
+from hz.runtime.artifacts.operations import CATALOG, Operation, window_length
 from hz.runtime.artifacts.regular_file import check_links
 
 DEFAULT_MAX_USD_CEILING = 100.0
@@ -137,8 +137,21 @@ def _input(name: str, spec: dict[str, Any], operations: Mapping[str, Operation])
             has_default="default" in spec,
             default=spec.get("default"),
         )
-    from hz.runtime.artifacts.models import ReadSpec
+    from hz.runtime.artifacts.models import CONTRACT_READ, ReadSpec, UpstreamSpec
 
+    upstream = CONTRACT_READ.match(spec["read"])
+    if upstream is not None:
+        age = spec.get("max_age")
+        length = None if age is None else window_length(age)
+        seconds = None if length is None else int(length.total_seconds())
+        # Any value unless the input says (HZ612 holds it to the upstream's output).
+        return InputDecl(
+            name,
+            spec.get("description"),
+            spec.get("schema", {}),
+            has_default=False,
+            upstream=UpstreamSpec(job=upstream.group(1), max_age_seconds=seconds),
+        )
     op = operations[spec["read"]]
     read = ReadSpec(operation=op.name, args=spec.get("args", {}), window=spec.get("window"))
     # Without a schema of its own, a read input's value is held to the operation's result

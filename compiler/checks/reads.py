@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 from hz.compiler.checks.common import at, dotted, flow, get, quoted, short
 from hz.compiler.checks.messages import describe, expected_types
 from hz.compiler.diagnostics import Diagnostic
-from hz.compiler.rules.registry import HZ410, HZ411, HZ412, HZ413, HZ414, HZ415
+from hz.compiler.rules.registry import HZ410, HZ411, HZ412, HZ413, HZ414, HZ415, HZ416
 from hz.compiler.source import JsonPath, SourceDoc
+from hz.runtime.artifacts.models import CONTRACT_READ
 from hz.runtime.artifacts.operations import (
     OPERATION_PATTERN,
     SINCE_LAST_SUCCESS,
@@ -62,14 +63,25 @@ def check_reads(doc: SourceDoc, operations: Operations) -> list[Diagnostic]:
 def _input(
     doc: SourceDoc, base: JsonPath, spec: dict[str, Any], operations: Operations
 ) -> list[Diagnostic]:
-    if "read" not in spec:
-        return [_without_read(doc, base, key) for key in ("args", "window") if key in spec]
-    read = spec["read"]
-    if not isinstance(read, str) or len(read) > 128:
-        return []  # the contract schema says what it should be (HZ103, HZ104)
+    read = spec.get("read")
+    upstream = isinstance(read, str) and CONTRACT_READ.match(read) is not None
     out: list[Diagnostic] = []
+    if "max_age" in spec and not upstream:
+        out.append(_not_fitting(doc, base, "max_age", "an input that reads contract:NAME"))
+    if "read" not in spec:
+        return out + [_without_read(doc, base, key) for key in ("args", "window") if key in spec]
+    if not isinstance(read, str) or len(read) > 128:
+        return out  # the contract schema says what it should be (HZ103, HZ104)
     if "default" in spec:
         out.append(_default(doc, base, read))
+    if upstream:
+        if "max_age" in spec:
+            out += _window_text(doc, (*base, "max_age"), spec["max_age"])
+        return out + [
+            _not_fitting(doc, base, key, "an input read through a capability operation")
+            for key in ("args", "window")
+            if key in spec
+        ]
     op = known(read, operations)
     if op is None:
         out.append(_unknown(doc, base, read, operations))
@@ -81,6 +93,23 @@ def _input(
         out += _window(doc, base, spec["window"], op, operations)
     out += _result(doc, base, spec.get("schema", True), op)
     return out
+
+
+def _not_fitting(doc: SourceDoc, base: JsonPath, key: str, which: str) -> Diagnostic:
+    """HZ416: ``key`` belongs to the other kind of read."""
+    hint = (
+        "remove max_age, or read another job's draft with read: contract:NAME"
+        if key == "max_age"
+        else f"remove {key}: another job's draft is taken whole (max_age bounds its age)"
+    )
+    return at(
+        doc,
+        (*base, key),
+        HZ416,
+        f"{dotted((*base, key))}: only {which} has {key}",
+        key=True,
+        hint=hint,
+    )
 
 
 def _without_read(doc: SourceDoc, base: JsonPath, key: str) -> Diagnostic:

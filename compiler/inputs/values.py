@@ -173,10 +173,14 @@ def collect_inputs(
 
 
 def _not_fetched(name: str, spec: InputSpec, target: str) -> Diagnostic:
-    assert spec.read is not None
+    read = (
+        f"reads the draft of contract:{spec.upstream.job}"
+        if spec.upstream is not None
+        else f"is read through {spec.read.operation if spec.read else '?'}"
+    )
     return Diagnostic(
         HZ711,
-        f"input {name!r} is read through {spec.read.operation}, and nothing fetched it",
+        f"input {name!r} {read}, and nothing fetched it",
         target,
         hint=f"pass --fetch to fetch it, or give it by hand with --input {name}=…",
     )
@@ -213,7 +217,11 @@ def gather_inputs(
             unknown.add(name)
             supplied.pop(name, None)
     missing_at = str(inputs_file) if inputs_file is not None else target
-    reads = {name: spec for name, spec in specs.items() if spec.read is not None}
+    reads = {
+        name: spec
+        for name, spec in specs.items()
+        if spec.read is not None or spec.upstream is not None
+    }
     # Without the inputs file's values (``unknown`` None) what was given is not known.
     wanted = [] if unknown is None else sorted(reads.keys() - supplied.keys() - unknown)
     fetched = Fetched()

@@ -116,6 +116,46 @@ def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = N
             bindings, workdir.absolute(), at=at, last_success=last_success, where=where
         )
         found = fetch_inputs(job, context, given=given)
-        return Fetched(found.values, found.sources, found.problems)
+        values, sources = dict(found.values), dict(found.sources)
+        problems = list(found.problems)
+        for name, spec in job.inputs.items():
+            if spec.upstream is not None and name not in given:
+                problem = _upstream(name, spec, values, sources)
+                if problem is not None:
+                    problems.append(problem)
+        return Fetched(values, sources, tuple(problems))
+
+    def _upstream(name: str, spec: Any, values: dict[str, Any], sources: dict[str, Any]) -> Any:
+        """The draft an input reads from another job's newest completed run, into ``values``
+        and ``sources``; the problem (HZ730) when there is none to read or it does not fit."""
+        from hz.compiler.diagnostics import Diagnostic
+        from hz.compiler.rules.registry import HZ730
+        from hz.runtime.artifacts.canonical import digest_of
+        from hz.runtime.artifacts.models import InputSource
+        from hz.runtime.jsonschema import errors
+        from hz.runtime.ledger.schedules import NoDraft, upstream_draft
+
+        upstream = spec.upstream
+        if not ledgers:
+            last_success(upstream.job, name)  # opens the ledger
+        moment = at if at is not None else datetime.now(UTC)
+        prefix = f"input {name!r}: contract:{upstream.job}"
+        try:
+            draft = upstream_draft(ledgers[0], upstream.job, upstream.max_age_seconds, moment)
+        except NoDraft as e:
+            return Diagnostic(HZ730, f"{prefix}: {e.message}", where, hint=e.hint)
+        wrong = errors(spec.schema_, draft.value)
+        if wrong:
+            message = f"{prefix}: the draft of run {draft.run_id} fails the input's schema: "
+            return Diagnostic(HZ730, message + wrong[0].message[:200], where)
+        values[name] = draft.value
+        sources[name] = InputSource(
+            provider="ledger",
+            job=upstream.job,
+            run=draft.run_id,
+            fetched_at=moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            sha256=digest_of(draft.value),
+        )
+        return None
 
     return fetch

@@ -71,6 +71,12 @@ class RunTargets:
             return None
         if self.receipt_dir is not None:
             return self.receipt_dir
+        return self.receipts_of(config)
+
+    @staticmethod
+    def receipts_of(config: Any) -> Path:
+        """The operator's receipt directory (``receipt_home``, created when it is the state
+        directory's): where a run queued without options chains its receipt."""
         home, in_state = receipt_home(config)
         if in_state:
             from hz.runtime.ledger.private import private_dir

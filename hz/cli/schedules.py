@@ -60,7 +60,10 @@ def _now(at: datetime | None) -> datetime:
     return at if at is not None else datetime.now(UTC)
 
 
-@click.group(short_help="List, pause and resume the jobs hz worker fires by schedule.")
+@click.group(
+    short_help="List, pause and resume the jobs hz worker fires by schedule.",
+    epilog=examples("hz schedules list", "hz schedules pause weekly-status"),
+)
 def schedules() -> None:
     """The scheduled jobs of a directory of compiled jobs (hz worker --schedules DIR fires
     them; docs/schedules.md)."""
@@ -260,13 +263,24 @@ def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str
         }
         click.echo(json.dumps(document))
         return 1 if over else 0
-    width = max([len(row.job) for row in rows] + [3])
-    click.echo(f"{'job':<{width}}  slots  max_usd  ceiling    median   expected")
-    for row in rows:
-        click.echo(
-            f"{row.job:<{width}}  {row.slots:>5}  {_usd(row.max_usd):>7}  "
-            f"{_usd(row.ceiling):>9}  {_usd(row.median_usd):>7}  {_usd(row.expected):>9}"
+    table = [("job", "slots", "max_usd", "ceiling", "median", "expected")]
+    table += [
+        (
+            row.job,
+            str(row.slots),
+            _usd(row.max_usd),
+            _usd(row.ceiling),
+            _usd(row.median_usd),
+            _usd(row.expected),
         )
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in table) for i in range(6)]
+    for line in table:
+        cells = [line[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(line[1:], widths[1:], strict=True)
+        ]
+        click.echo("  ".join(cells).rstrip())
     click.echo(
         f"{PLAN_DAYS} days from {now.strftime('%Y-%m-%dT%H:%M:%SZ')}: ceiling {_usd(ceiling)}, "
         f"expected {_usd(expected)}"
@@ -305,3 +319,97 @@ def firing_maker(config: Any, workdir: Path, directory: Path) -> Any:
         return packet
 
     return make
+
+
+@schedules.command(
+    epilog=examples(
+        "hz schedules export --github --uses acme/hz@v0.1.0",
+        "hz schedules export --github --uses acme/hz@v0.1.0 build/jobs --out .github/workflows",
+    )
+)
+@JOBS_DIR
+@click.option(
+    "--github", "github", is_flag=True, required=True, help="Write GitHub Actions workflows."
+)
+@click.option(
+    "--uses",
+    required=True,
+    metavar="OWNER/REPO@REF",
+    help="The hz action each workflow runs (your copy of hz's repository and a release tag).",
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path(".github/workflows"),
+    show_default=True,
+    help="Where the workflow files go (hz-NAME.yml).",
+)
+def export(directory: Path, github: bool, uses: str, out: Path) -> int:
+    """Write one GitHub Actions workflow per scheduled job (on: schedule, and
+    workflow_dispatch to run it by hand) that runs the job through hz's action: for teams
+    without a worker. GitHub reads cron in UTC only and may start a scheduled workflow late or
+    not at all under load; a job whose schedule is in another time zone is not exported
+    (stderr says which). The operator configuration comes from the secret HZ_CONFIG."""
+    import re
+
+    import yaml
+
+    from hz.runtime.artifacts.files import write_file
+
+    if not github:
+        raise click.UsageError("say what to export: --github")
+    if not re.fullmatch(
+        r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(/[A-Za-z0-9_./-]+)?@[A-Za-z0-9_./-]+", uses
+    ):
+        raise click.BadParameter(
+            f"{printable(repr(uses[:80]))} is not OWNER/REPO@REF", param_hint="--uses"
+        )
+    written = 0
+    for job in load_jobs(directory):
+        if job.schedule is None:
+            continue
+        if job.schedule.timezone != "UTC":
+            click.echo(
+                f"hz: {job.name}: not exported: its schedule is in {job.schedule.timezone}, "
+                "and GitHub reads cron in UTC only",
+                err=True,
+            )
+            continue
+        workflow = {
+            "name": f"hz: {job.name}",
+            "on": {"schedule": [{"cron": job.schedule.cron}], "workflow_dispatch": None},
+            "permissions": {"contents": "read"},
+            "concurrency": {"group": f"hz-{job.name}", "cancel-in-progress": False},
+            "jobs": {
+                "run": {
+                    "runs-on": "ubuntu-latest",
+                    "timeout-minutes": job.timeout_seconds // 60 + 10,
+                    "steps": [
+                        {"uses": "actions/checkout@v4"},
+                        {
+                            "uses": uses,
+                            "with": {
+                                "jobs-dir": directory.as_posix(),
+                                "run": job.name,
+                                "compile": "check",
+                                "config": "${{ secrets.HZ_CONFIG }}",
+                            },
+                        },
+                    ],
+                }
+            },
+        }
+        head = (
+            f"# Written by hz schedules export --github from {directory.as_posix()}/"
+            f"{job.name}.job.json:\n# change the contract's hz.schedule, compile, and export "
+            "again.\n"
+        )
+        text = head + yaml.safe_dump(workflow, sort_keys=False, width=100)
+        out.mkdir(parents=True, exist_ok=True)
+        write_file(out / f"hz-{job.name}.yml", text)
+        click.echo(str(out / f"hz-{job.name}.yml"))
+        written += 1
+    if not written:
+        click.echo(f"hz: no scheduled job in {printable(str(directory))} was exported", err=True)
+    return 0

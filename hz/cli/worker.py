@@ -144,11 +144,14 @@ def _fire(config: Any, directory: Path, note: Any) -> None:
         for key, message in fired.failed:
             note(f"hz: worker: {printable(key)}: not queued: {printable(message)}")
 
+    from hz.cli.request_options import RunTargets
+
     firing = Firing(
         fired_ledger,
         jobs,
         firing_maker(config, Path.cwd(), directory),
         workdir=Path.cwd(),
+        receipt_dir=RunTargets.receipts_of(config),
         report=report,
     )
     scheduled = sum(1 for job in jobs if job.schedule is not None)

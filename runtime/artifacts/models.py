@@ -7,6 +7,7 @@ concrete input values, ready to run. Both are canonical JSON documents with a ``
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -234,6 +235,27 @@ class ReadSpec(Frozen):
     window: WindowText | None = Field(default=None, exclude_if=_absent)
 
 
+#: ``read: contract:NAME`` (optionally ``#draft``): another job's draft from the run ledger.
+CONTRACT_READ = re.compile(r"^contract:([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?:#(draft))?$(?!\n)")
+#: What the contract schema's ``read`` takes: an operation, or another job's draft.
+READ_PATTERN = (
+    "^(?:"
+    + OPERATION_PATTERN.removeprefix("^").removesuffix("$" + _AT_END)
+    + "|contract:[a-z][a-z0-9]*(-[a-z0-9]+)*(#draft)?)$"
+    + _AT_END
+)
+
+
+class UpstreamSpec(Frozen):
+    """Where an input's value is taken from when it reads another job's draft
+    (``read: contract:NAME``): the newest completed run of ``job`` at most ``max_age_seconds``
+    old (any age when unset)."""
+
+    job: Name
+    part: Literal["draft"] = "draft"
+    max_age_seconds: Annotated[int, Field(ge=60)] | None = Field(default=None, exclude_if=_absent)
+
+
 class InputSpec(Frozen):
     """One declared input: its JSON Schema (2020-12) and, when optional, its default; or,
     with ``read``, the operation hz fetches it through."""
@@ -243,6 +265,7 @@ class InputSpec(Frozen):
     required: bool = True
     default: JsonValue = None
     read: ReadSpec | None = Field(default=None, exclude_if=_absent)
+    upstream: UpstreamSpec | None = Field(default=None, exclude_if=_absent)
 
 
 class ResolvedWindow(Frozen):
@@ -267,6 +290,9 @@ class InputSource(Frozen):
     args: dict[Name, JsonValue] | None = Field(default=None, exclude_if=_absent)
     window: ResolvedWindow | None = Field(default=None, exclude_if=_absent)
     fetched_at: UtcTime | None = Field(default=None, exclude_if=_absent)
+    #: For an input that reads another job's draft: that job and the run whose draft it is.
+    job: Name | None = Field(default=None, exclude_if=_absent)
+    run: Name | None = Field(default=None, exclude_if=_absent)
     sha256: Digest
 
 

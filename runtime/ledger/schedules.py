@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.models import Job, Packet
@@ -217,3 +218,58 @@ class Firing:
                     return
         finally:
             self.ledger.thread_done()
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """Another job's draft, as an input that reads it gets it: the value (text, or the JSON
+    value of a ``json`` draft), the run it is from, and when that run ended."""
+
+    value: Any
+    run_id: str
+    ended_at: float
+
+
+class NoDraft(HzError):
+    """The job has no completed run young enough whose draft can be read."""
+
+
+def upstream_draft(ledger: Ledger, job: str, max_age: float | None, now: datetime) -> Draft:
+    """The draft of ``job``'s newest completed run, at most ``max_age`` seconds old (any age
+    when None); ``NoDraft`` saying why there is none."""
+    from hz.runtime.artifacts import strict_json
+    from hz.runtime.ledger.store import read_packet
+
+    rows = ledger.newest_completed(job, 1)
+    if not rows:
+        raise NoDraft(
+            f"job {job} has no completed run in the ledger",
+            hint=f"run {job} first, or queue this job after it (hz.after: [{job}])",
+        )
+    row = rows[0]
+    ended = row.ended_at if row.ended_at is not None else row.created_at
+    age = now.timestamp() - ended
+    if max_age is not None and age > max_age:
+        raise NoDraft(
+            f"the newest completed run of {job} ({row.id}) ended {_age(age)} ago, older than "
+            f"the {_age(max_age)} max_age allows",
+            hint=f"run {job} again, or allow an older draft with a longer max_age",
+        )
+    result = row.result or {}
+    draft = result.get("draft")
+    if not isinstance(draft, str):
+        raise NoDraft(f"run {row.id} of {job} completed without a draft hz can read")
+    packet = read_packet(row)
+    if packet is not None and packet.job.output.format == "json":
+        try:
+            return Draft(strict_json.loads(draft), row.id, ended)
+        except strict_json.JsonError as e:
+            raise NoDraft(f"run {row.id} of {job}: its JSON draft does not parse: {e.msg}") from e
+    return Draft(draft, row.id, ended)
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f}{unit}"
+    return f"{seconds:.0f}s"

@@ -22,10 +22,12 @@ def test_editor_copy_is_identical_to_the_packaged_schema() -> None:
 
 
 def test_read_and_window_patterns_are_the_catalogs() -> None:
+    from hz.runtime.artifacts.models import READ_PATTERN
     from hz.runtime.artifacts.operations import OPERATION_PATTERN, WINDOW_PATTERN
 
     props = contract_schema()["$defs"]["input"]["properties"]
-    assert props["read"]["pattern"] == OPERATION_PATTERN
+    assert props["read"]["pattern"] == READ_PATTERN
+    assert READ_PATTERN.startswith("^(?:" + OPERATION_PATTERN[1:].removesuffix("$(?!\\n)") + "|")
     assert props["window"]["pattern"] == WINDOW_PATTERN
 
 

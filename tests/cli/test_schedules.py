@@ -1,0 +1,230 @@
+"""hz schedules list|pause|resume, hz plan, hz graph and the compile checks over chained
+contracts, in process (the commands' words and exit codes)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import Cli, CliResult
+from tests.helpers.chains import CHAIN, chained, write_project
+from tests.helpers.ledger_cli import echo_space, poke
+
+AT = "2026-12-02T09:00:30Z"
+SCHEDULED = {
+    "minutely": chained("minutely", schedule='"* * * * *"', max_usd=0.25),
+    "berlin": chained(
+        "berlin", schedule="{cron: '30 2 * * *', timezone: Europe/Berlin}", max_usd=2
+    ),
+    "weekly": chained("weekly", schedule='"0 7 * * MON"', max_usd=1.5),
+    "follower": chained("follower", after=("weekly",)),
+}
+
+
+def compiled(hz: Cli, tmp_path: Path, contracts: dict[str, str]) -> None:
+    write_project(tmp_path, contracts)
+    done: CliResult = hz("compile", "contracts", "--out", "build/jobs")
+    assert done.returncode == 0, done.stderr
+
+
+def test_schedules_list_pause_and_resume(cli: Cli, tmp_path: Path) -> None:
+    hz = echo_space(cli, tmp_path)
+    compiled(hz, tmp_path, SCHEDULED)
+    listed = hz("schedules", "list", "--at", AT)
+    assert listed.stdout == (
+        "berlin: 30 2 * * * (Europe/Berlin, catch_up latest)\n"
+        "  next: 2026-12-03T01:30:00Z, 2026-12-04T01:30:00Z, 2026-12-05T01:30:00Z\n"
+        "  last: never fired\n"
+        "minutely: * * * * * (UTC, catch_up latest)\n"
+        "  next: 2026-12-02T09:01:00Z, 2026-12-02T09:02:00Z, 2026-12-02T09:03:00Z\n"
+        "  last: never fired\n"
+        "weekly: 0 7 * * MON (UTC, catch_up latest)\n"
+        "  next: 2026-12-07T07:00:00Z, 2026-12-14T07:00:00Z, 2026-12-21T07:00:00Z\n"
+        "  last: never fired\n"
+    )
+    paused = hz("schedules", "pause", "weekly")
+    assert (paused.returncode, paused.stdout) == (
+        0,
+        "weekly: paused; its slots do not fire until hz schedules resume\n",
+    )
+    assert hz("schedules", "pause", "weekly").stdout == "weekly: already paused\n"
+    shown = json.loads(hz("schedules", "list", "--at", AT, "--format", "json").stdout)
+    assert [(s["job"], s["paused"]) for s in shown["schedules"]] == [
+        ("berlin", False),
+        ("minutely", False),
+        ("weekly", True),
+    ]
+    assert shown["schedules"][2] == {
+        "job": "weekly",
+        "cron": "0 7 * * MON",
+        "timezone": "UTC",
+        "catch_up": "latest",
+        "jitter_seconds": 0,
+        "paused": True,
+        "next": ["2026-12-07T07:00:00Z", "2026-12-14T07:00:00Z", "2026-12-21T07:00:00Z"],
+        "last": None,
+    }
+    resumed = hz("schedules", "resume", "weekly")
+    assert resumed.stdout == "weekly: resumed; slots from now on fire (missed ones do not)\n"
+    unknown = hz("schedules", "pause", "weekley")
+    assert (unknown.returncode, unknown.stderr) == (
+        2,
+        "hz: error: no scheduled job 'weekley' in build/jobs (did you mean 'weekly'?)\n"
+        "  hint: hz schedules list shows the scheduled jobs\n",
+    )
+
+
+def test_plan_figures_from_a_fixture_ledger_and_fail_over(cli: Cli, tmp_path: Path) -> None:
+    hz = echo_space(cli, tmp_path, "\n[system.budget]\nmax_usd_per_day = 20\n")
+    compiled(hz, tmp_path, SCHEDULED)
+    # Three completed runs of minutely (0.01, 0.03, 0.02: median 0.02), one of berlin (0.5).
+    for name, cost in (("minutely", 0.01), ("minutely", 0.03), ("minutely", 0.02), ("berlin", 0.5)):
+        ran = hz("run", f"build/jobs/{name}.job.json")
+        assert ran.returncode == 0, ran.stderr
+        poke(
+            tmp_path,
+            "UPDATE runs SET cost_usd = ? WHERE id = (SELECT id FROM runs ORDER BY created_at "
+            "DESC LIMIT 1)",
+            (cost,),
+        )
+    planned = hz("plan", "--at", AT)
+    # 30 days from 09:00:30: 43200 minutes; 30 Berlin nights; Mondays 7, 14, 21, 28 Dec.
+    assert (planned.returncode, planned.stdout) == (
+        0,
+        "job       slots  max_usd     ceiling  median  expected\n"
+        "berlin       30    $2.00      $60.00   $0.50    $15.00\n"
+        "minutely  43200    $0.25  $10,800.00   $0.02   $864.00\n"
+        "weekly        4    $1.50       $6.00       -         -\n"
+        "30 days from 2026-12-02T09:00:30Z: ceiling $10,866.00, expected $879.00 (jobs without "
+        "runs: -)\n"
+        "[system.budget] max_usd_per_day $20.00 x 30 = $600.00: the ceiling is over it\n",
+    )
+    over = hz("plan", "--at", AT, "--fail-over", "10000")
+    assert over.returncode == 1
+    assert over.stderr == (
+        "hz: error: the 30-day ceiling $10,866.00 is over --fail-over $10,000.00\n"
+    )
+    document = json.loads(hz("plan", "--at", AT, "--format", "json").stdout)
+    assert document["jobs"][1] == {
+        "job": "minutely",
+        "slots": 43200,
+        "max_usd": 0.25,
+        "ceiling_usd": 10800.0,
+        "median_usd": 0.02,
+        "completed_runs": 3,
+        "expected_usd": 864.0,
+    }
+    assert (document["ceiling_usd"], document["budget_usd"], document["over"]) == (
+        10866.0,
+        600.0,
+        False,
+    )
+    assert hz("plan", "--at", AT, "--fail-over", "20000").returncode == 0
+
+
+def test_graph_mermaid_dot_text_and_json(cli: Cli, tmp_path: Path) -> None:
+    hz = echo_space(cli, tmp_path)
+    compiled(hz, tmp_path, {**CHAIN, "d": chained("d", schedule='"0 7 * * MON"', after=("c",))})
+    assert hz("graph", "--format", "mermaid").stdout == (
+        "flowchart LR\n"
+        '  a["a"]\n'
+        '  b["b"]\n'
+        '  c["c"]\n'
+        '  d["d<br/>0 7 * * MON"]\n'
+        "  a -->|after| b\n"
+        "  b -->|after| c\n"
+        "  c -->|after| d\n"
+    )
+    assert hz("graph").stdout == "a -> b\nb -> c\nc -> d\nd [0 7 * * MON]\n"
+    assert hz("graph", "--format", "dot").stdout.splitlines()[-2:] == [
+        '  "c" -> "d" [label="after"];',
+        "}",
+    ]
+    edges = json.loads(hz("graph", "--format", "json").stdout)["edges"]
+    assert edges[0] == {"from": "a", "to": "b", "kind": "after"}
+
+
+def test_cycles_and_unknown_upstreams_are_compile_errors(cli: Cli, tmp_path: Path) -> None:
+    hz = echo_space(cli, tmp_path)
+    write_project(
+        tmp_path,
+        {
+            "a": chained("a", after=("c",)),
+            "b": chained("b", after=("a",)),
+            "c": chained("c", after=("b", "zed")),
+            "d": chained("d", reads="b-side"),
+        },
+    )
+    done = hz("compile", "contracts", "--out", "build/jobs")
+    assert done.returncode == 1
+    cycle = "depends on itself: a <- c <- b <- a [HZ611]"
+    hint = (
+        "  hint: a job must not be queued by, or read the draft of, a job that depends on it: "
+        "remove one link of the cycle\n"
+    )
+    assert done.stdout == (
+        f"contracts/a.yaml:7:11: error: a {cycle}\n{hint}"
+        f"contracts/b.yaml:7:11: error: b {cycle}\n{hint}"
+        f"contracts/c.yaml:7:11: error: c {cycle}\n{hint}"
+        "contracts/c.yaml:7:14: error: hz.after: no contract compiled with this one is named "
+        "'zed' [HZ610]\n"
+        "  hint: name the hz.name of a contract in the directories compiled together\n"
+        "contracts/d.yaml:9:13: error: hz.inputs.upstream.read: no contract compiled with this "
+        "one is named 'b-side' [HZ610]\n"
+        "  hint: name the hz.name of a contract in the directories compiled together\n"
+    )
+    assert not (tmp_path / "build" / "jobs").exists()
+
+
+def test_an_input_that_cannot_hold_the_upstream_draft(cli: Cli, tmp_path: Path) -> None:
+    hz = echo_space(cli, tmp_path)
+    write_project(
+        tmp_path,
+        {
+            "rows": chained("rows", output="{format: json, schema: {type: array}}"),
+            "text": chained("text"),
+            "wants-object": chained("wants-object", reads="rows", schema="{type: object}"),
+            "wants-number": chained("wants-number", reads="text", schema="{type: number}"),
+            "takes-any": chained("takes-any", reads="rows", schema="{}"),
+        },
+    )
+    done = hz("compile", "contracts", "--out", "build/jobs")
+    assert done.returncode == 1
+    assert done.stdout == (
+        "contracts/wants-number.yaml:9:13: error: hz.inputs.upstream: text writes a markdown "
+        "draft (a string), and the input's schema takes integer or number [HZ612]\n"
+        "  hint: make the input's schema take what text writes, or change its output\n"
+        "contracts/wants-object.yaml:9:13: error: hz.inputs.upstream: rows writes a JSON draft "
+        "of type array, and the input's schema takes object [HZ612]\n"
+        "  hint: make the input's schema take what rows writes, or change its output\n"
+    )
+
+
+def test_export_github_workflows_valid_against_schemastore(cli: Cli, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    hz = echo_space(cli, tmp_path)
+    compiled(hz, tmp_path, SCHEDULED)
+    done = hz("schedules", "export", "--github", "--uses", "acme/hz@v0.1.0")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        0,
+        ".github/workflows/hz-minutely.yml\n.github/workflows/hz-weekly.yml\n",
+        "hz: berlin: not exported: its schedule is in Europe/Berlin, and GitHub reads cron in "
+        "UTC only\n",
+    )
+    weekly = (tmp_path / ".github" / "workflows" / "hz-weekly.yml").read_text()
+    assert "  schedule:\n  - cron: 0 7 * * MON\n" in weekly
+    assert "    - uses: acme/hz@v0.1.0\n      with:\n        jobs-dir: build/jobs\n" in weekly
+    checker = Path(sys.executable).parent / "check-jsonschema"
+    checked = subprocess.run(
+        [str(checker), "--builtin-schema", "vendor.github-workflows"]
+        + [str(p) for p in sorted((tmp_path / ".github" / "workflows").iterdir())],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    bad = hz("schedules", "export", "--github", "--uses", "not a ref")
+    assert bad.returncode == 2
+    assert "'not a ref' is not OWNER/REPO@REF" in bad.stderr
