@@ -5,11 +5,13 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from hz.cli.fetching import AT
 from hz.cli.help import examples
 from hz.cli.params import CEILING, format_choice
 
@@ -34,7 +36,8 @@ verbose_option = click.option(
     "-v",
     "--verbose",
     is_flag=True,
-    help="List on stderr the Markdown files skipped as not contracts (no hz: frontmatter).",
+    help="List on stderr the Markdown files skipped as not contracts (no hz: frontmatter), "
+    "and the next slots of each scheduled contract.",
 )
 
 
@@ -43,6 +46,26 @@ def list_skipped(skipped: Sequence[str]) -> None:
 
     for path in skipped:
         click.echo(f"hz: skipped {printable(path)}: no hz: frontmatter", err=True)
+
+
+#: How many next slots ``-v`` and ``hz explain --cron`` show.
+NEXT_SLOTS = 3
+
+
+def list_slots(contracts: Sequence[Any], at: datetime | None = None) -> None:
+    """For each valid contract with a schedule, its next slots (stderr)."""
+    from hz.runtime.artifacts.printable import printable
+    from hz.runtime.artifacts.schedule import describe, next_slots, slot_name
+
+    moment = at or datetime.now(UTC)
+    for contract in contracts:
+        if contract.schedule is None:
+            continue
+        slots = ", ".join(slot_name(s) for s in next_slots(contract.schedule, moment, NEXT_SLOTS))
+        click.echo(
+            f"hz: {contract.name} runs {printable(describe(contract.schedule))}; next: {slots}",
+            err=True,
+        )
 
 
 def refuse_empty(paths: tuple[str, ...], what: str = "PATH") -> None:
@@ -108,6 +131,7 @@ def validate(
     )
     if verbose:
         list_skipped(run.skipped)
+        list_slots(run.contracts)
     write_report(
         sort_diagnostics([*options.diagnostics, *run.diagnostics]),
         fmt=fmt,
@@ -239,14 +263,53 @@ def schema(kind: str) -> int:
     epilog=examples("hz explain HZ102", "hz explain"),
 )
 @click.argument("code", required=False)
-def explain(code: str | None) -> int:
+@click.option(
+    "--cron",
+    metavar="EXPR",
+    help="Instead of a rule: check a five-field cron expression and list its next slots.",
+)
+@click.option(
+    "--timezone", "zone", default="UTC", show_default=True, help="The zone --cron is read in."
+)
+@click.option("--at", "at", type=AT, default=None, help="List --cron's slots after this time.")
+def explain(code: str | None, cron: str | None, zone: str, at: datetime | None) -> int:
     """Print the documentation of a rule code such as HZ101; without CODE, list every code
-    with its title."""
+    with its title. With --cron, the next slots of a schedule, in UTC and in its zone (as
+    hz worker fires them: docs/schedules.md)."""
     from hz.compiler.rules.docs import rule_doc
     from hz.compiler.rules.registry import RULES
+
+    if cron is not None:
+        return _explain_cron(cron, zone, at)
 
     if code is None:
         sys.stdout.writelines(f"{rule.code}  {rule.label}\n" for _, rule in sorted(RULES.items()))
         return 0
     sys.stdout.write(rule_doc(code))
+    return 0
+
+
+def _explain_cron(cron: str, zone: str, at: datetime | None) -> int:
+    from zoneinfo import ZoneInfo
+
+    from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.artifacts.printable import printable
+    from hz.runtime.artifacts.schedule import (
+        Schedule,
+        cron_problem,
+        next_slots,
+        slot_name,
+        zone_problem,
+    )
+
+    problem = cron_problem(cron)
+    if problem is not None:
+        raise HzError(f"{printable(repr(cron[:200]))}: {printable(problem[1])}")
+    wrong_zone = zone_problem(zone)
+    if wrong_zone is not None:
+        raise HzError(printable(wrong_zone))
+    schedule = Schedule(cron=" ".join(cron.split()), timezone=zone)
+    for slot in next_slots(schedule, at or datetime.now(UTC), 5):
+        local = slot.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M %Z")
+        click.echo(f"{slot_name(slot)}  {local}")
     return 0

@@ -43,7 +43,7 @@ from hz.runtime.ledger.store import KeyHeld, KeyReused, Ledger
 #: seconds; a slot older than this was missed).
 ON_TIME = 60.0
 #: How often a worker looks for due slots and completed upstream runs.
-LOOK_EVERY = 5.0
+LOOK_EVERY = 2.0
 
 
 @dataclass(frozen=True, slots=True)

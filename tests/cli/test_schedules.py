@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Cli, CliResult
 from tests.helpers.chains import CHAIN, chained, write_project
 from tests.helpers.ledger_cli import echo_space, poke
@@ -228,3 +230,51 @@ def test_export_github_workflows_valid_against_schemastore(cli: Cli, tmp_path: P
     bad = hz("schedules", "export", "--github", "--uses", "not a ref")
     assert bad.returncode == 2
     assert "'not a ref' is not OWNER/REPO@REF" in bad.stderr
+
+
+def test_explain_cron_lists_the_next_slots_in_utc_and_the_zone(cli: Cli) -> None:
+    shown = cli(
+        "explain", "--cron", "30 2 * * *", "--timezone", "Europe/Berlin",
+        "--at", "2026-03-27T12:00:00Z",
+    )  # fmt: skip
+    assert shown.stdout == (
+        "2026-03-28T01:30:00Z  2026-03-28 02:30 CET\n"
+        "2026-03-29T01:30:00Z  2026-03-29 03:30 CEST\n"
+        "2026-03-30T00:30:00Z  2026-03-30 02:30 CEST\n"
+        "2026-03-31T00:30:00Z  2026-03-31 02:30 CEST\n"
+        "2026-04-01T00:30:00Z  2026-04-01 02:30 CEST\n"
+    )
+    bad = cli("explain", "--cron", "0 7 * * MONDAY")
+    assert (bad.returncode, bad.stderr) == (
+        2,
+        "hz: error: '0 7 * * MONDAY': the day of week field 'MONDAY' is not valid: not a value "
+        "this field takes\n",
+    )
+    zone = cli("explain", "--cron", "0 7 * * MON", "--timezone", "Europe/Berln")
+    assert zone.stderr == (
+        "hz: error: unknown time zone 'Europe/Berln' (did you mean 'Europe/Berlin'?)\n"
+    )
+
+
+def test_validate_verbose_lists_the_next_slots(
+    cli: Cli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from datetime import UTC, datetime
+
+    from hz.cli.validate import list_slots
+    from hz.compiler.validate import validate_paths
+
+    write_project(tmp_path, SCHEDULED)
+    run = validate_paths([str(tmp_path / "contracts")])
+    list_slots(run.contracts, datetime(2026, 12, 2, 9, 0, 30, tzinfo=UTC))
+    assert capsys.readouterr().err == (
+        "hz: berlin runs 30 2 * * * (Europe/Berlin, catch_up latest); next: "
+        "2026-12-03T01:30:00Z, 2026-12-04T01:30:00Z, 2026-12-05T01:30:00Z\n"
+        "hz: minutely runs * * * * * (UTC, catch_up latest); next: 2026-12-02T09:01:00Z, "
+        "2026-12-02T09:02:00Z, 2026-12-02T09:03:00Z\n"
+        "hz: weekly runs 0 7 * * MON (UTC, catch_up latest); next: 2026-12-07T07:00:00Z, "
+        "2026-12-14T07:00:00Z, 2026-12-21T07:00:00Z\n"
+    )
+    verbose = cli("validate", "-v", str(tmp_path / "contracts"))
+    assert verbose.returncode == 0
+    assert verbose.stderr.count(" runs ") == 3
