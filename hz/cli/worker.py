@@ -40,7 +40,8 @@ from hz.runtime.artifacts.printable import printable, printable_json
     default=None,
     metavar="DIR",
     help="Fire the schedules and chains (hz.schedule, hz.after) of the jobs compiled in DIR "
-    "(hz compile --out DIR): each slot once, however many workers fire it.",
+    "(hz compile --out DIR): each slot once, however many workers fire it [default: "
+    "[system.schedules] jobs, else none].",
 )
 @FORMAT
 def worker(
@@ -110,6 +111,11 @@ def worker(
     def idle() -> None:
         click.echo("hz: worker: idle: nothing queued; waiting for runs (hz submit)", err=True)
 
+    if schedules_dir is None:
+        from hz.runtime.config.tables import SchedulesSettings
+
+        configured = SchedulesSettings.from_config(config).jobs
+        schedules_dir = None if configured is None else Path(configured).expanduser()
     if schedules_dir is not None:
         _fire(config, schedules_dir, note)
     service = Service(Slots(slots, binding, policy(config)), queues, drain)

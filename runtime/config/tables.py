@@ -28,6 +28,7 @@ from hz.runtime.settings.keys import (
     POLICY,
     QUEUE,
     RUNNER,
+    SCHEDULES,
     SYSTEM,
     provider_table,
 )
@@ -267,6 +268,22 @@ class QueueSettings(TableSettings):
     ] = 15.0
 
 
+class SchedulesSettings(TableSettings):
+    table = SCHEDULES
+
+    jobs: Annotated[
+        str | None,
+        Field(
+            strict=True,
+            min_length=1,
+            max_length=4096,
+            description="the directory of compiled jobs whose schedules and chains `hz worker` "
+            "fires (`--schedules DIR` overrides it); unset: none",
+        ),
+        Expect("must be the path of a directory of compiled jobs, got {value!r}"),
+    ] = None
+
+
 #: The model of each table but ``[system.runner]``, whose keys are the shared ones
 #: (``hz.runtime.runners.settings.SharedSettings``) and those of the registered runners.
 MODELS: dict[str, type[TableSettings]] = {
@@ -278,6 +295,7 @@ MODELS: dict[str, type[TableSettings]] = {
         BudgetSettings,
         PolicySettings,
         QueueSettings,
+        SchedulesSettings,
     )
 }
 

@@ -29,7 +29,17 @@ SYSTEM = "system"
 BUDGET = "system.budget"
 POLICY = "system.policy"
 QUEUE = "system.queue"
-TABLES: tuple[str, ...] = (CAPABILITIES, RUNNER, AUTHORING, SYSTEM, BUDGET, POLICY, QUEUE)
+SCHEDULES = "system.schedules"
+TABLES: tuple[str, ...] = (
+    CAPABILITIES,
+    RUNNER,
+    AUTHORING,
+    SYSTEM,
+    BUDGET,
+    POLICY,
+    QUEUE,
+    SCHEDULES,
+)
 #: ``[providers.NAME]``: a provider's settings (``provider_table``).
 PROVIDERS = "providers"
 _PROVIDER_TABLE = re.compile(r"providers\.([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")

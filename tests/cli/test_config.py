@@ -83,6 +83,10 @@ def test_text(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
         '# backend = "sqlite"\n'
         "# dsn_env is unset\n"
         "# lease_seconds = 15.0\n"
+        "\n"
+        "[system.schedules]\n"
+        "# not set:\n"
+        "# jobs is unset\n"
     )
 
 
@@ -162,6 +166,7 @@ def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
                 ("system.queue", "backend", "sqlite"),
                 ("system.queue", "dsn_env", None),
                 ("system.queue", "lease_seconds", 15.0),
+                ("system.schedules", "jobs", None),
             ]
         ],
         "sources": [

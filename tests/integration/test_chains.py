@@ -62,7 +62,7 @@ def runs(state: Path) -> dict[str, dict[str, Any]]:
     return {row["job_name"]: dict(row) for row in rows}
 
 
-def chain_through_a_worker(hz: InDir, state: Path) -> dict[str, dict[str, Any]]:
+def chain_through_a_worker(hz: InDir, state: Path, *worker_args: str) -> dict[str, dict[str, Any]]:
     compiled = hz.run("compile", "contracts", "--out", "build/jobs")
     assert compiled.returncode == 0, compiled.stderr
     first = hz.run("run", "build/jobs/a.job.json")
@@ -72,7 +72,7 @@ def chain_through_a_worker(hz: InDir, state: Path) -> dict[str, dict[str, Any]]:
         found = runs(state)
         return found.get("c", {}).get("state") == "completed"
 
-    with running_worker(hz, "--schedules", "build/jobs") as worker:
+    with running_worker(hz, *worker_args) as worker:
         until(done, ceiling=90, what="c to complete")
     assert "hz: worker: firing 0 scheduled and 2 chained jobs of build/jobs\n" in worker.stderr
     found = runs(state)
@@ -93,7 +93,10 @@ def chain_through_a_worker(hz: InDir, state: Path) -> dict[str, dict[str, Any]]:
 def test_a_chain_with_the_echo_runner(hz_argv: list[str], tmp_path: Path) -> None:
     write_project(tmp_path, CHAIN)
     config = tmp_path / "operator.toml"
-    config.write_text('[capabilities]\nagent_runner = "echo"\n')
+    # The jobs directory from the configuration this time (--schedules in the other test).
+    config.write_text(
+        '[capabilities]\nagent_runner = "echo"\n\n[system.schedules]\njobs = "build/jobs"\n'
+    )
     state = tmp_path / "state"
     env = {**os.environ, "HZ_CONFIG": str(config), "HZ_STATE_DIR": str(state)}
     found = chain_through_a_worker(InDir(hz_argv, tmp_path, env), state)
@@ -116,7 +119,8 @@ def test_a_chain_with_the_real_claude_cli(hz_argv: list[str], tmp_path: Path) ->
             "ANTHROPIC_BASE_URL": api.url,
             "ANTHROPIC_API_KEY": "test-key",
         }
-        found = chain_through_a_worker(InDir(hz_argv, tmp_path, env), state)
+        hz = InDir(hz_argv, tmp_path, env)
+        found = chain_through_a_worker(hz, state, "--schedules", "build/jobs")
         asked = [json.dumps(request) for request in api.requests]
     assert [json.loads(found[n]["result_json"])["draft"] for n in "abc"] == [
         "A found three rows.",

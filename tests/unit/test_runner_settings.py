@@ -16,6 +16,7 @@ from hz.runtime.config.tables import (
     CapabilitiesSettings,
     PolicySettings,
     QueueSettings,
+    SchedulesSettings,
     SystemSettings,
     value_problem,
 )
@@ -46,6 +47,7 @@ DOCS = Path(__file__).parents[2] / "docs"
         ("configuration.md", SystemSettings),
         ("configuration.md", BudgetSettings),
         ("configuration.md", QueueSettings),
+        ("configuration.md", SchedulesSettings),
     ],
 )
 def test_docs_table_is_generated_from_the_model(doc: str, model: type[TableSettings]) -> None:
