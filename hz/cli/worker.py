@@ -135,6 +135,7 @@ def _fire(config: Any, directory: Path, note: Any) -> None:
     import threading
 
     from hz.cli.schedules import firing_maker, load_jobs
+    from hz.runtime.artifacts.errors import HzError
     from hz.runtime.ledger.schedules import Fired, Firing
     from hz.runtime.ledger.session import ledger_for
     from hz.runtime.process.threads import start
@@ -152,6 +153,9 @@ def _fire(config: Any, directory: Path, note: Any) -> None:
 
     from hz.cli.request_options import RunTargets
 
+    def trouble(error: HzError) -> None:
+        note(f"hz: worker: firing schedules: {printable(error.message)}; trying again")
+
     firing = Firing(
         fired_ledger,
         jobs,
@@ -159,6 +163,7 @@ def _fire(config: Any, directory: Path, note: Any) -> None:
         workdir=Path.cwd(),
         receipt_dir=RunTargets.receipts_of(config),
         report=report,
+        trouble=trouble,
     )
     scheduled = sum(1 for job in jobs if job.schedule is not None)
     chained = sum(1 for job in jobs if job.after)

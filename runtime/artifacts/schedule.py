@@ -29,7 +29,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Final, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticCustomError
 
 #: The fields of a cron expression, in order, as messages name them.
 FIELDS: Final = ("minute", "hour", "day of month", "month", "day of week")
@@ -56,6 +57,18 @@ class Schedule(BaseModel):
     timezone: Annotated[str, Field(min_length=1, max_length=64)] = "UTC"
     catch_up: CatchUp = "latest"
     jitter_seconds: Annotated[int, Field(ge=0, le=MAX_JITTER)] = 0
+
+    @model_validator(mode="after")
+    def _usable(self) -> Schedule:
+        # A job file is outside input: a hand-made one must not reach the worker with a cron
+        # or zone it cannot evaluate.
+        problem = cron_problem(self.cron)
+        if problem is not None:
+            raise PydanticCustomError("cron", problem[1])
+        wrong_zone = zone_problem(self.timezone)
+        if wrong_zone is not None:
+            raise PydanticCustomError("zone", wrong_zone)
+        return self
 
 
 def cron_problem(cron: str) -> tuple[int | None, str] | None:

@@ -22,7 +22,6 @@ candidate again on the next look.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -176,6 +175,7 @@ class Firing:
         receipt_dir: Path | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         report: Callable[[Fired], None] = lambda fired: None,
+        trouble: Callable[[HzError], None] = lambda error: None,
     ) -> None:
         self.ledger = ledger
         self.jobs = jobs
@@ -184,6 +184,7 @@ class Firing:
         self.receipt_dir = receipt_dir
         self.clock = clock
         self.report = report
+        self.trouble = trouble
 
     def look(self) -> Fired:
         now = self.clock()
@@ -206,14 +207,14 @@ class Firing:
 
     def run(self, stopping: Callable[[float], bool], every: float = LOOK_EVERY) -> None:
         """Look, then wait ``every`` seconds (``stopping(every)``: true once the worker
-        stops), until it stops. A database that cannot be written now is tried at the next
-        look."""
-        from hz.runtime.ledger.db import LedgerUnavailable
-
+        stops), until it stops. A look that fails (a database that cannot be written now, a
+        damaged row) is told to ``trouble`` and tried again at the next look."""
         try:
             while True:
-                with contextlib.suppress(LedgerUnavailable):
+                try:
                     self.look()
+                except HzError as e:
+                    self.trouble(e)
                 if stopping(every):
                     return
         finally:

@@ -278,3 +278,22 @@ def test_validate_verbose_lists_the_next_slots(
     verbose = cli("validate", "-v", str(tmp_path / "contracts"))
     assert verbose.returncode == 0
     assert verbose.stderr.count(" runs ") == 3
+
+
+def test_a_job_file_with_a_cron_hz_cannot_read_is_refused(cli: Cli, tmp_path: Path) -> None:
+    from hz.runtime.artifacts.canonical import canonical_json, digest_of
+
+    hz = echo_space(cli, tmp_path)
+    compiled(hz, tmp_path, {"weekly": SCHEDULED["weekly"]})
+    path = tmp_path / "build" / "jobs" / "weekly.job.json"
+    data = json.loads(path.read_text())
+    data["schedule"]["cron"] = "0 7 * * FUNDAY"
+    del data["digest"]
+    data["digest"] = digest_of(data)  # made by hand, digest and all
+    path.write_text(canonical_json(data))
+    listed = hz("schedules", "list")
+    assert listed.returncode == 2
+    assert listed.stderr == (
+        f"hz: error: {path.relative_to(tmp_path)}: invalid job: schedule: the day of week "
+        "field 'FUNDAY' is not valid: not a value this field takes\n"
+    )

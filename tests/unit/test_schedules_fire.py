@@ -225,3 +225,38 @@ def test_a_follower_is_queued_once_per_completed_upstream_run(
         seen += worker.look().queued
     assert [key for key, _ in seen] == [f"after:{queued[1]}:follower"]
     assert keys(one, "after:") == [f"after:{queued[1]}:follower"]
+
+
+def test_a_look_that_fails_is_told_and_the_next_one_goes_on(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.db")
+    told: list[str] = []
+    clock = Clock(datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC))
+    worker = Firing(
+        ledger,
+        (MINUTELY,),
+        packet,
+        workdir=tmp_path,
+        clock=clock,
+        trouble=lambda error: told.append(error.message),
+    )
+    looks = iter([HzError("the ledger cannot be written now"), None])
+    real_look = worker.look
+
+    def look() -> Any:
+        failure = next(looks)
+        if failure is not None:
+            raise failure
+        return real_look()
+
+    worker.look = look  # type: ignore[method-assign]
+    waits: list[float] = []
+
+    def stopping(every: float) -> bool:
+        waits.append(every)
+        return len(waits) == 2
+
+    worker.run(stopping)
+    assert told == ["the ledger cannot be written now"]
+    assert waits == [2.0, 2.0]
+    assert ledger.schedule_state("minutely", 0.0).since == clock.now.timestamp()
+    ledger.close()
