@@ -78,7 +78,9 @@ class Schedules(LedgerBase):
         if found is None:
             return None
         row = RunRow.read(found)
-        slot = parse_slot(row.request_key.rpartition(":")[2]) if row.request_key else None
+        prefix = f"{SLOT_PREFIX}{job}:"
+        key = row.request_key or ""
+        slot = parse_slot(key[len(prefix) :]) if key.startswith(prefix) else None
         return None if slot is None else (slot.timestamp(), row)
 
     def completed_costs(self, job: str, limit: int = 200) -> list[float]:
