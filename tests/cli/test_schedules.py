@@ -304,3 +304,53 @@ def test_a_job_file_with_a_cron_hz_cannot_read_is_refused(cli: Cli, tmp_path: Pa
         f"hz: error: {path.relative_to(tmp_path)}: invalid job: schedule: the day of week "
         "field 'FUNDAY' is not valid: not a value this field takes\n"
     )
+
+
+def test_reading_an_upstream_draft_at_render_time(cli: Cli, tmp_path: Path) -> None:
+    hz = echo_space(cli, tmp_path)
+    contracts = {
+        **CHAIN,
+        "fresh": chained("fresh", reads="a", schema="{type: string}").replace(
+            "      read: contract:a\n", "      read: contract:a#draft\n      max_age: 1h\n"
+        ),
+        "number": chained("number", reads="c", schema="{maxLength: 3}"),
+    }
+    compiled(hz, tmp_path, contracts)
+    none = hz("render", "build/jobs/b.job.json", "--fetch")
+    assert (none.returncode, none.stderr) == (
+        1,
+        "build/jobs/b.job.json:0:0: error: input 'upstream': contract:a: job a has no "
+        "completed run in the ledger [HZ730]\n"
+        "  hint: run a first, or queue this job after it (hz.after: [a])\n"
+        "Found 1 error in 1 file (checked 1 file)\n",
+    )
+    assert hz("run", "build/jobs/a.job.json").returncode == 0
+    [run_a] = [
+        run["id"] for run in json.loads(hz("runs", "list", "--format", "json").stdout)["runs"]
+    ]
+    rendered = hz("render", "build/jobs/b.job.json", "--fetch", "-o", "b.packet.json")
+    assert rendered.returncode == 0, rendered.stderr
+    packet = json.loads((tmp_path / "b.packet.json").read_text())
+    assert packet["inputs"] == {"upstream": "Say a."}
+    source = packet["sources"]["upstream"]
+    assert (source["provider"], source["job"], source["run"]) == ("ledger", "a", run_a)
+    # Given by hand, the draft is not read: the packet says it was given.
+    given = hz("render", "build/jobs/b.job.json", "--fetch", "--input", "upstream=x")
+    assert json.loads(given.stdout)["sources"]["upstream"] == {
+        "given": True,
+        "sha256": json.loads(given.stdout)["sources"]["upstream"]["sha256"],
+    }
+    # An hour later the run is too old for max_age: 1h.
+    poke(tmp_path, "UPDATE runs SET ended_at = ended_at - 7200")
+    old = hz("render", "build/jobs/fresh.job.json", "--fetch")
+    assert old.returncode == 1
+    assert old.stderr.startswith(
+        "build/jobs/fresh.job.json:0:0: error: input 'upstream': contract:a: the newest "
+        f"completed run of a ({run_a}) ended 2h ago, older than the 1h max_age allows [HZ730]\n"
+    )
+    # A draft that fails the input's schema is not rendered either.
+    hz("run", "build/jobs/c.job.json")
+    wrong = hz("render", "build/jobs/number.job.json", "--fetch")
+    assert wrong.returncode == 1
+    assert "the draft of run run_" in wrong.stderr
+    assert "fails the input's schema: 'Say c.' is too long [HZ730]\n" in wrong.stderr
