@@ -15,6 +15,7 @@ import click
 
 from hz.cli.fetching import AT
 from hz.cli.help import examples
+from hz.cli.params import format_choice
 from hz.cli.runs import FORMAT, open_ledger
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.models import Job
@@ -218,7 +219,11 @@ def _usd(amount: float | None) -> str:
     metavar="USD",
     help="Exit 1 when the 30-day ceiling (slots x max_usd) is over USD.",
 )
-@FORMAT
+@format_choice(
+    ("text", "json", "markdown"),
+    "text",
+    "text for people; json: one JSON document; markdown: a table for a CI step summary.",
+)
 def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str) -> int:
     """For the next 30 days: each scheduled job's slots x its max_usd (the ceiling) and x
     the median cost of its completed runs (the expectation), per job and in total, against
@@ -229,7 +234,7 @@ def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str
     from hz.runtime.config.tables import BudgetSettings
 
     jobs = load_jobs(directory)
-    ledger, config = open_ledger(fmt)
+    ledger, config = open_ledger("json" if fmt == "markdown" else fmt)
     now = _now(at)
     rows = forecast(jobs, ledger, now)
     ceiling = sum(row.ceiling for row in rows)
@@ -262,6 +267,9 @@ def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str
             "over": over,
         }
         click.echo(json.dumps(document))
+        return 1 if over else 0
+    if fmt == "markdown":
+        click.echo(_markdown(rows, now, ceiling, expected, monthly, fail_over))
         return 1 if over else 0
     table = [("job", "slots", "max_usd", "ceiling", "median", "expected")]
     table += [
@@ -300,6 +308,35 @@ def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str
         )
         return 1
     return 0
+
+
+def _markdown(
+    rows: list[Forecast],
+    now: datetime,
+    ceiling: float,
+    expected: float | None,
+    monthly: float | None,
+    fail_over: float | None,
+) -> str:
+    """The forecast as Markdown (the GitHub Action's step summary)."""
+    lines = [
+        f"### hz plan: {PLAN_DAYS} days from {now.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+        "",
+        "| job | slots | max_usd | ceiling | median | expected |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {row.job} | {row.slots} | {_usd(row.max_usd)} | {_usd(row.ceiling)} | "
+        f"{_usd(row.median_usd)} | {_usd(row.expected)} |"
+        for row in rows
+    ]
+    lines += ["", f"Ceiling **{_usd(ceiling)}**, expected **{_usd(expected)}**."]
+    if monthly is not None:
+        lines.append(f"Budget ([system.budget] max_usd_per_day x {PLAN_DAYS}): {_usd(monthly)}.")
+    if fail_over is not None:
+        word = "over" if ceiling > fail_over else "within"
+        lines.append(f"The ceiling is {word} --fail-over {_usd(fail_over)}.")
+    return "\n".join(lines).replace("$", "\\$")
 
 
 def firing_maker(config: Any, workdir: Path, directory: Path) -> Any:

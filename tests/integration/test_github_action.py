@@ -636,3 +636,51 @@ def test_an_annotation_escapes_the_reason_the_agent_relayed() -> None:
     assert annotation(run) == (
         "::error title=hz run digest::digest: failed (runtime_error): e\\x1b]0;t\\x07\\nx%25"
     )
+
+
+@pytest.mark.parametrize(("plan", "status"), [("true", 0), ("100", 0), ("50", 1)])
+def test_the_plan_step_prints_the_forecast_in_the_summary(
+    tmp_path: Path, hz_argv: list[str], plan: str, status: int
+) -> None:
+    """action.yml's ``plan`` step, run as the Actions runner runs it: the forecast of the
+    scheduled jobs as Markdown in the step summary; with a number, the step fails over it."""
+    from tests.helpers.chains import chained, write_project
+
+    root = tmp_path / "repo"
+    write_project(root, {"nightly": chained("nightly", schedule='"0 2 * * *"', max_usd=2)})
+    env = github_env(tmp_path)
+    subprocess.run(
+        [*hz_argv, "compile", "contracts", "--out", "build/jobs"], cwd=root, env=env, check=True
+    )
+    spec = yaml.safe_load((REPO / "action.yml").read_text())
+    step = next(step for step in spec["runs"]["steps"] if step.get("id") == "plan")
+    given = {"plan": plan, "config": "[system.budget]\nmax_usd_per_day = 3\n"}
+    inputs = {name: given.get(name, s.get("default", "")) for name, s in spec["inputs"].items()}
+    for name, value in step["env"].items():
+        expression = re.fullmatch(r"\$\{\{ inputs\.([a-z-]+) \}\}", value)
+        assert expression is not None, name
+        env[name] = inputs[expression[1]]
+    temp = tmp_path / "runner-temp"
+    (temp / "hz-venv" / "bin").mkdir(parents=True)
+    python = temp / "hz-venv" / "bin" / "python"
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    env["RUNNER_TEMP"] = str(temp)
+    env["HZ_STATE_DIR"] = str(tmp_path / "state")
+    done = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == status, done.stderr
+    summary = (tmp_path / "summary").read_text()
+    # 30 nightly slots at $2.00 whatever the hour: the ceiling is $60.00.
+    assert "| nightly | 30 | \\$2.00 | \\$60.00 | - | - |\n" in summary
+    assert "Budget ([system.budget] max_usd_per_day x 30): \\$90.00.\n" in summary
+    if plan != "true":
+        word = "within" if status == 0 else "over"
+        assert f"The ceiling is {word} --fail-over \\${plan}.00.\n" in summary
