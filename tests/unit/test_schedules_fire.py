@@ -262,3 +262,25 @@ def test_a_look_that_fails_is_told_and_the_next_one_goes_on(tmp_path: Path) -> N
     assert waits == [2.0, 2.0]
     assert ledger.schedule_state("minutely", 0.0).since == clock.now.timestamp()
     ledger.close()
+
+
+def test_catch_up_all_is_capped_and_jitter_delays_each_run_alike(
+    ledgers: Callable[[], Ledger], tmp_path: Path
+) -> None:
+    from hz.runtime.artifacts.schedule import CATCH_UP_CAP, jitter_of
+
+    start = datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC)
+    clock = Clock(start)
+    every = job("every", Schedule(cron="* * * * *", catch_up="all", jitter_seconds=40))
+    ledger = ledgers()
+    firing(ledger, clock, tmp_path, (every,)).look()
+    clock.now = start + timedelta(hours=3)  # 180 slots missed
+    fired = firing(ledger, clock, tmp_path, (every,)).look()
+    assert len(fired.queued) == CATCH_UP_CAP
+    assert fired.queued[0][0] == "schedule:every:2026-01-01T01:21:00Z"  # the newest 100
+    assert fired.queued[-1][0] == "schedule:every:2026-01-01T03:00:00Z"
+    slot = datetime(2026, 1, 1, 3, tzinfo=UTC)
+    row = ledger.get(fired.queued[-1][1])
+    assert row.not_before == slot.timestamp() + jitter_of(every.schedule, "every", slot)  # type: ignore[arg-type]
+    delays = {ledger.get(run).not_before % 60 for _, run in fired.queued}
+    assert len(delays) > 1  # spread, not one delay for all
