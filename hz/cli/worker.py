@@ -17,7 +17,9 @@ from hz.runtime.artifacts.printable import printable, printable_json
 
 @click.command(
     short_help="Run queued runs from the ledger until stopped (SIGTERM).",
-    epilog=examples("hz worker -j 4", "hz worker --queue reviews --drain"),
+    epilog=examples(
+        "hz worker -j 4", "hz worker --queue reviews --drain", "hz worker --schedules build/jobs"
+    ),
 )
 @jobs_option("Runs at once [default: [system] max_parallel, 1].")
 @click.option(
