@@ -17,9 +17,7 @@ from hz.runtime.artifacts.printable import printable, printable_json
 
 @click.command(
     short_help="Run queued runs from the ledger until stopped (SIGTERM).",
-    epilog=examples(
-        "hz worker -j 4", "hz worker --queue reviews --drain", "hz worker --schedules build/jobs"
-    ),
+    epilog=examples("hz worker -j 4", "hz worker --schedules build/jobs"),
 )
 @jobs_option("Runs at once [default: [system] max_parallel, 1].")
 @click.option(
