@@ -19,7 +19,7 @@ import pytest
 from tests.fakes.anthropic_server import FakeAnthropic, text
 from tests.fakes.claude_hz import workspace
 from tests.helpers.chains import CHAIN, write_project
-from tests.helpers.ledger_env import until
+from tests.helpers.ledger_env import DSN_VARIABLE, pg_rows, until
 from tests.helpers.workers import running_worker
 
 
@@ -130,3 +130,45 @@ def test_a_chain_with_the_real_claude_cli(hz_argv: list[str], tmp_path: Path) ->
     # B's session was asked with A's draft in its prompt, and C's after B's ended.
     assert "Answer A found three rows." in asked[1]
     assert len(asked) == 3
+
+
+@pytest.mark.serial
+def test_a_chain_with_two_workers_on_postgresql(
+    hz_argv: list[str], tmp_path: Path, pg_dsn: str
+) -> None:
+    """Two workers look at the same completed runs: each follower is queued once."""
+    write_project(tmp_path, CHAIN)
+    config = tmp_path / "operator.toml"
+    config.write_text(
+        '[capabilities]\nagent_runner = "echo"\n\n'
+        f'[system.queue]\nbackend = "postgres"\ndsn_env = "{DSN_VARIABLE}"\n\n'
+        '[system.schedules]\njobs = "build/jobs"\n'
+    )
+    env = {
+        **os.environ,
+        "HZ_CONFIG": str(config),
+        "HZ_STATE_DIR": str(tmp_path / "state"),
+        DSN_VARIABLE: pg_dsn,
+    }
+    hz = InDir(hz_argv, tmp_path, env)
+    assert hz.run("compile", "contracts", "--out", "build/jobs").returncode == 0
+    first = hz.run("run", "build/jobs/a.job.json")
+    assert first.returncode == 0, first.stderr
+
+    def rows() -> list[Any]:
+        return pg_rows(pg_dsn, "SELECT * FROM runs ORDER BY created_at", ())
+
+    with running_worker(hz), running_worker(hz):
+        until(
+            lambda: any(r["job_name"] == "c" and r["state"] == "completed" for r in rows()),
+            ceiling=90,
+            what="c to complete",
+        )
+    found = rows()
+    assert [(r["job_name"], r["state"]) for r in found] == [
+        ("a", "completed"),
+        ("b", "completed"),
+        ("c", "completed"),
+    ]
+    a, b, c = found
+    assert (b["request_key"], c["request_key"]) == (f"after:{a['id']}:b", f"after:{b['id']}:c")
