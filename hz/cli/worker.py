@@ -116,9 +116,8 @@ def worker(
 
         configured = SchedulesSettings.from_config(config).jobs
         schedules_dir = None if configured is None else Path(configured).expanduser()
-    if schedules_dir is not None:
-        _fire(config, schedules_dir, note)
-    service = Service(Slots(slots, binding, policy(config)), queues, drain)
+    firing = None if schedules_dir is None else _fire(config, schedules_dir, note)
+    service = Service(Slots(slots, binding, policy(config)), queues, drain, firing)
     on_idle = idle if sys.stderr.isatty() and not drain else None
     if serve(ledger, service, Reports(done, failed, trouble, report_settled, note, on_idle)):
         _say_held(ledger)
@@ -128,16 +127,17 @@ def worker(
     return 0
 
 
-def _fire(config: Any, directory: Path, note: Any) -> None:
-    """Start the thread that fires ``directory``'s schedules and chains on its own ledger
-    connection; it stops with the process (it only queues runs: each look is one short
-    transaction per slot)."""
+def _fire(config: Any, directory: Path, note: Any) -> Any:
+    """Start the thread that fires ``directory``'s chains (and on SQLite its schedules) on its
+    own ledger connection; it stops with the process (it only queues runs: each look is one
+    short transaction per slot). The ``Firing``: on PostgreSQL the worker fires the schedules
+    with it at procrastinate's periodic tick."""
     import threading
 
     from hz.cli.schedules import firing_maker, load_jobs
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.ledger.schedules import Fired, Firing
-    from hz.runtime.ledger.session import ledger_for
+    from hz.runtime.ledger.session import backend, ledger_for
     from hz.runtime.process.threads import start
 
     jobs = load_jobs(directory)
@@ -168,8 +168,12 @@ def _fire(config: Any, directory: Path, note: Any) -> None:
     scheduled = sum(1 for job in jobs if job.schedule is not None)
     chained = sum(1 for job in jobs if job.after)
     note(f"hz: worker: firing {scheduled} scheduled and {chained} chained jobs of {directory}")
-    thread = threading.Thread(target=firing.run, args=(stop.wait,), daemon=True)
+    looks = backend(config) != "postgres"
+    thread = threading.Thread(
+        target=firing.run, args=(stop.wait,), kwargs={"schedules": looks}, daemon=True
+    )
     start(thread, "firing schedules")
+    return firing
 
 
 def started(backend: str, where: str, queues: tuple[str, ...], slots: int) -> str:

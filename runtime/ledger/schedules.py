@@ -186,16 +186,10 @@ class Firing:
         self.report = report
         self.trouble = trouble
 
-    def look(self) -> Fired:
-        now = self.clock()
-        fired = fire_schedules(
-            self.ledger,
-            self.jobs,
-            now,
-            self.make,
-            workdir=self.workdir,
-            receipt_dir=self.receipt_dir,
-        )
+    def look(self, *, schedules: bool = True) -> Fired:
+        """Fire what is due now: the slots of the scheduled jobs (unless ``schedules`` is
+        false: on PostgreSQL a tick does that, ``tick``) and the followers of completed runs."""
+        fired = self._schedules() if schedules else Fired()
         more = fire_followers(
             self.ledger, self.jobs, self.make, workdir=self.workdir, receipt_dir=self.receipt_dir
         )
@@ -205,14 +199,44 @@ class Firing:
         self.report(fired)
         return fired
 
-    def run(self, stopping: Callable[[float], bool], every: float = LOOK_EVERY) -> None:
+    def _schedules(self) -> Fired:
+        return fire_schedules(
+            self.ledger,
+            self.jobs,
+            self.clock(),
+            self.make,
+            workdir=self.workdir,
+            receipt_dir=self.receipt_dir,
+        )
+
+    def tick(self) -> Fired | None:
+        """A look at the schedules, a failure told to ``trouble`` (None): what PostgreSQL's
+        periodic tick and a worker's start run (``hz.runtime.ledger.pg.ticks``). Whatever tick
+        asked, the slots are the clock's and the ledger's: a tick deferred late, or again
+        after a clock jump back, finds no slot that has a run."""
+        try:
+            fired = self._schedules()
+        except HzError as e:
+            self.trouble(e)
+            return None
+        self.report(fired)
+        return fired
+
+    def run(
+        self,
+        stopping: Callable[[float], bool],
+        every: float = LOOK_EVERY,
+        *,
+        schedules: bool = True,
+    ) -> None:
         """Look, then wait ``every`` seconds (``stopping(every)``: true once the worker
-        stops), until it stops. A look that fails (a database that cannot be written now, a
-        damaged row) is told to ``trouble`` and tried again at the next look."""
+        stops), until it stops; the schedules too unless ``schedules`` is false. A look that
+        fails (a database that cannot be written now, a damaged row) is told to ``trouble``
+        and tried again at the next look."""
         try:
             while True:
                 try:
-                    self.look()
+                    self.look(schedules=schedules)
                 except HzError as e:
                     self.trouble(e)
                 if stopping(every):

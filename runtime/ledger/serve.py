@@ -11,6 +11,7 @@ from typing import Any
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.ledger.owner import Outcome, Slots, Told
 from hz.runtime.ledger.reconcile import Settled
+from hz.runtime.ledger.schedules import Firing
 from hz.runtime.ledger.store import Hold, Ledger, Owner
 from hz.runtime.ledger.worker import Pool, from_queue, run_pool
 
@@ -23,6 +24,9 @@ class Service:
     slots: Slots
     queues: tuple[str, ...] = ()
     drain: bool = False
+    #: Fires schedules: on PostgreSQL at procrastinate's periodic tick, and at the worker's
+    #: start (``hz.runtime.ledger.pg.ticks``); on SQLite its own thread looks (the caller's).
+    firing: Firing | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,17 +133,22 @@ def _serve(ledger: Ledger, service: Service, reports: Reports) -> bool:
     told = Told(reports.on_done, reports.on_error)
     if ledger.dispatcher is not None:
         from hz.runtime.ledger.pg.dispatch import Procrastinate
-        from hz.runtime.ledger.pg.listener import worker_app
+        from hz.runtime.ledger.pg.ticks import Ticks, deployment, runs_app
         from hz.runtime.ledger.pg.worker import PgWorker, WorkerOptions
 
         if not isinstance(ledger.dispatcher, Procrastinate):
             raise TypeError(f"no worker for the dispatcher {type(ledger.dispatcher).__name__}")
+        conninfo = ledger.dispatcher.conninfo
+        firing = service.firing
+        ticks = None
+        if firing is not None and any(job.schedule is not None for job in firing.jobs):
+            ticks = Ticks(conninfo, deployment(firing.jobs), firing.tick)
         PgWorker(
             ledger,
-            worker_app(ledger.dispatcher.conninfo),  # its own: opened for asyncio
+            runs_app(conninfo),  # its own: opened for asyncio
             slots,
             told,
-            options=WorkerOptions(queues=service.queues, drain=service.drain),
+            options=WorkerOptions(queues=service.queues, drain=service.drain, ticks=ticks),
             on_settled=reports.on_settled,
             note=reports.note,
         ).run()

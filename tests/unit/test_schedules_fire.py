@@ -11,54 +11,18 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.artifacts.canonical import digest_of, sha256_hex
 from hz.runtime.artifacts.errors import HzError
-from hz.runtime.artifacts.models import Budget, Job, Packet, SourceRef, ToolProfile
+from hz.runtime.artifacts.models import Job, Packet
 from hz.runtime.artifacts.schedule import Schedule
 from hz.runtime.ledger.schedules import Firing, Occasion
 from hz.runtime.ledger.store import Ledger
-
-
-def job(name: str, schedule: Schedule | None = None, after: tuple[str, ...] = ()) -> Job:
-    return Job(
-        name=name,
-        source=SourceRef(path=f"{name}.yaml", sha256="0" * 64),
-        timeout_seconds=30,
-        tools=ToolProfile(),
-        budget=Budget(max_usd=0.5),
-        schedule=schedule,
-        after=after,
-        contract="Be brief.",
-        template="Say hi.",
-        hz_version="0.1.0",
-    ).sealed()
-
-
-def packet(occasion: Occasion) -> Packet:
-    return Packet(
-        job=occasion.job,
-        prompt="Say hi.",
-        contract=occasion.job.contract,
-        inputs={},
-        inputs_sha256=digest_of({}),
-        job_digest=occasion.job.digest,
-        prompt_sha256=sha256_hex("Say hi."),
-    )
-
+from tests.helpers.scheduled import Clock, job, packet
 
 MINUTELY = job("minutely", Schedule(cron="* * * * *"))
 #: 02:30 every day in Berlin: on 29 March 2026 that wall time does not exist.
 BERLIN = job("berlin", Schedule(cron="30 2 * * *", timezone="Europe/Berlin", catch_up="all"))
 PAUSED = job("paused", Schedule(cron="* * * * *"))
 JOBS = (MINUTELY, BERLIN, PAUSED)
-
-
-class Clock:
-    def __init__(self, start: datetime) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture
@@ -244,11 +208,11 @@ def test_a_look_that_fails_is_told_and_the_next_one_goes_on(tmp_path: Path) -> N
     looks = iter([HzError("the ledger cannot be written now"), None])
     real_look = worker.look
 
-    def look() -> Any:
+    def look(*, schedules: bool = True) -> Any:
         failure = next(looks)
         if failure is not None:
             raise failure
-        return real_look()
+        return real_look(schedules=schedules)
 
     worker.look = look  # type: ignore[method-assign]
     waits: list[float] = []

@@ -9,7 +9,8 @@ are not. The names of procrastinate's SQL objects that hz's own statements use (
 tables, a function, its notifications), checked against the installed schema.sql. And
 ``SupervisedWorker``: procrastinate's ``Worker`` (importable, not in ``procrastinate.__all__``)
 with two private methods overridden, each turned into a hook with a public name that hz's worker
-(``hz.runtime.ledger.pg.worker``) fills in:
+(``hz.runtime.ledger.pg.worker``) fills in (and ``app.job_manager`` replaced by a subclass whose
+``fetch_job`` leaves the ticks' queues out: ``hz.runtime.ledger.pg.ticks.RunsOnly``):
 
 - ``_persist_job_status`` → ``delete_when_succeeded``: delete one job as it succeeds. A run held
   for a spend ceiling, or handed back, gets a new job in the transaction that holds it; the job
@@ -17,7 +18,8 @@ with two private methods overridden, each turned into a hook with a public name 
   or none (``delete_jobs``, https://github.com/procrastinate-org/procrastinate/issues/344,
   https://github.com/procrastinate-org/procrastinate/pull/354); no per-job choice or hook exists.
 - ``_monitor_side_tasks`` → ``side_task_ended``: stop the worker when *any* side task ends
-  (fails, returns or is cancelled) and say which. procrastinate 3.10 stops watching once the first
+  (fails, returns or is cancelled) and say which; the periodic deferrer only when the app has
+  periodic tasks (without, it returns at once). procrastinate 3.10 stops watching once the first
   one ends, which is the periodic deferrer at once when there are no periodic tasks
   (https://github.com/procrastinate-org/procrastinate/issues/1597; fix proposed in
   https://github.com/procrastinate-org/procrastinate/pull/1605, which still lets a side task
@@ -36,7 +38,7 @@ from procrastinate.retry import RetryDecision
 from procrastinate.worker import Worker
 
 #: The name procrastinate gives its periodic deferrer side task, which returns at once when no
-#: periodic task is registered (hz registers none).
+#: periodic task is registered (a worker of runs registers none; a worker of ticks, one).
 DEFERRER = "deferrer"
 
 #: procrastinate's SQL objects hz's own statements name (procrastinate/sql/schema.sql): its
@@ -73,6 +75,11 @@ UPSTREAM = {
     ),
     "procrastinate.worker.Worker._start_side_tasks": "(self) -> 'list[asyncio.Task[Any]]'",
     "procrastinate.worker.Worker._process_job": "(self, context: 'job_context.JobContext')",
+    # Overridden by ``hz.runtime.ledger.pg.ticks.RunsOnly`` (the worker calls it through
+    # ``app.job_manager``, which hz replaces).
+    "procrastinate.manager.JobManager.fetch_job": (
+        "(self, queues: 'Iterable[str] | None', worker_id: 'int') -> 'jobs_module.Job | None'"
+    ),
 }
 #: sha256 of the source of the methods overridden, in 3.10.0: hz replaces the whole monitor
 #: and one branch of the persist, so any change upstream (#1605 landing) is to be read.
@@ -112,7 +119,8 @@ class SupervisedWorker(Worker):
         await super()._persist_job_status(job, status, retry_decision, context, job_result)
 
     async def _monitor_side_tasks(self, side_tasks: list[asyncio.Task[Any]]) -> None:
-        watched = [t for t in side_tasks if t.get_name() != DEFERRER]
+        periodic = bool(self.app.periodic_registry.periodic_tasks)
+        watched = [t for t in side_tasks if periodic or t.get_name() != DEFERRER]
         if not watched:
             return
         done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)

@@ -50,6 +50,7 @@ from hz.runtime.ledger.owner import Slots, Told, run_owned
 from hz.runtime.ledger.pg.compat import SupervisedWorker
 from hz.runtime.ledger.pg.dispatch import TASK
 from hz.runtime.ledger.pg.listener import PROBE_EVERY, ListeningConnector
+from hz.runtime.ledger.pg.ticks import Ticks, tick_app
 from hz.runtime.ledger.reconcile import Settled, reconcile
 from hz.runtime.ledger.states import RunState
 from hz.runtime.ledger.store import RUN_ID, Hold, Ledger, Owner, StaleOwner, UnknownRun
@@ -70,6 +71,9 @@ class WorkerOptions:
     drain: bool = False
     #: How often the listener is probed (``hz.runtime.ledger.pg.listener``).
     probe_every: float = PROBE_EVERY
+    #: Fire schedules by procrastinate's periodic tick (``hz.runtime.ledger.pg.ticks``); not
+    #: while draining.
+    ticks: Ticks | None = None
 
 
 class ForeignJob(Exception):
@@ -117,6 +121,14 @@ class _Worker(SupervisedWorker):
         self.side_failure = f"its side task {name} " + (f"failed: {text}" if failure else "ended")
 
 
+class _TickWorker(_Worker):
+    """The worker of a firing worker's ticks: each tick that succeeds is deleted (a row a
+    minute would stay otherwise); one that failed stays and says why."""
+
+    def delete_when_succeeded(self, job_id: int) -> bool:
+        return True
+
+
 class PgWorker:
     """``slots.jobs`` jobs at once of ``options.queues``, how each run ended ``told``; what
     reconciliation settled to ``on_settled``, a line about the worker itself to ``note``."""
@@ -140,6 +152,7 @@ class PgWorker:
         self.name = f"hz@{host.host_id()}:{self.owner.pid}"
         self.running = Running()
         self._worker: _Worker | None = None
+        self._tick_worker: _Worker | None = None
         #: Set to cut a restart's wait short (``stop``); made anew by each loop (``_main``).
         self._wake = asyncio.Event()
         self._superseded: set[int] = set()
@@ -209,8 +222,9 @@ class PgWorker:
         """Take no more jobs; cancel what runs (as ``hz runs cancel``: SIGTERM, SIGKILL a kill
         grace later, or with ``now`` SIGKILL at once); exit once settled."""
         self.running.stopping.set()
-        if self._worker is not None:
-            self._worker.stop()  # type: ignore[no-untyped-call]
+        for worker in (self._worker, self._tick_worker):
+            if worker is not None:
+                worker.stop()  # type: ignore[no-untyped-call]
         self._wake.set()
         self.running.stop(reason, now=now)
 
@@ -225,10 +239,10 @@ class PgWorker:
 
     async def _main(self) -> None:
         loop = asyncio.get_running_loop()
-        # Sync tasks run in the loop's default executor: one thread per slot, and two for
-        # reconciliation and cancels.
+        # Sync tasks run in the loop's default executor: one thread per slot, two for
+        # reconciliation and cancels, one for the ticks.
         loop.set_default_executor(
-            ThreadPoolExecutor(max_workers=self.slots.jobs + 2, thread_name_prefix="hz-job")
+            ThreadPoolExecutor(max_workers=self.slots.jobs + 3, thread_name_prefix="hz-job")
         )
         self._wake = asyncio.Event()  # of this loop
         # As on one machine (``hz.runtime.process.signals``): the first signal stops and
@@ -268,40 +282,94 @@ class PgWorker:
             await self._reconcile()
 
     async def _supervise(self) -> None:
+        """Keep procrastinate's worker of runs going and, when this worker fires schedules,
+        the worker of its ticks beside it; each is restarted on its own."""
+        ticks = self.options.ticks
+        if ticks is None or self.options.drain:
+            if ticks is not None:  # draining: one look, no ticks
+                await asyncio.to_thread(ticks.look)
+            await self._keep(self._runs_worker, self.app)
+            return
+        app = tick_app(ticks)
+        ticking = asyncio.create_task(self._keep(self._ticks_worker, app, ticks), name="hz-ticks")
+        try:
+            await self._keep(self._runs_worker, self.app)
+        finally:
+            if not self.running.stopping.is_set():
+                ticking.cancel()  # the runs' supervision failed: a bug, not a stop
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticking
+
+    def _runs_worker(self, app: App) -> _Worker:
         lease = self.ledger.lease_seconds
+        worker = _Worker(
+            app,
+            superseded=self._superseded,
+            queues=list(self.options.queues) or None,
+            name=self.name,
+            concurrency=self.slots.jobs,
+            wait=not self.options.drain,
+            install_signal_handlers=False,
+            update_heartbeat_interval=max(1.0, lease / 3),
+            stalled_worker_timeout=max(10.0, lease * 4),
+            fetch_job_polling_interval=FETCH_POLL,
+            abort_job_polling_interval=ABORT_POLL,
+            listen_notify=True,
+            shutdown_graceful_timeout=None,
+        )
+        self._worker = worker
+        return worker
+
+    def _ticks_worker(self, app: App) -> _Worker:
+        lease = self.ledger.lease_seconds
+        queue = self.options.ticks.queue if self.options.ticks else ""
+        worker = _TickWorker(
+            app,
+            queues=[queue],
+            name=f"{self.name}/schedules",
+            concurrency=1,
+            install_signal_handlers=False,
+            update_heartbeat_interval=max(1.0, lease / 3),
+            stalled_worker_timeout=max(10.0, lease * 4),
+            fetch_job_polling_interval=FETCH_POLL,
+            abort_job_polling_interval=ABORT_POLL,
+            listen_notify=True,
+            shutdown_graceful_timeout=None,
+        )
+        self._tick_worker = worker
+        return worker
+
+    async def _keep(
+        self, make: Callable[[App], _Worker], app: App, ticks: Ticks | None = None
+    ) -> None:
+        """Run the worker ``make`` makes, and again with backoff when it stops, until this
+        worker stops (or drained). With ``ticks``, look at the schedules before each start:
+        what procrastinate's deferrer does not defer on start (a minute older than 10 minutes)
+        is caught up per each job's catch_up."""
         delay = RESTART_MIN
         while not self.running.stopping.is_set():
-            worker = _Worker(
-                self.app,
-                superseded=self._superseded,
-                queues=list(self.options.queues) or None,
-                name=self.name,
-                concurrency=self.slots.jobs,
-                wait=not self.options.drain,
-                install_signal_handlers=False,
-                update_heartbeat_interval=max(1.0, lease / 3),
-                stalled_worker_timeout=max(10.0, lease * 4),
-                fetch_job_polling_interval=FETCH_POLL,
-                abort_job_polling_interval=ABORT_POLL,
-                listen_notify=True,
-                shutdown_graceful_timeout=None,
-            )
-            self._worker = worker
+            worker = make(app)
             began = time.monotonic()
             failure: str | None = None
             try:
-                async with self.app.open_async():
+                if ticks is not None:
+                    await asyncio.to_thread(ticks.look)
+                async with app.open_async():
                     if self.running.stopping.is_set():
                         return
                     await worker.run()  # type: ignore[no-untyped-call]
             except Exception as e:  # the database gone, a foreign-key error after a prune
                 failure = (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
             finally:
-                self._worker = None
+                if ticks is None:
+                    self._worker = None
+                else:
+                    self._tick_worker = None
             if self.running.stopping.is_set() or (self.options.drain and failure is None):
                 return
             why = failure or worker.side_failure or "it stopped"
-            self.note(f"hz: worker: procrastinate's worker stopped ({why}); restarting")
+            which = "" if ticks is None else " of schedules"
+            self.note(f"hz: worker: procrastinate's worker{which} stopped ({why}); restarting")
             if time.monotonic() - began > 30:
                 delay = RESTART_MIN
             with contextlib.suppress(TimeoutError):
