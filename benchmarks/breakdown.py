@@ -35,7 +35,7 @@ IMPORTS = [
     "hz.compiler.validate",
     "hz.compiler.load.loader",
     "hz.compiler.checks.structure",
-    "fastjsonschema",
+    "hz.compiler.checks.structure_code",  # the contract schema as generated code
     "hz.compiler.checks.io_schemas",
     "regex",  # a pattern in an input schema: the ECMA-262 engine (jsonschema only on errors)
     "jinja2",

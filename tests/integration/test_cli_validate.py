@@ -51,6 +51,8 @@ def test_validate_imports_neither_pydantic_nor_unneeded_modules(tmp_path: Path) 
 NOT_FOR_VALIDATE = (
     "jsonschema",  # the fast paths decide (the contract schema, its input and output schemas)
     "referencing",
+    "fastjsonschema",  # the contract schema's validator is shipped as generated code
+    "decimal",
     "markdown_it",  # a YAML contract has no Markdown body
     "secrets",  # printable's workflow-command guard needs it only under GitHub Actions
     "hz.runtime.ledger",

@@ -45,6 +45,27 @@ def test_agrees_with_jsonschema_on_the_corpus(path: Path) -> None:
         assert fast, "a valid contract should take the fast path"
 
 
+def test_the_shipped_validator_is_what_the_generator_makes() -> None:
+    # Fails after a change of the schema (or of fastjsonschema) until the module is regenerated.
+    from hz.compiler.checks import structure_codegen
+
+    assert structure_codegen.TARGET.read_text(encoding="utf-8") == structure_codegen.generate(), (
+        "stale: run python -m hz.compiler.checks.structure_codegen --write"
+    )
+
+
+def test_codegen_check_and_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hz.compiler.checks import structure_codegen
+
+    target = tmp_path / "structure_code.py"
+    target.write_text("stale\n")
+    monkeypatch.setattr(structure_codegen, "TARGET", target)
+    assert structure_codegen.main(["--check"]) == 1
+    assert structure_codegen.main(["--write"]) == 0
+    assert structure_codegen.main(["--check"]) == 0
+    assert target.read_text() == structure_codegen.generate()
+
+
 def test_every_generated_contract_takes_the_fast_path(tmp_path: Path) -> None:
     paths = generate(tmp_path, 200)
     verdicts = {certainly_valid(_data(p)) for p in paths}
