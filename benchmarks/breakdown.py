@@ -79,7 +79,7 @@ def stages() -> list[tuple[str, Callable[[Any], Any]]]:
         ("schema (fast path)", check_structure),
         ("timeout + max_usd", lambda d: (check_timeout(d), check_max_usd(d, 100.0))),
         ("input/output schemas", lambda d: (check_inputs(d), check_output(d))),
-        ("template (jinja2)", check_template),
+        ("template (scan, else jinja2)", check_template),
     ]
 
 

@@ -12,6 +12,7 @@ import functools
 from typing import TYPE_CHECKING, NamedTuple
 
 from hz.compiler.checks.common import get
+from hz.compiler.checks.template_scan import certainly_clean
 from hz.compiler.checks.template_walk import UNUSED, analyse
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.rules.registry import HZ501, RULES
@@ -72,6 +73,8 @@ def check_template(doc: SourceDoc) -> list[Diagnostic]:
         return []  # the schema reports it
     inputs = get(doc.data, "hz", "inputs")
     declared = tuple(str(k) for k in inputs) if isinstance(inputs, dict) else ()
+    if certainly_clean(source, declared):
+        return []  # the common case, without importing (or parsing with) Jinja2
     out = []
     for f in findings(source, declared):
         if f.code == UNUSED and f.needle is not None:

@@ -53,6 +53,7 @@ NOT_FOR_VALIDATE = (
     "referencing",
     "fastjsonschema",  # the contract schema's validator is shipped as generated code
     "decimal",
+    "jinja2",  # the template scanner decides a template in its subset (template_scan)
     "markdown_it",  # a YAML contract has no Markdown body
     "secrets",  # printable's workflow-command guard needs it only under GitHub Actions
     "hz.runtime.ledger",
