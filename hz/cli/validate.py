@@ -116,18 +116,19 @@ def validate(
     from hz import __version__
     from hz.cli.authoring import authoring
     from hz.compiler.diagnostics import sort_diagnostics
+    from hz.compiler.fanout import check_paths
     from hz.compiler.report.formats import write_report
-    from hz.compiler.validate import validate_paths
 
     options = authoring(max_usd_ceiling)
     # With --runner the name is checked now; otherwise the runners are asked only when a
     # contract names a tool.
     policy = tool_policy(runner) if runner else None
-    run = validate_paths(
+    run = check_paths(
         paths,
         max_usd_ceiling=options.max_usd_ceiling,
         tools=(lambda _: policy) if policy is not None else policy_source(),
         operations=options.operations,
+        keep=verbose,  # -v lists the slots of scheduled contracts
     )
     if verbose:
         list_skipped(run.skipped)
@@ -140,7 +141,7 @@ def validate(
         err=sys.stderr,
         tool_version=__version__,
     )
-    warn_unmatched_jobs([c.name for c in run.contracts])
+    warn_unmatched_jobs(list(run.names))
     return 0 if run.ok and not options.diagnostics else 1
 
 

@@ -108,17 +108,17 @@ def test_fifo_in_a_directory_is_skipped_and_refused_by_name(
 
 
 def _broken_validate(tmp_path: Path, message: str) -> dict[str, str]:
-    """An environment whose sitecustomize breaks validate_paths with RuntimeError(message): a
+    """An environment whose sitecustomize breaks check_paths with RuntimeError(message): a
     bug in hz, seen as a user sees it."""
     import os
 
     broken = tmp_path / "site"
     broken.mkdir()
     (broken / "sitecustomize.py").write_text(
-        "import hz.compiler.validate\n"
+        "import hz.compiler.fanout\n"
         "def boom(*args, **kwargs):\n"
         f"    raise RuntimeError({message})\n"
-        "hz.compiler.validate.validate_paths = boom\n"
+        "hz.compiler.fanout.check_paths = boom\n"
     )
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken), str(REPO)])}
 

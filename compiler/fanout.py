@@ -1,0 +1,242 @@
+"""``hz validate`` of many files: the per-file work split over processes when it pays.
+
+A check of hundreds of contracts spends most of its time per file (loading, the checks), all
+of it CPU. ``check_each`` gives ``validate_each``'s verdicts — each valid contract's name
+instead of the contract, which is all ``hz validate`` reports — in the order of ``files``.
+With enough files and more than one CPU it validates the first file itself (paying the lazy
+imports once, so that every child inherits them), forks one child per further CPU, each with
+a contiguous share of the files, checks the first share itself and then reads each child's
+verdicts, in order, from a pipe. A child that fails in any way (killed, an exception, a
+short read) costs only time: the parent checks that share itself, so the output, the exit
+status and any "unexpected error" are those of a serial check. No fork happens when the
+process runs threads (forking one is unsafe) or reads stdin, and no more children are forked
+than the load average leaves CPUs idle.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from hz.compiler.checks.tools import PolicySource
+from hz.compiler.contract import Contract
+from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
+from hz.compiler.validate import (
+    DEFAULT_MAX_USD_CEILING,
+    Ceiling,
+    expand_paths,
+    validate_each,
+    validate_paths,
+)
+from hz.runtime.artifacts.operations import CATALOG, Operation
+
+#: Files per process below which a fork costs more than it saves (≈ 0.5 ms a file against a
+#: few ms to fork and collect, and ≈ 10 % more CPU in all; benchmarks/README.md).
+MIN_FILES_PER_PROCESS = 100
+#: At most this many processes, whatever the machine.
+MAX_PROCESSES = 8
+
+Verdict = tuple[str | None, list[Diagnostic]]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRun:
+    """What ``hz validate`` reports: the names of the valid contracts and every diagnostic;
+    the valid contracts themselves only when asked for (``keep``)."""
+
+    names: tuple[str, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    files_checked: int
+    empty_dirs: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+    contracts: tuple[Contract, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
+def check_paths(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    max_usd_ceiling: Ceiling = DEFAULT_MAX_USD_CEILING,
+    stdin: BinaryIO | None = None,
+    tools: PolicySource | None = None,
+    operations: Mapping[str, Operation] = CATALOG,
+    processes: int | None = None,
+    keep: bool = False,
+) -> CheckRun:
+    """``validate_paths`` for a report: the same diagnostics, the valid contracts' names;
+    with ``keep`` the contracts too (checked in this process: they do not cross processes)."""
+    if keep:
+        run = validate_paths(
+            paths,
+            max_usd_ceiling=max_usd_ceiling,
+            stdin=stdin,
+            tools=tools,
+            operations=operations,
+        )
+        names = tuple(c.name for c in run.contracts)
+        return CheckRun(
+            names, run.diagnostics, run.files_checked, run.empty_dirs, run.skipped, run.contracts
+        )
+    expansion = expand_paths(paths)
+    diags: list[Diagnostic] = list(expansion.diagnostics)
+    valid: list[str] = []
+    for name, found in check_each(
+        expansion.files,
+        max_usd_ceiling=max_usd_ceiling,
+        stdin=stdin,
+        tools=tools,
+        operations=operations,
+        processes=processes,
+    ):
+        diags += found
+        if name is not None:
+            valid.append(name)
+    return CheckRun(
+        tuple(valid),
+        sort_diagnostics(diags),
+        len(expansion.files),
+        expansion.empty_dirs,
+        expansion.skipped,
+    )
+
+
+def check_each(
+    files: Sequence[str],
+    *,
+    max_usd_ceiling: Ceiling = DEFAULT_MAX_USD_CEILING,
+    stdin: BinaryIO | None = None,
+    tools: PolicySource | None = None,
+    operations: Mapping[str, Operation] = CATALOG,
+    processes: int | None = None,
+) -> Iterator[Verdict]:
+    """The verdict of each file, in order; ``processes`` caps the processes (default: the
+    CPUs this process may use)."""
+
+    def serial(share: Sequence[str]) -> list[Verdict]:
+        found = validate_each(
+            share,
+            max_usd_ceiling=max_usd_ceiling,
+            stdin=stdin,
+            tools=tools,
+            operations=operations,
+        )
+        return [(None if c is None else c.name, d) for c, d in found]
+
+    count = _processes(len(files) - 1, processes)
+    if processes is None and count > 1:
+        count = min(count, _idle_cpus())
+    if count < 2 or "-" in files or threading.active_count() > 1:
+        yield from serial(files)
+        return
+    yield from serial(files[:1])  # the lazy imports, once, before the fork
+    shares = _split(files[1:], count)
+    children: list[_Child] = []
+    try:
+        children += [_fork(serial, share) for share in shares[1:]]
+        mine = serial(shares[0])
+        yield from mine
+        for i, share in enumerate(shares[1:]):
+            got = _collect(children[i])
+            yield from got if got is not None else serial(share)
+    finally:
+        for child in children:
+            _reap(child)  # after an exception or an early stop: no child is left behind
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _processes(files: int, cap: int | None) -> int:
+    return max(1, min(_cpus(), cap or MAX_PROCESSES, files // MIN_FILES_PER_PROCESS))
+
+
+def _idle_cpus() -> int:
+    """This process's CPU and those the load average leaves idle (``make -l`` judges the
+    same way): on a saturated machine a child only adds its overhead."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 1
+    cpus = _cpus()
+    return min(cpus, 1 + max(0, round(cpus - load)))
+
+
+def _split(files: Sequence[str], count: int) -> list[Sequence[str]]:
+    """``count`` contiguous shares of nearly equal size."""
+    size, extra = divmod(len(files), count)
+    out, start = [], 0
+    for i in range(count):
+        end = start + size + (i < extra)
+        out.append(files[start:end])
+        start = end
+    return out
+
+
+@dataclass(slots=True)
+class _Child:
+    pid: int  # -1 when it could not be started or has been reaped
+    fd: int  # the read end of its pipe; -1 when closed
+
+
+def _fork(serial: Callable[[Sequence[str]], list[Verdict]], share: Sequence[str]) -> _Child:
+    try:
+        read, write = os.pipe()
+    except OSError:
+        return _Child(-1, -1)
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return _Child(-1, -1)
+    if pid == 0:  # the child: never returns into the parent's frames
+        status = 1
+        try:
+            os.close(read)
+            data = pickle.dumps(serial(share), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write, "wb") as out:
+                out.write(data)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write)
+    return _Child(pid, read)
+
+
+def _collect(child: _Child) -> list[Verdict] | None:
+    """The child's verdicts, or None when it did not deliver them (its share is redone)."""
+    if child.fd < 0:
+        return None
+    with os.fdopen(child.fd, "rb") as pipe:
+        child.fd = -1
+        data = pipe.read()
+    if _reap(child) != 0 or not data:
+        return None
+    try:
+        got: list[Verdict] = pickle.loads(data)  # noqa: S301 - our own forked child's bytes
+    except Exception:
+        return None
+    return got
+
+
+def _reap(child: _Child) -> int:
+    """Close the pipe, wait for the child; its wait status (-1 when there is none)."""
+    if child.fd >= 0:
+        os.close(child.fd)  # a child still writing gets EPIPE and exits
+        child.fd = -1
+    if child.pid < 0:
+        return -1
+    _, status = os.waitpid(child.pid, 0)
+    child.pid = -1
+    return status
