@@ -48,6 +48,8 @@ class CompiledJob:
     job: Job
     contract_path: str
     source: SourceDoc | None = None
+    #: The job's canonical JSON when it was made with the job (``compile_each``), else "".
+    text: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +134,10 @@ def name_problem(path: Path | str, root: Path) -> Diagnostic | None:
 
 def compile_contract(contract: Contract, *, root: Path, data: bytes | None = None) -> Job:
     """The job of ``contract``. ``data`` is the file's bytes (read from disk when omitted)."""
+    return _unsealed(contract, root=root, data=data).sealed()
+
+
+def _unsealed(contract: Contract, *, root: Path, data: bytes | None = None) -> Job:
     path = Path(contract.source.path)
     if data is None:
         try:
@@ -165,7 +171,7 @@ def compile_contract(contract: Contract, *, root: Path, data: bytes | None = Non
         template=contract.template,
         hz_version=__version__,
     )
-    return job.sealed()
+    return job
 
 
 #: Where a contract's ``hz.name`` is: (file, line, column), all a name clash needs to say.
@@ -304,7 +310,8 @@ def compile_each(
             clashes.append(problem)
         if invalid or clashes:
             continue
-        emit(CompiledJob(compile_contract(contract, root=where), here[0], contract.source))
+        job, text = _unsealed(contract, root=where).sealed_text()
+        emit(CompiledJob(job, here[0], contract.source, text))
         compiled += 1
     if not invalid:
         clashes += chain_problems(links)

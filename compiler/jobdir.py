@@ -37,7 +37,7 @@ class WriteSummary:
 
 
 def job_text(compiled: CompiledJob) -> str:
-    return canonical_json(compiled.job.to_json_data())
+    return compiled.text or canonical_json(compiled.job.to_json_data())
 
 
 def _expected(jobs: tuple[CompiledJob, ...], out_dir: Path) -> dict[Path, CompiledJob]:

@@ -23,7 +23,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError, to_json
 
 from hz.runtime.artifacts import strict_json
-from hz.runtime.artifacts.canonical import digest_of, sha256_hex
+from hz.runtime.artifacts.canonical import canonical_json, digest_of, sha256_hex
 from hz.runtime.artifacts.errors import FormatError
 from hz.runtime.artifacts.operations import AT_END as _AT_END
 from hz.runtime.artifacts.operations import OPERATION_PATTERN, WINDOW_PATTERN
@@ -342,6 +342,15 @@ class Job(Frozen):
     def sealed(self) -> Job:
         """This job with its digest filled in."""
         return self.model_copy(update={"digest": self.compute_digest()})
+
+    def sealed_text(self) -> tuple[Job, str]:
+        """``sealed()`` and its canonical JSON text, from one serialization (``hz compile``
+        writes thousands: the model's dump is the larger part of each)."""
+        data = self.to_json_data()
+        data.pop("digest", None)
+        digest = digest_of(data)
+        data["digest"] = digest
+        return self.model_copy(update={"digest": digest}), canonical_json(data)
 
 
 class Packet(Frozen):

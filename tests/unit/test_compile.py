@@ -87,6 +87,15 @@ def test_job_text_has_no_absolute_path_and_round_trips(tmp_path: Path) -> None:
     assert parse_artifact(text, "demo.job.json") == job
 
 
+def test_sealed_text_is_the_sealed_jobs_canonical_json(tmp_path: Path) -> None:
+    # hz compile writes the text sealed_text made with the job, from one serialization.
+    job = compile_contract(_contract(tmp_path / "demo.yaml"), root=tmp_path)
+    unsealed = job.model_copy(update={"digest": ""})
+    sealed, text = unsealed.sealed_text()
+    assert sealed == job
+    assert text == canonical_json(job.to_json_data())
+
+
 def test_contract_outside_the_root_is_an_error(tmp_path: Path) -> None:
     contract = _contract(tmp_path / "elsewhere" / "demo.yaml")
     root = tmp_path / "root"
