@@ -120,7 +120,7 @@ class Setup:
         deadline = time.monotonic() + ceiling
         while True:
             rows = self.rows(ids)
-            if len(rows) == len(ids) and all(r["ended_at"] is not None for r in rows):
+            if len(rows) == len(ids) and all(r.ended_at is not None for r in rows):
                 return rows
             if time.monotonic() > deadline:
                 raise SystemExit(f"runs did not settle within {ceiling} s")
@@ -183,18 +183,18 @@ def measure(
         for _ in range(idle_runs):
             idle += setup.submit(1)
             time.sleep(spacing)
-        rows = {r["id"]: r for r in setup.wait_terminal(idle)}
+        rows = {r.id: r for r in setup.wait_terminal(idle)}
         running = setup.running_at(idle)
-        latency = [running[i] - rows[i]["created_at"] for i in idle]
-        wall = [rows[i]["ended_at"] - rows[i]["created_at"] for i in idle]
+        latency = [running[i] - rows[i].created_at for i in idle]
+        wall = [rows[i].ended_at - rows[i].created_at for i in idle]
         batch = setup.submit(runs)
         done = setup.wait_terminal(batch)
         after = [cpu_seconds(p.pid) for p in processes]
     own = sum(a[0] - b[0] for a, b in zip(after, before, strict=True)) / (idle_runs + runs)
     agents = sum(a[1] - b[1] for a, b in zip(after, before, strict=True)) / (idle_runs + runs)
-    assert {r["state"] for r in [*rows.values(), *done]} == {"completed"}
-    first = min(r["created_at"] for r in done)
-    last = max(r["ended_at"] for r in done)
+    assert {r.state for r in [*rows.values(), *done]} == {"completed"}
+    first = min(r.created_at for r in done)
+    last = max(r.ended_at for r in done)
     return {
         "latency_p50": percentile(latency, 0.5),
         "latency_p99": percentile(latency, 0.99),
@@ -216,7 +216,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--no-sqlite", action="store_true")
     args = parser.parse_args()
-    counts = [int(n) for n in args.workers.split(",")]
+    counts = [int(n) for n in args.workers.split(",") if n]  # --workers "": SQLite only
 
     from tests.pg import cluster
 
@@ -226,7 +226,7 @@ def main() -> int:
         work = Path(tmp)
         bare = bare_agent(args.seconds, work)
         print(f"the fake agent alone (--delay {args.seconds}): {ms(bare)} wall, median")
-        with cluster() as made:
+        with cluster() if counts else contextlib.nullcontext() as made:
             for count in counts:
                 name = made.new_database()
                 label = f"postgres, {count} worker{'s' if count > 1 else ''} x -j {args.jobs}"

@@ -18,14 +18,16 @@ import threading
 from collections.abc import Callable
 
 from hz.runtime.artifacts.errors import HzError
-from hz.runtime.ledger.db import LedgerDamaged, LedgerUnavailable
+from hz.runtime.ledger.db import LedgerDamaged, LedgerUnavailable, SqliteDb
 from hz.runtime.ledger.owner import Slots, Told, run_owned
 from hz.runtime.ledger.store import Hold, Ledger, Owner, StaleOwner
+from hz.runtime.ledger.wakeup import Bell, LedgerWatch
 from hz.runtime.ledger.watcher import Watcher
 from hz.runtime.process.signals import routed
 from hz.runtime.process.threads import start
 
-#: How long an idle slot sleeps before looking at the queue again.
+#: How long an idle slot sleeps before looking at the queue again, unless woken sooner (on
+#: SQLite by a change of the ledger: ``hz.runtime.ledger.wakeup``).
 IDLE_POLL = 0.2
 #: The longest wait between two claims while the database cannot be written.
 TROUBLE_WAIT = 15.0
@@ -86,6 +88,8 @@ class Pool:
         self.stopping = self.running.stopping
         #: What stopped the pool that a slot could not go on from; ``run()`` raises it.
         self.failure: BaseException | None = None
+        #: Wakes idle slots: rung by a change of the SQLite ledger, and by ``stop()``.
+        self.bell = Bell()
         self._troubled = False
         self._lock = threading.Lock()
 
@@ -96,6 +100,7 @@ class Pool:
         ``HzError`` says why, with no run taken."""
         go = threading.Event()
         threads: list[threading.Thread] = []
+        watch = self._watch()
         try:
             for n in range(self.slots.jobs):
                 thread = threading.Thread(
@@ -112,8 +117,16 @@ class Pool:
             for thread in threads:
                 while thread.is_alive():
                     thread.join(timeout=0.2)  # joins in slices so signals reach the main thread
+            if watch is not None:
+                watch.close()
         if self.failure is not None:
             raise self.failure
+
+    def _watch(self) -> LedgerWatch | None:
+        """On SQLite, what rings the bell when the ledger changes (None elsewhere, and where
+        the system cannot watch it: the slots poll)."""
+        db = self.ledger.db
+        return LedgerWatch.start(db.path, self.bell) if isinstance(db, SqliteDb) else None
 
     def _guarded_slot(self, go: threading.Event) -> None:
         try:
@@ -131,11 +144,19 @@ class Pool:
         """Claim nothing more; cancel what runs (intent committed, then signals: SIGTERM and
         SIGKILL a kill grace later, or with ``now`` SIGKILL at once)."""
         self.running.stop(reason, now=now)
+        self.bell.ring()
+
+    def _idle(self, seen: int) -> None:
+        """Until the bell rings after ``seen`` (the ledger changed, or ``stop()``), or
+        ``IDLE_POLL`` passes."""
+        if not self.stopping.is_set():
+            self.bell.wait(seen, IDLE_POLL)
 
     def _slot(self) -> None:
         ledger = self.ledger  # a connection per thread, or one per statement from a pool
         wait = IDLE_POLL
         while not self.stopping.is_set():
+            seen = self.bell.seen()  # a change after this wakes the wait below at once
             try:
                 claimed = self.claim(ledger, self.owner)
             except LedgerUnavailable as e:
@@ -148,7 +169,7 @@ class Pool:
             if claimed is None:
                 return
             if claimed is False or claimed is True:
-                self.stopping.wait(IDLE_POLL)
+                self._idle(seen)
                 continue
             run_id, generation = claimed
             try:
