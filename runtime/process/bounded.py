@@ -207,6 +207,8 @@ class _Supervisor:
         self.flags: dict[str, bool] = {}
         self.pgid: int | None = None
         self.watchdog: subprocess.Popen[bytes] | None = None
+        #: Readable once the leader exited (a pidfd), or None: then the tick notices it.
+        self.exit_fd: int | None = None
 
     def run(self, stdin: bytes | None) -> ProcessOutcome:
         try:
@@ -214,6 +216,7 @@ class _Supervisor:
             self.watchdog = _start_watchdog(pgid)
             observe.spawned(self.proc.pid, pgid)
             self._register(stdin)
+            self._watch_leader()
             self._supervise(pgid)
             self._finish(pgid)
         except BaseException:
@@ -258,6 +261,24 @@ class _Supervisor:
             else:
                 self._close_stdin()
 
+    def _watch_leader(self) -> None:
+        """The leader's exit as a descriptor (Linux's pidfd) in the selector, so that the loop
+        below wakes as it exits instead of at its next tick (up to ``_TICK`` later, which every
+        run paid once its output was closed); without a pidfd, the tick it is."""
+        try:
+            fd = os.pidfd_open(self.proc.pid)
+        except (AttributeError, OSError):
+            return
+        self.exit_fd = fd
+        self.sel.register(fd, selectors.EVENT_READ, None)
+
+    def _unwatch_leader(self) -> None:
+        fd, self.exit_fd = self.exit_fd, None
+        if fd is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self.sel.unregister(fd)
+            os.close(fd)
+
     def _supervise(self, pgid: int) -> None:
         ending: Termination | None = None
         token = cancel.current()
@@ -290,6 +311,7 @@ class _Supervisor:
         return None
 
     def _finish(self, pgid: int) -> None:
+        self._unwatch_leader()
         leftovers = living_members(pgid, exclude=self.proc.pid)
         # The leader is an unreaped zombie, so the group id is still ours to signal.
         signal_group(pgid, signal.SIGKILL)
@@ -311,6 +333,8 @@ class _Supervisor:
             time.sleep(timeout)
             return
         for key, _ in self.sel.select(timeout):
+            if key.fd == self.exit_fd:
+                continue  # the leader exited: the loop's own test says so
             if key.data is None:
                 self._write_stdin(key.fd)
             else:
@@ -352,6 +376,7 @@ class _Supervisor:
 
     def _close(self) -> None:
         self._close_stdin()
+        self._unwatch_leader()
         self.sel.close()
         for stream in (self.proc.stdout, self.proc.stderr):
             if stream is not None:

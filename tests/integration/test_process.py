@@ -213,3 +213,25 @@ def test_stop_over_cap_stops_an_endless_flood_at_the_cap() -> None:
     assert (outcome.stopped_over_cap, outcome.timed_out) == (True, False)
     assert (outcome.stdout, outcome.stdout_truncated) == (b"x" * 1000, True)
     assert outcome.signal == signal.SIGTERM
+
+
+def test_the_leaders_exit_after_its_output_closed_ends_the_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The leader closes stdout and stderr, then exits: with only the tick to notice the exit,
+    # every run waited up to a tick after it. The tick is made an hour here; the leader's pidfd
+    # in the selector ends the wait as it exits.
+    import threading
+
+    from hz.runtime.process import bounded
+
+    monkeypatch.setattr(bounded, "_TICK", 3600.0)
+    script = "import os, time; os.close(1); os.close(2); time.sleep(0.2)"
+    outcomes: list[Any] = []
+    thread = threading.Thread(
+        target=lambda: outcomes.append(run([sys.executable, "-c", script])), daemon=True
+    )
+    thread.start()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
+    assert outcomes[0].exit_code == 0
