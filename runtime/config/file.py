@@ -69,6 +69,16 @@ def known_keys(table: str) -> tuple[frozenset[str], tuple[str, ...]]:
     return model_of(RUNNER).keys() | runner_keys, broken
 
 
+def _declared_runner_key(table: str, key: str) -> bool:
+    """A ``[system.runner]`` key a runner hz ships declares: known without loading every
+    runner (``registry.DECLARED_KEYS``)."""
+    if table != RUNNER:
+        return False
+    from hz.runtime.runners import registry
+
+    return registry.declared_key(key)
+
+
 def check_setting(
     table: str, key: str, value: Any, where: str, *, runner_keys: bool = True
 ) -> None:
@@ -89,7 +99,9 @@ def check_setting(
     provider = provider_table(table)
     try:
         keys, broken = (
-            known_keys(table) if runner_keys or table != RUNNER else (frozenset([key]), ())
+            known_keys(table)
+            if (runner_keys or table != RUNNER) and not _declared_runner_key(table, key)
+            else (frozenset([key]), ())
         )
     except ConfigError as e:  # [providers.NAME] of a provider unknown or that cannot load
         raise ConfigError(f"{where}: [{table}]: {e.message}", hint=e.hint) from e

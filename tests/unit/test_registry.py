@@ -161,6 +161,23 @@ def test_plugin_with_malformed_declarations(
     assert "command" in keys
 
 
+def test_declared_keys_are_the_shipped_runners_settings_keys() -> None:
+    """A configuration file's runner keys are checked against ``DECLARED_KEYS`` without
+    importing the runners hz ships: each must be its class's ``settings_model.keys()``."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    from hz.runtime.artifacts.distribution import DISTRIBUTION
+
+    points = entry_points(group=registry.GROUP)
+    own = {p.value for p in points if p.dist and p.dist.name == DISTRIBUTION}
+    assert set(registry.DECLARED_KEYS) == set(registry.CORE.values()) | own
+    for target, declared in registry.DECLARED_KEYS.items():
+        module, _, attr = target.partition(":")
+        runner = getattr(importlib.import_module(module), attr)
+        assert declared == runner.settings_model.keys(), target
+
+
 def test_default_tools_are_what_the_shipped_runners_accept_unconfigured() -> None:
     """``hz validate`` reads ``DEFAULT_TOOLS`` instead of importing the runners hz ships: it
     must give what each class's ``accepted_tools`` gives with an empty ``[system.runner]``
