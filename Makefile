@@ -91,6 +91,7 @@ test:
 	@echo "make test: every step's time"; cat build/times
 
 bench: $(VENV)/.test-deps
+	$(BIN)/python benchmarks/issue29.py
 	$(BIN)/python benchmarks/validate.py
 	$(BIN)/python benchmarks/compile.py
 	$(BIN)/python benchmarks/run.py

@@ -1,0 +1,200 @@
+"""Every figure of issue 29 ("Fast where users wait") in one run, each beside what it is
+measured against, with the machine and its load.
+
+    .venv/bin/python benchmarks/issue29.py [--repeat 9] [--compile-count 10000] [--workers]
+
+1. ``hz validate`` against ``check-jsonschema`` (same files, same schema): one contract, and
+   500 generated contracts (goals 0.5x and 0.2x).
+2. ``hz run`` against the agent run bare (``tests/fakes/agent.py echo``, the command runner):
+   from a packet and from a contract (goals +50 ms and +100 ms).
+3. ``hz compile`` of ``--compile-count`` contracts to a fresh directory: wall, CPU and peak
+   memory (goals 5 s and 80 MiB), beside the floor this disk sets: creating as many files of
+   the same size, and nothing else.
+4. With ``--workers``: ``benchmarks/workers.py`` (PostgreSQL 1 and 4 workers, SQLite 1 worker):
+   submit-to-start, hz's overhead per run against the bare agent, the 1 -> 4 scale-out.
+
+Whole processes, alternating sides so that load from other processes hits both alike,
+medians. A measurement, not a test: exit status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+import compile as compile_bench  # noqa: E402
+import run as run_bench  # noqa: E402
+from gen_contracts import generate  # noqa: E402
+
+BIN = Path(sys.executable).parent
+SCHEMA = REPO / "schemas" / "workflow-contract.schema.json"
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _timed(argv: list[str], cwd: Path, env: dict[str, str], stdin: bytes = b"") -> float:
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        sys.exit(f"{argv[0]} failed ({done.returncode}): {done.stderr.decode()[-2000:]}")
+    return elapsed
+
+
+def _sides(
+    sides: dict[str, tuple[list[str], Path, dict[str, str], bytes]], repeat: int
+) -> dict[str, float]:
+    """Median wall seconds of each side, alternating, after one dropped warm-up round."""
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for round_ in range(repeat + 1):
+        for name, (argv, cwd, env, stdin) in sides.items():
+            elapsed = _timed(argv, cwd, env, stdin)
+            if round_:
+                times[name].append(elapsed)
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def _row(label: str, ours: float, theirs: float, goal: str, met: bool) -> None:
+    print(
+        f"  {label:<34} {ours * 1000:8.1f} ms  {theirs * 1000:8.1f} ms  "
+        f"{ours / theirs:5.2f}x  {goal:<10} {'met' if met else 'NOT met'}"
+    )
+
+
+def validate(repeat: int, work: Path) -> None:
+    print("1. hz validate vs check-jsonschema (median wall)")
+    print(f"  {'case':<34} {'hz':>11}  {'other':>11}  ratio  goal")
+    hz = [str(BIN / "hz"), "validate"]
+    cj = [str(BIN / "check-jsonschema"), "--schemafile", str(SCHEMA)]
+    one = REPO / "contracts" / "weekly-digest.yaml"
+    got = _sides(
+        {"hz": ([*hz, str(one)], REPO, ENV, b""), "cj": ([*cj, str(one)], REPO, ENV, b"")},
+        repeat,
+    )
+    _row(
+        "one contract (weekly-digest)",
+        got["hz"],
+        got["cj"],
+        "<= 0.5x",
+        got["hz"] <= 0.5 * got["cj"],
+    )
+    files = generate(work / "contracts", 500)
+    got = _sides(
+        {
+            "hz": ([*hz, str(work / "contracts")], REPO, ENV, b""),
+            "cj": ([*cj, *map(str, files)], REPO, ENV, b""),
+        },
+        repeat,
+    )
+    _row("500 generated contracts", got["hz"], got["cj"], "<= 0.2x", got["hz"] <= 0.2 * got["cj"])
+
+
+def run(repeat: int, work: Path) -> None:
+    print("2. hz run vs the agent run bare (command runner, the fake agent; median wall)")
+    env = run_bench.setup(work)
+    hz = str(BIN / "hz")
+    bare = [sys.executable, run_bench.AGENT, "echo"]
+    got = _sides(
+        {
+            "bare": (bare, work, run_bench.ENV, b"Say hi to Ann."),
+            "packet": (
+                [hz, "run", "packet.json", "--force-new", "--no-receipt", "-q"],
+                work,
+                env,
+                b"",
+            ),
+            "contract": (
+                [
+                    hz,
+                    "run",
+                    "bench.yaml",
+                    "--input",
+                    "who=Ann",
+                    "--force-new",
+                    "--no-receipt",
+                    "-q",
+                ],
+                work,
+                env,
+                b"",
+            ),
+        },
+        repeat,
+    )
+    for side, goal in (("packet", 0.050), ("contract", 0.100)):
+        over = got[side] - got["bare"]
+        verdict = "met" if over <= goal else "NOT met"
+        print(
+            f"  hz run {side.upper():<27} {got[side] * 1000:8.1f} ms  "
+            f"{got['bare'] * 1000:8.1f} ms  {got[side] / got['bare']:5.2f}x  "
+            f"+{over * 1000:.0f} ms (goal +{goal * 1000:.0f} ms) {verdict}"
+        )
+
+
+def compile_(count: int, work: Path) -> None:
+    print(f"3. hz compile of {count:,} contracts to a fresh directory")
+    compile_bench.generate(work, count)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    wall, cpu = compile_bench.run_once(work, work / "jobs")
+    peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    sizes = [p.stat().st_size for p in (work / "jobs").glob("*.job.json")]
+    floor = work / "floor"
+    floor.mkdir()
+    payload = b"x" * int(statistics.mean(sizes))
+    started, system = time.perf_counter(), os.times().system
+    for n in range(len(sizes)):
+        fd = os.open(floor / f"{n}.job.json", os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644)
+        os.write(fd, payload)
+        os.close(fd)
+    made, made_system = time.perf_counter() - started, os.times().system - system
+    print(
+        f"  wall {wall:.2f} s (goal <= 5 s: {'met' if wall <= 5 else 'NOT met'}), CPU {cpu:.2f} s, "
+        f"peak {peak:.1f} MiB (goal <= 80 MiB: {'met' if peak <= 80 else 'NOT met'})"
+    )
+    print(
+        f"  the disk's floor: creating {len(sizes):,} files of {len(payload):,} bytes and "
+        f"nothing else takes {made:.2f} s ({made_system:.2f} s system): hz compile is "
+        f"{wall / made:.2f}x that"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--compile-count", type=int, default=10_000)
+    parser.add_argument("--workers", action="store_true", help="also run benchmarks/workers.py")
+    args = parser.parse_args()
+    print(
+        f"{platform.node()}: {os.cpu_count()} CPUs, Linux {platform.release()}, "
+        f"Python {platform.python_version()}; load average {os.getloadavg()[0]:.2f}\n"
+    )
+    with tempfile.TemporaryDirectory(prefix="hz-issue29.") as tmp:
+        root = Path(tmp)
+        for part, step in (("validate", validate), ("run", run)):
+            (root / part).mkdir()
+            step(args.repeat, root / part)
+            print(f"  (load {os.getloadavg()[0]:.2f})\n")
+        (root / "compile").mkdir()
+        compile_(args.compile_count, root / "compile")
+        print(f"  (load {os.getloadavg()[0]:.2f})\n")
+    if args.workers:
+        print("4. workers (benchmarks/workers.py --workers 1,4)", flush=True)
+        subprocess.run(
+            [sys.executable, str(REPO / "benchmarks" / "workers.py"), "--workers", "1,4"],
+            check=False,
+        )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
