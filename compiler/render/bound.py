@@ -10,6 +10,8 @@ A fresh interpreter rather than a fork, because hz may have threads, and forking
 process can leave the child holding locks nobody will release. It costs more than a fork did:
 the child starts Python and imports Jinja, about 60 ms more CPU time per render (100 ms instead
 of 40 ms on the 2-core development machine), once per ``hz render`` or ``hz run``.
+docs/decisions/0022-render-isolation-cost.md says why neither a fork nor rendering in process
+replaces it, and that it is to be started early instead.
 """
 
 from __future__ import annotations
