@@ -31,8 +31,10 @@ _IN_Q_OVERFLOW = 0x00004000
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 #: One read of events, at most (the kernel never splits an event across reads).
 _READ = 64 * 1024
-#: How often the watcher thread looks whether it is to stop.
+#: How often the watcher thread looks whether it is to stop (``close()`` also wakes it).
 _STOP_CHECK = 0.5
+#: How long ``close()`` waits for the thread to end.
+_CLOSE_WAIT = 2.0
 
 
 class Bell:
@@ -66,6 +68,9 @@ class LedgerWatch:
         self._names = names
         self._bell = bell
         self._closing = threading.Event()
+        #: Written by ``close()``, which owns the write end: the thread's select returns at
+        #: once, not at its next look; the thread closes the read end and ``fd`` as it ends.
+        self._stop_r, self._stop_w = os.pipe()
         self._thread = threading.Thread(target=self._loop, name="hz-ledger-watch", daemon=True)
 
     @classmethod
@@ -78,19 +83,23 @@ class LedgerWatch:
         try:
             watch._thread.start()
         except RuntimeError:  # no thread to be had: the poll it is
-            os.close(fd)
+            for each in (fd, watch._stop_r, watch._stop_w):
+                os.close(each)
             return None
         return watch
 
     def close(self) -> None:
         self._closing.set()
-        self._thread.join(timeout=2 * _STOP_CHECK)
+        with contextlib.suppress(OSError):
+            os.write(self._stop_w, b"x")
+        os.close(self._stop_w)
+        self._thread.join(timeout=_CLOSE_WAIT)
 
     def _loop(self) -> None:
         try:
             while not self._closing.is_set():
-                ready, _, _ = select.select([self._fd], [], [], _STOP_CHECK)
-                if not ready:
+                ready, _, _ = select.select([self._fd, self._stop_r], [], [], _STOP_CHECK)
+                if self._fd not in ready:
                     continue
                 try:
                     data = os.read(self._fd, _READ)
@@ -102,6 +111,7 @@ class LedgerWatch:
             pass  # the watch is gone: the slots poll
         finally:
             os.close(self._fd)
+            os.close(self._stop_r)
 
     def _relevant(self, data: bytes) -> bool:
         at = 0

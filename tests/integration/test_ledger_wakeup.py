@@ -96,3 +96,18 @@ def test_only_the_ledgers_files_ring() -> None:
 def test_no_watch_where_the_directory_cannot_be_watched(tmp_path: Path) -> None:
     # The slots poll then (IDLE_POLL), as before.
     assert LedgerWatch.start(tmp_path / "missing" / "ledger.sqlite3", Bell()) is None
+
+
+def test_closing_the_watch_ends_its_thread_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A pool's end (a batch, a worker) waits for the watch's thread: close() wakes it rather
+    # than leaving it to notice at its next look, made an hour here.
+    import hz.runtime.ledger.wakeup as wakeup
+
+    monkeypatch.setattr(wakeup, "_STOP_CHECK", 3600.0)
+    Ledger(tmp_path / "ledger.sqlite3").close()
+    watch = LedgerWatch.start(tmp_path / "ledger.sqlite3", Bell())
+    assert watch is not None
+    watch.close()  # waits _CLOSE_WAIT at most
+    assert not watch._thread.is_alive()
