@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from hz.compiler.source import SourceDoc
-from hz.runtime.artifacts.schedule import Schedule
 
 if TYPE_CHECKING:
     from hz.runtime.artifacts.models import ReadSpec, UpstreamSpec
+    from hz.runtime.artifacts.schedule import Schedule
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,6 @@ from hz.compiler.checks.messages import describe, expected_types
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.rules.registry import HZ410, HZ411, HZ412, HZ413, HZ414, HZ415, HZ416
 from hz.compiler.source import JsonPath, SourceDoc
-from hz.runtime.artifacts.models import CONTRACT_READ
 from hz.runtime.artifacts.operations import (
     OPERATION_PATTERN,
     SINCE_LAST_SUCCESS,
@@ -60,11 +59,20 @@ def check_reads(doc: SourceDoc, operations: Operations) -> list[Diagnostic]:
     return out
 
 
+def _contract_read(read: str) -> bool:
+    """``read: contract:NAME``. The pattern lives with the job models, which build pydantic
+    models as they are imported: only for an input that reads (``hz validate`` of a contract
+    without one must not pay for them)."""
+    from hz.runtime.artifacts.models import CONTRACT_READ
+
+    return CONTRACT_READ.match(read) is not None
+
+
 def _input(
     doc: SourceDoc, base: JsonPath, spec: dict[str, Any], operations: Operations
 ) -> list[Diagnostic]:
     read = spec.get("read")
-    upstream = isinstance(read, str) and CONTRACT_READ.match(read) is not None
+    upstream = isinstance(read, str) and _contract_read(read)
     out: list[Diagnostic] = []
     if "max_age" in spec and not upstream:
         out.append(_not_fitting(doc, base, "max_age", "an input that reads contract:NAME"))

@@ -3,19 +3,17 @@ match, an IANA time zone, a jitter within an hour (the schema checks the shapes)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hz.compiler.checks.common import at
 from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.rules.registry import HZ160, HZ161, HZ162, HZ163
 from hz.compiler.source import JsonPath, SourceDoc
-from hz.runtime.artifacts.schedule import (
-    MAX_JITTER,
-    Schedule,
-    cron_problem,
-    jitter_seconds,
-    zone_problem,
-)
+
+if TYPE_CHECKING:
+    # The schedule module builds pydantic models and imports croniter: only for a contract
+    # with a schedule (``hz validate`` of one without must not pay for them).
+    from hz.runtime.artifacts.schedule import Schedule
 
 _CRON_HINT = (
     'five fields: minute hour day-of-month month day-of-week, e.g. "0 7 * * MON" '
@@ -31,6 +29,8 @@ def check_schedule(doc: SourceDoc) -> list[Diagnostic]:
         return _cron(doc, ("hz", "schedule"), value)
     if not isinstance(value, dict):
         return []
+    from hz.runtime.artifacts.schedule import MAX_JITTER, jitter_seconds, zone_problem
+
     found: list[Diagnostic] = []
     if isinstance(value.get("cron"), str):
         found += _cron(doc, ("hz", "schedule", "cron"), value["cron"])
@@ -62,6 +62,8 @@ def check_schedule(doc: SourceDoc) -> list[Diagnostic]:
 
 
 def _cron(doc: SourceDoc, path: JsonPath, cron: str) -> list[Diagnostic]:
+    from hz.runtime.artifacts.schedule import cron_problem
+
     problem = cron_problem(cron)
     if problem is None:
         return []
@@ -100,6 +102,8 @@ def schedule_of(value: Any) -> Schedule | None:
     """The ``Schedule`` of a checked contract's ``hz.schedule`` (None without one)."""
     if value is None:
         return None
+    from hz.runtime.artifacts.schedule import Schedule, jitter_seconds
+
     if isinstance(value, str):
         return Schedule(cron=" ".join(value.split()))
     jitter = value.get("jitter", 0)
