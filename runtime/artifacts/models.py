@@ -380,6 +380,50 @@ class Packet(Frozen):
         _whole(self, MAX_PACKET_BYTES, "a packet")
         return self
 
+    @model_validator(mode="after")
+    def _sources_fit(self) -> Packet:
+        """Each source is of a value the packet holds: the receipt certifies these digests
+        (``input_digests``), so a packet whose sources were edited — a digest of other data,
+        a source for no input, another operation than the job reads — is refused, never run."""
+        problem = _source_problem(self)
+        if problem is not None:
+            raise PydanticCustomError("source_mismatch", problem)
+        return self
+
+
+def _source_problem(packet: Packet) -> str | None:
+    """What is wrong with the packet's ``sources``, or None. Every input the job reads (through
+    an operation or another job's draft) that has a value has a source; every source is of
+    such an input, its ``sha256`` the digest of that value; one that was not given by hand
+    names the job's operation, arguments and window (or the upstream job)."""
+    specs = packet.job.inputs
+    for name, source in packet.sources.items():
+        spec = specs.get(name)
+        where = f"sources.{name}"
+        if spec is None or (spec.read is None and spec.upstream is None):
+            return f"{where}: the job reads no input {name!r}"
+        if name not in packet.inputs:
+            return f"{where}: the packet holds no value of input {name!r}"
+        if source.sha256 != digest_of(packet.inputs[name]):
+            return f"{where}: sha256 is not the digest of the input's value"
+        if source.given:
+            continue
+        if spec.read is not None:
+            window = None if source.window is None else source.window.spec
+            if (source.operation, source.args, window) != (
+                spec.read.operation,
+                spec.read.args,
+                spec.read.window,
+            ):
+                return f"{where}: the operation, arguments or window differ from the job's read"
+        elif spec.upstream is not None and source.job != spec.upstream.job:
+            return f"{where}: the job differs from the one the input reads a draft of"
+    for name, spec in specs.items():
+        reads = spec.read is not None or spec.upstream is not None
+        if reads and name in packet.inputs and name not in packet.sources:
+            return f"sources: input {name!r} is read, and the packet says not where from"
+    return None
+
 
 _VERSIONS = {"job": JOB_FORMAT_VERSION, "packet": PACKET_FORMAT_VERSION}
 _TOO_LARGE = "hz render makes packets within the caps; nothing was recorded or run"
