@@ -1,5 +1,6 @@
-"""Inputs read through a capability operation (HZ410-HZ415): the operation is known, its
-arguments and window fit it, and the input's own schema can hold what it returns.
+"""Inputs read through a capability operation (HZ410-HZ417): the operation is known, its
+arguments and window fit it, the input's own schema can hold what it returns, and a job reads
+no more than ``MAX_READ_INPUTS`` inputs that way.
 
 The checks run against a catalog of operations passed in (``operations``: hz's own
 ``hz.runtime.artifacts.operations.CATALOG`` by default, to which the command line adds the
@@ -17,9 +18,19 @@ from typing import TYPE_CHECKING, Any
 from hz.compiler.checks.common import at, dotted, flow, get, quoted, short
 from hz.compiler.checks.messages import describe, expected_types
 from hz.compiler.diagnostics import Diagnostic
-from hz.compiler.rules.registry import HZ410, HZ411, HZ412, HZ413, HZ414, HZ415, HZ416
+from hz.compiler.rules.registry import (
+    HZ410,
+    HZ411,
+    HZ412,
+    HZ413,
+    HZ414,
+    HZ415,
+    HZ416,
+    HZ417,
+)
 from hz.compiler.source import JsonPath, SourceDoc
 from hz.runtime.artifacts.operations import (
+    MAX_READ_INPUTS,
     OPERATION_PATTERN,
     SINCE_LAST_SUCCESS,
     Operation,
@@ -53,9 +64,15 @@ def check_reads(doc: SourceDoc, operations: Operations) -> list[Diagnostic]:
     if not isinstance(inputs, dict):
         return []
     out: list[Diagnostic] = []
+    reading: list[str] = []
     for name, spec in inputs.items():
         if isinstance(spec, dict):
             out += _input(doc, ("hz", "inputs", name), spec, operations)
+            read = spec.get("read")
+            if isinstance(read, str) and not _contract_read(read):
+                reading.append(name)
+    if len(reading) > MAX_READ_INPUTS:
+        out.append(_too_many(doc, reading))
     return out
 
 
@@ -66,6 +83,20 @@ def _contract_read(read: str) -> bool:
     from hz.runtime.artifacts.models import CONTRACT_READ
 
     return CONTRACT_READ.match(read) is not None
+
+
+def _too_many(doc: SourceDoc, reading: list[str]) -> Diagnostic:
+    """HZ417, at the first input past the cap."""
+    first = reading[MAX_READ_INPUTS]
+    return at(
+        doc,
+        ("hz", "inputs", first),
+        HZ417,
+        f"hz.inputs: {len(reading)} inputs are read through an operation, more than the "
+        f"{MAX_READ_INPUTS} a job may read (the first past them: {short(first)})",
+        key=True,
+        hint="read fewer inputs: split the contract, or read a whole directory with one files.glob",
+    )
 
 
 def _input(

@@ -121,6 +121,7 @@ HZ413: Final = _rule("HZ413", "Input with both `read` and `default`")
 HZ414: Final = _rule("HZ414", "Input schema the operation's result cannot meet")
 HZ415: Final = _rule("HZ415", "`args` or `window` without `read`")
 HZ416: Final = _rule("HZ416", "Option that does not fit the input's read")
+HZ417: Final = _rule("HZ417", "More than 16 inputs read through an operation")
 
 # The prompt template
 HZ501: Final = _rule("HZ501", "Template syntax error")
@@ -161,6 +162,7 @@ HZ724: Final = _rule("HZ724", "Provider's answer is not what the operation promi
 HZ725: Final = _rule("HZ725", "Provider's answer is larger than its cap")
 HZ726: Final = _rule("HZ726", "Provider did not answer within its timeout")
 HZ727: Final = _rule("HZ727", "Arguments refused by the operator's settings")
+HZ728: Final = _rule("HZ728", "since-last-success passed over a run or is empty", "warning")
 HZ730: Final = _rule("HZ730", "No completed upstream draft to read")
 
 # A project hz.toml

@@ -33,6 +33,9 @@ WINDOW_PATTERN: Final = r"^(?:[1-9][0-9]{0,5}[mhdw]|since-last-success)$(?!\n)"
 _RELATIVE = re.compile(r"([1-9][0-9]{0,5})([mhdw])")
 _UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 MAX_WINDOW: Final = timedelta(days=366)
+#: The most inputs one job may read through an operation (HZ417): each is a fetch with its
+#: own deadline, and up to ``max_pages`` requests against the operator's API quota.
+MAX_READ_INPUTS: Final = 16
 
 #: What the capability part of an operation name may be, and the operation part.
 OPERATION_PATTERN: Final = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*\.[a-z][a-z0-9_]*$(?!\n)"

@@ -482,3 +482,19 @@ def test_hz411_a_quoted_text_that_is_no_number_gets_no_unquote_hint(number: str)
     [(code, _, _, message, hint)] = found(text)
     assert (code, hint) == ("HZ411", None)
     assert message == f"hz.inputs.p.args.number: expected an integer, got a string ('{number}')"
+
+
+def test_hz417_more_than_sixteen_inputs_read_through_an_operation() -> None:
+    reads = "".join(f"n{i:02d}: {{read: files.read, args: {{path: a.md}}}}\n" for i in range(17))
+    drafts = "up: {read: contract:other}\n"  # another job's draft is not a fetch: not counted
+    assert found(reads + drafts) == [
+        (
+            "HZ417",
+            22,
+            5,
+            "hz.inputs: 17 inputs are read through an operation, more than the 16 a job may "
+            "read (the first past them: 'n16')",
+            "read fewer inputs: split the contract, or read a whole directory with one files.glob",
+        )
+    ]
+    assert found(reads.partition("n16")[0] + drafts) == []
