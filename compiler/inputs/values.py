@@ -38,11 +38,13 @@ __all__ = ["MAX_INPUT_BYTES", "Fetch", "Inputs", "apply_inputs", "collect_inputs
 
 @dataclass(frozen=True, slots=True)
 class Fetched:
-    """What a ``Fetch`` answers: the values fetched and their sources, or the problems."""
+    """What a ``Fetch`` answers: the values fetched and their sources, or the problems; and
+    the warnings, said either way."""
 
     values: Mapping[str, Any] = field(default_factory=dict)
     sources: Mapping[str, InputSource] = field(default_factory=dict)
     problems: Sequence[Diagnostic] = ()
+    warnings: Sequence[Diagnostic] = ()
 
 
 #: Fetches the ``read`` inputs not given by hand; it is told the names given
@@ -53,11 +55,13 @@ Fetch = Callable[[frozenset[str]], Fetched]
 @dataclass(frozen=True, slots=True)
 class Inputs:
     """The values of one render and, per ``read`` input, where its value came from; or the
-    diagnostics that prevent the render (``values`` None)."""
+    diagnostics that prevent the render (``values`` None). ``warnings``: the fetch's, with the
+    values (among the diagnostics without them)."""
 
     values: dict[str, Any] | None
     sources: dict[str, InputSource]
     diagnostics: tuple[Diagnostic, ...]
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 #: Errors shown per input before the rest are summed up in one line.
@@ -248,8 +252,8 @@ def gather_inputs(
             hint = "pass a smaller extract of the data; the prompt is capped at 1 MiB anyway"
             diagnostics.append(Diagnostic(HZ705, message, missing_at, hint=hint))
     if values is None or diagnostics:
-        return Inputs(None, {}, sort_diagnostics(diagnostics))
+        return Inputs(None, {}, sort_diagnostics([*diagnostics, *fetched.warnings]))
     sources = dict(fetched.sources)
     for name in sorted(reads.keys() & supplied.keys()):
         sources[name] = InputSource(given=True, sha256=digest_of(values[name]))
-    return Inputs(values, dict(sorted(sources.items())), ())
+    return Inputs(values, dict(sorted(sources.items())), (), tuple(fetched.warnings))

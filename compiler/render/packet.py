@@ -124,7 +124,8 @@ def render_job(
     fetch: JobFetch | None = None,
 ) -> tuple[Packet | None, list[Diagnostic]]:
     """The packet of ``job`` with these input values; ``fetch`` fetches its ``read`` inputs
-    (without it, a read input not given by hand is an HZ711 diagnostic)."""
+    (without it, a read input not given by hand is an HZ711 diagnostic). The diagnostics
+    beside a packet are warnings (the fetch's)."""
     found = gather_inputs(
         job.inputs,
         inputs_file=inputs_file,
@@ -137,8 +138,8 @@ def render_job(
         return None, list(found.diagnostics)
     prompt, diagnostics = render_prompt(job.template, values, place)
     if prompt is None:
-        return None, diagnostics
-    return make_packet(job, values, prompt, found.sources), []
+        return None, [*found.warnings, *diagnostics]
+    return make_packet(job, values, prompt, found.sources), list(found.warnings)
 
 
 def job_from_contract(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterator, Mapping
 
     from hz.compiler.inputs.values import Fetched
     from hz.compiler.render.packet import JobFetch
@@ -50,7 +50,20 @@ class UtcTime(click.ParamType[datetime]):
                 param,
                 ctx,
             )
-        return moment.astimezone(UTC)
+        from hz.runtime.providers.fetch import EARLIEST, LATEST
+
+        try:
+            utc = moment.astimezone(UTC)
+        except OverflowError:  # 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+            utc = None
+        if utc is None or not EARLIEST <= utc <= LATEST:
+            self.fail(
+                f"{printable(repr(text[:64]))} is not between 1970-01-01T00:00:00Z and "
+                "9999-12-31T23:59:59Z",
+                param,
+                ctx,
+            )
+        return utc
 
 
 AT = UtcTime()
@@ -96,7 +109,11 @@ def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = N
     bindings = Bindings.from_config(config)
     ledgers: list[Any] = []
 
-    def last_success(job: str, name: str) -> datetime | None:
+    def last_success(job: str, name: str) -> Iterator[tuple[str, str]]:
+        open_ledger_once()
+        yield from ledgers[0].window_ends(job, name)
+
+    def open_ledger_once() -> None:
         if not ledgers:
             from hz.runtime.ledger.session import open_ledger
 
@@ -105,8 +122,6 @@ def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = N
             context = click.get_current_context(silent=True)
             if context is not None:
                 context.call_on_close(ledger.close)
-        end: datetime | None = ledgers[0].window_end(job, name)
-        return end
 
     def fetch(job: Job, given: frozenset[str]) -> Fetched:
         # Imported only when a job is rendered: running a packet never loads the compiler.
@@ -123,7 +138,7 @@ def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = N
                 problem = _upstream(name, spec, values, sources)
                 if problem is not None:
                     problems.append(problem)
-        return Fetched(values, sources, tuple(problems))
+        return Fetched(values, sources, tuple(problems), found.warnings)
 
     def _upstream(name: str, spec: Any, values: dict[str, Any], sources: dict[str, Any]) -> Any:
         """The draft an input reads from another job's newest completed run, into ``values``
@@ -136,8 +151,7 @@ def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = N
         from hz.runtime.ledger.schedules import NoDraft, upstream_draft
 
         upstream = spec.upstream
-        if not ledgers:
-            last_success(upstream.job, name)  # opens the ledger
+        open_ledger_once()
         moment = at if at is not None else datetime.now(UTC)
         prefix = f"input {name!r}: contract:{upstream.job}"
         try:

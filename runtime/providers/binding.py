@@ -97,11 +97,16 @@ class Bindings:
         found: dict[str, Operation] = dict(CATALOG)
         for name in sorted(set(self.capabilities.values())):
             try:
-                declared = self.bound(name).provider.operations()
+                declared = sorted(dict(self.bound(name).provider.operations()).items())
             except Exception:  # noqa: S112 - one that cannot be made, or crashes, declares none
                 continue
-            for op_name, operation in sorted(declared.items()):
-                if op_name not in found and self.provider_of(operation.capability) == name:
+            for op_name, operation in declared:
+                if (
+                    isinstance(operation, Operation)
+                    and op_name == operation.name
+                    and op_name not in found
+                    and self.provider_of(operation.capability) == name
+                ):
                     found[op_name] = operation
         return found
 

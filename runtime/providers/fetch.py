@@ -10,7 +10,18 @@ Windows. A relative window (``7d``) is ``[at - 7 days, at)``. ``since-last-succe
 the end (``until``) of the same input's window in the job's last completed run, as the run
 ledger holds it in that run's packet (``last_success``); when there is none (the first run, or
 runs whose value was given by hand), it falls back to the last ``FALLBACK_WINDOW`` (7 days) and
-the source says ``fallback: true``. Times are UTC, to the second.
+the source says ``fallback: true``. Times are UTC, to the second. A ledger row is outside
+input: an end that is no time between 1970 and 9999, or one later than now (a run rendered
+``--at`` a future time, a row edited by hand), is passed over for the run before it, and said
+in a warning (HZ728); an end after ``at`` (``--at`` in the past) gives an empty window, said
+too.
+
+Bounds. What a job asks for is checked again here, since a job file is outside input too: at
+most ``MAX_READ_INPUTS`` inputs read through an operation (HZ417), each input's arguments and
+window against its operation (HZ727). Every fetch has its provider's deadline, and all the
+fetches of one job end within ``JOB_FETCH_SECONDS`` (HZ726). An answer is measured as the
+UTF-8 bytes of its canonical JSON, what the packet holds (a text that is not Unicode, such as
+a lone surrogate, is HZ724).
 
 Everything that goes wrong is a located ``Problem`` whose code is the provider's
 (``HZ720``–``HZ727``, ``hz.runtime.providers.protocol``) and whose message names the input,
@@ -24,7 +35,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +45,7 @@ from hz.runtime.artifacts.canonical import digest_of
 from hz.runtime.artifacts.errors import ConfigError, HzError
 from hz.runtime.artifacts.models import InputSource, InputSpec, Job, ResolvedWindow
 from hz.runtime.artifacts.operations import (
-    SINCE_LAST_SUCCESS,
+    MAX_READ_INPUTS,
     Operation,
     Window,
     WindowError,
@@ -52,6 +63,7 @@ from hz.runtime.providers.protocol import (
     HZ724,
     HZ725,
     HZ726,
+    HZ727,
     FetchRequest,
     ProviderError,
 )
@@ -69,17 +81,36 @@ MAX_SCHEMA_ERRORS = 3
 #: memory with every run; past this, its fetches fail at once (HZ726) until one of them ends.
 MAX_ABANDONED = 4
 
+#: All the fetches of one job end within this many seconds: each fetch's own deadline is cut
+#: to what is left, and an input not started by then fails (HZ726). One slow service or many
+#: inputs cannot hold a run (or a worker) for inputs x timeouts.
+JOB_FETCH_SECONDS = 300.0
+#: The times windows resolve at and a ledger's window ends may be: ``--at`` is held to them,
+#: a ledger row past them is passed over. (Python's dates end in year 9999.)
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+#: How far past now a completed run's window may end before it is passed over: the clocks of
+#: a fleet's hosts disagree a little; a window that ends later was not fetched by a real run.
+CLOCK_SKEW = timedelta(minutes=5)
+#: Passed-over runs named in one warning before the rest are counted.
+MAX_PASSED_SHOWN = 3
+#: A job asks for more inputs read through an operation than MAX_READ_INPUTS (the compiler's
+#: rule, checked again for a job made by hand).
+HZ417 = "HZ417"
+#: since-last-success passed over a run's window, or resolved to an empty window (a warning).
+HZ728 = "HZ728"
+
 #: provider name -> the threads of its fetches given up on that may still run.
 _abandoned: dict[str, list[threading.Thread]] = {}
 _abandoned_lock = threading.Lock()
 
-#: ``(job name, input name) -> the end of that input's window in the job's last completed
-#: run``, or None when there is none.
-LastSuccess = Callable[[str, str], datetime | None]
+#: ``(job name, input name) -> (run id, the end of that input's window as recorded)`` for the
+#: job's last completed runs that record one, newest first (``LedgerBase.window_ends``).
+LastSuccess = Callable[[str, str], Iterable[tuple[str, str]]]
 
 
-def no_last_success(job: str, name: str) -> datetime | None:
-    return None
+def no_last_success(job: str, name: str) -> Iterable[tuple[str, str]]:
+    return ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +125,8 @@ class FetchContext:
     at: datetime | None = None
     last_success: LastSuccess = no_last_success
     where: str = ""
+    #: All the job's fetches end within this many seconds (``JOB_FETCH_SECONDS``).
+    job_seconds: float = JOB_FETCH_SECONDS
     now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
     clock: Callable[[], float] = field(default=time.monotonic)
     sleep: Callable[[float], None] = field(default=time.sleep)
@@ -101,11 +134,13 @@ class FetchContext:
 
 @dataclass(frozen=True, slots=True)
 class Fetched:
-    """The values fetched and their sources, by input name; or the problems (then no value)."""
+    """The values fetched and their sources, by input name; or the problems (then no value).
+    ``warnings`` are said either way (a since-last-success run passed over, HZ728)."""
 
     values: dict[str, Any]
     sources: dict[str, InputSource]
     problems: tuple[Problem, ...] = ()
+    warnings: tuple[Problem, ...] = ()
 
 
 def read_inputs(job: Job) -> dict[str, InputSpec]:
@@ -116,22 +151,49 @@ def read_inputs(job: Job) -> dict[str, InputSpec]:
 def fetch_inputs(job: Job, context: FetchContext, *, given: Collection[str] = ()) -> Fetched:
     """Fetch every ``read`` input of ``job`` but those ``given`` by hand (``--input``)."""
     at = _second(context.at if context.at is not None else context.now())
+    if not EARLIEST <= at <= LATEST:
+        raise ValueError(f"a fetch resolves windows between 1970 and 9999, not at {at}")
+    reads = read_inputs(job)
+    operation_reads = [name for name, spec in reads.items() if spec.read is not None]
+    if len(operation_reads) > MAX_READ_INPUTS:
+        message = (
+            f"the job reads {len(operation_reads)} inputs through an operation, more than the "
+            f"{MAX_READ_INPUTS} a job may read; nothing was fetched"
+        )
+        hint = "read fewer inputs: split the job, or read a whole directory with one files.glob"
+        return Fetched({}, {}, (Problem(HZ417, message, context.where, hint=hint),))
     values: dict[str, Any] = {}
     sources: dict[str, InputSource] = {}
     problems: list[Problem] = []
-    for name, spec in read_inputs(job).items():
+    warnings: list[Problem] = []
+    ends = context.clock() + context.job_seconds
+    for name, spec in reads.items():
         if name in given:
             continue
+        left = ends - context.clock()
+        if left <= 0:
+            problems.append(_not_started(name, spec, context))
+            continue
         try:
-            value, source = _fetch_one(job, name, spec, at, context)
+            value, source = _fetch_one(job, name, spec, at, context, left, warnings)
         except _Failed as failed:
             problems.append(failed.problem)
             continue
         values[name] = value
         sources[name] = source
     if problems:
-        return Fetched({}, {}, tuple(problems))
-    return Fetched(values, sources)
+        return Fetched({}, {}, tuple(problems), tuple(warnings))
+    return Fetched(values, sources, (), tuple(warnings))
+
+
+def _not_started(name: str, spec: InputSpec, context: FetchContext) -> Problem:
+    assert spec.read is not None
+    message = (
+        f"input '{name}': {spec.read.operation}: not fetched: the job's inputs took longer than "
+        f"{context.job_seconds:g} s to fetch in all"
+    )
+    hint = "read fewer inputs, or narrow their arguments and windows; a slow service is named above"
+    return Problem(HZ726, message, context.where, hint=hint)
 
 
 class _Failed(Exception):
@@ -146,11 +208,19 @@ def _second(moment: datetime) -> datetime:
 
 
 def _utc(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Not strftime: glibc writes a year before 1000 without its leading zeros.
+    m = moment.astimezone(UTC)
+    return f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}Z"
 
 
 def _fetch_one(
-    job: Job, name: str, spec: InputSpec, at: datetime, context: FetchContext
+    job: Job,
+    name: str,
+    spec: InputSpec,
+    at: datetime,
+    context: FetchContext,
+    left: float,
+    warnings: list[Problem],
 ) -> tuple[Any, InputSource]:
     read = spec.read
     assert read is not None
@@ -171,8 +241,19 @@ def _fetch_one(
         code = HZ720 if e.message.startswith("unknown provider") else HZ721
         raise fail(code, e.message, e.hint) from e
     operation = _operation(bound, operation_name, fail)
-    window = _window(job.name, name, operation, read.window, at, context)
-    timeout, max_bytes = _limits(bound, operation_name)
+    _check_request(operation, read.args, read.window, fail)
+    window = _window(job.name, name, read.window, at, context, warnings)
+    own_timeout, max_bytes = _limits(bound, operation_name)
+    timeout = min(own_timeout, left)
+    if timeout < own_timeout:
+        slow = (
+            f"all the job's fetches end within {context.job_seconds:g} s: read fewer inputs, or "
+            "narrow their arguments and windows"
+        )
+    else:
+        setting = _setting(bound, operation_name, "timeout_seconds")
+        slow = "the service may be slow or down"
+        slow += f"; raise {setting} to wait longer" if setting else ""
     request = FetchRequest(
         operation=operation,
         args=dict(read.args),
@@ -184,7 +265,7 @@ def _fetch_one(
         sleep=context.sleep,
     )
     try:
-        value = _call(bound, request, timeout)
+        value = _call(bound, request, timeout, slow)
     except ProviderError as e:
         raise fail(e.code, e.message, e.hint) from e
     size = _size(value, fail)
@@ -192,8 +273,7 @@ def _fetch_one(
         raise fail(
             HZ725,
             f"the answer is {size:,} bytes as JSON, more than the cap of {max_bytes:,}",
-            f"narrow the input's arguments or window, or raise [providers.{provider_name}] "
-            "max_bytes where the provider has it",
+            _cap_hint(_setting(bound, operation_name, "max_bytes")),
         )
     _check(operation.result, value, "the answer does not match the operation's result schema", fail)
     _check(spec.schema_, value, "the value does not match the input's schema", fail)
@@ -215,12 +295,30 @@ def _fetch_one(
     return value, source
 
 
+def _cap_hint(setting: str | None) -> str:
+    if setting is None:
+        return "narrow the input's arguments or window (the provider has no setting to raise)"
+    return f"narrow the input's arguments or window, or raise {setting}"
+
+
 def _operation(bound: Bound, name: str, fail: Callable[..., _Failed]) -> Operation:
+    bug = f"a bug in the provider '{bound.name}': report it to its authors"
     try:
         offered = dict(bound.provider.operations())
+        operation = offered.get(name)
     except HzError as e:
         raise fail(HZ721, e.message, e.hint) from e
-    operation = offered.get(name)
+    except Exception as e:  # a plugin's code: whatever it raises is said, never a traceback
+        raise fail(
+            HZ721, f"provider '{bound.name}' cannot list its operations: {_said(e)}", bug
+        ) from e
+    if operation is not None and not isinstance(operation, Operation):
+        raise fail(
+            HZ721,
+            f"provider '{bound.name}' declares this operation as {type(operation).__name__}, "
+            "not an hz.runtime.artifacts.operations.Operation",
+            bug,
+        )
     if operation is None:
         served = ", ".join(sorted(offered)) or "none"
         raise fail(
@@ -231,29 +329,113 @@ def _operation(bound: Bound, name: str, fail: Callable[..., _Failed]) -> Operati
     return operation
 
 
+def _check_request(
+    operation: Operation,
+    args: Mapping[str, Any],
+    window: str | None,
+    fail: Callable[..., _Failed],
+) -> None:
+    """The job's arguments and window fit the operation. The compiler checks them (HZ411,
+    HZ412), but a job file is outside input, and re-sealing one after an edit is easy: a
+    provider (an operator's program) gets only arguments its operation's schema allows."""
+    what = "the job's arguments do not match the operation's argument schema"
+    _check(operation.args, dict(args), what, fail, HZ727)
+    if window is None:
+        return
+    if not operation.window:
+        raise fail(HZ727, "the job gives a window, but the operation takes none")
+    try:
+        window_length(window)
+    except WindowError as e:
+        raise fail(HZ727, f"the job's window: {e}") from e
+
+
 def _window(
     job: str,
     name: str,
-    operation: Operation,
     text: str | None,
     at: datetime,
     context: FetchContext,
+    warnings: list[Problem],
 ) -> tuple[datetime, datetime, bool] | None:
-    """``(since, until, fallback)`` of the input's window, or None without one."""
-    if text is None or not operation.window:
+    """``(since, until, fallback)`` of the input's window (checked against its operation
+    before), or None without one. Runs passed over are said in ``warnings``."""
+    if text is None:
         return None
-    try:
-        length = window_length(text)
-    except WindowError:  # the packet's model refused it already; a job made by hand
-        length = FALLBACK_WINDOW
-    if text != SINCE_LAST_SUCCESS:
-        assert length is not None
+    length = window_length(text)
+    if length is not None:
         return at - length, at, False
-    last = context.last_success(job, name)
-    if last is None:
+    latest = _second(context.now()) + CLOCK_SKEW
+    passed: list[str] = []
+    found: tuple[str, str, datetime] | None = None
+    for run, until in context.last_success(job, name):
+        moment = _moment(until)
+        if moment is None:
+            passed.append(f"run {_shown(run)}: its window's end {_shown(until)} is no time hz uses")
+        elif moment > latest:
+            passed.append(f"run {_shown(run)}: its window ends at {until}, later than now")
+        else:
+            found = run, until, moment
+            break
+    if passed:
+        runs = "run" if len(passed) == 1 else "runs"
+        more = len(passed) - MAX_PASSED_SHOWN
+        tail = f" (and {more} more)" if more > 0 else ""
+        warnings.append(
+            Problem(
+                HZ728,
+                f"input '{name}': since-last-success passed over {len(passed)} completed {runs} "
+                f"of the ledger: {'; '.join(passed[:MAX_PASSED_SHOWN])}{tail}",
+                context.where,
+                severity="warning",
+                hint="such a row was edited by hand, or run from a packet rendered --at a future "
+                "time; the window starts at the run before it instead (or falls back to 7 days)",
+            )
+        )
+    if found is None:
         return at - FALLBACK_WINDOW, at, True
-    # A last window ending after ``at`` (--at in the past): an empty window, not a negative one.
-    return min(_second(last), at), at, False
+    run, until, moment = found
+    if moment > at:
+        # --at in the past: an empty window, never a negative one; said, never silently.
+        warnings.append(
+            Problem(
+                HZ728,
+                f"input '{name}': the window is empty: the job's last completed run "
+                f"({_shown(run)}) fetched up to {until}, after {_utc(at)}",
+                context.where,
+                severity="warning",
+                hint="render at a later time (--at), or give the input's value by hand (--input)",
+            )
+        )
+        return at, at, False
+    return moment, at, False
+
+
+def _moment(text: str) -> datetime | None:
+    """A ledger row's window end as a time, or None when it is none hz uses: not an ISO 8601
+    UTC time (``2026-99-99T99:99:99Z``), or outside 1970..9999."""
+    try:
+        moment = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return moment if EARLIEST <= moment <= LATEST else None
+
+
+def _shown(text: str, limit: int = 64) -> str:
+    return repr(text) if len(text) <= limit else repr(text[: limit - 1] + "…")
+
+
+def _setting(bound: Bound, operation: str, key: str) -> str | None:
+    """Where the operator sets ``key`` for this fetch; None when the provider has no such
+    setting (a hint never names a key that would be refused as unknown)."""
+    settings: Any = bound.settings
+    operations = getattr(settings, "operations", None)
+    own = operations.get(operation) if isinstance(operations, Mapping) else None
+    if own is not None and key in getattr(type(own), "model_fields", {}):
+        return f'{key} in [providers.{bound.name}.operations."{operation}"]'
+    if key in getattr(type(settings), "model_fields", {}):
+        return f"[providers.{bound.name}] {key}"
+    return None
 
 
 def _limits(bound: Bound, operation: str) -> tuple[float, int]:
@@ -293,11 +475,12 @@ def _refuse_when_abandoned(bound: Bound) -> None:
         )
 
 
-def _call(bound: Bound, request: FetchRequest, timeout: float) -> Any:
+def _call(bound: Bound, request: FetchRequest, timeout: float, slow: str) -> Any:
     """``provider.fetch(request)`` in a thread of its own, waited for until the deadline (and
     a grace): a provider that hangs past it is left behind (a daemon thread), counted, and the
     fetch fails with HZ726; while ``MAX_ABANDONED`` of one provider's still run, its fetches
-    are refused at once (HZ726). Anything but a ``ProviderError`` is the provider's bug, said."""
+    are refused at once (HZ726), ``slow`` the hint of a fetch stopped. Anything but a
+    ``ProviderError`` is the provider's bug, said."""
     _refuse_when_abandoned(bound)
     box: dict[str, Any] = {}
     done = threading.Event()
@@ -316,10 +499,7 @@ def _call(bound: Bound, request: FetchRequest, timeout: float) -> Any:
         with _abandoned_lock:
             _abandoned.setdefault(bound.name, []).append(thread)
         raise ProviderError(
-            HZ726,
-            f"no answer within {timeout:g} s; the fetch was stopped",
-            hint=f"the service may be slow or down; raise [providers.{bound.name}] "
-            "timeout_seconds where the provider has it",
+            HZ726, f"no answer within {timeout:g} s; the fetch was stopped", hint=slow
         )
     error = box.get("error")
     if isinstance(error, ProviderError):
@@ -327,27 +507,50 @@ def _call(bound: Bound, request: FetchRequest, timeout: float) -> Any:
     if error is not None:
         raise ProviderError(
             HZ722,
-            f"the provider failed: {type(error).__name__}: {error}",
+            f"the provider failed: {_said(error)}",
             hint=f"a bug in the provider '{bound.name}': report it to its authors",
         )
     return box.get("value")
 
 
-def _size(value: Any, fail: Callable[..., _Failed]) -> int:
+def _said(error: BaseException) -> str:
+    """``Type: message`` of a provider's exception, its message cut (and one whose ``str``
+    itself raises, said without it)."""
     try:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        text = str(error)
+    except Exception:  # a plugin's exception: its __str__ is its code too
+        text = "(its message cannot be shown)"
+    return f"{type(error).__name__}: {_short(text, 300)}"
+
+
+def _size(value: Any, fail: Callable[..., _Failed]) -> int:
+    """The bytes of the answer's canonical JSON as UTF-8: what the packet holds and the digest
+    is of (``ensure_ascii`` would count a newline 2 bytes and a CJK character 6)."""
+    try:
+        text = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False
+        )
     except (TypeError, ValueError, RecursionError) as e:
         raise fail(HZ724, f"the answer is not JSON data: {e}") from e
-    return len(text.encode("utf-8", "surrogatepass"))
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError as e:
+        raise fail(
+            HZ724,
+            f"the answer is not JSON data: it holds text that is not Unicode ({e.reason}: "
+            f"{text[e.start : e.end]!r} at character {e.start:,} of its JSON)",
+        ) from e
 
 
-def _check(schema: Any, value: Any, what: str, fail: Callable[..., _Failed]) -> None:
+def _check(
+    schema: Any, value: Any, what: str, fail: Callable[..., _Failed], code: str = HZ724
+) -> None:
     from hz.runtime.jsonschema import SchemaProblem, errors
 
     try:
         found = errors(schema, value)
     except SchemaProblem as e:
-        raise fail(HZ724, f"{what}: it cannot be checked: {e.message}") from e
+        raise fail(code, f"{what}: it cannot be checked: {e.message}") from e
     if not found:
         return
     found.sort(key=lambda e: (list(map(str, e.absolute_path)), e.message))
@@ -357,7 +560,7 @@ def _check(schema: Any, value: Any, what: str, fail: Callable[..., _Failed]) -> 
     ]
     more = len(found) - len(shown)
     tail = f" (and {more} more)" if more else ""
-    raise fail(HZ724, f"{what}: {'; '.join(shown)}{tail}")
+    raise fail(code, f"{what}: {'; '.join(shown)}{tail}")
 
 
 def _short(message: str, limit: int = 120) -> str:

@@ -1,7 +1,9 @@
 """A provider for the fetch tests, registered in process (``register``): it serves
 ``code-host.merged_pull_requests`` and answers as its settings' ``mode`` says (well, hanging,
 huge, off its result schema, with an error), reading a token from the environment variable its
-``token_env`` names, as a real provider would."""
+``token_env`` names, as a real provider would. Other modes misbehave as a broken plugin could:
+``cjk`` answers non-ASCII text, ``surrogate`` a lone surrogate, ``ops-raise``/``ops-junk``
+break ``operations()``, ``ready-none``/``ready-int``/``ready-hang`` break ``ready()``."""
 
 from __future__ import annotations
 
@@ -33,7 +35,21 @@ class FakeHostSettings(ProviderSettings):
     table = f"providers.{NAME}"
 
     token_env: str = "FAKEHOST_TOKEN"
-    mode: Literal["ok", "hang", "huge", "off-schema", "error", "crash"] = "ok"
+    mode: Literal[
+        "ok",
+        "hang",
+        "huge",
+        "off-schema",
+        "error",
+        "crash",
+        "cjk",
+        "surrogate",
+        "ops-raise",
+        "ops-junk",
+        "ready-none",
+        "ready-int",
+        "ready-hang",
+    ] = "ok"
     timeout_seconds: float = 5.0
     max_bytes: int | None = None
 
@@ -48,9 +64,20 @@ class FakeHostProvider:
 
     def operations(self) -> Mapping[str, Operation]:
         name = "code-host.merged_pull_requests"
+        if self.settings.mode == "ops-raise":
+            raise TypeError("boom in operations")
+        if self.settings.mode == "ops-junk":
+            return {name: {"not": "an operation"}}  # type: ignore[dict-item]
         return {name: CATALOG[name]}
 
     def ready(self, *, online: bool = False) -> Readiness:
+        mode = self.settings.mode
+        if mode == "ready-none":
+            return None  # type: ignore[return-value]
+        if mode == "ready-int":
+            return Readiness(True, 12345)  # type: ignore[arg-type]
+        if mode == "ready-hang":
+            RELEASE.wait(30)
         if not os.environ.get(self.settings.token_env):
             return Readiness(
                 False, f"the environment variable {self.settings.token_env} is not set"
@@ -79,6 +106,10 @@ class FakeHostProvider:
         assert window is not None
         since, until = window.to_json()["since"], window.to_json()["until"]
         title = "x" * 2_000_000 if mode == "huge" else f"merged {since} to {until}"
+        if mode == "cjk":
+            title = "日本語" * 1000  # 9,000 bytes of UTF-8; 18,000 as \uXXXX escapes
+        if mode == "surrogate":
+            title = "bad\udcff"
         number: Any = "one" if mode == "off-schema" else 1
         repository = request.args["repository"]
         return [

@@ -44,11 +44,15 @@ def fetch(
         bindings,
         tmp_path,
         at=AT,
-        last_success=lambda job, name: last,
+        last_success=lambda job, name: [] if last is None else [("000001", utc(last))],
         where="digest.yaml",
         now=lambda: FETCHED,
     )
     return fetch_inputs(job_reading(inputs), context, given=given)
+
+
+def utc(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def test_a_relative_window_ends_at_the_given_time(tmp_path: Path) -> None:
@@ -100,11 +104,22 @@ def test_since_last_success_without_a_run_falls_back_to_seven_days(tmp_path: Pat
     }
 
 
-def test_a_last_window_after_the_time_given_is_an_empty_window(tmp_path: Path) -> None:
-    later = datetime(2026, 6, 1, tzinfo=UTC)
-    window = fetch({"m": merged("since-last-success")}, tmp_path, last=later).sources["m"].window
+def test_a_last_window_after_the_time_given_is_an_empty_window_said(tmp_path: Path) -> None:
+    later = datetime(2026, 5, 1, 9, 30, 40, tzinfo=UTC)  # after --at, before now
+    found = fetch({"m": merged("since-last-success")}, tmp_path, last=later)
+    window = found.sources["m"].window
     assert window is not None
     assert (window.since, window.until) == ("2026-05-01T09:30:15Z", "2026-05-01T09:30:15Z")
+    assert found.warnings == (
+        Problem(
+            "HZ728",
+            "input 'm': the window is empty: the job's last completed run ('000001') fetched "
+            "up to 2026-05-01T09:30:40Z, after 2026-05-01T09:30:15Z",
+            "digest.yaml",
+            severity="warning",
+            hint="render at a later time (--at), or give the input's value by hand (--input)",
+        ),
+    )
 
 
 def test_an_input_given_by_hand_is_not_fetched(tmp_path: Path) -> None:
@@ -162,8 +177,8 @@ def test_a_provider_that_hangs_is_stopped_at_its_timeout(tmp_path: Path) -> None
         problem(
             f"input 'merged': {OP} ({NAME}): no answer within 0.2 s; the fetch was stopped",
             "HZ726",
-            f"the service may be slow or down; raise [providers.{NAME}] timeout_seconds where "
-            "the provider has it",
+            f"the service may be slow or down; raise [providers.{NAME}] timeout_seconds to wait "
+            "longer",
         ),
     )
     assert took < 5  # the timeout and its grace, not the 30 s the provider would hang
@@ -236,8 +251,7 @@ def test_fetches_left_running_past_their_deadline_are_bounded(
     stopped = problem(
         f"input 'merged': {OP} ({NAME}): no answer within 0.05 s; the fetch was stopped",
         "HZ726",
-        f"the service may be slow or down; raise [providers.{NAME}] timeout_seconds where "
-        "the provider has it",
+        f"the service may be slow or down; raise [providers.{NAME}] timeout_seconds to wait longer",
     )
     for _ in range(2):
         assert fetch({"merged": merged()}, tmp_path, settings=hang).problems == (stopped,)

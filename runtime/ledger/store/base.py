@@ -16,7 +16,6 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 from hz.runtime.artifacts.models import Packet
@@ -117,24 +116,23 @@ class LedgerBase:
             ).fetchall()
         ]
 
-    def window_end(self, job_name: str, input_name: str) -> datetime | None:
-        """Where ``since-last-success`` starts for one input of a job: the end of that input's
-        window in the job's last completed run whose packet records one (a run whose value was
-        given by hand, or whose row is malformed, is passed over; at most ``LOOK_BACK`` runs
-        are looked at). None when there is none."""
+    def window_ends(self, job_name: str, input_name: str) -> Iterator[tuple[str, str]]:
+        """Where ``since-last-success`` may start for one input of a job: ``(run id, until)``
+        of that input's window in each of the job's last completed runs whose packet records
+        one, newest first (a run whose value was given by hand, or whose row is malformed, is
+        passed over; at most ``LOOK_BACK`` runs are looked at). ``until`` is the text the row
+        holds: the fetch judges it (a row is outside input), and reads no more than it needs."""
         found = self.connection.execute(
             "SELECT * FROM runs WHERE job_name = ? AND state = ? "
             "ORDER BY ended_at DESC, created_at DESC LIMIT ?",
             (job_name, str(RunState.COMPLETED), LOOK_BACK),
         ).fetchall()
         for raw in found:
-            packet = read_packet(RunRow.read(raw))
+            row = RunRow.read(raw)
+            packet = read_packet(row)
             source = None if packet is None else packet.sources.get(input_name)
             if source is not None and source.window is not None:
-                return datetime.strptime(source.window.until, "%Y-%m-%dT%H:%M:%SZ").replace(
-                    tzinfo=UTC
-                )
-        return None
+                yield row.id, source.window.until
 
     def select(self, where: str = "TRUE", params: tuple[Param, ...] = ()) -> list[RunRow]:
         """The runs ``where`` holds, oldest first. ``created_at`` orders them as the database
