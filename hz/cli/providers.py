@@ -41,11 +41,12 @@ def text_of(rows: list[Any], *, verbose: bool) -> str:
         state = {True: "ready", False: "NOT READY", None: "unbound"}[row.ok]
         provider = "-" if row.provider is None else f"{row.provider} ({row.source or 'unknown'})"
         lines.append(f"{row.capability:<10} {provider:<16} {state}: {printable(row.detail)}")
+        # An operator's or a plugin's summary and schemas: escaped like every outside text.
         for op in row.operations if verbose else ():
             window = ", takes a window" if op.window else ""
-            lines.append(f"  {op.name}: {op.summary}{window}")
-            lines.append(f"    args:   {_compact(op.args)}")
-            lines.append(f"    result: {_compact(op.result)}")
+            lines.append(f"  {printable(op.name)}: {printable(op.summary)}{window}")
+            lines.append(f"    args:   {printable(_compact(op.args))}")
+            lines.append(f"    result: {printable(_compact(op.result))}")
     return "\n".join(lines) + "\n"
 
 

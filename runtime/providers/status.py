@@ -8,12 +8,20 @@ present, the service reachable with ``online``), and the operations it serves.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from typing import Any
 
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.operations import CAPABILITIES, CATALOG, Operation
+from hz.runtime.process import threads
 from hz.runtime.providers import registry
-from hz.runtime.providers.binding import Bindings
+from hz.runtime.providers.binding import Bindings, Bound
+from hz.runtime.providers.protocol import Readiness
+
+#: How long a provider's ``ready()`` is waited for (its ``timeout_seconds`` when shorter): a
+#: plugin that hangs there is left behind in a daemon thread, said NOT READY.
+READY_SECONDS = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,14 +60,64 @@ def _status(bindings: Bindings, capability: str, online: bool) -> CapabilityStat
     except ConfigError as e:
         return failed(f"{e.message}; {e.hint}" if e.hint else e.message, _catalog(capability))
     try:
+        declared = bound.provider.operations()
         offered = tuple(
             op
-            for _, op in sorted(bound.provider.operations().items())
-            if op.capability == capability
+            for _, op in sorted(declared.items())
+            if isinstance(op, Operation) and op.capability == capability
         )
-        readiness = bound.provider.ready(online=online)
     except Exception as e:  # a plugin that breaks its promise never to raise here
-        return failed(f"its checks crashed: {type(e).__name__}: {e}", _catalog(capability))
+        return failed(f"its operations cannot be listed: {_said(e)}", _catalog(capability))
     if not offered:
         return failed(f"provider '{name}' serves no {capability} operation", _catalog(capability))
+    readiness = _ready(bound, online)
     return CapabilityStatus(capability, name, source, readiness.ok, readiness.detail, offered)
+
+
+def _said(error: BaseException) -> str:
+    try:
+        text = str(error)
+    except Exception:  # a plugin's exception: its __str__ is its code too
+        text = "(its message cannot be shown)"
+    return f"{type(error).__name__}: {text[:300]}"
+
+
+def _ready(bound: Bound, online: bool) -> Readiness:
+    """``bound.provider.ready(online=...)`` in a thread of its own, waited for at most
+    ``READY_SECONDS`` (or the provider's ``timeout_seconds``, when shorter, and a second);
+    what it returns must be a ``Readiness`` with a text ``detail``: anything else — an
+    exception, a hang, another value — is NOT READY, said, never a crash of ``hz providers``
+    or ``hz doctor``."""
+    own = getattr(bound.settings, "timeout_seconds", None)
+    seconds = READY_SECONDS
+    if isinstance(own, int | float) and not isinstance(own, bool) and 0 < own < seconds:
+        seconds = float(own) + 1.0
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            box["value"] = bound.provider.ready(online=online)
+        except BaseException as e:  # handed to the waiting thread
+            box["error"] = e
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=work, name=f"hz-ready-{bound.name}", daemon=True)
+    threads.start(thread, f"checking provider {bound.name}")
+    if not done.wait(seconds):
+        return Readiness(False, f"its checks did not end within {seconds:g} s")
+    error = box.get("error")
+    if error is not None:
+        return Readiness(False, f"its checks crashed: {_said(error)}")
+    value = box.get("value")
+    if not (
+        isinstance(value, Readiness)
+        and isinstance(value.ok, bool)
+        and isinstance(value.detail, str)
+    ):
+        return Readiness(
+            False,
+            f"its checks returned {type(value).__name__}, not a Readiness with a bool and a text",
+        )
+    return value

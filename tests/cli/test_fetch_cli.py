@@ -253,3 +253,156 @@ def test_hz_providers_lists_capabilities_and_readiness(
     assert (host["capability"], host["provider"], host["ready"]) == ("code-host", NAME, False)
     assert [op["name"] for op in host["operations"]] == ["code-host.merged_pull_requests"]
     assert host["operations"][0]["window"] is True
+
+
+def edit_packets(env: dict[str, str], edit: Any) -> list[str]:
+    """``edit(packet data)`` on every run's stored packet, as a hostile ledger row; the ids."""
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.session import open_ledger
+
+    ledger, _ = open_ledger(load_config(environ=env), reconciled=False)
+    try:
+        ids = []
+        for row in ledger.select():
+            data = json.loads(row.packet_json)
+            edit(data)
+            with ledger.tx() as c:
+                c.execute(
+                    "UPDATE runs SET packet_json = ? WHERE id = ?", (json.dumps(data), row.id)
+                )
+            ids.append(row.id)
+        return ids
+    finally:
+        ledger.close()
+
+
+def test_a_garbled_window_end_in_the_ledger_is_passed_over_and_said(
+    cli: Cli, tmp_path: Path
+) -> None:
+    env = workspace(tmp_path, "since-last-success")
+    assert cli("run", "digest.job.json", cwd=tmp_path, env=env).returncode == 0
+
+    def garble(data: dict[str, Any]) -> None:
+        data["sources"]["merged"]["window"]["until"] = "2026-99-99T99:99:99Z"
+
+    [run] = edit_packets(env, garble)
+    at = ("--at", "2026-05-01T09:30:00Z")
+    done = cli("render", "digest.job.json", "--fetch", *at, cwd=tmp_path, env=env)
+    assert (done.returncode, done.stderr) == (
+        0,
+        "digest.job.json:0:0: warning: input 'merged': since-last-success passed over 1 "
+        "completed "
+        f"run of the ledger: run '{run}': its window's end '2026-99-99T99:99:99Z' is no time hz "
+        "uses [HZ728]\n"
+        "  hint: such a row was edited by hand, or run from a packet rendered --at a future "
+        "time; the window starts at the run before it instead (or falls back to 7 days)\n",
+    )
+    window = json.loads(done.stdout)["sources"]["merged"]["window"]
+    assert (window["since"], window["fallback"]) == ("2026-04-24T09:30:00Z", True)
+
+
+def test_a_run_rendered_at_a_future_time_does_not_empty_later_windows(
+    cli: Cli, tmp_path: Path
+) -> None:
+    env = workspace(tmp_path, "since-last-success")
+    assert cli("run", "digest.job.json", cwd=tmp_path, env=env).returncode == 0
+
+    def earlier(data: dict[str, Any]) -> None:  # a window end well before now, to tell apart
+        data["sources"]["merged"]["window"]["until"] = "2020-01-01T00:00:00Z"
+
+    [first] = edit_packets(env, earlier)
+    future = ("--at", "2035-01-01T00:00:00Z", "-o", "future.json")
+    rendered = cli("render", "digest.job.json", "--fetch", *future, cwd=tmp_path, env=env)
+    assert rendered.returncode == 0
+    assert cli("run", "future.json", cwd=tmp_path, env=env).returncode == 0
+    done = cli("render", "digest.job.json", "--fetch", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    window = json.loads(done.stdout)["sources"]["merged"]["window"]
+    # Not the empty window [now, now) until 2035: from where the run before it ended.
+    assert window["since"] == "2020-01-01T00:00:00Z"
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.session import open_ledger
+
+    ledger, _ = open_ledger(load_config(environ=env), reconciled=False)
+    try:
+        rows = [row.id for row in ledger.select()]
+    finally:
+        ledger.close()
+    [second] = sorted(set(rows) - {first})
+    assert f"run '{second}': its window ends at 2035-01-01T00:00:00Z, later than now" in done.stderr
+
+
+def test_a_packet_with_a_forged_source_digest_is_not_run(cli: Cli, tmp_path: Path) -> None:
+    env = workspace(tmp_path)
+    rendered = cli("render", "digest.job.json", "--fetch", "-o", "p.json", cwd=tmp_path, env=env)
+    assert rendered.returncode == 0
+    data = json.loads((tmp_path / "p.json").read_text())
+    data["sources"]["notes"]["sha256"] = "0" * 64
+    (tmp_path / "p.json").write_text(json.dumps(data))
+    done = cli("run", "p.json", cwd=tmp_path, env=env)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "hz: error: p.json: invalid packet: (top level): sources.notes: sha256 is not the "
+        "digest of the input's value\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "moment", ["0001-01-01T00:00:00+23:59", "9999-12-31T23:59:59-23:59", "0999-06-01T00:00:00Z"]
+)
+def test_at_outside_1970_to_9999_is_a_usage_error(cli: Cli, tmp_path: Path, moment: str) -> None:
+    env = workspace(tmp_path, "since-last-success")
+    done = cli("render", "digest.job.json", "--fetch", "--at", moment, cwd=tmp_path, env=env)
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (
+        2,
+        f"Error: Invalid value for '--at': '{moment}' is not between 1970-01-01T00:00:00Z and "
+        "9999-12-31T23:59:59Z",
+    )
+
+
+def test_hz_providers_says_a_broken_ready_and_goes_on(cli: Cli, tmp_path: Path) -> None:
+    env = workspace(tmp_path)
+    for mode, said in [
+        ("ready-none", "its checks returned NoneType, not a Readiness with a bool and a text"),
+        ("ready-int", "its checks returned Readiness, not a Readiness with a bool and a text"),
+    ]:
+        env["HZ_PROVIDERS_FAKEHOST__MODE"] = mode
+        done = cli("providers", cwd=tmp_path, env=env)
+        assert (done.returncode, done.stderr) == (1, "")
+        assert done.stdout.splitlines()[2] == f"code-host  {NAME} (core)  NOT READY: {said}"
+
+
+@pytest.mark.serial
+def test_hz_providers_bounds_a_ready_that_hangs(cli: Cli, tmp_path: Path) -> None:
+    import time
+
+    providers.RELEASE.clear()  # set again when the test ends (the fixture)
+    env = workspace(tmp_path)
+    env |= {
+        "HZ_PROVIDERS_FAKEHOST__MODE": "ready-hang",
+        "HZ_PROVIDERS_FAKEHOST__TIMEOUT_SECONDS": "0.2",
+    }
+    started = time.monotonic()
+    done = cli("providers", cwd=tmp_path, env=env)
+    assert time.monotonic() - started < 10  # 1.2 s, not the 30 s it would hang
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[2] == (
+        f"code-host  {NAME} (core)  NOT READY: its checks did not end within 1.2 s"
+    )
+
+
+def test_hz_providers_verbose_escapes_an_operators_summary(cli: Cli, tmp_path: Path) -> None:
+    env = workspace(tmp_path)
+    (tmp_path / "operator.toml").write_text(
+        '[capabilities]\nmeet = "command"\n'
+        '[providers.command.operations."meet.list"]\nargv = ["/bin/true"]\n'
+        'summary = "hi\\u001b[2J\\u001b]0;t\\u0007"\n'
+        'result = { type = "array", description = "\\u202e" }\n'
+    )
+    done = cli("providers", "-v", cwd=tmp_path, env=env)
+    assert [
+        line for line in done.stdout.splitlines() if "meet.list" in line or "\\u202e" in line
+    ] == [
+        "  meet.list: hi\\x1b[2J\\x1b]0;t\\x07",
+        '    result: {"description":"\\u202e","type":"array"}',
+    ]
