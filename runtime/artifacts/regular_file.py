@@ -18,7 +18,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["check_links", "read_regular", "read_regular_text"]
+__all__ = ["check_links", "read_descriptor", "read_regular", "read_regular_text"]
 
 _KINDS = (
     (stat.S_ISFIFO, "a named pipe"),
@@ -52,23 +52,29 @@ def read_regular(
             raise OSError(errno.ELOOP, "a symbolic link", str(path)) from e
         raise
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)})", str(path))
-        os.set_blocking(fd, True)
-        chunks: list[bytes] = []
-        left = limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1024 * 1024))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+        return read_descriptor(fd, limit=limit, path=path)
     finally:
         os.close(fd)
+
+
+def read_descriptor(fd: int, *, limit: int, path: str | os.PathLike[str]) -> bytes:
+    """As ``read_regular``, of a file already opened (``O_NONBLOCK``) as ``fd``, which the
+    caller closes; ``path`` names it in errors."""
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)})", str(path))
+    os.set_blocking(fd, True)
+    chunks: list[bytes] = []
+    left = limit + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, 1024 * 1024))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def read_regular_text(path: str | os.PathLike[str], *, limit: int) -> str:
