@@ -1,0 +1,116 @@
+"""Opening a file under the working directory by descriptor: nothing renamed meanwhile can
+lead the open out of the tree.
+
+Checking a path (``realpath``) and then opening it by name leaves a gap: whoever can write the
+tree (a concurrent build step, another job on the same checkout, a program the ``command``
+provider runs there) swaps a directory for a link to ``/etc`` between the two, and the open
+follows it. So, as hz reaches its state directory (``hz.runtime.ledger.private``), the path is
+walked one name at a time from a descriptor of the working directory, each opened relative to
+the one before without following a link (``O_NOFOLLOW``): what the next step is opened in is
+what was checked, whatever is renamed meanwhile. A symbolic link met on the way is read
+(``readlink``) and its target walked in its place — ``..`` climbs the directories actually
+entered — so a link inside the tree still works, and a target that climbs above the working
+directory, or an absolute one outside it, is refused without anything outside being opened.
+
+Every name walked (the path's own, and those of each link's target) is also put to
+``reserved``: the provider refuses ``.git`` and the operator's ``deny`` patterns there, so a
+link ``docs/cfg -> ../.git/config`` is refused as ``.git/config`` itself is.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable, Sequence
+
+#: Symbolic links followed for one path, at most (as the kernel's own limit).
+MAX_LINKS = 40
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class Refused(Exception):
+    """The path leads out of the tree, or through a reserved name: ``reason`` says which."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def open_directory(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the working directory itself (the operator's choice: followed)."""
+    return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+
+
+def open_beneath(
+    root: int,
+    parts: Sequence[str],
+    *,
+    top: str,
+    reserved: Callable[[str], str | None],
+) -> int:
+    """A descriptor (``O_NONBLOCK``, the caller closes it) of what ``parts`` names under the
+    directory ``root`` (whose absolute path, as written and resolved, ``top`` and its
+    ``realpath``: an absolute link target there stays inside). ``Refused`` as above;
+    ``OSError`` when something on the way is missing or not a directory."""
+    names = list(parts)
+    entered: list[int] = []
+    links = 0
+    target = ""
+    try:
+        while names:
+            name = names.pop(0)
+            if name in ("", "."):
+                continue
+            if name == "..":
+                if not entered:
+                    raise Refused(_out(target))
+                os.close(entered.pop())
+                continue
+            why = reserved(name)
+            if why is not None:
+                raise Refused(why)
+            here = entered[-1] if entered else root
+            try:
+                fd = os.open(name, _DIRECTORY if names else _FILE, dir_fd=here)
+            except OSError as e:
+                if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                try:
+                    target = os.readlink(name, dir_fd=here)
+                except OSError:
+                    raise e from None  # not a link: a file where a directory should be
+                links += 1
+                if links > MAX_LINKS:
+                    raise OSError(errno.ELOOP, "more than 40 symbolic links on the way") from e
+                names[:0] = _target(target, top)
+                if os.path.isabs(target):
+                    while entered:
+                        os.close(entered.pop())
+                continue
+            if not names:
+                return fd
+            entered.append(fd)
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+    finally:
+        for fd in entered:
+            os.close(fd)
+
+
+def _target(target: str, top: str) -> list[str]:
+    """The names a link's ``target`` stands for, relative to where the walk goes on: the
+    directory it is in, or (absolute) the working directory."""
+    if not os.path.isabs(target):
+        return target.split("/")
+    for base in dict.fromkeys((top, os.path.realpath(top))):
+        if target == base or target.startswith(base.rstrip("/") + "/"):
+            return target[len(base) :].split("/")
+    raise Refused(_out(target))
+
+
+def _out(target: str) -> str:
+    return f"a symbolic link that leads out of the working directory (to {_quoted(target)})"
+
+
+def _quoted(text: str) -> str:
+    return repr(text if len(text) <= 120 else text[:119] + "…")
