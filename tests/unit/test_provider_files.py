@@ -373,6 +373,23 @@ def test_a_file_name_that_is_not_utf8_is_named_escaped(tmp_path: Path) -> None:
     )
 
 
+def test_link_loops_and_climbing_targets_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "up").symlink_to("../../etc/passwd")
+    assert refused(tmp_path, "files.read", path="a") == (
+        "HZ727",
+        "'a' cannot be read: more than 40 symbolic links on the way",
+    )
+    assert refused(tmp_path, "files.read", path="docs/up") == (
+        "HZ727",
+        "'docs/up' cannot be read: a symbolic link that leads out of the working directory "
+        "(to '../../etc/passwd')",
+    )
+    assert refused(tmp_path / "missing", "files.read", path="x")[0] == "HZ722"
+
+
 class TestFilesConformance(ProviderConformance):
     provider_class = FilesProvider
     samples: ClassVar[dict[str, Sample]] = {
