@@ -109,11 +109,21 @@ def _reason(error: Exception) -> str:
     return "not a value this field takes" if text in ("", "is not acceptable") else text
 
 
+#: What an IANA zone name looks like ("Europe/Berlin", "America/Argentina/Buenos_Aires",
+#: "Etc/GMT+1"): anything else is not looked up on disk at all.
+_ZONE_NAME = re.compile(r"[A-Za-z0-9_+-]{1,32}(?:/[A-Za-z0-9_+-]{1,32}){0,2}")
+
+
 def zone_problem(name: str) -> str | None:
-    """Why ``name`` is not an IANA time zone hz can use; None when it is."""
+    """Why ``name`` is not an IANA time zone hz can use; None when it is. The name comes from
+    a contract: only one shaped like a zone's is looked up (a path-like or very long one would
+    reach the file system as a file name)."""
+    if _ZONE_NAME.fullmatch(name) is None:
+        shown = name if len(name) <= 64 else name[:64] + "…"
+        return f"unknown time zone {shown!r}"
     try:
         ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):
         from hz.runtime.artifacts.suggest import did_you_mean_suffix
 
         near = did_you_mean_suffix(name, sorted(available_timezones()))

@@ -123,8 +123,10 @@ def test_a_failed_fetch_writes_no_packet(cli: Cli, tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr == (
         "digest.job.json:0:0: error: input 'notes': files.glob (files): 'docs/notes/c.md' "
-        f"cannot be read: a symbolic link that leads out of {tmp_path} (to /etc/passwd) [HZ727]\n"
-        "  hint: the files provider reads regular files under the working directory only\n"
+        "cannot be read: a symbolic link that leads out of the working directory (to "
+        "'/etc/passwd') [HZ727]\n"
+        "  hint: the files provider reads regular files under the working directory only, "
+        "never in .git nor a name [providers.files] deny matches\n"
         "Found 1 error in 1 file (checked 1 file)\n"
     )
     assert not (tmp_path / "p.json").exists()

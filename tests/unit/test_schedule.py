@@ -123,3 +123,15 @@ def test_request_keys_and_slot_names_round_trip() -> None:
     assert request_key("weekly", slot) == "schedule:weekly:2026-03-29T01:30:00Z"
     assert parse_slot(slot_name(slot)) == slot
     assert parse_slot("yesterday") is None
+
+
+def test_a_zone_not_shaped_like_one_is_never_looked_up() -> None:
+    """A contract's zone name reaches the file system as a file name: one far too long made
+    ZoneInfo raise OSError (a traceback from hz validate), a path climbs out of tzdata."""
+    from hz.runtime.artifacts.schedule import zone_problem
+
+    assert zone_problem("x" * 300) == f"unknown time zone '{'x' * 64}…'"
+    assert zone_problem("../../etc/passwd") == "unknown time zone '../../etc/passwd'"
+    assert zone_problem("Europe/Berlin") is None
+    assert zone_problem("Etc/GMT+1") is None
+    assert zone_problem("America/Argentina/Buenos_Aires") is None
