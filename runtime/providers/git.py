@@ -13,7 +13,14 @@ directory, which must be in a git repository. What it may do is narrowed on ever
   ``-c log.showSignature=false`` (no gpg), ``-c protocol.allow=never`` (a partial clone's
   missing object is an error, never a download), ``--no-ext-diff --no-textconv``, and no
   command that runs hooks. A diff always compares two commits, never the working tree, so no
-  clean filter runs either.
+  clean filter runs either: each side of a range is resolved to a commit first
+  (``rev-parse --verify``), and git diff gets the two hashes and ``--`` (three arguments, a
+  shape git never reads as ``--no-index``, which would compare files of the disk).
+- Only the working directory's own repository: every fetch first asks git for the work tree
+  and the git directory (``rev-parse``); outside a repository nothing else runs, and a git
+  directory outside the work tree (a planted ``.git`` file, ``gitdir: /elsewhere``) is refused
+  unless git records this work tree there (a linked worktree, a submodule) or the operator
+  allows it (``allow_other_git_dir``).
 - Output is parsed, never guessed: ``git.log`` reads a ``--format`` of fields separated by NUL
   (``-z``); git ends a commit's message at a NUL byte, so no commit text can shift a field.
   ``changed_files`` reads ``--name-status -z``.
@@ -29,12 +36,14 @@ relies on (git's own ``safe.directory`` ownership check).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import posixpath
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
@@ -58,7 +67,7 @@ from hz.runtime.providers.protocol import (
     ProviderSettings,
     Readiness,
 )
-from hz.runtime.settings.model import PathString
+from hz.runtime.settings.model import Flag, PathString
 
 #: The oldest git with ``--since-as-filter`` (a window that does not stop at the first older
 #: commit) and ``--end-of-options``.
@@ -104,6 +113,11 @@ _FIELDS = ("%H", "%an", "%ae", "%ct", "%s", "%b")
 _LOG_FORMAT = "%x00".join(_FIELDS)
 _HASH = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 _VERSION = re.compile(r"git version (\d+)\.(\d+)")
+#: A side of a range that reads as a path: git names a revision without ``./`` or ``../``
+#: steps (``HEAD:../x`` names a file, never a commit; ``/etc/`` no revision at all).
+_PATH_LIKE = re.compile(r"(?:^|/)\.\.?(?:/|$)")
+#: The most of a linked worktree's ``gitdir`` file read: one path.
+_BACK_LINK_BYTES = 64 * 1024
 _READY_TIMEOUT = 10.0
 
 
@@ -122,9 +136,18 @@ class GitSettings(ProviderSettings):
         child.MaxBytes,
         Field(
             description="the most git output one fetch reads (the fetch's own cap applies too): "
-            "`git.diff` is cut there, `git.log` and `git.changed_files` fail (HZ725)"
+            "`git.diff` is cut so that its value fits as JSON, `git.log` and "
+            "`git.changed_files` fail (HZ725)"
         ),
     ] = DEFAULT_MAX_BYTES
+    allow_other_git_dir: Annotated[
+        Flag,
+        Field(
+            description="let a `.git` file send git to a git directory outside the work tree "
+            "that does not record this work tree as its own (a linked worktree or a submodule "
+            "needs no such leave)"
+        ),
+    ] = False
 
 
 class GitProvider:
@@ -160,13 +183,14 @@ class GitProvider:
         args = request.args
         for key in ("range", "path"):
             _check_not_option(args.get(key), key)
+        if name not in ("git.log", "git.diff", "git.changed_files"):
+            raise ProviderError(HZ721, f"the git provider has no operation {printable(name)!r}")
+        self._own_repository(request)
         if name == "git.log":
             return self._log(request)
         if name == "git.diff":
             return self._diff(request)
-        if name == "git.changed_files":
-            return self._changed_files(request)
-        raise ProviderError(HZ721, f"the git provider has no operation {printable(name)!r}")
+        return self._changed_files(request)
 
     # -- the operations ------------------------------------------------------------------
 
@@ -197,7 +221,7 @@ class GitProvider:
         return commits
 
     def _diff(self, request: FetchRequest) -> dict[str, Any]:
-        text_range = _two_sided(request.args["range"])
+        text_range = request.args["range"]
         argv = [
             "diff",
             "--no-ext-diff",
@@ -205,18 +229,16 @@ class GitProvider:
             "--no-color",
             "--find-renames",
             "--end-of-options",
-            text_range,
+            *self._sides(request, text_range),
             *self._paths(request),
         ]
         outcome = self._run(request, argv)
-        if outcome.stdout_truncated:
-            return {
-                "range": text_range,
-                "diff": _text(_whole_chars(outcome.stdout)),
-                "truncated": True,
-            }
-        _check(outcome)
-        return {"range": text_range, "diff": _text(outcome.stdout), "truncated": False}
+        truncated = outcome.stdout_truncated
+        if not truncated or not (outcome.exit_code is None and outcome.stopped_over_cap):
+            # A diff cut at the cap was stopped by hz; any other end is git's own to explain.
+            _check(outcome)
+        out = _whole_chars(outcome.stdout) if truncated else outcome.stdout
+        return _fitted(text_range, _text(out), truncated, self._cap(request))
 
     def _changed_files(self, request: FetchRequest) -> list[dict[str, str]]:
         text_range = request.args.get("range")
@@ -229,7 +251,7 @@ class GitProvider:
                 "--no-ext-diff",
                 "--no-textconv",
                 "--end-of-options",
-                _two_sided(text_range),
+                *self._sides(request, text_range),
                 *self._paths(request),
             ]
             return [
@@ -263,6 +285,88 @@ class GitProvider:
             return ["--"]
         return ["--", _inside(path, request)]
 
+    def _own_repository(self, request: FetchRequest) -> None:
+        """The working directory is in a repository whose git directory is its own: inside
+        the work tree, or one that records this work tree (a linked worktree's ``gitdir``
+        file, a submodule's directory inside its superproject's work tree)."""
+        out = self._read(
+            request,
+            [
+                "rev-parse",
+                "--path-format=absolute",
+                "--show-toplevel",
+                "--git-dir",
+                "--show-superproject-working-tree",
+            ],
+        )
+        lines = out.decode("utf-8", errors="surrogateescape").split("\n")
+        if len(lines) < 3:
+            raise _unreadable("rev-parse did not name the work tree and the git directory")
+        top, git_dir, superproject = Path(lines[0]), Path(lines[1]), lines[2]
+        if self.settings.allow_other_git_dir or _records(top, git_dir, superproject):
+            return
+        raise ProviderError(
+            HZ727,
+            f"the repository's git directory {printable(str(git_dir))!r} is outside its work "
+            f"tree {printable(str(top))!r}: a .git file there points elsewhere",
+            hint="run hz in a checkout whose .git is its own, or set [providers.git] "
+            "allow_other_git_dir = true if that repository is meant to be read",
+        )
+
+    def _sides(self, request: FetchRequest, text_range: str) -> list[str]:
+        """The two commits ``A..B`` or ``A...B`` compares, as hashes (``A...B``: the merge
+        base of A and B, and B; an empty side is ``HEAD``)."""
+        split = "..." if "..." in text_range else ".."
+        if split not in text_range:
+            raise ProviderError(
+                HZ727,
+                f"the range {printable(text_range)!r} is one revision: a diff compares two, "
+                "such as main..HEAD",
+                hint=f"write {printable(text_range)}^..{printable(text_range)} for its own change",
+            )
+        left, _, right = text_range.partition(split)
+        base, tip = (self._commit(request, text_range, side or "HEAD") for side in (left, right))
+        if split == "...":
+            outcome = self._run(request, ["merge-base", "--end-of-options", base, tip])
+            if outcome.exit_code == 1 and not outcome.stdout.strip():
+                raise ProviderError(
+                    HZ722,
+                    f"the sides of the range {printable(text_range)!r} have no common commit",
+                    hint="write A..B to compare the two commits themselves",
+                )
+            _check(outcome)
+            base = outcome.stdout.decode("ascii", errors="replace").strip()
+            if outcome.stdout_truncated or not _HASH.fullmatch(base.encode()):
+                raise _unreadable("merge-base did not print a commit")
+        return [base, tip]
+
+    def _commit(self, request: FetchRequest, text_range: str, side: str) -> str:
+        if side.startswith(("/", "-")) or _PATH_LIKE.search(side):
+            raise ProviderError(
+                HZ727,
+                f"the range {printable(text_range)!r} names a path ({printable(side)!r}), not "
+                "a revision",
+                hint="give revisions, such as main..HEAD or v1.2...v1.3",
+            )
+        outcome = self._run(
+            request, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{side}^{{commit}}"]
+        )
+        commit = outcome.stdout.strip()
+        if outcome.exit_code == 1:  # --verify: not a valid object of that type
+            raise ProviderError(
+                HZ722,
+                f"{printable(side)!r} of the range {printable(text_range)!r} is no commit of "
+                "the repository",
+                hint="check the revision's name (a branch, a tag, a hash)",
+            )
+        _check(outcome)
+        if outcome.stdout_truncated or not _HASH.fullmatch(commit):
+            raise _unreadable("rev-parse did not print a commit")
+        return commit.decode("ascii")
+
+    def _cap(self, request: FetchRequest) -> int:
+        return min(self.settings.max_bytes, request.max_bytes)
+
     def _run(self, request: FetchRequest, argv: list[str]) -> ProcessOutcome:
         return child.run(
             [self.settings.executable, *HARDENING, *argv],
@@ -270,17 +374,16 @@ class GitProvider:
             stdin=None,
             env=_environment(),
             timeout=self.settings.timeout_seconds,
-            max_bytes=min(self.settings.max_bytes, request.max_bytes),
+            max_bytes=self._cap(request),
             program="git",
         )
 
     def _read(self, request: FetchRequest, argv: list[str]) -> bytes:
         outcome = self._run(request, argv)
         if outcome.stdout_truncated:
-            cap = min(self.settings.max_bytes, request.max_bytes)
             raise ProviderError(
                 HZ725,
-                f"git printed more than {cap} bytes",
+                f"git printed more than {self._cap(request)} bytes",
                 hint="narrow the range, the window or the path, or lower max_commits",
             )
         _check(outcome)
@@ -333,17 +436,19 @@ def _check_not_option(value: object, key: str) -> None:
         )
 
 
-def _two_sided(text_range: str) -> str:
-    """A range of two revisions (``A..B``, ``A...B``; a side may be empty): the only ranges a
-    diff reads, as one revision alone would compare it with the working tree."""
-    if ".." not in text_range:
-        raise ProviderError(
-            HZ727,
-            f"the range {printable(text_range)!r} is one revision: a diff compares two, "
-            "such as main..HEAD",
-            hint=f"write {printable(text_range)}^..{printable(text_range)} for its own change",
-        )
-    return text_range
+def _records(top: Path, git_dir: Path, superproject: str) -> bool:
+    """Whether ``git_dir`` belongs to the work tree ``top`` (see ``_own_repository``)."""
+    top, git_dir = top.resolve(), git_dir.resolve()
+    if git_dir.is_relative_to(top):
+        return True
+    if superproject and git_dir.is_relative_to(Path(superproject).resolve()):
+        return True
+    try:  # a linked worktree: git writes the path of the work tree's .git file there
+        with open(git_dir / "gitdir", "rb") as file:
+            back = file.read(_BACK_LINK_BYTES).decode("utf-8", errors="surrogateescape").strip()
+    except OSError:
+        return False
+    return bool(back) and Path(back).resolve() == top / ".git"
 
 
 def _inside(path: str, request: FetchRequest) -> str:
@@ -433,6 +538,37 @@ def _net_changes(newest_first: list[tuple[str, str]]) -> list[dict[str, str]]:
             status = last
         changes.append({"path": path, "status": status})
     return sorted(changes, key=lambda change: change["path"])
+
+
+def _fitted(text_range: str, diff: str, truncated: bool, cap: int) -> dict[str, Any]:
+    """The value of ``git.diff`` within ``cap`` bytes as the fetch counts it (the record as
+    compact UTF-8 JSON, where a line break takes two bytes and a control character six): the
+    diff is cut further, on a character, and marked ``truncated`` when it does not fit."""
+    value = {"range": text_range, "diff": diff, "truncated": truncated}
+    if _json_size(value) <= cap:
+        return value
+    room = cap - _json_size({"range": text_range, "diff": "", "truncated": True})
+    if room < 0:
+        raise ProviderError(
+            HZ725,
+            f"a cap of {cap} bytes leaves no room for the diff",
+            hint="raise max_bytes",
+        )
+    # No character takes more than 6 bytes in JSON (``\\u001b``), none fewer than 1.
+    low, high = min(len(diff), room // 6), min(len(diff), room)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _json_size(diff[:middle]) - 2 <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return {"range": text_range, "diff": diff[:low], "truncated": True}
+
+
+def _json_size(value: Any) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON: how the fetch measures an answer."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return len(text.encode("utf-8"))
 
 
 def _whole_chars(data: bytes) -> bytes:

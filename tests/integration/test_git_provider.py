@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import time
@@ -180,20 +181,40 @@ def test_diff_of_a_range(repo: Repo) -> None:
     }
 
 
-def test_a_huge_diff_is_cut_at_the_cap_on_a_character(repo: Repo) -> None:
+def _json_size(value: Any) -> int:
+    """How the fetch counts an answer: compact UTF-8 JSON, keys sorted."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return len(text.encode())
+
+
+@pytest.mark.parametrize("line", ["äöü\n", '\x1b[1m日本\x1b[0m\t"\\\n'])
+def test_a_huge_diff_is_cut_to_fit_the_cap_as_json(repo: Repo, line: str) -> None:
     repo.commit("empty")
-    repo.commit("huge", files={"big": "äöü\n" * 300_000})
+    repo.commit("huge", files={"big": line * 300_000})
     provider = _provider(max_bytes=100_001)
     value = _fetch(repo.path, "git.diff", provider, range="HEAD~1..HEAD")
     assert value["truncated"] is True
-    cut = value["diff"].encode()
-    assert 100_001 - 4 < len(cut) <= 100_001
+    # Cut on a character, as close to the cap as a character allows: a line break counts two
+    # bytes there, an escape character six, a CJK character three.
+    assert 100_001 - 6 < _json_size(value) <= 100_001
     assert value["diff"].startswith("diff --git a/big b/big\nnew file mode 100644\n")
     assert "\ufffd" not in value["diff"]
     # The request's own cap counts too.
     smaller = _fetch(repo.path, "git.diff", range="HEAD~1..HEAD", max_bytes=1000)
     assert smaller["truncated"] is True
-    assert len(smaller["diff"].encode()) <= 1000
+    assert 1000 - 6 < _json_size(smaller) <= 1000
+
+
+def test_a_diff_that_fits_as_git_prints_it_but_not_as_json_is_cut(repo: Repo) -> None:
+    repo.commit("empty")
+    repo.commit("lines", files={"f": "\n" * 900})
+    whole = _fetch(repo.path, "git.diff", range="HEAD~1..HEAD")
+    assert whole["truncated"] is False
+    raw = len(whole["diff"].encode())
+    value = _fetch(repo.path, "git.diff", _provider(max_bytes=raw + 10), range="HEAD~1..HEAD")
+    assert value["truncated"] is True
+    assert raw + 10 - 6 < _json_size(value) <= raw + 10
+    assert whole["diff"].startswith(value["diff"])
 
 
 def test_a_diff_of_one_revision_is_refused(repo: Repo) -> None:
@@ -428,3 +449,150 @@ def test_a_log_longer_than_the_default_fails_rather_than_being_cut(
     ]
     monkeypatch.setattr("hz.runtime.providers.git.DEFAULT_MAX_COMMITS", 3)
     assert len(_fetch(repo.path, "git.log")) == 3
+
+
+def test_a_file_named_dashes_outside_a_repository_reads_nothing(tmp_path: Path) -> None:
+    # git diff A B outside a repository is `git diff --no-index`: with a file named `--`
+    # there, `RANGE --` compared /etc/passwd with it.
+    (tmp_path / "--").write_text("")
+    for operation in ("git.diff", "git.changed_files"):
+        assert _error(tmp_path, operation, range="/etc/../etc/passwd")[:2] == (
+            "HZ722",
+            "the working directory is not in a git repository",
+        )
+
+
+def test_a_range_that_is_a_path_is_refused_before_git_reads_it(repo: Repo, tmp_path: Path) -> None:
+    program, marker = _marker_program(tmp_path)
+    repo.commit("one", files={"--": "", ".gitattributes": "* filter=planted\n"})
+    repo.commit("two", files={"f": "2\n"})
+    # Inside a repository a path outside it made the diff --no-index too, and git applied
+    # the repository's attributes to the files it read: the filter ran.
+    repo.git("config", "filter.planted.process", str(program))
+    marker.unlink(missing_ok=True)
+    for text_range, side in (
+        ("/etc/../etc/passwd", "/etc/"),
+        ("../x..HEAD", "/x..HEAD"),
+        ("HEAD..sub/../x", "sub/../x"),
+        ("./a...HEAD", "./a"),
+        ("HEAD..x/.", "x/."),
+    ):
+        for operation in ("git.diff", "git.changed_files"):
+            assert _error(repo.path, operation, range=text_range) == (
+                "HZ727",
+                f"the range {text_range!r} names a path ({side!r}), not a revision",
+                "give revisions, such as main..HEAD or v1.2...v1.3",
+            )
+    assert not marker.exists()
+    assert _fetch(repo.path, "git.changed_files", range="HEAD~1..HEAD") == [
+        {"path": "f", "status": "A"}
+    ]
+
+
+def test_each_side_of_a_range_must_be_a_commit(repo: Repo) -> None:
+    repo.commit("one", files={"f": "1\n"})
+    repo.commit("two", files={"f": "2\n"})
+    blob = repo.git("rev-parse", "HEAD:f").decode().strip()
+    for text_range, side in (
+        ("nope..HEAD", "nope"),
+        (f"HEAD..{blob}", blob),
+        ("HEAD..b..c", "b..c"),
+    ):
+        assert _error(repo.path, "git.diff", range=text_range) == (
+            "HZ722",
+            f"{side!r} of the range {text_range!r} is no commit of the repository",
+            "check the revision's name (a branch, a tag, a hash)",
+        )
+
+
+def test_a_symmetric_range_diffs_from_the_merge_base(repo: Repo) -> None:
+    repo.commit("base", files={"f": "base\n"})
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.commit("topic", files={"t": "topic\n"})
+    repo.git("checkout", "-q", "main")
+    repo.commit("main moves on", files={"f": "main\n"})
+    files = _fetch(repo.path, "git.changed_files", range="main...topic")
+    assert files == [{"path": "t", "status": "A"}]
+    assert _fetch(repo.path, "git.changed_files", range="main..topic") == [
+        {"path": "f", "status": "M"},
+        {"path": "t", "status": "A"},
+    ]
+    repo.git("checkout", "-q", "--orphan", "alone")
+    repo.commit("unrelated", files={"u": "1\n"})
+    assert _error(repo.path, "git.diff", range="main...alone") == (
+        "HZ722",
+        "the sides of the range 'main...alone' have no common commit",
+        "write A..B to compare the two commits themselves",
+    )
+
+
+def test_a_cut_diff_is_kept_only_when_hz_stopped_git(tmp_path: Path) -> None:
+    # git that fails on its own after printing more than the cap (as `--no-index` exits 1
+    # once it has printed a file) is a failure, not a cut diff.
+    script = f"""
+case " $* " in
+  *" --show-toplevel "*) printf '%s\\n%s\\n\\n' "$PWD" "$PWD/.git";;
+  *" --verify "*) echo {"a" * 40};;
+  *" diff "*) trap 'exit 1' TERM; head -c 20000 /dev/zero | tr '\\0' x; sleep 5 & wait;;
+esac
+"""
+    provider = _provider(executable=_fake_git(tmp_path, script), max_bytes=500)
+    assert _error(tmp_path, "git.diff", provider, range="A..B")[:2] == (
+        "HZ722",
+        "git exited with code 1 (nothing on stderr)",
+    )
+
+
+def test_a_git_file_pointing_at_another_repository_is_refused(repo: Repo, tmp_path: Path) -> None:
+    repo.commit("private", files={"secret": "s\n"})
+    planted = tmp_path / "unpacked"
+    planted.mkdir()
+    (planted / ".git").write_text(f"gitdir: {repo.path}/.git\n")
+    for operation, args in (
+        ("git.log", {}),
+        ("git.diff", {"range": "HEAD..HEAD"}),
+        ("git.changed_files", {"range": "HEAD..HEAD"}),
+    ):
+        assert _error(planted, operation, **args) == (
+            "HZ727",
+            f"the repository's git directory '{repo.path}/.git' is outside its work tree "
+            f"'{planted}': a .git file there points elsewhere",
+            "run hz in a checkout whose .git is its own, or set [providers.git] "
+            "allow_other_git_dir = true if that repository is meant to be read",
+        )
+    allowed = _provider(allow_other_git_dir=True)
+    assert [c["subject"] for c in _fetch(planted, "git.log", allowed)] == ["private"]
+
+
+def test_a_linked_worktree_and_a_submodule_are_their_repositories_own(
+    repo: Repo, tmp_path: Path
+) -> None:
+    repo.commit("main", files={"f": "1\n"})
+    repo.git("worktree", "add", "-q", "-b", "side", str(tmp_path / "linked"))
+    assert [c["subject"] for c in _fetch(tmp_path / "linked", "git.log")] == ["main"]
+    library = Repo(tmp_path / "library")
+    library.commit("library")
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library.path), "lib")
+    assert [c["subject"] for c in _fetch(repo.path / "lib", "git.log")] == ["library"]
+    # Another worktree's git directory does not name this one.
+    stranger = tmp_path / "stranger"
+    stranger.mkdir()
+    (stranger / ".git").write_text(f"gitdir: {repo.path}/.git/worktrees/linked\n")
+    assert _error(stranger, "git.log")[0] == "HZ727"
+
+
+def test_a_cut_diff_passes_the_fetch_s_cap(repo: Repo, tmp_path: Path) -> None:
+    from hz.runtime.providers.binding import Bindings
+    from hz.runtime.providers.fetch import FetchContext, fetch_inputs
+    from tests.helpers.providers import job_reading
+
+    repo.commit("empty")
+    repo.commit("huge", files={"big": "line of ordinary text\n" * 20_000})
+    context = FetchContext(Bindings({"git": "git"}, {"git": {"max_bytes": 50_000}}), repo.path)
+    job = job_reading(
+        {"change": {"read": {"operation": "git.diff", "args": {"range": "HEAD~1.."}}}}
+    )
+    found = fetch_inputs(job, context)
+    assert found.problems == ()
+    assert found.values["change"]["truncated"] is True
+    assert 50_000 - 6 < _json_size(found.values["change"]) <= 50_000
