@@ -39,7 +39,8 @@ DOCS = "https://docs.github.com/rest"
 class Fault:
     """What a matching request gets instead of its answer. ``status`` and ``body`` answer at
     once; ``delay`` holds the headers back that many seconds; ``trickle`` sends ``body`` one
-    byte every that many seconds; ``huge`` streams a JSON list of that many bytes."""
+    byte every that many seconds; ``huge`` streams a JSON list of that many bytes;
+    ``header_trickle`` sends one header line every that many seconds, and never a body."""
 
     status: int = 200
     headers: tuple[tuple[str, str], ...] = ()
@@ -47,6 +48,7 @@ class Fault:
     delay: float = 0.0
     trickle: float = 0.0
     huge: int = 0
+    header_trickle: float = 0.0
 
 
 def rate_limited(reset_in: int, *, status: int = 403) -> Fault:
@@ -88,6 +90,10 @@ def slow(seconds: float) -> Fault:
 
 def trickle(body: bytes, every: float) -> Fault:
     return Fault(body=body, trickle=every)
+
+
+def header_trickle(every: float) -> Fault:
+    return Fault(header_trickle=every)
 
 
 def huge(size: int) -> Fault:
@@ -223,6 +229,12 @@ class _Handler(JsonSseHandler):
             return
         if fault.huge:
             self._huge(fault.huge)
+            return
+        if fault.header_trickle:
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            while not state.release.wait(fault.header_trickle):
+                self.wfile.write(b"X-A: a\r\n")
+                self.wfile.flush()
             return
         self.send_response(fault.status)
         self.send_header("Content-Type", "application/json; charset=utf-8")

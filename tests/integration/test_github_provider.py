@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from tests.fakes.github_server import (
     FakeGitHub,
     Fault,
     error,
+    header_trickle,
     huge,
     malformed,
     rate_limited,
@@ -657,11 +658,50 @@ def test_a_token_with_a_line_break_is_refused_unshown(
 
     assert (e.code, e.message, e.hint) == (
         "HZ721",
-        "the token in GITHUB_TOKEN ([providers.github] token_env) has blanks or control "
-        "characters around or in it (it is not shown)",
+        "the token in GITHUB_TOKEN ([providers.github] token_env) has blanks, control "
+        "characters or characters that are not ASCII around or in it (it is not shown)",
         "export it without a trailing newline",
     )
     assert github.seen == []
+
+
+@pytest.mark.parametrize("planted", ["\x0cSECRETPART", "\x0bSECRETPART", "S\u00c9CRETPART", "A B"])
+def test_a_token_a_header_cannot_carry_is_refused_unshown(
+    github: FakeGitHub, monkeypatch: pytest.MonkeyPatch, planted: str
+) -> None:
+    # h11 refused a form feed with the header's repr in its message: the token, escaped.
+    monkeypatch.setenv("GITHUB_TOKEN", f"ghp_LEAKME{planted}")
+    shared = provider(github)
+
+    e = failure(shared, "tracker.issue", repository="acme/app", number=1)
+
+    assert (e.code, e.message) == (
+        "HZ721",
+        "the token in GITHUB_TOKEN ([providers.github] token_env) has blanks, control "
+        "characters or characters that are not ASCII around or in it (it is not shown)",
+    )
+    readiness = shared.ready(online=True)
+    assert readiness.ok is False
+    assert "LEAKME" not in readiness.detail
+    assert github.seen == []
+
+
+def test_a_message_never_shows_the_token_in_an_escaped_form(github: FakeGitHub) -> None:
+    from hz.runtime.providers.github.client import Session
+
+    token = "ghp_back\\slash\"quote'it"
+    request = FetchRequest(CATALOG["tracker.issue"], {}, None, Path.cwd(), deadline=0.0)
+    with Session(provider(github).settings, token, request, ResponseCache()) as session:
+        shown = [
+            session.outside(f"Illegal header value {said}")
+            for said in (token, repr(token), repr(token.encode()), json.dumps(token))
+        ]
+    assert shown == [
+        "Illegal header value [token]",
+        "Illegal header value '[token]'",
+        "Illegal header value b'[token]'",
+        'Illegal header value "[token]"',
+    ]
 
 
 def test_the_response_cache_is_bounded() -> None:
@@ -926,3 +966,107 @@ def test_the_docs_show_the_settings_and_every_operation() -> None:
     assert GitHubSettings.docs_table() in docs
     for name in GitHubProvider(GitHubSettings()).operations():
         assert f"| `{name}` (" in docs
+
+
+# -- hostile answers: GitHub's fault, said so ------------------------------------------------
+
+
+@pytest.mark.parametrize("merged_at", ["9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+14:00"])
+def test_a_time_past_the_calendar_is_github_s_fault(github: FakeGitHub, merged_at: str) -> None:
+    github.add_pull("acme/app", 1, merged_at=merged_at, updated_at="2026-03-08T00:00:00Z")
+
+    e = failure(github, "code-host.merged_pull_requests", window=WEEK, repository="acme/app")
+
+    assert (e.code, e.message) == (
+        "HZ724",
+        "GitHub's answer for the merged pull requests of acme/app is not what its API "
+        "documents: page 1 item 0.merged_at is out of the years 1 to 9999 in UTC",
+    )
+
+
+def test_an_early_year_keeps_its_four_digits(github: FakeGitHub) -> None:
+    github.add_pull("acme/app", 1, merged_at="0999-01-01T00:00:00Z")
+
+    [pull] = fetch(github, "code-host.merged_pull_requests", repository="acme/app")
+
+    assert pull["merged_at"] == "0999-01-01T00:00:00Z"
+
+
+def test_a_rate_limit_dated_at_the_end_of_the_calendar_is_waited(github: FakeGitHub) -> None:
+    github.add_issue("acme/app", 7)
+    github.fail("/repos/acme/app/issues/7", retry_after(5), times=1)
+    github.state.now = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+    clock = FakeClock()
+
+    value = fetch(github, "tracker.issue", clock=clock, repository="acme/app", number=7)
+
+    assert value["number"] == 7
+    assert clock.slept == [5.0]
+
+
+@pytest.mark.parametrize(
+    ("link", "why"),
+    [("http://[::1", "Invalid port: ':1'"), ("http://127.0.0.1:abc/x", "Invalid port: 'abc'")],
+)
+def test_a_next_page_that_is_no_url_is_github_s_fault(
+    github: FakeGitHub, link: str, why: str
+) -> None:
+    github.fail("/repos/acme/app/issues", Fault(200, (("Link", f'<{link}>; rel="next"'),), b"[]"))
+
+    e = failure(github, "tracker.issues_updated", window=WEEK, repository="acme/app")
+
+    assert (e.code, e.message) == (
+        "HZ724",
+        "GitHub's next page of the issues of acme/app (GET /repos/acme/app/issues) is no valid "
+        f"URL ({link}): {why}",
+    )
+
+
+@pytest.mark.parametrize("body", [b'{"resources": []}', b'{"resources": {"core": 5}}', b"[]"])
+def test_a_rate_limit_of_another_shape_is_not_ready(github: FakeGitHub, body: bytes) -> None:
+    github.fail("/rate_limit", Fault(200, (), body))
+
+    assert provider(github).ready(online=True) == Readiness(
+        False,
+        "GitHub's answer for the rate limit (GET /rate_limit) is not what its API documents: "
+        "resources.core is not an object",
+    )
+
+
+@pytest.mark.parametrize("repository", ["acme/..", "acme/.", "../app", "./app"])
+def test_a_repository_named_dot_or_dot_dot_is_refused(github: FakeGitHub, repository: str) -> None:
+    e = failure(github, "tracker.issue", repository=repository, number=1)
+
+    assert (e.code, e.message, e.hint) == (
+        "HZ727",
+        f"repository {repository!r} is not a GitHub repository's owner/name",
+        "write it as owner/name, e.g. acme/app (neither part . or ..)",
+    )
+    assert github.seen == []
+
+
+@pytest.mark.serial
+def test_header_lines_trickling_past_the_deadline_are_stopped(github: FakeGitHub) -> None:
+    # Each header line arrives within the read timeout: only a deadline for the whole
+    # request stops it (h11 would read on to its 16 KiB header limit, minutes later).
+    github.fail("/repos/acme/app/issues/7", header_trickle(0.05))
+    github.fail("/rate_limit", header_trickle(0.05))
+    shared = provider(github, timeout_seconds=0.5)
+    request = FetchRequest(
+        CATALOG["tracker.issue"],
+        {"repository": "acme/app", "number": 7},
+        None,
+        Path.cwd(),
+        deadline=time.monotonic() + 0.5,
+    )
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as caught:
+        shared.fetch(request)
+    assert caught.value.code == "HZ726"
+    assert time.monotonic() - started < 3.0
+    # hz providers --online: the same bound (timeout_seconds).
+    started = time.monotonic()
+    readiness = shared.ready(online=True)
+    assert readiness.ok is False
+    assert readiness.detail.startswith("GitHub did not answer the rate limit (GET /rate_limit)")
+    assert time.monotonic() - started < 3.0

@@ -7,7 +7,9 @@
 - Every answer is read in chunks as it arrives (``iter_raw``, no decompression: hz asks for
   ``identity`` and refuses an encoded body) against the fetch's byte budget, and cut at it;
   each read waits at most ``timeout_seconds`` and never past the fetch's deadline, checked
-  between chunks too.
+  between chunks too. A watchdog holds the whole request to the deadline: at it, the
+  connection's socket is shut down (a server that trickles header lines, each within the
+  read timeout, is stopped there too, not when h11's header limit is reached).
 - Rate limits (403/429 with ``retry-after``, or ``x-ratelimit-remaining: 0`` and
   ``x-ratelimit-reset``, or a secondary limit's message) are waited with the request's
   injected sleep while the total stays within ``max_wait_seconds`` and the deadline;
@@ -21,6 +23,9 @@ without the ``github`` extra until a ``github`` input is read.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import socket
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -120,6 +125,11 @@ class Session:
         self._prefix = urlsplit(settings.api_url).path.rstrip("/")
         self.budget = min(settings.max_bytes, request.max_bytes)
         self._waited = 0.0
+        # The token as it may appear in a message: raw, escaped (a repr, JSON), URL-quoted.
+        forms = {token, repr(token)[1:-1], repr(token.encode())[2:-1], json.dumps(token)[1:-1]}
+        self._secrets = sorted((f for f in forms if f), key=len, reverse=True)
+        self._sockets: list[socket.socket] = []
+        self._stopped = threading.Event()
         # trust_env: the operator's proxy (HTTPS_PROXY) and CA bundle (SSL_CERT_FILE) apply;
         # httpx reads no .netrc. Redirects are hz's business (same origin only).
         self._client = httpx.Client(follow_redirects=False, trust_env=True)
@@ -201,8 +211,13 @@ class Session:
             if cached is not None:
                 headers["If-None-Match"] = cached[0]
             timeout = httpx.Timeout(min(self.settings.timeout_seconds, remaining))
+            watchdog = threading.Timer(remaining, self._stop)
+            watchdog.daemon = True
+            watchdog.start()
             try:
-                with self._client.stream("GET", url, headers=headers, timeout=timeout) as response:
+                with self._client.stream(
+                    "GET", url, headers=headers, timeout=timeout, extensions={"trace": self._trace}
+                ) as response:
                     status = response.status_code
                     if status in _REDIRECTS and "location" in response.headers:
                         redirects += 1
@@ -228,6 +243,8 @@ class Session:
             except httpx.TimeoutException as e:
                 raise self._timeout(url, what, page) from e
             except httpx.HTTPError as e:
+                if self._stopped.is_set():  # the watchdog shut the connection at the deadline
+                    raise self._timeout(url, what, page) from e
                 raise ProviderError(
                     HZ722,
                     f"GitHub could not be reached for {what} ({self._shown(url, page)}): "
@@ -235,12 +252,41 @@ class Session:
                     hint=f"check {key_name('api_url')} and the network (a proxy is taken from "
                     "HTTPS_PROXY)",
                 ) from e
+            finally:
+                watchdog.cancel()
 
     def outside(self, text: str) -> str:
-        """Text from GitHub for a message: the token never, control characters escaped."""
-        if self._token:
-            text = text.replace(self._token, "[token]")
-        return cut(printable(text), _MESSAGE_CHARS)
+        """Text from GitHub (or from httpx, which may quote the headers sent) for a message:
+        the token never, in no escaped form either; control characters escaped."""
+        shown = printable(self._redact(text))
+        return cut(self._redact(shown), _MESSAGE_CHARS)
+
+    def _redact(self, text: str) -> str:
+        for form in self._secrets:
+            text = text.replace(form, "[token]")
+        return text
+
+    # -- the deadline's watchdog -------------------------------------------------------------
+
+    def _trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpcore's ``trace`` extension: each new connection's socket, for ``_stop``."""
+        if not event.endswith(".complete"):
+            return
+        stream = info.get("return_value")
+        get_extra_info = getattr(stream, "get_extra_info", None)
+        sock = get_extra_info("socket") if callable(get_extra_info) else None
+        if isinstance(sock, socket.socket):
+            self._sockets.append(sock)
+        if self._stopped.is_set():
+            self._stop()
+
+    def _stop(self) -> None:
+        """At the deadline: shut every connection down, which wakes a read blocked on it
+        (closing the socket alone would not)."""
+        self._stopped.set()
+        for sock in list(self._sockets):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -308,7 +354,14 @@ class Session:
         target = response.links.get("next", {}).get("url")
         if not target:
             return None
-        absolute = str(response.url.join(target))
+        try:
+            absolute = str(response.url.join(target))
+        except httpx.InvalidURL as e:
+            raise ProviderError(
+                HZ724,
+                f"GitHub's next page of {what} ({self._shown(url, page)}) is no valid URL "
+                f"({self.outside(target)}): {self.outside(str(e))}",
+            ) from e
         if _origin(absolute) != self._origin:
             raise ProviderError(
                 HZ724,
@@ -321,6 +374,7 @@ class Session:
     def _redirect(
         self, url: str, response: httpx.Response, what: str, page: int, redirects: int
     ) -> str:
+        # httpx has parsed the location already (an invalid one is its RemoteProtocolError).
         target = str(response.url.join(response.headers["location"]))
         if _origin(target) != self._origin:
             raise ProviderError(
@@ -348,8 +402,11 @@ class Session:
         page: int,
         attempt: int,
     ) -> None:
-        now = _server_time(headers)
-        until = (now + timedelta(seconds=wait)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            end = _server_time(headers) + timedelta(seconds=wait)
+        except OverflowError:  # GitHub's Date is near the year 9999: hz's own clock then
+            end = datetime.now(UTC) + timedelta(seconds=wait)
+        until = end.strftime("%Y-%m-%dT%H:%M:%SZ")
         limited = (
             f"GitHub's rate limit stopped {what} ({self._shown(url, page)}) until {until} "
             f"({wait:g} s)"
@@ -459,7 +516,7 @@ def _server_time(headers: httpx.Headers) -> datetime:
     if date:
         try:
             return parsedate_to_datetime(date).astimezone(UTC)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             pass
     return datetime.now(UTC)
 

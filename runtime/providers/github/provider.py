@@ -11,6 +11,7 @@ the ``Authorization`` header to ``api_url``'s origin; any string of the value eq
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,10 +19,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from hz.runtime.artifacts.distribution import extra_command
 from hz.runtime.artifacts.operations import CATALOG, Operation
+from hz.runtime.artifacts.printable import printable
 from hz.runtime.providers.github.settings import GitHubSettings, key_name
 from hz.runtime.providers.protocol import (
     HZ720,
     HZ721,
+    HZ724,
     HZ727,
     FetchRequest,
     ProviderError,
@@ -38,6 +41,12 @@ OPERATIONS = (
     "tracker.issue",
 )
 REDACTED = "[token]"
+#: What a token may hold: printable ASCII without blanks, as every GitHub token is. Anything
+#: else cannot go into a header (and httpx would quote it in its error).
+_TOKEN_CHARS = re.compile(r"[\x21-\x7e]+")
+#: ``owner/name`` as GitHub allows them: the catalog's pattern, and neither part ``.``/``..``
+#: (a URL path would lose them: ``/repos/acme/..`` is ``/repos``).
+_REPOSITORY = re.compile(r"(?!\.\.?/)[A-Za-z0-9_.-]{1,100}/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}")
 
 
 class GitHubProvider:
@@ -89,6 +98,12 @@ class GitHubProvider:
                 hint=f"it serves {', '.join(OPERATIONS)}",
             )
         repository = request.args.get("repository")
+        if isinstance(repository, str) and not _REPOSITORY.fullmatch(repository):
+            raise ProviderError(
+                HZ727,
+                f"repository {printable(repository)!r} is not a GitHub repository's owner/name",
+                hint="write it as owner/name, e.g. acme/app (neither part . or ..)",
+            )
         if not isinstance(repository, str) or not self.settings.allows(repository):
             shown = repr(repository) if isinstance(repository, str) else "(none)"
             raise ProviderError(
@@ -112,11 +127,11 @@ class GitHubProvider:
                 hint=f"export a token that can read the repositories in {name}, or name "
                 "another variable in token_env (docs/providers-github.md lists the permissions)",
             )
-        if token != token.strip() or any(c in token for c in "\r\n\x00"):
+        if not _TOKEN_CHARS.fullmatch(token):
             raise ProviderError(
                 HZ721,
-                f"the token in {name} ({key_name('token_env')}) has blanks or control "
-                "characters around or in it (it is not shown)",
+                f"the token in {name} ({key_name('token_env')}) has blanks, control "
+                "characters or characters that are not ASCII around or in it (it is not shown)",
                 hint="export it without a trailing newline",
             )
         return token
@@ -142,7 +157,15 @@ class GitHubProvider:
         )
         with Session(self.settings, token, request, self._response_cache()) as session:
             data, _ = session.json(session.url("/rate_limit"), "the rate limit")
-        core = data.get("resources", {}).get("core", {}) if isinstance(data, dict) else {}
+        resources = data.get("resources", {}) if isinstance(data, dict) else None
+        core = resources.get("core", {}) if isinstance(resources, dict) else None
+        if not isinstance(core, dict):
+            raise ProviderError(
+                HZ724,
+                "GitHub's answer for the rate limit (GET /rate_limit) is not what its API "
+                "documents: resources.core is not an object",
+                hint=f"check {key_name('api_url')}: it must be GitHub's REST API",
+            )
         remaining, limit = core.get("remaining"), core.get("limit")
         if isinstance(remaining, int) and isinstance(limit, int):
             return f"{remaining} of {limit} requests left"

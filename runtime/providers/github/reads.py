@@ -80,7 +80,10 @@ class _Shape:
             moment = None
         if moment is None or moment.tzinfo is None:
             raise self.bad(f"{where}.{key} is not an ISO 8601 time with a zone")
-        return moment.astimezone(UTC)
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError:  # 9999-12-31T23:59:59-01:00 is past the last year
+            raise self.bad(f"{where}.{key} is out of the years 1 to 9999 in UTC") from None
 
     def author(self, item: Mapping[str, Any], where: str) -> str | None:
         user = item.get("user")
@@ -99,10 +102,14 @@ class _Shape:
 
 
 def utc(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``2026-03-09T12:00:00Z`` (a year before 1000 with its four digits, as RFC 3339 has)."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
 
 
 def _repo_path(args: Mapping[str, Any]) -> str:
+    # The provider has checked the repository (owner/name, neither "." nor "..").
     owner, _, name = str(args["repository"]).partition("/")
     return f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
 
