@@ -289,21 +289,14 @@ class GitProvider:
         """The working directory is in a repository whose git directory is its own: inside
         the work tree, or one that records this work tree (a linked worktree's ``gitdir``
         file, a submodule's directory inside its superproject's work tree)."""
-        out = self._read(
-            request,
-            [
-                "rev-parse",
-                "--path-format=absolute",
-                "--show-toplevel",
-                "--git-dir",
-                "--show-superproject-working-tree",
-            ],
-        )
-        lines = out.decode("utf-8", errors="surrogateescape").split("\n")
-        if len(lines) < 3:
+        asked = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir"]
+        lines = self._read(request, asked).decode("utf-8", errors="surrogateescape").split("\n")
+        if len(lines) < 2:
             raise _unreadable("rev-parse did not name the work tree and the git directory")
-        top, git_dir, superproject = Path(lines[0]), Path(lines[1]), lines[2]
-        if self.settings.allow_other_git_dir or _records(top, git_dir, superproject):
+        top, git_dir = Path(lines[0]).resolve(), Path(lines[1]).resolve()
+        if self.settings.allow_other_git_dir or git_dir.is_relative_to(top):
+            return
+        if _links_back(top, git_dir) or git_dir.is_relative_to(self._superproject(request)):
             return
         raise ProviderError(
             HZ727,
@@ -312,6 +305,13 @@ class GitProvider:
             hint="run hz in a checkout whose .git is its own, or set [providers.git] "
             "allow_other_git_dir = true if that repository is meant to be read",
         )
+
+    def _superproject(self, request: FetchRequest) -> Path:
+        """The work tree of the repository this one is a submodule of; ``/nonexistent``
+        when it is none. Asked only when needed: git runs in the parent directory for it."""
+        asked = ["rev-parse", "--show-superproject-working-tree"]
+        said = self._read(request, asked).decode("utf-8", errors="surrogateescape").strip()
+        return Path(said).resolve() if said else Path("/nonexistent/superproject")
 
     def _sides(self, request: FetchRequest, text_range: str) -> list[str]:
         """The two commits ``A..B`` or ``A...B`` compares, as hashes (``A...B``: the merge
@@ -436,14 +436,10 @@ def _check_not_option(value: object, key: str) -> None:
         )
 
 
-def _records(top: Path, git_dir: Path, superproject: str) -> bool:
-    """Whether ``git_dir`` belongs to the work tree ``top`` (see ``_own_repository``)."""
-    top, git_dir = top.resolve(), git_dir.resolve()
-    if git_dir.is_relative_to(top):
-        return True
-    if superproject and git_dir.is_relative_to(Path(superproject).resolve()):
-        return True
-    try:  # a linked worktree: git writes the path of the work tree's .git file there
+def _links_back(top: Path, git_dir: Path) -> bool:
+    """Whether ``git_dir`` is a linked worktree's whose ``gitdir`` file (git writes the path
+    of the work tree's ``.git`` file there) names ``top``."""
+    try:
         with open(git_dir / "gitdir", "rb") as file:
             back = file.read(_BACK_LINK_BYTES).decode("utf-8", errors="surrogateescape").strip()
     except OSError:
