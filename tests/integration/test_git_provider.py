@@ -533,7 +533,8 @@ def test_a_cut_diff_is_kept_only_when_hz_stopped_git(tmp_path: Path) -> None:
 case " $* " in
   *" --show-toplevel "*) printf '%s\\n%s\\n\\n' "$PWD" "$PWD/.git";;
   *" --verify "*) echo {"a" * 40};;
-  *" diff "*) trap 'exit 1' TERM; head -c 20000 /dev/zero | tr '\\0' x; sleep 5 & wait;;
+  *" diff "*) exec 2>/dev/null; trap 'exit 1' TERM
+    head -c 20000 /dev/zero | tr '\\0' x; sleep 5 & wait;;
 esac
 """
     provider = _provider(executable=_fake_git(tmp_path, script), max_bytes=500)
@@ -581,13 +582,14 @@ def test_a_linked_worktree_and_a_submodule_are_their_repositories_own(
     assert _error(stranger, "git.log")[0] == "HZ727"
 
 
-def test_a_cut_diff_passes_the_fetch_s_cap(repo: Repo, tmp_path: Path) -> None:
+@pytest.mark.parametrize("line", ["line of ordinary text\n", "日本語のテキスト\n"])
+def test_a_cut_diff_passes_the_fetch_s_cap(repo: Repo, line: str) -> None:
     from hz.runtime.providers.binding import Bindings
     from hz.runtime.providers.fetch import FetchContext, fetch_inputs
     from tests.helpers.providers import job_reading
 
     repo.commit("empty")
-    repo.commit("huge", files={"big": "line of ordinary text\n" * 20_000})
+    repo.commit("huge", files={"big": line * 20_000})
     context = FetchContext(Bindings({"git": "git"}, {"git": {"max_bytes": 50_000}}), repo.path)
     job = job_reading(
         {"change": {"read": {"operation": "git.diff", "args": {"range": "HEAD~1.."}}}}
