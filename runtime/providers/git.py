@@ -118,6 +118,9 @@ _VERSION = re.compile(r"git version (\d+)\.(\d+)")
 _PATH_LIKE = re.compile(r"(?:^|/)\.\.?(?:/|$)")
 #: The most of a linked worktree's ``gitdir`` file read: one path.
 _BACK_LINK_BYTES = 64 * 1024
+#: The output cap of the commands that only name the repository or a commit (paths,
+#: hashes): not the fetch's, which a small ``max_bytes`` would make too small for a path.
+_HELPER_BYTES = 64 * 1024
 _READY_TIMEOUT = 10.0
 
 
@@ -290,7 +293,11 @@ class GitProvider:
         the work tree, or one that records this work tree (a linked worktree's ``gitdir``
         file, a submodule's directory inside its superproject's work tree)."""
         asked = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir"]
-        lines = self._read(request, asked).decode("utf-8", errors="surrogateescape").split("\n")
+        lines = (
+            self._read(request, asked, _HELPER_BYTES)
+            .decode("utf-8", errors="surrogateescape")
+            .split("\n")
+        )
         if len(lines) < 2:
             raise _unreadable("rev-parse did not name the work tree and the git directory")
         top, git_dir = Path(lines[0]).resolve(), Path(lines[1]).resolve()
@@ -310,7 +317,11 @@ class GitProvider:
         """The work tree of the repository this one is a submodule of; ``/nonexistent``
         when it is none. Asked only when needed: git runs in the parent directory for it."""
         asked = ["rev-parse", "--show-superproject-working-tree"]
-        said = self._read(request, asked).decode("utf-8", errors="surrogateescape").strip()
+        said = (
+            self._read(request, asked, _HELPER_BYTES)
+            .decode("utf-8", errors="surrogateescape")
+            .strip()
+        )
         return Path(said).resolve() if said else Path("/nonexistent/superproject")
 
     def _sides(self, request: FetchRequest, text_range: str) -> list[str]:
@@ -327,7 +338,8 @@ class GitProvider:
         left, _, right = text_range.partition(split)
         base, tip = (self._commit(request, text_range, side or "HEAD") for side in (left, right))
         if split == "...":
-            outcome = self._run(request, ["merge-base", "--end-of-options", base, tip])
+            argv = ["merge-base", "--end-of-options", base, tip]
+            outcome = self._run(request, argv, _HELPER_BYTES)
             if outcome.exit_code == 1 and not outcome.stdout.strip():
                 raise ProviderError(
                     HZ722,
@@ -349,7 +361,9 @@ class GitProvider:
                 hint="give revisions, such as main..HEAD or v1.2...v1.3",
             )
         outcome = self._run(
-            request, ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{side}^{{commit}}"]
+            request,
+            ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{side}^{{commit}}"],
+            _HELPER_BYTES,
         )
         commit = outcome.stdout.strip()
         if outcome.exit_code == 1:  # --verify: not a valid object of that type
@@ -367,23 +381,26 @@ class GitProvider:
     def _cap(self, request: FetchRequest) -> int:
         return min(self.settings.max_bytes, request.max_bytes)
 
-    def _run(self, request: FetchRequest, argv: list[str]) -> ProcessOutcome:
+    def _run(
+        self, request: FetchRequest, argv: list[str], cap: int | None = None
+    ) -> ProcessOutcome:
+        """git with ``argv``, its output capped at ``cap`` (default: the fetch's)."""
         return child.run(
             [self.settings.executable, *HARDENING, *argv],
             request=request,
             stdin=None,
             env=_environment(),
             timeout=self.settings.timeout_seconds,
-            max_bytes=self._cap(request),
+            max_bytes=self._cap(request) if cap is None else cap,
             program="git",
         )
 
-    def _read(self, request: FetchRequest, argv: list[str]) -> bytes:
-        outcome = self._run(request, argv)
+    def _read(self, request: FetchRequest, argv: list[str], cap: int | None = None) -> bytes:
+        outcome = self._run(request, argv, cap)
         if outcome.stdout_truncated:
             raise ProviderError(
                 HZ725,
-                f"git printed more than {self._cap(request)} bytes",
+                f"git printed more than {self._cap(request) if cap is None else cap} bytes",
                 hint="narrow the range, the window or the path, or lower max_commits",
             )
         _check(outcome)

@@ -598,3 +598,13 @@ def test_a_cut_diff_passes_the_fetch_s_cap(repo: Repo, line: str) -> None:
     assert found.problems == ()
     assert found.values["change"]["truncated"] is True
     assert 50_000 - 6 < _json_size(found.values["change"]) <= 50_000
+
+
+def test_a_cap_smaller_than_the_record_itself_is_hz725(repo: Repo) -> None:
+    repo.commit("one", files={"f": "1\n"})
+    repo.commit("two", files={"f": "2\n"})
+    assert _error(repo.path, "git.diff", _provider(max_bytes=40), range="HEAD~1..HEAD") == (
+        "HZ725",
+        "a cap of 40 bytes leaves no room for the diff",
+        "raise max_bytes",
+    )
