@@ -44,6 +44,8 @@ class Contract:
     template: str
     #: The identity keys beside ``hz:`` (name, kind, version, description) that are given.
     identity: dict[str, Any] = field(default_factory=dict)
+    #: Where the draft goes: (target, arguments as written; strings may be templates).
+    publishes: tuple[tuple[str, dict[str, Any]], ...] = ()
     #: The HTML comments taken out of a Markdown contract's body, each as written.
     comments: tuple[str, ...] = ()
     #: When the job runs by itself, and the jobs whose completion queues it.

@@ -72,6 +72,7 @@ def validate_source(
     from hz.compiler.checks.body import check_body
     from hz.compiler.checks.foreign import check_foreign
     from hz.compiler.checks.io_schemas import check_inputs, check_output
+    from hz.compiler.checks.publishes import check_publishes
     from hz.compiler.checks.reads import check_reads
     from hz.compiler.checks.schedule import check_schedule
     from hz.compiler.checks.structure import check_structure
@@ -91,6 +92,7 @@ def validate_source(
     diags += check_output(doc)
     diags += check_schedule(doc)
     diags += check_template(doc)
+    diags += check_publishes(doc)
     diags += check_tools(doc, tools)
     diags = list(sort_diagnostics(diags))
     if any(d.severity == "error" for d in diags) or timeout is None or max_usd is None:
@@ -119,6 +121,9 @@ def _contract(
         inputs=inputs,
         output_format=fmt,
         output_schema=output.get("schema"),
+        publishes=tuple(
+            (spec["to"], dict(spec.get("args", {}))) for spec in hz.get("publishes", ())
+        ),
         contract_text=doc.data["contract"],
         template=doc.data["prompt"],
         identity={key: doc.data[key] for key in IDENTITY_KEYS if key in doc.data},

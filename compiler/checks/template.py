@@ -12,6 +12,7 @@ import functools
 from typing import TYPE_CHECKING, NamedTuple
 
 from hz.compiler.checks.common import get
+from hz.compiler.checks.publishes import inputs_used
 from hz.compiler.checks.template_scan import certainly_clean
 from hz.compiler.checks.template_walk import UNUSED, analyse
 from hz.compiler.diagnostics import Diagnostic
@@ -76,7 +77,10 @@ def check_template(doc: SourceDoc) -> list[Diagnostic]:
     if certainly_clean(source, declared):
         return []  # the common case, without importing (or parsing with) Jinja2
     out = []
+    elsewhere = inputs_used(doc)
     for f in findings(source, declared):
+        if f.code == UNUSED and f.needle in elsewhere:
+            continue  # a publish's argument uses it
         if f.code == UNUSED and f.needle is not None:
             pos = doc.pos(("hz", "inputs", f.needle), key=True)
             hint = f"use it in the prompt as {{{{ inputs.{f.needle} }}}}, or remove it"

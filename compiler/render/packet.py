@@ -20,10 +20,10 @@ from hz.compiler.render.bound import render_bounded
 from hz.compiler.render.generate import OUT_OF_MEMORY
 from hz.compiler.render.outcome import Crashed, Failed, OutOfMemory, Rendered, TimedOut
 from hz.compiler.render.sandbox import environment
-from hz.compiler.rules.registry import HZ707, HZ708, HZ710
+from hz.compiler.rules.registry import HZ707, HZ708, HZ710, HZ712
 from hz.compiler.source import SourceDoc
 from hz.runtime.artifacts.canonical import digest_of, sha256_hex
-from hz.runtime.artifacts.models import InputSource, Job, Packet, read_artifact
+from hz.runtime.artifacts.models import InputSource, Job, Packet, PublishSpec, read_artifact
 from hz.runtime.artifacts.operations import CATALOG, Operation
 from hz.runtime.artifacts.packet_limits import MAX_PROMPT_BYTES
 
@@ -97,13 +97,71 @@ def render_prompt(
     return None, [place.diagnostic(HZ707, message, None)]
 
 
+def render_publishes(
+    job: Job, values: dict[str, Any], place: TemplatePlace
+) -> tuple[list[PublishSpec] | None, list[Diagnostic]]:
+    """The job's publishes with every templated argument rendered over the inputs (in the
+    same bounded sandbox as the prompt) and checked against the target's argument schema: a
+    number or a boolean argument may be written as a template that renders to one."""
+    from hz.compiler.checks.publishes import argument_problem, is_template
+    from hz.runtime.artifacts.publish_targets import TARGETS
+
+    rendered: list[PublishSpec] = []
+    diagnostics: list[Diagnostic] = []
+    for index, spec in enumerate(job.publishes):
+        target = TARGETS.get(spec.to)
+        properties: dict[str, Any] = target.args["properties"] if target else {}
+        args: dict[str, Any] = {}
+        for key, value in spec.args.items():
+            if not is_template(value):
+                args[key] = value
+                continue
+            where = f"publishes[{index}].args.{key}"
+            match render_bounded(str(value), values, MAX_RENDER_SECONDS):
+                case Rendered(text):
+                    args[key] = _typed(text, properties.get(key, {}))
+                case Failed(code, message, _):
+                    diagnostics.append(Diagnostic(code, f"{where}: {message}", place.file))
+                    continue
+                case _:
+                    diagnostics.append(
+                        Diagnostic(HZ707, f"{where}: rendering did not finish", place.file)
+                    )
+                    continue
+            problem = argument_problem(properties.get(key, {}), args[key])
+            if problem is not None:
+                diagnostics.append(
+                    Diagnostic(
+                        HZ712,
+                        f"{where} rendered to {args[key]!r}: {problem}",
+                        place.file,
+                        hint=f"the input values must make a valid argument of {spec.to}",
+                    )
+                )
+        rendered.append(PublishSpec(to=spec.to, args=args))
+    return (None if diagnostics else rendered), diagnostics
+
+
+def _typed(text: str, schema: Any) -> Any:
+    """A rendered argument as the type its schema asks for, where the text spells one."""
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    stripped = text.strip()
+    if kind == "integer" and stripped.lstrip("-").isdigit() and len(stripped) <= 18:
+        return int(stripped)
+    if kind == "boolean" and stripped in ("true", "false"):
+        return stripped == "true"
+    return text
+
+
 def make_packet(
     job: Job,
     values: dict[str, Any],
     prompt: str,
     sources: dict[str, InputSource] | None = None,
+    publishes: list[PublishSpec] | None = None,
 ) -> Packet:
     return Packet(
+        publishes=publishes or [],
         job=job,
         prompt=prompt,
         contract=job.contract,
@@ -139,7 +197,10 @@ def render_job(
     prompt, diagnostics = render_prompt(job.template, values, place)
     if prompt is None:
         return None, [*found.warnings, *diagnostics]
-    return make_packet(job, values, prompt, found.sources), list(found.warnings)
+    publishes, diagnostics = render_publishes(job, values, place)
+    if publishes is None:
+        return None, [*found.warnings, *diagnostics]
+    return make_packet(job, values, prompt, found.sources, publishes), list(found.warnings)
 
 
 def job_from_contract(

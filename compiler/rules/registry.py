@@ -123,6 +123,12 @@ HZ415: Final = _rule("HZ415", "`args` or `window` without `read`")
 HZ416: Final = _rule("HZ416", "Option that does not fit the input's read")
 HZ417: Final = _rule("HZ417", "More than 16 inputs read through an operation")
 
+# Publishes (HZ42x: where the draft goes; HZ41x are the inputs' reads)
+HZ420: Final = _rule("HZ420", "Unknown publish target")
+HZ421: Final = _rule("HZ421", "Publish arguments do not fit the target")
+HZ422: Final = _rule("HZ422", "Draft the publish target cannot take")
+HZ423: Final = _rule("HZ423", "Template error in a publish argument")
+
 # The prompt template
 HZ501: Final = _rule("HZ501", "Template syntax error")
 HZ502: Final = _rule("HZ502", "Reference to an undeclared input")
@@ -152,6 +158,7 @@ HZ708: Final = _rule("HZ708", "Refused by the template sandbox")
 HZ709: Final = _rule("HZ709", "Rendered prompt larger than 1 MiB")
 HZ710: Final = _rule("HZ710", "Inputs given for a packet")
 HZ711: Final = _rule("HZ711", "Read input neither fetched nor given")
+HZ712: Final = _rule("HZ712", "Rendered publish argument does not fit the target")
 
 # Fetching inputs through providers (reported by the runtime, hz.runtime.providers.protocol)
 HZ720: Final = _rule("HZ720", "Capability not bound to a provider")

@@ -296,6 +296,19 @@ class InputSource(Frozen):
     sha256: Digest
 
 
+class PublishSpec(Frozen):
+    """Where the draft goes once the run completes (``hz.runtime.artifacts.publish_targets``):
+    a target and its arguments. In a job the arguments may hold templates over the inputs;
+    in a packet they are rendered."""
+
+    to: Operation
+    args: dict[Name, JsonValue] = Field(default_factory=dict)
+
+
+#: At most this many publishes per contract (the contract schema's ``maxItems``).
+MAX_PUBLISHES = 16
+
+
 class OutputSpec(Frozen):
     """The draft's format; with ``json``, an optional JSON Schema the draft must satisfy."""
 
@@ -322,6 +335,9 @@ class Job(Frozen):
     schedule: Schedule | None = Field(default=None, exclude_if=_absent)
     after: Annotated[tuple[Name, ...], Field(max_length=16)] = Field(
         default=(), exclude_if=lambda value: not value
+    )
+    publishes: Annotated[list[PublishSpec], Field(max_length=MAX_PUBLISHES)] = Field(
+        default_factory=list, exclude_if=lambda value: not value
     )
     contract: ContractText
     template: ContractText
@@ -373,6 +389,10 @@ class Packet(Frozen):
     #: For each input the job reads through a provider: where its value came from.
     sources: dict[Name, InputSource] = Field(
         default_factory=dict, exclude_if=lambda value: not value
+    )
+    #: The job's publishes with their arguments rendered over the inputs.
+    publishes: Annotated[list[PublishSpec], Field(max_length=MAX_PUBLISHES)] = Field(
+        default_factory=list, exclude_if=lambda value: not value
     )
 
     @model_validator(mode="after")
