@@ -17,6 +17,7 @@ from pydantic import AfterValidator, Field
 
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.operations import BUILT_IN_BINDINGS
+from hz.runtime.config.publish import PublishSettings
 from hz.runtime.process.threads import MAX_PARALLEL
 from hz.runtime.runners.capabilities import NAMES
 from hz.runtime.runners.settings import SharedSettings
@@ -296,6 +297,7 @@ MODELS: dict[str, type[TableSettings]] = {
         PolicySettings,
         QueueSettings,
         SchedulesSettings,
+        PublishSettings,
     )
 }
 

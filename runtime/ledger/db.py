@@ -123,6 +123,26 @@ MIGRATIONS: tuple[str, ...] = (
         changed_at REAL NOT NULL
     );
     """,
+    # 7: each publish of a run's draft, a step of its own (``store.publishes``).
+    """
+    CREATE TABLE publish_steps (
+        run_id TEXT NOT NULL REFERENCES runs (id),
+        step INTEGER NOT NULL,
+        target TEXT NOT NULL,
+        args_json TEXT NOT NULL,
+        state TEXT NOT NULL,
+        generation INTEGER NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        marker TEXT NOT NULL,
+        sha256 TEXT,
+        location TEXT,
+        detail TEXT,
+        lease_until REAL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (run_id, step)
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

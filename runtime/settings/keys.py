@@ -30,6 +30,8 @@ BUDGET = "system.budget"
 POLICY = "system.policy"
 QUEUE = "system.queue"
 SCHEDULES = "system.schedules"
+#: Where contracts may publish their drafts (``hz.runtime.config.publish``).
+PUBLISH = "publish"
 TABLES: tuple[str, ...] = (
     CAPABILITIES,
     RUNNER,
@@ -39,6 +41,7 @@ TABLES: tuple[str, ...] = (
     POLICY,
     QUEUE,
     SCHEDULES,
+    PUBLISH,
 )
 #: ``[providers.NAME]``: a provider's settings (``provider_table``).
 PROVIDERS = "providers"
@@ -70,6 +73,8 @@ _EXECUTION_WORDS = ("runner", "model", "executable", "command", "env", "argv", "
 
 def is_execution_key(table: str, key: str) -> bool:
     """Whether a project file setting this key would choose what runs (refused: HZ801)."""
-    if table in (CAPABILITIES, SYSTEM, PROVIDERS) or table.startswith(("system.", "providers.")):
+    if table in (CAPABILITIES, SYSTEM, PROVIDERS, PUBLISH) or table.startswith(
+        ("system.", "providers.", "publish.")
+    ):
         return True
     return any(word in part for part in key.lower().split("_") for word in _EXECUTION_WORDS)

@@ -119,6 +119,26 @@ MIGRATIONS: tuple[str, ...] = (
         changed_at double precision NOT NULL
     );
     """,
+    # 8: each publish of a run's draft (as the SQLite ledger's migration 7).
+    """
+    CREATE TABLE hz.publish_steps (
+        run_id text NOT NULL REFERENCES hz.runs (id),
+        step integer NOT NULL,
+        target text NOT NULL,
+        args_json text NOT NULL,
+        state text NOT NULL,
+        generation bigint NOT NULL DEFAULT 0,
+        attempts integer NOT NULL DEFAULT 0,
+        marker text NOT NULL,
+        sha256 text,
+        location text,
+        detail text,
+        lease_until double precision,
+        created_at double precision NOT NULL,
+        updated_at double precision NOT NULL,
+        PRIMARY KEY (run_id, step)
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

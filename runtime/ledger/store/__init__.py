@@ -8,6 +8,7 @@ statements grouped by concept.
 - ``requests``: a request becoming a run (request keys), a retry;
 - ``transitions``: a run's records from ``prepared`` to its end, and settling by another
   process;
+- ``publishes``: a run's publish steps, fenced like runs;
 - ``identity``: the owner a run records and its lease's clock; ``errors``: what they raise.
 
 Every SQL statement of the ledger lives in this package (and the backends' adapters); states
@@ -34,12 +35,13 @@ from hz.runtime.ledger.store.identity import (
     Owner,
     new_run_id,
 )
+from hz.runtime.ledger.store.publishes import PublishSteps, Step, Taken
 from hz.runtime.ledger.store.requests import DEFAULT_QUEUE, Requests
 from hz.runtime.ledger.store.schedules import Schedules, ScheduleState
 from hz.runtime.ledger.store.transitions import Ending, NotTerminal, Transitions
 
 
-class Ledger(Requests, Transitions, Schedules):
+class Ledger(Requests, Transitions, Schedules, PublishSteps):
     """The run ledger on one database (a SQLite file, or a PostgreSQL database with a
     ``dispatcher`` that hands queued runs to workers)."""
 
@@ -66,6 +68,8 @@ __all__ = [
     "ScheduleState",
     "Schedules",
     "StaleOwner",
+    "Step",
+    "Taken",
     "UnknownRun",
     "UnknownState",
     "hold_delay",
