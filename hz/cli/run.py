@@ -122,6 +122,16 @@ def run(
     runner_name, runner = binding.name, binding.runner
     request = RunRequest.for_packet(packet, workdir=asked.workdir)
     admit(config.for_job(packet.job.name), request)  # the pre-run gate: RunnerError (exit 2)
+    if packet.publishes:  # before the session: no money spent on an undeliverable draft
+        from hz.runtime.publish.engine import from_config as publishing
+        from hz.runtime.publish.policy import check
+
+        check(
+            packet.job.name,
+            packet.publishes,
+            publishing(config).settings,
+            workdir=Path(asked.workdir),
+        )
     if dry_run:
         the_plan = runner.plan(request)  # names the unenforced needs too
         limits = {
@@ -251,8 +261,31 @@ def _in_ledger(
         click.echo(f"hz: error: {printable(error.message)}", err=True)
         click.echo(f"  hint: its result is printed above; {printable(error.hint or '')}", err=True)
         return RECEIPT_NOT_WRITTEN
+    if packet.publishes and outcome.state == RunState.COMPLETED:
+        code = max(code, _publish(ledger, config, outcome.run_id))
     uncertain = outcome.state == RunState.UNCERTAIN
     return UNCERTAIN if uncertain and code != RECEIPT_NOT_WRITTEN else code
+
+
+def _publish(ledger: Any, config: Any, run_id: str) -> int:
+    """The completed run's publishes: written now (``[publish] mode = "auto"``) or left
+    pending for ``hz publish RUN``; each step's end on stderr."""
+    from hz.cli.publish import steps_text
+    from hz.runtime.publish.engine import from_config, make_steps, publish_run
+
+    ctx = from_config(config)
+    if ctx.settings.mode == "approve":
+        steps = make_steps(ledger, run_id)
+        click.echo(
+            f"hz: {plural(len(steps), 'publish')} of {run_id} await approval: "
+            f"hz publish {run_id} --staged shows them, hz publish {run_id} writes them",
+            err=True,
+        )
+        return 0
+    shown = [step.to_json() for step in publish_run(ledger, run_id, ctx)]
+    for line in steps_text(shown).splitlines():
+        click.echo(f"hz: publish {line}", err=True)
+    return 0 if all(s["state"] in ("published", "skipped") for s in shown) else 1
 
 
 def retrying_line(retry: Any) -> str:

@@ -127,6 +127,10 @@ class _State:
     issues: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     comments: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     faults: list[tuple[re.Pattern[str], str | None, Fault, list[int]]] = field(default_factory=list)
+    #: Writes whose answer goes wrong *after* the write is stored: (path, mode, times left).
+    after_write: list[tuple[re.Pattern[str], str, list[int]]] = field(default_factory=list)
+    statuses: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    stored: threading.Event = field(default_factory=threading.Event)
     seen: list[Seen] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -196,6 +200,101 @@ class _Handler(JsonSseHandler):
             return
         status, payload, extra = self._route(parts.path, query, headers)
         self._answer(status, payload, extra, headers)
+
+    def do_POST(self) -> None:
+        self._write("POST")
+
+    def do_PATCH(self) -> None:
+        self._write("PATCH")
+
+    def _write(self, method: str) -> None:
+        """A write: stored first, then answered, unless a fault says the answer is lost
+        (``hold``: never answered until released; ``drop``: the connection closed; ``5xx``:
+        a 502 after storing)."""
+        state: _State = self.server.state
+        path = urlsplit(self.path).path[len(state.prefix) :]
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        length = min(int(headers.get("content-length", "0") or 0), 1 << 20)
+        data = json.loads(self.rfile.read(length) or b"{}")
+        with state.lock:
+            state.seen.append(Seen(method, path, {}, headers))
+        fault = state.fault_for(path, headers.get("accept", ""))
+        if fault is not None:
+            self._fault(fault)
+            return
+        status, payload = self._store(method, path, data)
+        mode = None
+        with state.lock:
+            for pattern, chosen, left in state.after_write:
+                if pattern.fullmatch(path) and left[0] != 0:
+                    left[0] -= 1
+                    mode = chosen
+                    break
+        state.stored.set()
+        if mode == "hold":
+            state.release.wait(600)
+            return
+        if mode == "drop":
+            self.close_connection = True
+            return
+        if mode == "5xx":
+            self._answer(502, {"message": "Server Error"}, [], {})
+            return
+        self._answer(status, payload, [], {})
+
+    def _store(self, method: str, path: str, data: dict[str, Any]) -> tuple[int, Any]:
+        state: _State = self.server.state
+        comment = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments", path)
+        issue = re.fullmatch(r"/repos/([^/]+/[^/]+)/issues(?:/(\d+))?", path)
+        status = re.fullmatch(r"/repos/([^/]+/[^/]+)/statuses/([0-9a-f]{40})", path)
+        with state.lock:
+            if comment is not None and method == "POST":
+                repo, number = comment[1], int(comment[2])
+                items = state.comments.setdefault((repo, number), [])
+                index = 3000 + sum(len(v) for v in state.comments.values())
+                item = {
+                    "id": index,
+                    "html_url": f"https://github.com/{repo}/issues/{number}#issuecomment-{index}",
+                    "user": _user("hz-bot"),
+                    "created_at": state.now.strftime(_UTC),
+                    "updated_at": state.now.strftime(_UTC),
+                    "body": data.get("body", ""),
+                }
+                items.append(item)
+                return 201, item
+            if issue is not None and issue[2] is None and method == "POST":
+                repo = issue[1]
+                number = 1 + max([i["number"] for i in state.issues.get(repo, [])] or [0])
+            elif issue is not None and method == "PATCH":
+                repo, number = issue[1], int(issue[2])
+                found = next((i for i in state.issues.get(repo, []) if i["number"] == number), None)
+                if found is None:
+                    return 404, {"message": "Not Found", "documentation_url": DOCS}
+                found["body"] = data.get("body", found["body"])
+                return 200, found
+            elif status is not None:
+                item = {
+                    "state": data.get("state"),
+                    "context": data.get("context"),
+                    "description": data.get("description"),
+                }
+                state.statuses.setdefault((status[1], status[2]), []).insert(0, item)
+                return 201, item
+            else:
+                return 404, {"message": "Not Found", "documentation_url": DOCS}
+            created = {
+                "number": number,
+                "title": data.get("title", ""),
+                "body": data.get("body"),
+                "state": "open",
+                "labels": [_label(repo, name) for name in data.get("labels", [])],
+                "html_url": f"https://github.com/{repo}/issues/{number}",
+                "user": _user("hz-bot"),
+                "created_at": state.now.strftime(_UTC),
+                "updated_at": state.now.strftime(_UTC),
+            }
+            state.issues.setdefault(repo, []).append(created)
+            return 201, created
 
     # -- answers -----------------------------------------------------------------------------
 
@@ -299,6 +398,12 @@ class _Handler(JsonSseHandler):
                 return 200, found, []
         if kind == "issues" and sub == "comments" and (repo, n) in state.comments:
             return self._page(path, query, state.comments[(repo, n)])
+        if (
+            kind == "issues"
+            and sub == "comments"
+            and any(p["number"] == n for p in state.pulls.get(repo, []))
+        ):
+            return self._page(path, query, [])
         return 404, {"message": "Not Found", "documentation_url": DOCS}, []
 
     def _page(
@@ -384,6 +489,17 @@ class FakeGitHub(LoopbackServer[_State]):
         ``Accept`` is ``accept`` when given, with ``fault``, ``times`` times (-1: always)."""
         with self.state.lock:
             self.state.faults.append((re.compile(path), accept, fault, [times]))
+
+    def after_write(self, path: str, mode: str, *, times: int = 1) -> None:
+        """Store the writes to ``path`` (a regular expression), then lose the answer:
+        ``hold`` (no answer until the server closes), ``drop`` (the connection closed) or
+        ``5xx`` (a 502)."""
+        with self.state.lock:
+            self.state.after_write.append((re.compile(path), mode, [times]))
+
+    def comments(self, repo: str, number: int) -> list[dict[str, Any]]:
+        with self.state.lock:
+            return list(self.state.comments.get((repo, number), []))
 
     def add_pull(
         self,

@@ -1,0 +1,228 @@
+"""Each publish of a run is a ledger step, written once.
+
+``publish_run`` makes the steps of a completed run (``pending``), then for each it takes the
+step (a new generation and a lease, ``Ledger.take_step``) and:
+
+- a step taken from ``pending`` or ``failed``: records the attempt and the digest of what is
+  sent, writes it with its marker, and records ``published`` with the URL or path; a target
+  that refuses leaves ``failed`` (nothing written, may be sent again); an answer not observed
+  (a timeout, a 5xx) goes on as below;
+- an outcome not observed (found ``publishing`` with its writer's lease passed, or just now):
+  the marker is looked up at the target. Found: ``published`` with its location. Not found
+  and the target was searched: written again once (at most two attempts in all). The target
+  cannot be searched or the lookup failed: ``uncertain``, never sent again unless a person
+  says so (``hz publish RUN --step N --resend``).
+
+A step held by another live writer is left alone; ``published``, ``skipped`` and
+``uncertain`` steps are no-ops, so running the publish again writes nothing twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.models import Packet
+from hz.runtime.artifacts.publish_targets import TARGETS
+from hz.runtime.config.publish import PublishSettings
+from hz.runtime.ledger.store import Ledger, Step, read_packet
+from hz.runtime.ledger.store.errors import StaleOwner
+from hz.runtime.ledger.store.publishes import (
+    FAILED,
+    PUBLISHED,
+    STEP_LEASE_SECONDS,
+    UNCERTAIN,
+)
+from hz.runtime.providers.github.settings import GitHubSettings
+from hz.runtime.publish.draft import DraftRefused, Payload, prepare
+from hz.runtime.publish.targets.base import CannotTell, Publisher, Refused, Unobserved
+from hz.runtime.publish.targets.command import CommandPublisher
+from hz.runtime.publish.targets.files import FilesPublisher
+from hz.runtime.publish.targets.github import GitHubPublisher
+from hz.runtime.publish.targets.webhook import WebhookPublisher
+
+#: Writes of one step at most: the first, and one more after a lookup that found nothing.
+MAX_ATTEMPTS = 2
+
+
+@dataclass(frozen=True)
+class Publishing:
+    """What publishing needs from the operator: the policy, the code host's settings (the
+    provider bound to ``code-host``/``tracker``; None when unbound) and hz's environment."""
+
+    settings: PublishSettings
+    github: GitHubSettings | None = None
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    lease_seconds: float = STEP_LEASE_SECONDS
+    #: The time leases are judged by; None: the ledger's clock.
+    now: Callable[[], float] | None = None
+
+
+class NothingToPublish(HzError):
+    pass
+
+
+def publisher_for(target: str, ctx: Publishing, workdir: Path) -> Publisher:
+    capability = target.partition(".")[0]
+    if capability in ("code-host", "tracker"):
+        if ctx.github is None:
+            raise Refused(
+                f"{target}: the capability {capability} is bound to no provider "
+                f'([capabilities] {capability} = "github")'
+            )
+        return GitHubPublisher(ctx.github, dict(ctx.environ))
+    if target == "files.write":
+        return FilesPublisher(ctx.settings.folders, workdir, overwrite=ctx.settings.overwrite)
+    if target == "webhook.post":
+        return WebhookPublisher(dict(ctx.settings.webhooks), dict(ctx.environ))
+    return CommandPublisher(dict(ctx.settings.commands), workdir)
+
+
+def _draft(ledger: Ledger, run_id: str) -> tuple[str, Packet, Path]:
+    row = ledger.get(run_id)
+    packet = read_packet(row)
+    draft = (row.result or {}).get("draft")
+    if row.state != "completed" or packet is None or not isinstance(draft, str):
+        raise NothingToPublish(
+            f"run {run_id} has no draft to publish (it is {row.state}): only a completed run "
+            "whose draft passed its checks publishes"
+        )
+    return draft, packet, Path(row.workdir)
+
+
+def make_steps(ledger: Ledger, run_id: str) -> list[Step]:
+    """The run's publish steps (made ``pending`` once, from its packet)."""
+    _, packet, _ = _draft(ledger, run_id)
+    return ledger.add_steps(run_id, [(p.to, dict(p.args)) for p in packet.publishes])
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    step: Step
+    where: str
+    credential: str | None
+    payload: Payload | None
+    problem: str | None
+
+
+def stage(ledger: Ledger, run_id: str, ctx: Publishing, *, only: int | None = None) -> list[Staged]:
+    """What ``publish_run`` would write, where, with which credential's name: nothing sent."""
+    draft, _, workdir = _draft(ledger, run_id)
+    out: list[Staged] = []
+    for step in make_steps(ledger, run_id):
+        if only is not None and step.step != only:
+            continue
+        try:
+            publisher = publisher_for(step.target, ctx, workdir)
+            where = publisher.where(step)
+            credential = publisher.credential(step)
+            payload = prepare(
+                TARGETS[step.target], step.args, draft, mentions=ctx.settings.mentions
+            )
+            out.append(Staged(step, where, credential, payload, None))
+        except (Refused, DraftRefused) as e:
+            out.append(Staged(step, step.target, None, None, str(e)))
+    return out
+
+
+def publish_run(
+    ledger: Ledger,
+    run_id: str,
+    ctx: Publishing,
+    *,
+    only: int | None = None,
+    resend: bool = False,
+) -> list[Step]:
+    """Publish the run's steps (or step ``only``); the steps as they are afterwards."""
+    draft, _, workdir = _draft(ledger, run_id)
+    for step in make_steps(ledger, run_id):
+        if only is not None and step.step != only:
+            continue
+        _publish_step(ledger, step, draft, workdir, ctx, resend=resend)
+    return ledger.steps(run_id)
+
+
+def _publish_step(
+    ledger: Ledger, step: Step, draft: str, workdir: Path, ctx: Publishing, *, resend: bool
+) -> None:
+    now = None if ctx.now is None else ctx.now()
+    taken = ledger.take_step(
+        step.run_id, step.step, lease_seconds=ctx.lease_seconds, now=now, resend=resend
+    )
+    if taken is None:
+        return
+    held = taken.step
+    try:
+        publisher = publisher_for(held.target, ctx, workdir)
+        payload = prepare(TARGETS[held.target], held.args, draft, mentions=ctx.settings.mentions)
+    except (Refused, DraftRefused) as e:
+        _settle(ledger, held, FAILED, detail=str(e))
+        return
+    if taken.unobserved and not resend:
+        _reconcile(ledger, held, publisher, payload, "an earlier write was not observed")
+        return
+    _write(ledger, held, publisher, payload)
+
+
+def _write(ledger: Ledger, held: Step, publisher: Publisher, payload: Payload) -> None:
+    digest = hashlib.sha256(payload.text.encode("utf-8")).hexdigest()
+    try:
+        held = ledger.writing(held, digest)
+    except StaleOwner:
+        return
+    try:
+        location = publisher.write(held, payload)
+    except Refused as e:
+        _settle(ledger, held, FAILED, detail=str(e))
+        return
+    except Unobserved as e:
+        _reconcile(ledger, held, publisher, payload, str(e))
+        return
+    _settle(ledger, held, PUBLISHED, location=location, sha256=digest)
+
+
+def _reconcile(
+    ledger: Ledger, held: Step, publisher: Publisher, payload: Payload, why: str
+) -> None:
+    try:
+        location = publisher.lookup(held)
+    except CannotTell as e:
+        _settle(ledger, held, UNCERTAIN, detail=f"{why}; {e}: not sent again")
+        return
+    if location is not None:
+        _settle(ledger, held, PUBLISHED, location=location, detail=f"{why}; found by its marker")
+        return
+    if held.attempts >= MAX_ATTEMPTS:
+        _settle(
+            ledger,
+            held,
+            UNCERTAIN,
+            detail=f"{why}; the marker is not found after {held.attempts} writes: not sent again",
+        )
+        return
+    _write(ledger, held, publisher, payload)
+
+
+def _settle(ledger: Ledger, held: Step, state: str, **values: Any) -> None:
+    with contextlib.suppress(StaleOwner):  # another took the step over: its record stands
+        ledger.settle_step(held, state, **values)
+
+
+def bound_github(config: Any) -> GitHubSettings | None:
+    """The GitHub settings when ``code-host`` or ``tracker`` is bound to ``github``
+    (``[capabilities]``, ``[providers.github]``). Read here until the providers' bindings
+    (``hz.runtime.providers.binding``) hand them out."""
+    capabilities = config.table("capabilities")
+    if "github" not in (capabilities.get("code-host"), capabilities.get("tracker")):
+        return None
+    return GitHubSettings.from_table(config.table("providers.github"))
+
+
+def from_config(config: Any) -> Publishing:
+    return Publishing(PublishSettings.from_config(config), bound_github(config))

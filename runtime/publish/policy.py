@@ -1,0 +1,74 @@
+"""The operator's ``[publish]`` against a packet's publishes, before the session starts: a
+contract that would publish where the policy does not allow it is refused then, so no money is
+spent on a draft that could not be delivered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.models import PublishSpec
+from hz.runtime.artifacts.publish_targets import TARGETS
+from hz.runtime.config.publish import PublishSettings
+from hz.runtime.publish.targets.base import Refused
+from hz.runtime.publish.targets.files import check_path
+
+HINT = (
+    "the operator's configuration decides where drafts may go: [publish] allow, repositories, "
+    "folders, jobs, [publish.webhooks.NAME] and [publish.commands.NAME] (docs/publishing.md)"
+)
+
+
+class PublishRefused(HzError):
+    """A publish the operator's policy does not allow; nothing was started."""
+
+
+def refusals(
+    job: str, publishes: list[PublishSpec], settings: PublishSettings, *, workdir: Path
+) -> list[str]:
+    """Why each publish cannot be delivered on this machine (empty: all can)."""
+    if not publishes:
+        return []
+    if not settings.allows_job(job):
+        return [f"job {job!r} may not publish ([publish] jobs: {', '.join(settings.jobs)})"]
+    out: list[str] = []
+    for index, spec in enumerate(publishes, start=1):
+        where = f"publish {index} ({spec.to})"
+        target = TARGETS.get(spec.to)
+        if target is None:
+            out.append(f"{where}: no such target")
+            continue
+        if not settings.allows_target(spec.to):
+            out.append(f"{where}: the target is not in [publish] allow")
+            continue
+        if target.repository_arg is not None:
+            repository = str(spec.args.get(target.repository_arg, ""))
+            if not settings.allows_repository(repository):
+                out.append(
+                    f"{where}: the repository {repository!r} is not in [publish] repositories"
+                )
+        if spec.to == "files.write":
+            try:
+                check_path(str(spec.args.get("path", "")), settings.folders, workdir)
+            except Refused as e:
+                out.append(f"{where}: {e}")
+            if spec.args.get("overwrite") and not settings.overwrite:
+                out.append(f"{where}: overwrite is asked for but [publish] overwrite is off")
+        if spec.to == "webhook.post" and spec.args.get("webhook") not in settings.webhooks:
+            out.append(f"{where}: no webhook {spec.args.get('webhook')!r} in [publish.webhooks]")
+        if spec.to == "command.run" and spec.args.get("command") not in settings.commands:
+            out.append(f"{where}: no command {spec.args.get('command')!r} in [publish.commands]")
+    return out
+
+
+def check(
+    job: str, publishes: list[PublishSpec], settings: PublishSettings, *, workdir: Path
+) -> None:
+    """``PublishRefused`` naming every publish the policy refuses."""
+    found = refusals(job, publishes, settings, workdir=workdir)
+    if found:
+        raise PublishRefused(
+            f"job {job!r} cannot publish as its contract asks, so it was not started:\n  "
+            + "\n  ".join(found),
+            hint=HINT,
+        )

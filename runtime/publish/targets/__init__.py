@@ -1,0 +1,1 @@
+"""The publishers, one per family of targets; ``base`` says what each does."""

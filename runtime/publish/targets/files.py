@@ -1,0 +1,186 @@
+"""``files.write``: the draft as a file in a folder the operator allows.
+
+The contract's path is relative, without ``..``; it must lie in one of ``[publish] folders``
+(relative to the working directory, or absolute). Every directory on the way is opened
+without following a link (``O_NOFOLLOW``, one ``dir_fd`` at a time), so no link leads out of
+the folder; missing ones inside it are made. The file is written to a temporary name, synced,
+then linked into place (``link`` fails when the name exists: no overwrite) or, with
+``overwrite`` allowed by both the operator and the contract, renamed over it. A sidecar
+``.NAME.hz-publish.json`` beside it holds the step's marker and the draft's digest: the
+lookup after an unobserved write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+from pathlib import Path, PurePosixPath
+
+from hz.runtime.ledger.store import Step
+from hz.runtime.publish.draft import Payload
+from hz.runtime.publish.targets.base import Refused
+
+SIDECAR = ".{name}.hz-publish.json"
+
+
+def check_path(path: str, folders: tuple[str, ...], workdir: Path) -> tuple[Path, PurePosixPath]:
+    """The allowed folder (absolute) and the path below it, or ``Refused``."""
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or "\\" in path or "\x00" in path:
+        raise Refused(f"files.write: {path!r} must be a relative path")
+    if any(part in ("..", ".") for part in path.split("/")) or path.endswith("/"):
+        raise Refused(f"files.write: {path!r} must name a file without '.' or '..' parts")
+    wanted = PurePosixPath(os.path.normpath(workdir)) / pure
+    for folder in folders:
+        base = PurePosixPath(
+            os.path.normpath(folder if os.path.isabs(folder) else workdir / folder)
+        )
+        try:
+            relative = wanted.relative_to(base)
+        except ValueError:
+            continue
+        if relative.parts:
+            return Path(base), relative
+    raise Refused(
+        f"files.write: {path!r} is in no folder [publish] folders allows "
+        f"({', '.join(folders) or 'none'})"
+    )
+
+
+class FilesPublisher:
+    def __init__(self, folders: tuple[str, ...], workdir: Path, *, overwrite: bool) -> None:
+        self.folders = folders
+        self.workdir = workdir
+        self.overwrite = overwrite
+
+    def credential(self, step: Step) -> str | None:
+        return None
+
+    def where(self, step: Step) -> str:
+        base, relative = check_path(str(step.args.get("path", "")), self.folders, self.workdir)
+        return str(base / relative)
+
+    def write(self, step: Step, payload: Payload) -> str:
+        base, relative = check_path(str(step.args.get("path", "")), self.folders, self.workdir)
+        replace = bool(step.args.get("overwrite")) and self.overwrite
+        data = payload.text.encode("utf-8")
+        directory = _open_dirs(base, relative.parent.parts, make=True)
+        try:
+            name = relative.name
+            tmp = f".{name}.hz-{step.run_id}-{step.step}.tmp"
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=directory)
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=directory
+            )
+            try:
+                os.write(fd, data) if data else None
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            try:
+                if replace:
+                    os.replace(tmp, name, src_dir_fd=directory, dst_dir_fd=directory)
+                else:
+                    os.link(
+                        tmp, name, src_dir_fd=directory, dst_dir_fd=directory, follow_symlinks=False
+                    )
+            except FileExistsError as e:
+                raise Refused(
+                    f"files.write: {base / relative} exists and is not replaced (overwrite needs "
+                    "args.overwrite: true and [publish] overwrite = true)"
+                ) from e
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=directory)
+            _write_sidecar(directory, name, step, hashlib.sha256(data).hexdigest())
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+        return str(base / relative)
+
+    def lookup(self, step: Step) -> str | None:
+        base, relative = check_path(str(step.args.get("path", "")), self.folders, self.workdir)
+        try:
+            directory = _open_dirs(base, relative.parent.parts, make=False)
+        except (Refused, FileNotFoundError):
+            return None
+        try:
+            marker = _read_sidecar(directory, relative.name)
+            if marker == step.marker:
+                return str(base / relative)
+            if step.sha256 and _digest(directory, relative.name) == step.sha256:
+                _write_sidecar(directory, relative.name, step, step.sha256)
+                return str(base / relative)
+            return None
+        finally:
+            os.close(directory)
+
+
+def _open_dirs(base: Path, parts: tuple[str, ...], *, make: bool) -> int:
+    try:
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as e:
+        raise Refused(f"files.write: the folder {base} cannot be opened: {e.strerror}") from e
+    for part in parts:
+        if make:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=fd)
+        try:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise Refused(
+                    f"files.write: {part!r} under {base} is a link or not a folder"
+                ) from e
+            raise
+        os.close(fd)
+        fd = inner
+    return fd
+
+
+def _write_sidecar(directory: int, name: str, step: Step, sha256: str) -> None:
+    sidecar = SIDECAR.format(name=name)
+    text = json.dumps({"marker": step.marker, "sha256": sha256}) + "\n"
+    tmp = sidecar + ".tmp"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp, dir_fd=directory)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=directory)
+    try:
+        os.write(fd, text.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, sidecar, src_dir_fd=directory, dst_dir_fd=directory)
+
+
+def _read_sidecar(directory: int, name: str) -> str | None:
+    try:
+        fd = os.open(SIDECAR.format(name=name), os.O_RDONLY | os.O_NOFOLLOW, dir_fd=directory)
+    except OSError:
+        return None
+    try:
+        data = json.loads(os.read(fd, 4096))
+    except ValueError:
+        return None
+    finally:
+        os.close(fd)
+    return str(data.get("marker")) if isinstance(data, dict) else None
+
+
+def _digest(directory: int, name: str) -> str | None:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=directory)
+    except OSError:
+        return None
+    digest = hashlib.sha256()
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+    finally:
+        os.close(fd)
+    return digest.hexdigest()

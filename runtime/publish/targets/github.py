@@ -1,0 +1,237 @@
+"""The code-host and tracker targets on GitHub's REST API, with the token and API of
+``[providers.github]`` (the same settings the github provider reads with).
+
+Each body ends with the step's marker as a hidden HTML comment (``<!-- hz-publish:RUN:N -->``);
+GitHub keeps it and does not show it, so a write whose answer was lost is found again by
+listing the issue's comments (or the repository's newest issues, or the issue's body). A
+commit status holds no comment: it is found by its context and description. Writes never
+follow a redirect and send the token only to ``api_url``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from hz import __version__
+from hz.runtime.artifacts import strict_json
+from hz.runtime.artifacts.printable import cut, printable
+from hz.runtime.ledger.store import Step
+from hz.runtime.providers.github.client import API_VERSION, JSON_MEDIA
+from hz.runtime.providers.github.settings import GitHubSettings
+from hz.runtime.publish.draft import Payload
+from hz.runtime.publish.targets.base import CannotTell, Refused, Unobserved
+
+#: Pages of 100 comments or issues searched for a marker before hz says it cannot tell.
+MAX_LOOKUP_PAGES = 20
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+_MESSAGE_CHARS = 200
+
+
+def marker_comment(step: Step) -> str:
+    return f"<!-- {step.marker} -->"
+
+
+class GitHubPublisher:
+    def __init__(
+        self, settings: GitHubSettings, environ: dict[str, str] | None = None, timeout: float = 30
+    ) -> None:
+        self.settings = settings
+        self._environ = os.environ if environ is None else environ
+        self._timeout = timeout
+
+    def credential(self, step: Step) -> str | None:
+        return self.settings.token_env
+
+    def where(self, step: Step) -> str:
+        args = step.args
+        repo = args.get("repository")
+        match step.target:
+            case "code-host.pull_request_comment":
+                return f"a comment on {repo}#{args.get('pull_request')} ({self.settings.api_url})"
+            case "code-host.issue_comment":
+                return f"a comment on {repo}#{args.get('issue')} ({self.settings.api_url})"
+            case "tracker.create_issue":
+                return f"a new issue in {repo} ({self.settings.api_url})"
+            case "tracker.update_issue_body":
+                return f"section {args.get('section')!r} of {repo}#{args.get('issue')}"
+            case _:
+                return f"status {args.get('context')!r} of {repo}@{args.get('sha')}"
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def write(self, step: Step, payload: Payload) -> str:
+        args = step.args
+        repo = self._repo(args)
+        body = f"{payload.text}\n\n{marker_comment(step)}"
+        match step.target:
+            case "code-host.pull_request_comment" | "code-host.issue_comment":
+                number = _number(args)
+                answer = self._send(
+                    "POST", f"/repos/{repo}/issues/{number}/comments", {"body": body}
+                )
+                return str(answer.get("html_url", ""))
+            case "tracker.create_issue":
+                sent: dict[str, Any] = {"title": args["title"], "body": body}
+                if args.get("labels"):
+                    sent["labels"] = list(args["labels"])
+                answer = self._send("POST", f"/repos/{repo}/issues", sent)
+                return str(answer.get("html_url", ""))
+            case "tracker.update_issue_body":
+                path = f"/repos/{repo}/issues/{int(args['issue'])}"
+                try:
+                    issue = self._get(path)
+                except CannotTell as e:
+                    raise Refused(str(e)) from e
+                old = issue.get("body") or "" if isinstance(issue, dict) else ""
+                new = with_section(str(old), str(args["section"]), body)
+                answer = self._send("PATCH", path, {"body": new})
+                return str(answer.get("html_url", ""))
+            case _:
+                line = (payload.text.strip().splitlines() or [""])[0]
+                sent = {
+                    "state": args.get("state", "success"),
+                    "context": args["context"],
+                    "description": line[:140],
+                }
+                self._send("POST", f"/repos/{repo}/statuses/{args['sha']}", sent)
+                return f"{self.settings.api_url}/repos/{repo}/commits/{args['sha']}/statuses"
+
+    def lookup(self, step: Step) -> str | None:
+        args = step.args
+        repo = self._repo(args)
+        comment = marker_comment(step)
+        match step.target:
+            case "code-host.pull_request_comment" | "code-host.issue_comment":
+                number = _number(args)
+                for item in self._pages(f"/repos/{repo}/issues/{number}/comments?per_page=100"):
+                    if comment in str(item.get("body") or ""):
+                        return str(item.get("html_url", ""))
+                return None
+            case "tracker.create_issue":
+                query = "?state=all&sort=created&direction=desc&per_page=100"
+                for item in self._pages(f"/repos/{repo}/issues{query}"):
+                    if comment in str(item.get("body") or ""):
+                        return str(item.get("html_url", ""))
+                return None
+            case "tracker.update_issue_body":
+                issue = self._get(f"/repos/{repo}/issues/{int(args['issue'])}")
+                body = str(issue.get("body") or "") if isinstance(issue, dict) else ""
+                return str(issue.get("html_url", "")) if comment in body else None
+            case _:
+                for item in self._pages(
+                    f"/repos/{repo}/commits/{args['sha']}/statuses?per_page=100"
+                ):
+                    if item.get("context") == args["context"]:
+                        return (
+                            f"{self.settings.api_url}/repos/{repo}/commits/{args['sha']}/statuses"
+                        )
+                return None
+
+    # -- HTTP --------------------------------------------------------------------------------
+
+    def _repo(self, args: dict[str, Any]) -> str:
+        owner, _, name = str(args.get("repository", "")).partition("/")
+        return f"{quote(owner, safe='')}/{quote(name, safe='')}"
+
+    def _headers(self) -> dict[str, str]:
+        token = self._environ.get(self.settings.token_env, "")
+        if not token:
+            raise Refused(
+                f"the environment variable {self.settings.token_env} holding the GitHub token "
+                "is not set ([providers.github] token_env)"
+            )
+        return {
+            "Accept": JSON_MEDIA,
+            "Accept-Encoding": "identity",
+            "X-GitHub-Api-Version": API_VERSION,
+            "User-Agent": f"hz/{__version__}",
+            "Authorization": f"Bearer {token}",
+        }
+
+    def _send(self, method: str, path: str, data: dict[str, Any]) -> dict[str, Any]:
+        headers = self._headers()
+        url = f"{self.settings.api_url}{path}"
+        shown = f"{method} {path}"
+        try:
+            with httpx.Client(follow_redirects=False, trust_env=True) as client:
+                response = client.request(
+                    method, url, json=data, headers=headers, timeout=self._timeout
+                )
+        except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+            raise Refused(f"GitHub could not be reached ({shown}): {type(e).__name__}") from e
+        except httpx.HTTPError as e:
+            raise Unobserved(f"no answer from GitHub for {shown}: {type(e).__name__}") from e
+        status = response.status_code
+        if status >= 500 or status in (408, 429):
+            raise Unobserved(f"GitHub answered {status} for {shown}: {self._message(response)}")
+        if status not in (200, 201):
+            raise Refused(f"GitHub answered {status} for {shown}: {self._message(response)}")
+        try:
+            answer = strict_json.loads(response.content[:MAX_ANSWER_BYTES])
+        except (strict_json.JsonError, RecursionError):
+            return {}
+        return answer if isinstance(answer, dict) else {}
+
+    def _get(self, path: str) -> Any:
+        url = f"{self.settings.api_url}{path}"
+        try:
+            headers = self._headers()
+            with httpx.Client(follow_redirects=False, trust_env=True) as client:
+                response = client.get(url, headers=headers, timeout=self._timeout)
+        except (httpx.HTTPError, Refused) as e:
+            raise CannotTell(f"GitHub could not be searched (GET {path}): {e}") from e
+        if response.status_code != 200 or len(response.content) > MAX_ANSWER_BYTES:
+            raise CannotTell(
+                f"GitHub could not be searched (GET {path}): {response.status_code} "
+                f"{self._message(response)}"
+            )
+        try:
+            return strict_json.loads(response.content)
+        except (strict_json.JsonError, RecursionError) as e:
+            raise CannotTell(f"GitHub's answer to GET {path} is not JSON") from e
+
+    def _pages(self, path: str) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            items = self._get(f"{path}&page={page}")
+            if not isinstance(items, list):
+                raise CannotTell(f"GitHub's answer to GET {path} is not a list")
+            found += [item for item in items if isinstance(item, dict)]
+            if len(items) < 100:
+                return found
+            page += 1
+            if page > MAX_LOOKUP_PAGES:
+                raise CannotTell(f"more than {MAX_LOOKUP_PAGES} pages to search (GET {path})")
+
+    def _message(self, response: httpx.Response) -> str:
+        try:
+            data = strict_json.loads(response.content[:65536])
+            text = str(data.get("message", "")) if isinstance(data, dict) else ""
+        except (strict_json.JsonError, RecursionError):
+            text = response.reason_phrase
+        token = self._environ.get(self.settings.token_env, "")
+        if token:
+            text = text.replace(token, "[token]")
+        return cut(printable(text), _MESSAGE_CHARS)
+
+
+def _number(args: dict[str, Any]) -> int:
+    value = args.get("pull_request", args.get("issue"))
+    return int(value) if isinstance(value, int) else 0
+
+
+def with_section(body: str, section: str, text: str) -> str:
+    """``body`` with the section ``section`` (between hz's two comments) holding ``text``; the
+    section is appended when the body has none. The rest of the body is kept as it was."""
+    start, end = f"<!-- hz:section {section} -->", f"<!-- hz:end {section} -->"
+    block = f"{start}\n{text}\n{end}"
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
+    if pattern.search(body):
+        return pattern.sub(lambda _: block, body, count=1)
+    return f"{body.rstrip()}\n\n{block}" if body.strip() else block
