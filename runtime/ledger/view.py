@@ -88,6 +88,9 @@ def run_json(ledger: Ledger, row: RunRow, *, timeline: bool = True) -> dict[str,
             }
             for e in ledger.events(row.id)
         ]
+        steps = ledger.steps(row.id)
+        if steps:
+            document["publishes"] = [step.to_json() for step in steps]
     return document
 
 
@@ -136,9 +139,22 @@ def run_text(document: dict[str, Any]) -> str:
     lines = [f"{name + ':':<13}{printable(str(value))}" for name, value in rows]
     lines.append("timeline:")
     lines += [_event_line(e) for e in document.get("timeline", [])]
+    if document.get("publishes"):
+        lines.append("publishes:")
+        lines += [_step_line(step) for step in document["publishes"]]
     if document["state"] == RunState.UNCERTAIN:
         lines.append(UNCERTAIN_NOTE)
     return "\n".join(lines) + "\n"
+
+
+def _step_line(step: dict[str, Any]) -> str:
+    """``  2 files.write: published: /srv/reports/w10.md`` (what is outside escaped)."""
+    line = f"  {step['step']} {printable(step['to'])}: {printable(step['state'])}"
+    if step["location"]:
+        line += f": {printable(step['location'])}"
+    if step["detail"] and step["state"] != "published":
+        line += f" ({printable(step['detail'])})"
+    return line
 
 
 def _event_line(event: dict[str, Any]) -> str:

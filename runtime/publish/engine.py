@@ -216,12 +216,14 @@ def _settle(ledger: Ledger, held: Step, state: str, **values: Any) -> None:
 
 def bound_github(config: Any) -> GitHubSettings | None:
     """The GitHub settings when ``code-host`` or ``tracker`` is bound to ``github``
-    (``[capabilities]``, ``[providers.github]``). Read here until the providers' bindings
-    (``hz.runtime.providers.binding``) hand them out."""
-    capabilities = config.table("capabilities")
-    if "github" not in (capabilities.get("code-host"), capabilities.get("tracker")):
+    (``[capabilities]``, ``[providers.github]``, as the providers bind them)."""
+    from hz.runtime.providers.binding import Bindings
+
+    bindings = Bindings.from_config(config)
+    if "github" not in (bindings.provider_of("code-host"), bindings.provider_of("tracker")):
         return None
-    return GitHubSettings.from_table(config.table("providers.github"))
+    settings = bindings.bound("github").settings
+    return settings if isinstance(settings, GitHubSettings) else None
 
 
 def from_config(config: Any) -> Publishing:

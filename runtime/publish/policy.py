@@ -68,7 +68,7 @@ def check(
     found = refusals(job, publishes, settings, workdir=workdir)
     if found:
         raise PublishRefused(
-            f"job {job!r} cannot publish as its contract asks, so it was not started:\n  "
-            + "\n  ".join(found),
+            f"job {job!r} cannot publish as its contract asks, so it was not started: "
+            + "; ".join(found),
             hint=HINT,
         )

@@ -126,7 +126,9 @@ class _State:
     diffs: dict[tuple[str, int], str] = field(default_factory=dict)
     issues: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     comments: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
-    faults: list[tuple[re.Pattern[str], str | None, Fault, list[int]]] = field(default_factory=list)
+    faults: list[tuple[re.Pattern[str], str | None, Fault, list[int], str]] = field(
+        default_factory=list
+    )
     #: Writes whose answer goes wrong *after* the write is stored: (path, mode, times left).
     after_write: list[tuple[re.Pattern[str], str, list[int]]] = field(default_factory=list)
     statuses: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
@@ -136,10 +138,15 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
     release: threading.Event = field(default_factory=threading.Event)
 
-    def fault_for(self, path: str, accept: str) -> Fault | None:
+    def fault_for(self, path: str, accept: str, method: str = "GET") -> Fault | None:
         with self.lock:
-            for pattern, media, fault, left in self.faults:
-                if pattern.fullmatch(path) and media in (None, accept) and left[0] != 0:
+            for pattern, media, fault, left, verb in self.faults:
+                if (
+                    pattern.fullmatch(path)
+                    and media in (None, accept)
+                    and verb == method
+                    and left[0] != 0
+                ):
                     left[0] -= 1
                     return fault
         return None
@@ -218,7 +225,7 @@ class _Handler(JsonSseHandler):
         data = json.loads(self.rfile.read(length) or b"{}")
         with state.lock:
             state.seen.append(Seen(method, path, {}, headers))
-        fault = state.fault_for(path, headers.get("accept", ""))
+        fault = state.fault_for(path, headers.get("accept", ""), method)
         if fault is not None:
             self._fault(fault)
             return
@@ -484,11 +491,20 @@ class FakeGitHub(LoopbackServer[_State]):
         with self.state.lock:
             return list(self.state.seen)
 
-    def fail(self, path: str, fault: Fault, *, times: int = -1, accept: str | None = None) -> None:
-        """Answer requests whose path (a regular expression, no query) matches, and whose
-        ``Accept`` is ``accept`` when given, with ``fault``, ``times`` times (-1: always)."""
+    def fail(
+        self,
+        path: str,
+        fault: Fault,
+        *,
+        times: int = -1,
+        accept: str | None = None,
+        method: str = "GET",
+    ) -> None:
+        """Answer ``method`` requests whose path (a regular expression, no query) matches,
+        and whose ``Accept`` is ``accept`` when given, with ``fault``, ``times`` times (-1:
+        always)."""
         with self.state.lock:
-            self.state.faults.append((re.compile(path), accept, fault, [times]))
+            self.state.faults.append((re.compile(path), accept, fault, [times], method))
 
     def after_write(self, path: str, mode: str, *, times: int = 1) -> None:
         """Store the writes to ``path`` (a regular expression), then lose the answer:
