@@ -138,6 +138,7 @@ MIGRATIONS: tuple[str, ...] = (
         location TEXT,
         detail TEXT,
         lease_until REAL,
+        owner_json TEXT,
         created_at REAL NOT NULL,
         updated_at REAL NOT NULL,
         PRIMARY KEY (run_id, step)

@@ -31,7 +31,8 @@ from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.publish_targets import TARGETS
 from hz.runtime.config.publish import PublishSettings
-from hz.runtime.ledger.store import Ledger, Step, read_packet
+from hz.runtime.ledger.sight import HostView, owner_verdict
+from hz.runtime.ledger.store import Ledger, Owner, Step, read_packet
 from hz.runtime.ledger.store.errors import StaleOwner
 from hz.runtime.ledger.store.publishes import (
     FAILED,
@@ -153,7 +154,13 @@ def _publish_step(
 ) -> None:
     now = None if ctx.now is None else ctx.now()
     taken = ledger.take_step(
-        step.run_id, step.step, lease_seconds=ctx.lease_seconds, now=now, resend=resend
+        step.run_id,
+        step.step,
+        lease_seconds=ctx.lease_seconds,
+        now=now,
+        resend=resend,
+        owner=Owner.this_process(),
+        gone=_writer_gone,
     )
     if taken is None:
         return
@@ -168,6 +175,22 @@ def _publish_step(
         _reconcile(ledger, held, publisher, payload, "an earlier write was not observed")
         return
     _write(ledger, held, publisher, payload)
+
+
+def _writer_gone(step: Step) -> bool:
+    """Whether the process that holds ``step`` is seen gone (on this host, boot and pid
+    namespace); elsewhere only its lease can say."""
+    found = step.owner or {}
+    pid, start = found.get("pid"), found.get("start")
+    verdict = owner_verdict(
+        found.get("host"),
+        found.get("boot"),
+        found.get("pidns"),
+        pid if isinstance(pid, int) else None,
+        start if isinstance(start, int) else None,
+        HostView.here(),
+    )
+    return verdict is True
 
 
 def _write(ledger: Ledger, held: Step, publisher: Publisher, payload: Payload) -> None:

@@ -10,87 +10,8 @@ from typing import Any
 import pytest
 
 from tests.fakes.github_server import FakeGitHub, error
+from tests.helpers.publishing import TOKEN, last_run, run_weekly, space
 from tests.helpers.webhook import Webhook
-
-CONTRACT = """\
-hz:
-  contract: 1
-  name: weekly-status
-  timeout: 10m
-  agent: {{max_usd: 0.5}}
-  inputs:
-    pr: {{schema: {{type: integer}}}}
-    week: {{schema: {{type: string}}}}
-  publishes:
-{publishes}
-contract: |
-  Summarise.
-prompt: |
-  Status of week {{{{ inputs.week }}}} for @acme/team
-  /deploy now
-"""
-THREE = """\
-    - to: code-host.pull_request_comment
-      args: {repository: acme/app, pull_request: "{{ inputs.pr }}"}
-    - to: files.write
-      args: {path: "reports/{{ inputs.week }}.md"}
-    - to: webhook.post
-      args: {webhook: team-chat}
-"""
-TOKEN = "ghp_publishtesttoken0000000000000000000"
-
-
-def _space(
-    tmp_path: Path, github: FakeGitHub, *, mode: str = "auto", repos: str = "acme/app"
-) -> dict[str, str]:
-    config = tmp_path / "config.toml"
-    config.write_text(
-        f"""
-[capabilities]
-agent_runner = "echo"
-code-host = "github"
-
-[providers.github]
-api_url = "{github.url}"
-repositories = ["acme/*"]
-
-[publish]
-mode = "{mode}"
-allow = ["files.write", "webhook.post", "code-host.pull_request_comment"]
-folders = ["reports"]
-repositories = ["{repos}"]
-
-[publish.webhooks.team-chat]
-url_env = "TEAM_CHAT_WEBHOOK"
-"""
-    )
-    (tmp_path / "weekly.yaml").write_text(CONTRACT.format(publishes=THREE.rstrip("\n")))
-    (tmp_path / "reports").mkdir()
-    return {
-        "HZ_CONFIG": str(config),
-        "HZ_STATE_DIR": str(tmp_path / "state"),
-        "GITHUB_TOKEN": TOKEN,
-    }
-
-
-def _run(cli: Any, tmp_path: Path, env: dict[str, str]) -> Any:
-    return cli(
-        "run",
-        "weekly.yaml",
-        "--input",
-        "pr=7",
-        "--input",
-        "week=w10",
-        "--format",
-        "json",
-        cwd=tmp_path,
-        env=env,
-    )
-
-
-def _last_run(cli: Any, tmp_path: Path, env: dict[str, str]) -> str:
-    listed = cli("runs", "list", "--format", "json", cwd=tmp_path, env=env)
-    return str(json.loads(listed.stdout)["runs"][0]["id"])
 
 
 @pytest.fixture
@@ -104,10 +25,10 @@ def test_a_run_publishes_once_to_a_comment_a_file_and_a_webhook(
     cli: Any, tmp_path: Path, github: FakeGitHub
 ) -> None:
     with Webhook() as hook:
-        env = _space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": hook.url}
-        done = _run(cli, tmp_path, env)
+        env = space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": hook.url}
+        done = run_weekly(cli, tmp_path, env)
         assert done.returncode == 0, done.stderr
-        run_id = _last_run(cli, tmp_path, env)
+        run_id = last_run(cli, tmp_path, env)
         [comment] = github.comments("acme/app", 7)
         assert comment["body"].endswith(f"<!-- hz-publish:{run_id}:1 -->")
         # the draft's mention and slash command are neutralised
@@ -134,9 +55,10 @@ def test_a_lost_answer_is_found_by_its_marker_not_sent_twice(
 ) -> None:
     github.after_write(r"/repos/acme/app/issues/7/comments", "5xx")
     with Webhook() as hook:
-        env = _space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": hook.url}
-        done = _run(cli, tmp_path, env)
-        run_id = _last_run(cli, tmp_path, env)
+        env = space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": hook.url}
+        done = run_weekly(cli, tmp_path, env)
+        assert done.returncode == 0, done.stderr
+        run_id = last_run(cli, tmp_path, env)
     assert len(github.comments("acme/app", 7)) == 1
     shown = cli("runs", "show", run_id, "--format", "json", cwd=tmp_path, env=env)
     [first, *_] = json.loads(shown.stdout)["publishes"]
@@ -153,9 +75,9 @@ def test_a_lost_answer_on_a_server_that_cannot_be_searched_is_uncertain(
     github.after_write(r"/repos/acme/app/issues/7/comments", "5xx")
     github.fail(r"/repos/acme/app/issues/7/comments", error(500, "boom"), accept=None)
     with Webhook() as hook:
-        env = _space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": hook.url}
-        done = _run(cli, tmp_path, env)
-        run_id = _last_run(cli, tmp_path, env)
+        env = space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": hook.url}
+        done = run_weekly(cli, tmp_path, env)
+        run_id = last_run(cli, tmp_path, env)
         assert done.returncode == 1
         again = cli("publish", run_id, "--format", "json", cwd=tmp_path, env=env)
     steps = json.loads(again.stdout)
@@ -169,10 +91,10 @@ def test_mode_approve_writes_nothing_until_hz_publish(
     cli: Any, tmp_path: Path, github: FakeGitHub
 ) -> None:
     with Webhook() as hook:
-        env = _space(tmp_path, github, mode="approve") | {"TEAM_CHAT_WEBHOOK": hook.url}
-        done = _run(cli, tmp_path, env)
+        env = space(tmp_path, github, mode="approve") | {"TEAM_CHAT_WEBHOOK": hook.url}
+        done = run_weekly(cli, tmp_path, env)
         assert done.returncode == 0, done.stderr
-        run_id = _last_run(cli, tmp_path, env)
+        run_id = last_run(cli, tmp_path, env)
         assert github.comments("acme/app", 7) == []
         assert not (tmp_path / "reports" / "w10.md").exists()
         assert hook.received == []
@@ -201,10 +123,8 @@ def test_mode_approve_writes_nothing_until_hz_publish(
 def test_a_repository_the_policy_does_not_allow_is_refused_before_the_session(
     cli: Any, tmp_path: Path, github: FakeGitHub
 ) -> None:
-    env = _space(tmp_path, github, repos="acme/other") | {
-        "TEAM_CHAT_WEBHOOK": "http://127.0.0.1:9/"
-    }
-    done = _run(cli, tmp_path, env)
+    env = space(tmp_path, github, repos="acme/other") | {"TEAM_CHAT_WEBHOOK": "http://127.0.0.1:9/"}
+    done = run_weekly(cli, tmp_path, env)
     assert done.returncode == 2
     assert done.stderr == (
         "hz: error: job 'weekly-status' cannot publish as its contract asks, so it was not "

@@ -134,6 +134,7 @@ MIGRATIONS: tuple[str, ...] = (
         location text,
         detail text,
         lease_until double precision,
+        owner_json text,
         created_at double precision NOT NULL,
         updated_at double precision NOT NULL,
         PRIMARY KEY (run_id, step)

@@ -12,11 +12,13 @@ looks the step's marker up before anything is sent again.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any, Final
 
 from hz.runtime.ledger.store.base import LedgerBase
 from hz.runtime.ledger.store.errors import StaleOwner
+from hz.runtime.ledger.store.identity import Owner
 
 PENDING: Final = "pending"
 PUBLISHING: Final = "publishing"
@@ -48,6 +50,8 @@ class Step:
     detail: str | None
     lease_until: float | None
     updated_at: float
+    #: The process that took it last (``Owner``'s fields), to see whether it is gone.
+    owner: dict[str, Any] | None = None
 
     @classmethod
     def read(cls, row: Any) -> Step:
@@ -69,6 +73,7 @@ class Step:
             detail=None if row["detail"] is None else str(row["detail"]),
             lease_until=None if row["lease_until"] is None else float(row["lease_until"]),
             updated_at=float(row["updated_at"]),
+            owner=_owner(row["owner_json"]),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -91,6 +96,14 @@ class Taken:
 
     step: Step
     unobserved: bool
+
+
+def _owner(text: Any) -> dict[str, Any] | None:
+    try:
+        found = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def marker_of(run_id: str, step: int) -> str:
@@ -143,10 +156,13 @@ class PublishSteps(LedgerBase):
         lease_seconds: float = STEP_LEASE_SECONDS,
         now: float | None = None,
         resend: bool = False,
+        owner: Owner | None = None,
+        gone: Callable[[Step], bool] = lambda step: False,
     ) -> Taken | None:
-        """The step at a new generation with a lease, or None when it is not to be written now
-        (done, uncertain without ``resend``, or held by a live writer). ``now``: the time the
-        lease is judged and written by (the database's clock when None)."""
+        """The step at a new generation with a lease, held by ``owner``, or None when it is
+        not to be written now (done, uncertain without ``resend``, or held by a writer whose
+        lease holds and that ``gone`` does not see gone). ``now``: the time the lease is
+        judged and written by (the database's clock when None)."""
         with self.tx() as c:
             row = c.execute(
                 "SELECT * FROM publish_steps WHERE run_id = ? AND step = ?"  # noqa: S608
@@ -158,15 +174,23 @@ class PublishSteps(LedgerBase):
             found = Step.read(row)
             moment = self.now(c) if now is None else now
             unobserved = found.state == PUBLISHING
-            if unobserved and (found.lease_until or 0) > moment:
+            if unobserved and (found.lease_until or 0) > moment and not gone(found):
                 return None
             again = resend and found.state == UNCERTAIN
             if not unobserved and found.state not in WRITABLE and not again:
                 return None
             taken = c.execute(
                 "UPDATE publish_steps SET state = ?, generation = generation + 1, "
-                "lease_until = ?, updated_at = ? WHERE run_id = ? AND step = ? RETURNING *",
-                (PUBLISHING, moment + lease_seconds, moment, run_id, step),
+                "lease_until = ?, owner_json = ?, updated_at = ? "
+                "WHERE run_id = ? AND step = ? RETURNING *",
+                (
+                    PUBLISHING,
+                    moment + lease_seconds,
+                    None if owner is None else json.dumps(asdict(owner)),
+                    moment,
+                    run_id,
+                    step,
+                ),
             ).fetchone()
         return Taken(Step.read(taken), unobserved)
 
