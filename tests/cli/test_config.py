@@ -87,6 +87,18 @@ def test_text(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
         "[system.schedules]\n"
         "# not set:\n"
         "# jobs is unset\n"
+        "\n"
+        "[publish]\n"
+        "# not set:\n"
+        '# mode = "auto"\n'
+        "# allow = []\n"
+        "# folders = []\n"
+        "# repositories = []\n"
+        '# jobs = ["*"]\n'
+        "# mentions = false\n"
+        "# overwrite = false\n"
+        "# webhooks = {}\n"
+        "# commands = {}\n"
     )
 
 
@@ -167,6 +179,15 @@ def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
                 ("system.queue", "dsn_env", None),
                 ("system.queue", "lease_seconds", 15.0),
                 ("system.schedules", "jobs", None),
+                ("publish", "mode", "auto"),
+                ("publish", "allow", []),
+                ("publish", "folders", []),
+                ("publish", "repositories", []),
+                ("publish", "jobs", ["*"]),
+                ("publish", "mentions", False),
+                ("publish", "overwrite", False),
+                ("publish", "webhooks", {}),
+                ("publish", "commands", {}),
             ]
         ],
         "sources": [
