@@ -1,0 +1,150 @@
+"""The draft is the model's output: each target takes it as data. Size caps, neutralised
+mentions and slash commands, no HTML that hides text, JSON checked, no path tricks."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from hz.runtime.artifacts.publish_targets import TARGETS
+from hz.runtime.ledger.store import Step
+from hz.runtime.publish.draft import DraftRefused, github_text, prepare
+from hz.runtime.publish.targets.base import Refused
+from hz.runtime.publish.targets.files import FilesPublisher, check_path
+
+COMMENT = TARGETS["code-host.pull_request_comment"]
+
+
+def _step(path: str, **args: object) -> Step:
+    return Step(
+        run_id="run_20261202_000000000001",
+        step=1,
+        target="files.write",
+        args={"path": path, **args},
+        state="publishing",
+        generation=1,
+        attempts=1,
+        marker="hz-publish:run_20261202_000000000001:1",
+        sha256=None,
+        location=None,
+        detail=None,
+        lease_until=None,
+        updated_at=0.0,
+    )
+
+
+def test_mentions_and_slash_commands_are_neutralised_unless_allowed() -> None:
+    draft = "Thanks @octocat and @acme/team.\n/deploy production\n  /approve\nmail a@b.c"
+    assert github_text(draft, mentions=False) == (
+        "Thanks @\u2060octocat and @\u2060acme/team.\n\\/deploy production\n  \\/approve\n"
+        "mail a@b.c"
+    )
+    assert github_text(draft, mentions=True) == draft
+
+
+def test_no_html_can_hide_text_or_forge_the_marker() -> None:
+    draft = (
+        "ok <!-- hz-publish:run_x:1 --> <details><summary>x</summary>hidden</details>"
+        "<span hidden>y</span> 3 < 4"
+    )
+    assert github_text(draft, mentions=True) == (
+        "ok &lt;!-- hz-publish:run_x:1 --> &lt;details>&lt;summary>x&lt;/summary>hidden"
+        "&lt;/details>&lt;span hidden>y&lt;/span> 3 < 4"
+    )
+
+
+def test_a_draft_over_the_targets_cap_is_refused_not_cut() -> None:
+    with pytest.raises(DraftRefused) as refused:
+        prepare(COMMENT, {}, "x" * 65_001, mentions=False)
+    assert str(refused.value) == (
+        "the draft is 65,001 characters, over the 65,000 code-host.pull_request_comment takes"
+    )
+    assert prepare(COMMENT, {}, "x" * 65_000, mentions=False).text == "x" * 65_000
+
+
+def test_an_invalid_json_draft_is_not_published() -> None:
+    hook = TARGETS["webhook.post"]
+    with pytest.raises(DraftRefused) as refused:
+        prepare(hook, {"webhook": "m", "body": "json"}, '{"a": 1,}', mentions=False)
+    assert str(refused.value).startswith("the draft is not valid JSON (")
+    assert str(refused.value).endswith("); nothing was sent")
+    assert prepare(hook, {"webhook": "m", "body": "json"}, '{"a": 1}', mentions=False).data == {
+        "a": 1
+    }
+
+
+def test_a_slack_text_cannot_ping_the_channel() -> None:
+    payload = prepare(TARGETS["webhook.post"], {"webhook": "m"}, "<!channel> a & b", mentions=False)
+    assert payload.data == {"text": "&lt;!channel&gt; a &amp; b"}
+
+
+@pytest.mark.parametrize(
+    ("path", "why"),
+    [
+        (
+            "../etc/passwd",
+            "files.write: '../etc/passwd' must name a file without '.' or '..' parts",
+        ),
+        (
+            "reports/../../x",
+            "files.write: 'reports/../../x' must name a file without '.' or '..' parts",
+        ),
+        ("/etc/passwd", "files.write: '/etc/passwd' must be a relative path"),
+        (
+            "other/x.md",
+            "files.write: 'other/x.md' is in no folder [publish] folders allows (reports)",
+        ),
+        ("reports", "files.write: 'reports' is in no folder [publish] folders allows (reports)"),
+    ],
+)
+def test_path_tricks_are_refused(tmp_path: Path, path: str, why: str) -> None:
+    with pytest.raises(Refused) as refused:
+        check_path(path, ("reports",), tmp_path)
+    assert str(refused.value) == why
+
+
+def test_a_link_inside_the_folder_does_not_lead_out(tmp_path: Path) -> None:
+    (tmp_path / "reports").mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "reports" / "week").symlink_to(outside)
+    publisher = FilesPublisher(("reports",), tmp_path, overwrite=False)
+    payload = prepare(TARGETS["files.write"], {}, "text", mentions=False)
+    with pytest.raises(Refused) as refused:
+        publisher.write(_step("reports/week/a.md"), payload)
+    assert (
+        str(refused.value)
+        == f"files.write: 'week' under {tmp_path}/reports is a link or not a folder"
+    )
+    assert list(outside.iterdir()) == []
+
+
+def test_a_file_is_never_replaced_unless_both_allow_it(tmp_path: Path) -> None:
+    (tmp_path / "reports").mkdir()
+    target = tmp_path / "reports" / "a.md"
+    target.write_text("theirs")
+    payload = prepare(TARGETS["files.write"], {}, "ours", mentions=False)
+    with pytest.raises(Refused):
+        FilesPublisher(("reports",), tmp_path, overwrite=True).write(_step("reports/a.md"), payload)
+    with pytest.raises(Refused):
+        FilesPublisher(("reports",), tmp_path, overwrite=False).write(
+            _step("reports/a.md", overwrite=True), payload
+        )
+    assert target.read_text() == "theirs"
+    FilesPublisher(("reports",), tmp_path, overwrite=True).write(
+        _step("reports/a.md", overwrite=True), payload
+    )
+    assert target.read_text() == "ours"
+    assert sorted(os.listdir(tmp_path / "reports")) == [".a.md.hz-publish.json", "a.md"]
+
+
+def test_a_written_file_is_found_by_its_sidecar_or_digest(tmp_path: Path) -> None:
+    publisher = FilesPublisher((str(tmp_path / "out"),), tmp_path, overwrite=False)
+    (tmp_path / "out").mkdir()
+    step = _step("out/deep/a.md")
+    assert publisher.lookup(step) is None
+    payload = prepare(TARGETS["files.write"], {}, "text", mentions=False)
+    assert publisher.write(step, payload) == str(tmp_path / "out" / "deep" / "a.md")
+    assert publisher.lookup(step) == str(tmp_path / "out" / "deep" / "a.md")
