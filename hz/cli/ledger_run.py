@@ -53,6 +53,7 @@ def run_batch(
     policy: Policy,
     fmt: str,
     quiet: bool,
+    config: Any,
 ) -> int:
     """Run ``total`` requests as one batch with ``jobs`` slots, reading each only when a slot
     can take it; the exit status says how the runs ended (0 all completed, else the first
@@ -65,6 +66,10 @@ def run_batch(
     lock = threading.Lock()
 
     def done(outcome: Outcome) -> None:
+        if outcome.state == "completed":
+            from hz.cli.publish import publish_completed
+
+            publish_completed(ledger, config, outcome.run_id)
         document = run_json(ledger, ledger.get(outcome.run_id), timeline=False)
         with lock:
             if fmt == "jsonl":

@@ -4,12 +4,15 @@ which credential's name, writing nothing."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
+from hz.cli.counts import plural
 from hz.cli.help import examples
 from hz.cli.runs import FORMAT, emit, open_ledger, run_ids
+from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.printable import printable
 
 
@@ -27,13 +30,35 @@ from hz.runtime.artifacts.printable import printable
     is_flag=True,
     help="Send an uncertain step again (a person checked the target holds nothing).",
 )
+@click.option(
+    "--skip",
+    is_flag=True,
+    help="Publish this step never (with --step): an uncertain one a person settled by hand.",
+)
 @FORMAT
-def publish(run_id: str, step: int | None, staged: bool, resend: bool, fmt: str) -> int:
-    """Publish a completed run's draft where its contract asks."""
-    from hz.runtime.publish.engine import from_config, publish_run, stage
+def publish(run_id: str, step: int | None, staged: bool, resend: bool, skip: bool, fmt: str) -> int:
+    """Publish a completed run's draft where its contract asks: each publish a step of the
+    run, written once (a published step is never written again; an uncertain one only with
+    --resend). Exit 0 when every step shown is published or skipped, 1 otherwise."""
+    from hz.runtime.publish.engine import from_config, make_steps, publish_run, stage
 
     (run_id,) = run_ids((run_id,))
+    if (skip or resend) and step is None:
+        raise click.UsageError("--skip and --resend take one step: give --step N")
+    if skip and (resend or staged):
+        raise click.UsageError("--skip cannot be combined with --resend or --staged")
     ledger, config = open_ledger(fmt)
+    if skip:
+        make_steps(ledger, run_id)
+        if ledger.skip_step(run_id, step, "skipped by hz publish --skip") is None:
+            raise HzError(
+                f"step {step} of {run_id} cannot be skipped: it does not exist, is published, "
+                "or is being published now",
+                hint=f"hz runs show {run_id} lists its steps",
+            )
+        shown = [s.to_json() for s in ledger.steps(run_id) if s.step == step]
+        emit(shown, fmt, steps_text(shown))
+        return 0
     ctx = from_config(config)
     if staged:
         found = stage(ledger, run_id, ctx, only=step)
@@ -54,6 +79,47 @@ def publish(run_id: str, step: int | None, staged: bool, resend: bool, fmt: str)
     steps = publish_run(ledger, run_id, ctx, only=step, resend=resend)
     shown = [s.to_json() for s in steps if step is None or s.step == step]
     emit(shown, fmt, steps_text(shown))
+    return 0 if all(s["state"] in ("published", "skipped") for s in shown) else 1
+
+
+def refuse_undeliverable(config: Any, packet: Any, workdir: Path) -> None:
+    """Before a session (or a queued run): ``PublishRefused`` when the operator's policy does
+    not allow a publish the packet asks for, so no money is spent on an undeliverable draft."""
+    if not packet.publishes:
+        return
+    from hz.runtime.config.publish import PublishSettings
+    from hz.runtime.publish.policy import check
+
+    settings = PublishSettings.from_config(config)
+    check(packet.job.name, packet.publishes, settings, workdir=workdir)
+
+
+def publish_completed(ledger: Any, config: Any, run_id: str) -> int:
+    """A completed run's publishes: written now (``[publish] mode = "auto"``) or left pending
+    for ``hz publish RUN``; each step's end on stderr. 0 when every step was published."""
+    from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.ledger.store import read_packet
+    from hz.runtime.publish.engine import from_config, make_steps, publish_run
+
+    packet = read_packet(ledger.get(run_id))
+    if packet is None or not packet.publishes:
+        return 0
+    try:
+        ctx = from_config(config)
+        if ctx.settings.mode == "approve":
+            steps = make_steps(ledger, run_id)
+            click.echo(
+                f"hz: {plural(len(steps), 'publish')} of {run_id} await approval: "
+                f"hz publish {run_id} --staged shows them, hz publish {run_id} writes them",
+                err=True,
+            )
+            return 0
+        shown = [step.to_json() for step in publish_run(ledger, run_id, ctx)]
+    except HzError as e:
+        click.echo(f"hz: error: {run_id}: publishing: {printable(e.message)}", err=True)
+        return 1
+    for line in steps_text(shown).splitlines():
+        click.echo(f"hz: {run_id}: publish {line}", err=True)
     return 0 if all(s["state"] in ("published", "skipped") for s in shown) else 1
 
 

@@ -122,16 +122,9 @@ def run(
     runner_name, runner = binding.name, binding.runner
     request = RunRequest.for_packet(packet, workdir=asked.workdir)
     admit(config.for_job(packet.job.name), request)  # the pre-run gate: RunnerError (exit 2)
-    if packet.publishes:  # before the session: no money spent on an undeliverable draft
-        from hz.runtime.publish.engine import from_config as publishing
-        from hz.runtime.publish.policy import check
+    from hz.cli.publish import refuse_undeliverable
 
-        check(
-            packet.job.name,
-            packet.publishes,
-            publishing(config).settings,
-            workdir=Path(asked.workdir),
-        )
+    refuse_undeliverable(config, packet, asked.workdir)  # before the session: no money spent
     if dry_run:
         the_plan = runner.plan(request)  # names the unenforced needs too
         limits = {
@@ -262,30 +255,11 @@ def _in_ledger(
         click.echo(f"  hint: its result is printed above; {printable(error.hint or '')}", err=True)
         return RECEIPT_NOT_WRITTEN
     if packet.publishes and outcome.state == RunState.COMPLETED:
-        code = max(code, _publish(ledger, config, outcome.run_id))
+        from hz.cli.publish import publish_completed
+
+        code = max(code, publish_completed(ledger, config, outcome.run_id))
     uncertain = outcome.state == RunState.UNCERTAIN
     return UNCERTAIN if uncertain and code != RECEIPT_NOT_WRITTEN else code
-
-
-def _publish(ledger: Any, config: Any, run_id: str) -> int:
-    """The completed run's publishes: written now (``[publish] mode = "auto"``) or left
-    pending for ``hz publish RUN``; each step's end on stderr."""
-    from hz.cli.publish import steps_text
-    from hz.runtime.publish.engine import from_config, make_steps, publish_run
-
-    ctx = from_config(config)
-    if ctx.settings.mode == "approve":
-        steps = make_steps(ledger, run_id)
-        click.echo(
-            f"hz: {plural(len(steps), 'publish')} of {run_id} await approval: "
-            f"hz publish {run_id} --staged shows them, hz publish {run_id} writes them",
-            err=True,
-        )
-        return 0
-    shown = [step.to_json() for step in publish_run(ledger, run_id, ctx)]
-    for line in steps_text(shown).splitlines():
-        click.echo(f"hz: publish {line}", err=True)
-    return 0 if all(s["state"] in ("published", "skipped") for s in shown) else 1
 
 
 def retrying_line(retry: Any) -> str:
@@ -330,6 +304,7 @@ def attempts_part(attempts: tuple[Any, ...]) -> str:
 
 def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
     from hz.cli.ledger_run import run_batch
+    from hz.cli.publish import refuse_undeliverable
     from hz.cli.runs import report_settled
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.artifacts.models import ToolProfile
@@ -355,6 +330,8 @@ def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
                 packets = reported_packets(
                     asked.one(target), config.highest_ceiling(), ceiling_of(config), config=config
                 )
+                for packet in packets or ():
+                    refuse_undeliverable(config, packet, asked.workdir)
             except HzError as e:
                 report_error(e)
                 packets = None
@@ -369,6 +346,7 @@ def _batch(asked: RunTargets, jobs: int, fmt: str, quiet: bool) -> int:
         requests(),
         total=len(asked.targets),
         jobs=jobs,
+        config=config,
         binding=binding,
         policy=policy(config),
         fmt=fmt,

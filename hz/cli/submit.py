@@ -74,6 +74,10 @@ def submit(asked: RunTargets, queue: str, priority: int, fmt: str) -> int:
     packets = reported_packets(asked, config.highest_ceiling(), ceiling_of(config), config=config)
     if packets is None:
         return 1
+    from hz.cli.publish import refuse_undeliverable
+
+    for packet in packets:  # refused now, not after a worker paid for the session
+        refuse_undeliverable(config, packet, workdir)
     ledger, settled = open_ledger(config)
     click.get_current_context().call_on_close(ledger.close)
     report_settled(settled)

@@ -62,6 +62,7 @@ def worker(
     machine's hz submit; the worker reconciles every half lease, and restarts procrastinate's
     worker when it stops (a side task died, the database went away)."""
     from hz.cli.closed_stdout import line
+    from hz.cli.publish import publish_completed
     from hz.cli.submit import check_queue
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.config.layers import load_config
@@ -81,6 +82,8 @@ def worker(
     finished: list[dict[str, Any]] = []
 
     def done(outcome: Any) -> None:
+        if outcome.state == "completed":
+            publish_completed(ledger, config, outcome.run_id)
         document = run_json(ledger, ledger.get(outcome.run_id), timeline=False)
         finished.append(document)
         if fmt == "text":

@@ -19,7 +19,6 @@ A step held by another live writer is left alone; ``published``, ``skipped`` and
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Mapping
@@ -27,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hz.runtime.artifacts.canonical import canonical_json
 from hz.runtime.artifacts.errors import HzError
+from hz.runtime.artifacts.files import write_atomically
 from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.publish_targets import TARGETS
 from hz.runtime.config.publish import PublishSettings
@@ -233,8 +234,46 @@ def _reconcile(
 
 
 def _settle(ledger: Ledger, held: Step, state: str, **values: Any) -> None:
-    with contextlib.suppress(StaleOwner):  # another took the step over: its record stands
-        ledger.settle_step(held, state, **values)
+    try:
+        done = ledger.settle_step(held, state, **values)
+    except StaleOwner:
+        return  # another took the step over: its record stands
+    if done.state == PUBLISHED:
+        record_beside_receipt(ledger, done)
+
+
+#: ``<receipt stem>.publish-<step>.json``: what a step published, beside the run's receipt.
+PUBLISH_RECORD = "{stem}.publish-{step}.json"
+
+
+def record_beside_receipt(ledger: Ledger, step: Step) -> Path | None:
+    """Beside the run's receipt: the step's target, where it went, the marker and the sha256
+    of what was sent, bound to the receipt by that file's sha256. None without a receipt (or
+    when it cannot be written: the ledger holds the same)."""
+    receipt = ledger.get(step.run_id).receipt_path
+    if not receipt:
+        return None
+    path = Path(receipt)
+    try:
+        receipt_sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+        record = {
+            "kind": "publish",
+            "format_version": 1,
+            "run_id": step.run_id,
+            "step": step.step,
+            "to": step.target,
+            "args": step.args,
+            "marker": step.marker,
+            "location": step.location,
+            "sha256": step.sha256,
+            "receipt": path.name,
+            "receipt_sha256": receipt_sha256,
+        }
+        target = path.with_name(PUBLISH_RECORD.format(stem=path.stem, step=step.step))
+        write_atomically(target, canonical_json(record) + "\n", durable=True)
+    except OSError:
+        return None
+    return target
 
 
 def bound_github(config: Any) -> GitHubSettings | None:

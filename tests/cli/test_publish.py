@@ -3,6 +3,7 @@ sent twice (docs/publishing.md), against the fake GitHub, a local webhook and a 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,21 @@ def test_a_run_publishes_once_to_a_comment_a_file_and_a_webhook(
         assert headers["idempotency-key"] == f"hz-publish:{run_id}:3"
         assert body == {"text": "Status of week w10 for @acme/team\n/deploy now\n"}
         assert TOKEN not in json.dumps(hook.received)
+
+        shown = cli("runs", "show", run_id, "--format", "json", cwd=tmp_path, env=env)
+        document = json.loads(shown.stdout)
+        receipt = Path(document["receipt"])
+        for step in document["publishes"]:
+            record = json.loads(
+                receipt.with_name(f"{receipt.stem}.publish-{step['step']}.json").read_text()
+            )
+            assert (record["marker"], record["sha256"], record["location"]) == (
+                f"hz-publish:{run_id}:{step['step']}",
+                step["sha256"],
+                step["location"],
+            )
+            assert record["receipt_sha256"] == hashlib.sha256(receipt.read_bytes()).hexdigest()
+        assert document["publishes"][1]["sha256"] == hashlib.sha256(report.read_bytes()).hexdigest()
 
         again = cli("publish", run_id, "--format", "json", cwd=tmp_path, env=env)
         assert again.returncode == 0, again.stderr
@@ -137,4 +153,75 @@ def test_a_repository_the_policy_does_not_allow_is_refused_before_the_session(
     assert (
         not (tmp_path / "state").exists()
         or "run_" not in cli("runs", "list", cwd=tmp_path, env=env).stdout
+    )
+
+
+def test_a_worker_publishes_what_hz_submit_queued(
+    cli: Any, tmp_path: Path, github: FakeGitHub
+) -> None:
+    with Webhook() as hook:
+        env = space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": hook.url}
+        args = ("--input", "pr=7", "--input", "week=w10")
+        queued = cli("submit", "weekly.yaml", *args, cwd=tmp_path, env=env)
+        assert queued.returncode == 0, queued.stderr
+        worked = cli("worker", "--drain", "-j", "1", cwd=tmp_path, env=env)
+        assert worked.returncode == 0, worked.stderr
+        run_id = queued.stdout.strip()
+        assert f"hz: {run_id}: publish step 3: webhook.post: published: webhook team-chat\n" in (
+            worked.stderr
+        )
+        assert len(github.comments("acme/app", 7)) == 1
+        assert len(hook.received) == 1
+        assert (tmp_path / "reports" / "w10.md").exists()
+
+
+def test_hz_submit_refuses_an_undeliverable_publish_before_queueing(
+    cli: Any, tmp_path: Path, github: FakeGitHub
+) -> None:
+    env = space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": "http://127.0.0.1:9/"}
+    (tmp_path / "weekly.yaml").write_text(
+        (tmp_path / "weekly.yaml").read_text().replace("reports/{{", "drafts/{{")
+    )
+    args = ("--input", "pr=7", "--input", "week=w10")
+    done = cli("submit", "weekly.yaml", *args, cwd=tmp_path, env=env)
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "hz: error: job 'weekly-status' cannot publish as its contract asks, so it was not "
+        "started: publish 2 (files.write): files.write: 'drafts/w10.md' is in no folder "
+        "[publish] folders allows (reports)\n"
+    )
+    assert done.stdout == ""
+
+
+def test_an_uncertain_step_is_resent_or_skipped_only_when_a_person_says_so(
+    cli: Any, tmp_path: Path, github: FakeGitHub
+) -> None:
+    github.after_write(r"/repos/acme/app/issues/7/comments", "drop")
+    github.fail(r"/repos/acme/app/issues/7/comments", error(502, "Bad gateway"))
+    with Webhook(status=502) as hook:
+        env = space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": hook.url}
+        run_weekly(cli, tmp_path, env)
+        run_id = last_run(cli, tmp_path, env)
+        hook_step = cli("publish", run_id, "--step", "3", cwd=tmp_path, env=env)
+        assert hook_step.stdout == (
+            "step 3: webhook.post: uncertain (webhook team-chat answered 502; "
+            "a webhook cannot be asked whether it received a request: not sent again)\n"
+        )
+        gave_up = cli("publish", run_id, "--step", "3", "--skip", cwd=tmp_path, env=env)
+        assert gave_up.returncode == 0, gave_up.stderr
+        assert gave_up.stdout == ("step 3: webhook.post: skipped (skipped by hz publish --skip)\n")
+        assert len(hook.received) == 1
+        bare = cli("publish", run_id, "--resend", cwd=tmp_path, env=env)
+        assert bare.returncode == 2
+        assert "--skip and --resend take one step: give --step N" in bare.stderr
+        resent = cli("publish", run_id, "--step", "1", "--resend", cwd=tmp_path, env=env)
+        assert resent.returncode == 0, resent.stderr
+        assert resent.stdout.startswith("step 1: code-host.pull_request_comment: published: ")
+        assert len(github.comments("acme/app", 7)) == 2  # the person's call: sent again
+        skipped = cli("publish", run_id, "--step", "1", "--skip", cwd=tmp_path, env=env)
+    assert skipped.returncode == 2
+    assert skipped.stderr == (
+        f"hz: error: step 1 of {run_id} cannot be skipped: it does not exist, is published, or "
+        "is being published now\n"
+        f"  hint: hz runs show {run_id} lists its steps\n"
     )
