@@ -47,6 +47,8 @@ from hz.runtime.artifacts.regular_file import check_links
 
 #: A backstop over the job's own timeout, for hz's start-up, rendering and receipt.
 _GRACE_SECONDS = 120.0
+#: A GitHub event document is a few KiB; more is not read.
+_MAX_EVENT_BYTES = 8 * 1024 * 1024
 _DRAFT_SUFFIX = {"markdown": ".md", "text": ".txt", "json": ".json"}
 #: ASCII punctuation: CommonMark lets a backslash make any of it literal, which also stops HTML
 #: (``\<``), entities (``\&``), table cells (``\|``), math (``\$``) and mentions (``\@``).
@@ -66,6 +68,8 @@ class JobRun:
     job: Mapping[str, Any]
     draft_path: Path | None
     error: str = ""
+    #: Publishes staged, not written (a pull request from a fork): ``hz publish --staged``.
+    staged: tuple[dict[str, Any], ...] = ()
 
     @property
     def status(self) -> str:
@@ -96,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:
         return _usage(f"--drafts-dir {drafts} is {e.strerror}")
     drafts.mkdir(parents=True, exist_ok=True)
+    args.fork = from_fork(environ)
     runs = [_run_job(name, jobs_dir, drafts, args) for name in names]
     for run in runs:
         if run.status != "completed":
@@ -175,15 +180,18 @@ def _usage(message: str) -> int:
     return 2
 
 
-def _hz(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+def _hz(
+    *args: str, timeout: float | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``python -m hz ARGS`` with this interpreter; stdout passes through unless captured."""
-    capture = args[0] == "run"
+    capture = args[0] in ("run", "publish")
     done = subprocess.run(
         [sys.executable, "-m", "hz", *args],
         capture_output=capture,
         text=True,
         timeout=timeout,
         check=False,
+        env=None if env is None else {**os.environ, **env},
     )
     sys.stdout.flush()
     return done
@@ -257,8 +265,10 @@ def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) 
     if inputs is not None:
         command += ["--inputs", str(inputs)]
     print(f"::group::hz {' '.join(command)}")
+    # A pull request from a fork publishes nothing: its steps wait for a person (approve).
+    env = {"HZ_PUBLISH__MODE": "approve"} if args.fork else None
     try:
-        done = _hz(*command, timeout=float(job["timeout_seconds"]) + _GRACE_SECONDS)
+        done = _hz(*command, timeout=float(job["timeout_seconds"]) + _GRACE_SECONDS, env=env)
     except subprocess.TimeoutExpired:
         print("::endgroup::")
         return JobRun(name, -1, None, job, None, error="hz run did not end after the timeout")
@@ -284,7 +294,45 @@ def _run_job(name: str, jobs_dir: Path, drafts: Path, args: argparse.Namespace) 
         # Replaces a file or link in its place, never writes through it: a repository can plant
         # hz-drafts/NAME.md -> ~/.bashrc, and the draft is the agent's text.
         write_atomically(draft_path, str(result["draft"]))
-    return JobRun(name, code, result, job, draft_path)
+    staged = _staged(done.stderr) if args.fork else ()
+    return JobRun(name, code, result, job, draft_path, staged=staged)
+
+
+#: What ``hz run`` says of a completed run whose publishes wait for approval.
+_AWAITING = re.compile(r"^hz: [0-9]+ publish(?:es)? of (run_[0-9]{8}_[0-9a-f]{12}) await", re.M)
+
+
+def _staged(stderr: str) -> tuple[dict[str, Any], ...]:
+    """The staged publishes of the run ``hz run`` left awaiting approval (``hz publish RUN
+    --staged``): what would be written, where, with which credential's name."""
+    found = _AWAITING.search(stderr)
+    if found is None:
+        return ()
+    shown = _hz("publish", found[1], "--staged", "--format", "json", timeout=120)
+    _untrusted_to_stderr(shown.stderr)
+    try:
+        document = json.loads(shown.stdout)
+    except json.JSONDecodeError:
+        return ()
+    if not isinstance(document, list):
+        return ()
+    return tuple(item | {"run_id": found[1]} for item in document if isinstance(item, dict))
+
+
+def from_fork(environ: Mapping[str, str]) -> bool:
+    """Whether this workflow runs for a pull request from another repository (a fork): its
+    event's head repository is not its base (or is gone). Then nothing is published."""
+    if environ.get("GITHUB_EVENT_NAME") not in ("pull_request", "pull_request_target"):
+        return False
+    try:
+        with open(environ.get("GITHUB_EVENT_PATH", ""), "rb") as f:
+            event = json.loads(f.read(_MAX_EVENT_BYTES))
+    except (OSError, ValueError):
+        return True  # a pull request hz cannot place is treated as the untrusted kind
+    pull = event.get("pull_request") if isinstance(event, dict) else None
+    head = ((pull or {}).get("head") or {}).get("repo") or {}
+    base = ((pull or {}).get("base") or {}).get("repo") or {}
+    return not head or head.get("full_name") != base.get("full_name")
 
 
 def _earlier(run_id: str) -> tuple[dict[str, Any] | None, int, str]:
@@ -432,7 +480,37 @@ def summary_markdown(runs: Sequence[JobRun], note: str = "") -> str:
             markdown_text(_limits(run)),
         ]
         rows.append("| " + " | ".join(cells) + " |")
-    return head + "\n".join(rows) + "\n"
+    return head + "\n".join(rows) + "\n" + staged_markdown(runs)
+
+
+def staged_markdown(runs: Sequence[JobRun]) -> str:
+    """The publishes a pull request from a fork staged: per step where it would go, with which
+    credential, and the body in a code block no line of it can close."""
+    staged = [(run.name, item) for run in runs for item in run.staged]
+    if not staged:
+        return ""
+    out = [
+        "",
+        "#### Staged publishes",
+        "",
+        "A pull request from a fork publishes nothing; a maintainer runs "
+        "`hz publish RUN` to write these.",
+    ]
+    for name, item in staged:
+        where = f"{item.get('to')} → {item.get('where')}"
+        credential = item.get("credential")
+        line = f"- {markdown_text(name)}, step {item.get('step')}: {markdown_text(where)}"
+        if credential:
+            line += f" (credential {markdown_text('$' + str(credential))})"
+        line += f", run {markdown_text(str(item.get('run_id')))}"
+        out += ["", line]
+        if item.get("problem"):
+            out.append(f"  refused: {markdown_text(str(item['problem']))}")
+            continue
+        body = "\n".join(printable(line) for line in str(item.get("body") or "").splitlines())
+        fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", body)), default=0))
+        out += ["", f"{fence}text", body, fence]
+    return "\n".join(out) + "\n"
 
 
 def _write_summary(path: str | None, runs: Sequence[JobRun], note: str = "") -> None:
