@@ -59,7 +59,10 @@ class PublishSettings(TableSettings):
     ] = "auto"
     allow: Annotated[
         _Globs,
-        Field(description="the publish targets contracts may use, by name; unset: none"),
+        Field(
+            description="the publish targets contracts may use, by name or glob (`code-host.*`); "
+            "unset: none"
+        ),
     ] = ()
     folders: Annotated[
         _Globs,

@@ -9,6 +9,7 @@ import pytest
 
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.config.file import known_keys
+from hz.runtime.config.publish import PublishSettings
 from hz.runtime.config.tables import (
     MODELS,
     AuthoringSettings,
@@ -48,6 +49,7 @@ DOCS = Path(__file__).parents[2] / "docs"
         ("configuration.md", BudgetSettings),
         ("configuration.md", QueueSettings),
         ("configuration.md", SchedulesSettings),
+        ("configuration.md", PublishSettings),
     ],
 )
 def test_docs_table_is_generated_from_the_model(doc: str, model: type[TableSettings]) -> None:
