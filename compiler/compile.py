@@ -33,6 +33,7 @@ from hz.runtime.artifacts.models import (
     ToolProfile,
 )
 from hz.runtime.artifacts.operations import CATALOG, Operation
+from hz.runtime.artifacts.publish_targets import TARGETS, Target
 
 if TYPE_CHECKING:
     from hz.compiler.validate import Ceiling
@@ -257,12 +258,15 @@ def compile_paths(
     root: Path | None = None,
     max_usd_ceiling: Ceiling = 100.0,
     operations: Mapping[str, Operation] = CATALOG,
+    targets: Mapping[str, Target] = TARGETS,
 ) -> CompileRun:
     """Validate and compile every contract under ``paths``. Nothing compiles if any fails.
     ``operations`` are the operations an input may ``read``."""
     from hz.compiler.validate import validate_paths
 
-    run = validate_paths(paths, max_usd_ceiling=max_usd_ceiling, operations=operations)
+    run = validate_paths(
+        paths, max_usd_ceiling=max_usd_ceiling, operations=operations, targets=targets
+    )
     compile_root = _absolute(root) if root is not None else find_root([Path(p) for p in paths])
     if any(d.severity == "error" for d in run.diagnostics):
         return CompileRun((), run.diagnostics, run.files_checked, compile_root, run.skipped)
@@ -278,6 +282,7 @@ def compile_each(
     root: Path | None = None,
     max_usd_ceiling: Ceiling = 100.0,
     operations: Mapping[str, Operation] = CATALOG,
+    targets: Mapping[str, Target] = TARGETS,
 ) -> CompileRun:
     """``compile_paths`` one contract at a time: each is loaded, validated, compiled and
     handed to ``emit``, then dropped, so memory stays flat whatever the number of contracts;
@@ -296,7 +301,7 @@ def compile_each(
     links: list[Link] = []
     compiled = 0
     for contract, diagnostics in validate_each(
-        expansion.files, max_usd_ceiling=max_usd_ceiling, operations=operations
+        expansion.files, max_usd_ceiling=max_usd_ceiling, operations=operations, targets=targets
     ):
         found += diagnostics
         invalid = invalid or any(d.severity == "error" for d in diagnostics)

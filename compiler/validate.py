@@ -21,6 +21,7 @@ from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
 from hz.compiler.rules.registry import HZ001, HZ014
 from hz.compiler.source import SourceDoc
 from hz.runtime.artifacts.operations import CATALOG, Operation, window_length
+from hz.runtime.artifacts.publish_targets import TARGETS, Target
 from hz.runtime.artifacts.regular_file import check_links
 
 DEFAULT_MAX_USD_CEILING = 100.0
@@ -64,6 +65,7 @@ def validate_source(
     max_usd_ceiling: Ceiling = DEFAULT_MAX_USD_CEILING,
     tools: PolicySource | None = None,
     operations: Mapping[str, Operation] = CATALOG,
+    targets: Mapping[str, Target] = TARGETS,
 ) -> tuple[Contract | None, list[Diagnostic]]:
     """Every problem of one document, sorted by position; the Contract only when none is an
     error (warnings do not stop it). With ``tools``, tools no runner accepts are warned about.
@@ -92,7 +94,7 @@ def validate_source(
     diags += check_output(doc)
     diags += check_schedule(doc)
     diags += check_template(doc)
-    diags += check_publishes(doc)
+    diags += check_publishes(doc, targets)
     diags += check_tools(doc, tools)
     diags = list(sort_diagnostics(diags))
     if any(d.severity == "error" for d in diags) or timeout is None or max_usd is None:
@@ -271,6 +273,7 @@ def validate_paths(
     stdin: BinaryIO | None = None,
     tools: PolicySource | None = None,
     operations: Mapping[str, Operation] = CATALOG,
+    targets: Mapping[str, Target] = TARGETS,
 ) -> ValidationRun:
     """Load and validate files, directories (recursively) and ``-`` (stdin), with
     ``operations`` the operations an input may ``read``."""
@@ -283,6 +286,7 @@ def validate_paths(
         stdin=stdin,
         tools=tools,
         operations=operations,
+        targets=targets,
     ):
         diags += found
         if contract is not None:
@@ -303,6 +307,7 @@ def validate_each(
     stdin: BinaryIO | None = None,
     tools: PolicySource | None = None,
     operations: Mapping[str, Operation] = CATALOG,
+    targets: Mapping[str, Target] = TARGETS,
 ) -> Iterator[tuple[Contract | None, list[Diagnostic]]]:
     """Load and validate ``files`` (as ``expand_paths`` gives them) one at a time: a caller
     that drops each contract when done holds one document at a time, however many there are.
@@ -322,7 +327,11 @@ def validate_each(
             yield None, list(found)
             continue
         contract, more = validate_source(
-            doc, max_usd_ceiling=max_usd_ceiling, tools=tools, operations=operations
+            doc,
+            max_usd_ceiling=max_usd_ceiling,
+            tools=tools,
+            operations=operations,
+            targets=targets,
         )
         yield contract, [*found, *more]
 

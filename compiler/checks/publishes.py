@@ -6,6 +6,7 @@ one the target can take (a JSON body needs ``output.format: json``)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from hz.compiler.checks.common import at, get
@@ -41,7 +42,9 @@ def _publishes(doc: SourceDoc) -> list[tuple[int, dict[str, Any]]]:
     return [(i, spec) for i, spec in enumerate(items) if isinstance(spec, dict)]
 
 
-def check_publishes(doc: SourceDoc) -> list[Diagnostic]:
+def check_publishes(doc: SourceDoc, targets: Mapping[str, Target] = TARGETS) -> list[Diagnostic]:
+    """The problems of ``hz.publishes``; ``targets`` are those a contract may name (hz's own,
+    and those of the operator's bound plugins)."""
     out: list[Diagnostic] = []
     output = get(doc.data, "hz", "output")
     fmt = output.get("format", "markdown") if isinstance(output, dict) else "markdown"
@@ -51,10 +54,10 @@ def check_publishes(doc: SourceDoc) -> list[Diagnostic]:
         name = spec.get("to")
         if not isinstance(name, str):
             continue  # the contract schema reports it
-        target = TARGETS.get(name)
+        target = targets.get(name)
         here = ("hz", "publishes", index)
         if target is None:
-            hint = did_you_mean(name, TARGETS) or "targets: " + ", ".join(sorted(TARGETS))
+            hint = did_you_mean(name, targets) or "targets: " + ", ".join(sorted(targets))
             out.append(at(doc, (*here, "to"), HZ420, f"unknown publish target {name!r}", hint=hint))
             continue
         args = spec.get("args", {})

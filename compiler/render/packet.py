@@ -26,6 +26,7 @@ from hz.runtime.artifacts.canonical import digest_of, sha256_hex
 from hz.runtime.artifacts.models import InputSource, Job, Packet, PublishSpec, read_artifact
 from hz.runtime.artifacts.operations import CATALOG, Operation
 from hz.runtime.artifacts.packet_limits import MAX_PROMPT_BYTES
+from hz.runtime.artifacts.publish_targets import TARGETS, Target
 
 if TYPE_CHECKING:
     from hz.compiler.validate import Ceiling
@@ -98,18 +99,20 @@ def render_prompt(
 
 
 def render_publishes(
-    job: Job, values: dict[str, Any], place: TemplatePlace
+    job: Job,
+    values: dict[str, Any],
+    place: TemplatePlace,
+    targets: Mapping[str, Target] = TARGETS,
 ) -> tuple[list[PublishSpec] | None, list[Diagnostic]]:
     """The job's publishes with every templated argument rendered over the inputs (in the
     same bounded sandbox as the prompt) and checked against the target's argument schema: a
     number or a boolean argument may be written as a template that renders to one."""
     from hz.compiler.checks.publishes import argument_problem, is_template
-    from hz.runtime.artifacts.publish_targets import TARGETS
 
     rendered: list[PublishSpec] = []
     diagnostics: list[Diagnostic] = []
     for index, spec in enumerate(job.publishes):
-        target = TARGETS.get(spec.to)
+        target = targets.get(spec.to)
         properties: dict[str, Any] = target.args["properties"] if target else {}
         args: dict[str, Any] = {}
         for key, value in spec.args.items():
@@ -180,10 +183,12 @@ def render_job(
     inputs_file: Path | None = None,
     input_args: Sequence[str] = (),
     fetch: JobFetch | None = None,
+    targets: Mapping[str, Target] = TARGETS,
 ) -> tuple[Packet | None, list[Diagnostic]]:
     """The packet of ``job`` with these input values; ``fetch`` fetches its ``read`` inputs
-    (without it, a read input not given by hand is an HZ711 diagnostic). The diagnostics
-    beside a packet are warnings (the fetch's)."""
+    (without it, a read input not given by hand is an HZ711 diagnostic); ``targets`` are the
+    publish targets its arguments are checked against. The diagnostics beside a packet are
+    warnings (the fetch's)."""
     found = gather_inputs(
         job.inputs,
         inputs_file=inputs_file,
@@ -197,7 +202,7 @@ def render_job(
     prompt, diagnostics = render_prompt(job.template, values, place)
     if prompt is None:
         return None, [*found.warnings, *diagnostics]
-    publishes, diagnostics = render_publishes(job, values, place)
+    publishes, diagnostics = render_publishes(job, values, place, targets)
     if publishes is None:
         return None, [*found.warnings, *diagnostics]
     return make_packet(job, values, prompt, found.sources, publishes), list(found.warnings)
@@ -208,13 +213,16 @@ def job_from_contract(
     *,
     max_usd_ceiling: Ceiling = 100.0,
     operations: Mapping[str, Operation] = CATALOG,
+    targets: Mapping[str, Target] = TARGETS,
 ) -> tuple[Job | None, SourceDoc | None, list[Diagnostic]]:
     """Validate and compile one contract in memory, with the diagnostics ``hz validate``
     gives (``operations``: those an input may ``read``). Warnings come back with the job."""
     from hz.compiler.compile import compile_contract, find_root, name_problem
     from hz.compiler.validate import validate_paths
 
-    run = validate_paths([str(path)], max_usd_ceiling=max_usd_ceiling, operations=operations)
+    run = validate_paths(
+        [str(path)], max_usd_ceiling=max_usd_ceiling, operations=operations, targets=targets
+    )
     diagnostics = list(run.diagnostics)
     if any(d.severity == "error" for d in diagnostics) or not run.contracts:
         return None, None, diagnostics
@@ -235,6 +243,7 @@ def packet_from_path(
     max_usd_ceiling: Ceiling = 100.0,
     fetch: JobFetch | None = None,
     operations: Mapping[str, Operation] | None = None,
+    targets: Mapping[str, Target] | None = None,
 ) -> tuple[Packet | None, list[Diagnostic]]:
     """A packet from a packet file, a job file (rendered) or a contract (``.yaml``/``.yml``/``.md``:
     validated, compiled in memory and rendered); ``fetch`` fetches the job's ``read`` inputs;
@@ -249,6 +258,7 @@ def packet_from_path(
             path,
             max_usd_ceiling=max_usd_ceiling,
             operations=CATALOG if operations is None else operations,
+            targets=TARGETS if targets is None else targets,
         )
         if job is None:
             return None, diagnostics
@@ -258,6 +268,7 @@ def packet_from_path(
             inputs_file=inputs_file,
             input_args=input_args,
             fetch=fetch,
+            targets=TARGETS if targets is None else targets,
         )
         return packet, diagnostics + problems
     artifact = read_artifact(path)
@@ -273,4 +284,5 @@ def packet_from_path(
         inputs_file=inputs_file,
         input_args=input_args,
         fetch=fetch,
+        targets=TARGETS if targets is None else targets,
     )

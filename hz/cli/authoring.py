@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from hz.compiler.diagnostics import Diagnostic
 from hz.runtime.artifacts.operations import CATALOG, Operation
+from hz.runtime.artifacts.publish_targets import TARGETS, Target
 
 if TYPE_CHECKING:
     from hz.compiler.validate import Ceiling
@@ -30,10 +31,13 @@ class Authoring:
     #: What an input may ``read``: the catalog and the operator's own operations
     #: (``hz.cli.fetching.read_operations``).
     operations: Mapping[str, Operation] = field(default_factory=lambda: CATALOG)
+    #: What a contract may ``publish`` to: hz's targets and the bound plugins'
+    #: (``hz.cli.fetching.publish_targets``).
+    targets: Mapping[str, Target] = field(default_factory=lambda: TARGETS)
 
 
 def authoring(max_usd_ceiling: float | None, *, cwd: Path | None = None) -> Authoring:
-    from hz.cli.fetching import read_operations
+    from hz.cli.fetching import publish_targets, read_operations
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.config.layers import load_config
     from hz.runtime.config.project import find_project_file, read_project_file
@@ -49,16 +53,19 @@ def authoring(max_usd_ceiling: float | None, *, cwd: Path | None = None) -> Auth
             # The ceiling given is all this command needs of a configuration: a broken one is
             # hz doctor's to report, and the contracts are checked against the catalog.
             return Authoring(max_usd_ceiling, diagnostics)
-        return Authoring(max_usd_ceiling, diagnostics, read_operations(config))
+        return Authoring(
+            max_usd_ceiling, diagnostics, read_operations(config), publish_targets(config)
+        )
     # A project file with problems is reported, not applied: the operator layers still count.
     config = load_config(project=None if problems else project, runner_keys=False)
     operations = read_operations(config)
+    targets = publish_targets(config)
     if not config.jobs:
-        return Authoring(config.max_usd_ceiling, diagnostics, operations)
+        return Authoring(config.max_usd_ceiling, diagnostics, operations, targets)
 
     def per_job(name: str | None) -> float:
         # A contract without a name of text is refused for that; the base ceiling holds it.
         chosen = config if name is None else config.for_job(name)
         return float(chosen.max_usd_ceiling)
 
-    return Authoring(per_job, diagnostics, operations)
+    return Authoring(per_job, diagnostics, operations, targets)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from hz.compiler.validate import Ceiling
     from hz.runtime.artifacts.operations import Operation
+    from hz.runtime.artifacts.publish_targets import Target
 
 MAX_USD_HELP = (
     "The largest hz.agent.max_usd a contract may ask for "
@@ -127,6 +128,7 @@ def compile_(
             root=root,
             max_usd_ceiling=options.max_usd_ceiling,
             operations=options.operations,
+            targets=options.targets,
         )
     except BaseException:
         if isinstance(sink, JobWriter):
@@ -275,12 +277,14 @@ def render(
     ceiling: Ceiling = 100.0
     diagnostics, project = [], 0
     operations: Mapping[str, Operation] | None = None
+    targets: Mapping[str, Target] | None = None
     if target.suffix.lower() in (".yaml", ".yml", ".md"):
         from hz.cli.authoring import authoring
 
         options = authoring(max_usd_ceiling)
         ceiling, diagnostics = options.max_usd_ceiling, list(options.diagnostics)
         operations = options.operations
+        targets = options.targets
         project = project_files(options.diagnostics)
     if at is not None and not fetch:
         raise click.UsageError("--at resolves the windows of fetched inputs: give --fetch too")
@@ -302,6 +306,7 @@ def render(
             max_usd_ceiling=ceiling,
             fetch=job_fetch,
             operations=operations,
+            targets=targets,
         )
     )
     diagnostics += problems

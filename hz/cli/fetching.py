@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from hz.compiler.inputs.values import Fetched
     from hz.compiler.render.packet import JobFetch
     from hz.runtime.artifacts.operations import Operation
+    from hz.runtime.artifacts.publish_targets import Target
 
 
 class UtcTime(click.ParamType[datetime]):
@@ -97,6 +98,22 @@ def read_operations(config: Any) -> Mapping[str, Operation]:
     from hz.runtime.providers.binding import Bindings
 
     return Bindings.from_config(config).operations()
+
+
+def publish_targets(config: Any) -> Mapping[str, Target]:
+    """What a contract's ``publishes`` may name on this machine: hz's targets, and those the
+    operator's bound plugin providers declare (a plugin is loaded only when one is bound)."""
+    from hz.runtime.artifacts.publish_targets import TARGETS
+    from hz.runtime.providers.registry import CATALOG_ONLY
+
+    if config is None:
+        return TARGETS
+    from hz.runtime.publish.plugins import bound_capabilities, declared_targets
+
+    bound = bound_capabilities(config)
+    if all(name in CATALOG_ONLY | {"command"} for name in bound.values()):
+        return TARGETS
+    return declared_targets(bound)
 
 
 def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = None) -> JobFetch:

@@ -87,11 +87,11 @@ def refuse_undeliverable(config: Any, packet: Any, workdir: Path) -> None:
     not allow a publish the packet asks for, so no money is spent on an undeliverable draft."""
     if not packet.publishes:
         return
-    from hz.runtime.config.publish import PublishSettings
+    from hz.runtime.publish.engine import from_config
     from hz.runtime.publish.policy import check
 
-    settings = PublishSettings.from_config(config)
-    check(packet.job.name, packet.publishes, settings, workdir=workdir)
+    ctx = from_config(config)
+    check(packet.job.name, packet.publishes, ctx.settings, workdir=workdir, targets=ctx.targets)
 
 
 def publish_completed(ledger: Any, config: Any, run_id: str) -> int:

@@ -249,7 +249,7 @@ def _packet(
             if at is not None:
                 return None, [_packet_at(target)]
             return artifact, []
-    from hz.cli.fetching import read_operations
+    from hz.cli.fetching import publish_targets, read_operations
     from hz.compiler.render.packet import packet_from_path
 
     return packet_from_path(
@@ -259,6 +259,7 @@ def _packet(
         max_usd_ceiling=ceiling,
         fetch=fetch,
         operations=read_operations(config),
+        targets=publish_targets(config),
     )
 
 

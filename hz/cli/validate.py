@@ -129,6 +129,7 @@ def validate(
         tools=(lambda _: policy) if policy is not None else policy_source(),
         operations=options.operations,
         keep=verbose,  # -v lists the slots of scheduled contracts
+        targets=options.targets,
     )
     if verbose:
         list_skipped(run.skipped)

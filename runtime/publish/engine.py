@@ -24,13 +24,13 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from hz.runtime.artifacts.canonical import canonical_json
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.files import write_atomically
 from hz.runtime.artifacts.models import Packet
-from hz.runtime.artifacts.publish_targets import TARGETS
+from hz.runtime.artifacts.publish_targets import TARGETS, Target
 from hz.runtime.config.publish import PublishSettings
 from hz.runtime.ledger.sight import HostView, owner_verdict
 from hz.runtime.ledger.store import Ledger, Owner, Step, read_packet
@@ -64,6 +64,10 @@ class Publishing:
     lease_seconds: float = STEP_LEASE_SECONDS
     #: The time leases are judged by; None: the ledger's clock.
     now: Callable[[], float] | None = None
+    #: Every target a step may name: hz's and those of the operator's bound plugins.
+    targets: Mapping[str, Target] = field(default_factory=lambda: TARGETS)
+    #: The operator's providers (``Bindings``), for a plugin's target; None: no plugin.
+    bindings: Any = None
 
 
 class NothingToPublish(HzError):
@@ -72,18 +76,37 @@ class NothingToPublish(HzError):
 
 def publisher_for(target: str, ctx: Publishing, workdir: Path) -> Publisher:
     capability = target.partition(".")[0]
+    if target not in TARGETS:
+        return _plugin_publisher(target, capability, ctx, workdir)
     if capability in ("code-host", "tracker"):
-        if ctx.github is None:
-            raise Refused(
-                f"{target}: the capability {capability} is bound to no provider "
-                f'([capabilities] {capability} = "github")'
-            )
-        return GitHubPublisher(ctx.github, dict(ctx.environ))
+        name = ctx.bindings.provider_of(capability) if ctx.bindings is not None else None
+        if ctx.github is not None and name in (None, "github"):
+            return GitHubPublisher(ctx.github, dict(ctx.environ))
+        if name is not None and name != "github":  # a plugin serving the capability
+            return _plugin_publisher(target, capability, ctx, workdir)
+        raise Refused(
+            f"{target}: the capability {capability} is bound to no provider "
+            f'([capabilities] {capability} = "github")'
+        )
     if target == "files.write":
         return FilesPublisher(ctx.settings.folders, workdir, overwrite=ctx.settings.overwrite)
     if target == "webhook.post":
         return WebhookPublisher(dict(ctx.settings.webhooks), dict(ctx.environ))
     return CommandPublisher(dict(ctx.settings.commands), workdir)
+
+
+def _plugin_publisher(target: str, capability: str, ctx: Publishing, workdir: Path) -> Publisher:
+    name = None if ctx.bindings is None else ctx.bindings.provider_of(capability)
+    if name is None or target not in ctx.targets:
+        raise Refused(f"{target}: no bound provider publishes to it ([capabilities] {capability})")
+    try:
+        provider = ctx.bindings.bound(name).provider
+        made = provider.publisher(workdir)
+    except HzError as e:
+        raise Refused(f"{target}: provider {name!r}: {e.message}") from e
+    except Exception as e:  # a plugin's bug is its own, said; never a crash of hz
+        raise Refused(f"{target}: provider {name!r} failed: {type(e).__name__}: {e}") from e
+    return cast(Publisher, made)
 
 
 def _draft(ledger: Ledger, run_id: str) -> tuple[str, Packet, Path]:
@@ -125,7 +148,7 @@ def stage(ledger: Ledger, run_id: str, ctx: Publishing, *, only: int | None = No
             where = publisher.where(step)
             credential = publisher.credential(step)
             payload = prepare(
-                TARGETS[step.target], step.args, draft, mentions=ctx.settings.mentions
+                ctx.targets[step.target], step.args, draft, mentions=ctx.settings.mentions
             )
             out.append(Staged(step, where, credential, payload, None))
         except (Refused, DraftRefused) as e:
@@ -168,7 +191,9 @@ def _publish_step(
     held = taken.step
     try:
         publisher = publisher_for(held.target, ctx, workdir)
-        payload = prepare(TARGETS[held.target], held.args, draft, mentions=ctx.settings.mentions)
+        payload = prepare(
+            ctx.targets[held.target], held.args, draft, mentions=ctx.settings.mentions
+        )
     except (Refused, DraftRefused) as e:
         _settle(ledger, held, FAILED, detail=str(e))
         return
@@ -289,4 +314,12 @@ def bound_github(config: Any) -> GitHubSettings | None:
 
 
 def from_config(config: Any) -> Publishing:
-    return Publishing(PublishSettings.from_config(config), bound_github(config))
+    from hz.runtime.providers.binding import Bindings
+    from hz.runtime.publish.plugins import bound_capabilities, declared_targets
+
+    return Publishing(
+        PublishSettings.from_config(config),
+        bound_github(config),
+        targets=declared_targets(bound_capabilities(config)),
+        bindings=Bindings.from_config(config),
+    )

@@ -4,11 +4,12 @@ spent on a draft that could not be delivered."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.models import PublishSpec
-from hz.runtime.artifacts.publish_targets import TARGETS
+from hz.runtime.artifacts.publish_targets import TARGETS, Target
 from hz.runtime.config.publish import PublishSettings
 from hz.runtime.publish.targets.base import Refused
 from hz.runtime.publish.targets.files import check_path
@@ -24,9 +25,15 @@ class PublishRefused(HzError):
 
 
 def refusals(
-    job: str, publishes: list[PublishSpec], settings: PublishSettings, *, workdir: Path
+    job: str,
+    publishes: list[PublishSpec],
+    settings: PublishSettings,
+    *,
+    workdir: Path,
+    targets: Mapping[str, Target] = TARGETS,
 ) -> list[str]:
-    """Why each publish cannot be delivered on this machine (empty: all can)."""
+    """Why each publish cannot be delivered on this machine (empty: all can); ``targets``:
+    hz's and the bound plugins'."""
     if not publishes:
         return []
     if not settings.allows_job(job):
@@ -34,7 +41,7 @@ def refusals(
     out: list[str] = []
     for index, spec in enumerate(publishes, start=1):
         where = f"publish {index} ({spec.to})"
-        target = TARGETS.get(spec.to)
+        target = targets.get(spec.to)
         if target is None:
             out.append(f"{where}: no such target")
             continue
@@ -62,10 +69,15 @@ def refusals(
 
 
 def check(
-    job: str, publishes: list[PublishSpec], settings: PublishSettings, *, workdir: Path
+    job: str,
+    publishes: list[PublishSpec],
+    settings: PublishSettings,
+    *,
+    workdir: Path,
+    targets: Mapping[str, Target] = TARGETS,
 ) -> None:
     """``PublishRefused`` naming every publish the policy refuses."""
-    found = refusals(job, publishes, settings, workdir=workdir)
+    found = refusals(job, publishes, settings, workdir=workdir, targets=targets)
     if found:
         raise PublishRefused(
             f"job {job!r} cannot publish as its contract asks, so it was not started: "
