@@ -124,25 +124,35 @@ def render_publishes(
                 case Rendered(text):
                     args[key] = _typed(text, properties.get(key, {}))
                 case Failed(code, message, _):
-                    diagnostics.append(Diagnostic(code, f"{where}: {message}", place.file))
+                    diagnostics.append(_at(place, (index, key), code, f"{where}: {message}"))
                     continue
                 case _:
-                    diagnostics.append(
-                        Diagnostic(HZ707, f"{where}: rendering did not finish", place.file)
-                    )
+                    message = f"{where}: rendering did not finish"
+                    diagnostics.append(_at(place, (index, key), HZ707, message))
                     continue
             problem = argument_problem(properties.get(key, {}), args[key])
             if problem is not None:
                 diagnostics.append(
-                    Diagnostic(
+                    _at(
+                        place,
+                        (index, key),
                         HZ712,
                         f"{where} rendered to {args[key]!r}: {problem}",
-                        place.file,
                         hint=f"the input values must make a valid argument of {spec.to}",
                     )
                 )
         rendered.append(PublishSpec(to=spec.to, args=args))
     return (None if diagnostics else rendered), diagnostics
+
+
+def _at(
+    place: TemplatePlace, arg: tuple[int, str], code: str, message: str, hint: str | None = None
+) -> Diagnostic:
+    """A diagnostic at the argument in the contract (rendering a contract), or at the file."""
+    if place.doc is None:
+        return Diagnostic(code, message, place.file, hint=hint)
+    pos = place.doc.pos(("hz", "publishes", arg[0], "args", arg[1]))
+    return Diagnostic(code, message, place.file, pos.line, pos.column, hint=hint)
 
 
 def _typed(text: str, schema: Any) -> Any:

@@ -113,7 +113,8 @@ def locate(text: str, table: str, key: str) -> tuple[int, int]:
         header = re.match(r"^\s*\[\s*([^\]]+?)\s*\]", line)
         if header:
             section = header[1].replace(" ", "")
-            if section == f"{table}.{key}".lstrip("."):
+            named = f"{table}.{key}".lstrip(".")
+            if section == named or section.startswith(f"{named}."):  # [publish.webhooks.NAME]
                 return number, line.index(key) + 1
             continue
         if section == table and re.match(rf"^\s*{key_pattern}", line):

@@ -1,0 +1,190 @@
+"""The engine's failures, each leaving the step it should: refused by the target or by the
+draft (failed, nothing written), a command stopped (uncertain), a file written before its
+sidecar found by its digest; credentials never recorded."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hz.runtime.artifacts.models import OutputSpec, PublishSpec
+from hz.runtime.config.publish import PublishSettings
+from hz.runtime.ledger.store import Ledger
+from hz.runtime.providers.github.settings import GitHubSettings
+from hz.runtime.publish.engine import Publishing, publish_run, stage
+from hz.runtime.publish.policy import refusals
+from tests.fakes.github_server import FakeGitHub, error
+from tests.helpers.packets import make_packet
+from tests.helpers.webhook import Webhook
+
+TOKEN = "ghp_plantedsecret0000000000000000000000"
+HOOK_SECRET = "https://127.0.0.1/hooks/planted-secret"
+
+
+def _completed(
+    tmp_path: Path, publishes: list[PublishSpec], draft: str, *, fmt: str = "markdown"
+) -> tuple[Ledger, str]:
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    packet = make_packet(output=OutputSpec(format=fmt)).model_copy(update={"publishes": publishes})
+    run_id, _ = ledger.create(packet, key="k", workdir=tmp_path, receipt_dir=None)
+    with ledger.tx() as c:
+        c.execute(
+            "UPDATE runs SET state = 'completed', result_json = ? WHERE id = ?",
+            (json.dumps({"status": "completed", "draft": draft}), run_id),
+        )
+    return ledger, run_id
+
+
+def _ctx(**settings: Any) -> Publishing:
+    return Publishing(PublishSettings.model_validate(settings), environ={})
+
+
+def test_a_target_that_refuses_leaves_failed_and_nothing_written(tmp_path: Path) -> None:
+    with FakeGitHub() as github:
+        github.fail(r"/repos/acme/app/issues/9/comments", error(404, "Not Found"), method="POST")
+        spec = PublishSpec(
+            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
+        )
+        ledger, run_id = _completed(tmp_path, [spec], "hello")
+        ctx = Publishing(
+            PublishSettings(),
+            GitHubSettings(api_url=github.url),
+            environ={"GITHUB_TOKEN": TOKEN},
+        )
+        [step] = publish_run(ledger, run_id, ctx)
+    assert (step.state, step.attempts) == ("failed", 1)
+    assert step.detail == (
+        "GitHub answered 404 for POST /repos/acme/app/issues/9/comments: Not Found"
+    )
+
+
+def test_a_missing_token_fails_the_step_naming_the_variable(tmp_path: Path) -> None:
+    spec = PublishSpec(to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9})
+    ledger, run_id = _completed(tmp_path, [spec], "hello")
+    ctx = Publishing(PublishSettings(), GitHubSettings(api_url="http://127.0.0.1:9"), environ={})
+    [step] = publish_run(ledger, run_id, ctx)
+    assert (step.state, step.attempts) == ("failed", 1)
+    assert step.detail == (
+        "the environment variable GITHUB_TOKEN holding the GitHub token is not set "
+        "([providers.github] token_env)"
+    )
+
+
+def test_an_invalid_json_draft_fails_before_anything_is_sent(tmp_path: Path) -> None:
+    with Webhook() as hook:
+        spec = PublishSpec(to="webhook.post", args={"webhook": "metrics", "body": "json"})
+        ledger, run_id = _completed(tmp_path, [spec], "{not json", fmt="json")
+        ctx = Publishing(
+            PublishSettings.model_validate({"webhooks": {"metrics": {"url_env": "HOOK"}}}),
+            environ={"HOOK": hook.url},
+        )
+        [step] = publish_run(ledger, run_id, ctx)
+        assert hook.received == []
+    assert (step.state, step.attempts) == ("failed", 0)
+    assert step.detail is not None
+    assert step.detail.startswith("the draft is not valid JSON")
+
+
+def test_a_json_draft_is_posted_as_itself_with_its_idempotency_key(tmp_path: Path) -> None:
+    with Webhook() as hook:
+        spec = PublishSpec(to="webhook.post", args={"webhook": "metrics", "body": "json"})
+        ledger, run_id = _completed(tmp_path, [spec], '{"open": 3}', fmt="json")
+        ctx = Publishing(
+            PublishSettings.model_validate({"webhooks": {"metrics": {"url_env": "HOOK"}}}),
+            environ={"HOOK": hook.url},
+        )
+        [step] = publish_run(ledger, run_id, ctx)
+        [(headers, body)] = hook.received
+    assert (step.state, step.location) == ("published", "webhook metrics")
+    assert body == {"open": 3}
+    assert headers["idempotency-key"] == f"hz-publish:{run_id}:1"
+
+
+def test_a_command_that_is_stopped_leaves_the_step_uncertain(tmp_path: Path) -> None:
+    spec = PublishSpec(to="command.run", args={"command": "slow"})
+    ledger, run_id = _completed(tmp_path, [spec], "hello")
+    argv = [sys.executable, "-c", "import time; time.sleep(30)"]
+    ctx = _ctx(commands={"slow": {"argv": argv, "timeout_seconds": 0.5}})
+    [step] = publish_run(ledger, run_id, ctx)
+    assert (step.state, step.attempts) == ("uncertain", 1)
+    assert step.detail == (
+        "command slow was stopped before it finished; a command cannot be asked whether it "
+        "wrote: not sent again"
+    )
+    assert publish_run(ledger, run_id, ctx)[0].attempts == 1  # never again by itself
+
+
+def test_a_file_written_before_its_sidecar_is_found_by_its_digest(tmp_path: Path) -> None:
+    (tmp_path / "reports").mkdir()
+    spec = PublishSpec(to="files.write", args={"path": "reports/a.md"})
+    ledger, run_id = _completed(tmp_path, [spec], "the report")
+    ctx = _ctx(folders=["reports"])
+    [step] = publish_run(ledger, run_id, ctx)
+    assert step.state == "published"
+    # As if hz was killed between the file and its sidecar, with the step left publishing.
+    (tmp_path / "reports" / ".a.md.hz-publish.json").unlink()
+    with ledger.tx() as c:
+        c.execute("UPDATE publish_steps SET state = 'publishing', lease_until = 0")
+    [again] = publish_run(ledger, run_id, ctx)
+    assert (again.state, again.attempts, again.detail) == (
+        "published",
+        1,
+        "an earlier write was not observed; found by its marker",
+    )
+    assert (tmp_path / "reports" / ".a.md.hz-publish.json").exists()
+
+
+def test_credentials_are_never_recorded_or_staged(tmp_path: Path) -> None:
+    spec = PublishSpec(to="webhook.post", args={"webhook": "chat"})
+    ledger, run_id = _completed(tmp_path, [spec], "hello")
+    ctx = Publishing(
+        PublishSettings.model_validate({"webhooks": {"chat": {"url_env": "HOOK"}}}),
+        environ={"HOOK": HOOK_SECRET, "GITHUB_TOKEN": TOKEN},
+    )
+    [staged] = stage(ledger, run_id, ctx)
+    assert (staged.where, staged.credential) == ("webhook chat (the URL in HOOK)", "HOOK")
+    [step] = publish_run(ledger, run_id, ctx)  # nothing listens there: refused
+    dumped = json.dumps([s.to_json() for s in ledger.steps(run_id)])
+    assert "planted-secret" not in dumped
+    assert step.state == "failed"
+
+
+@pytest.mark.parametrize(
+    ("settings", "spec", "why"),
+    [
+        (
+            {"allow": ["files.write"], "folders": ["r"], "jobs": ["weekly-*"]},
+            PublishSpec(to="files.write", args={"path": "r/a"}),
+            "job 'greet' may not publish ([publish] jobs: weekly-*)",
+        ),
+        (
+            {},
+            PublishSpec(to="files.write", args={"path": "r/a"}),
+            "publish 1 (files.write): the target is not in [publish] allow",
+        ),
+        (
+            {"allow": ["webhook.post"]},
+            PublishSpec(to="webhook.post", args={"webhook": "x"}),
+            "publish 1 (webhook.post): no webhook 'x' in [publish.webhooks]",
+        ),
+        (
+            {"allow": ["command.run"]},
+            PublishSpec(to="command.run", args={"command": "x"}),
+            "publish 1 (command.run): no command 'x' in [publish.commands]",
+        ),
+        (
+            {"allow": ["files.write"], "folders": ["r"]},
+            PublishSpec(to="files.write", args={"path": "r/a", "overwrite": True}),
+            "publish 1 (files.write): overwrite is asked for but [publish] overwrite is off",
+        ),
+    ],
+)
+def test_the_policy_names_each_refusal(
+    tmp_path: Path, settings: dict[str, Any], spec: PublishSpec, why: str
+) -> None:
+    found = refusals("greet", [spec], PublishSettings.model_validate(settings), workdir=tmp_path)
+    assert found == [why]
