@@ -4,6 +4,7 @@ sidecar found by its digest; credentials never recorded."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -188,3 +189,32 @@ def test_the_policy_names_each_refusal(
 ) -> None:
     found = refusals("greet", [spec], PublishSettings.model_validate(settings), workdir=tmp_path)
     assert found == [why]
+
+
+def test_a_comment_someone_else_wrote_with_the_marker_is_not_taken_for_ours(
+    tmp_path: Path,
+) -> None:
+    from hz.runtime.publish.engine import make_steps
+
+    with FakeGitHub() as github:
+        spec = PublishSpec(
+            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
+        )
+        ledger, run_id = _completed(tmp_path, [spec], "hello")
+        # hz was killed after recording its attempt, before GitHub stored anything; meanwhile
+        # someone posted a comment carrying the step's marker.
+        make_steps(ledger, run_id)
+        taken = ledger.take_step(run_id, 1, now=0.0, lease_seconds=1)
+        assert taken is not None
+        ledger.writing(taken.step, hashlib.sha256(b"hello").hexdigest())
+        planted = f"pwned\n\n<!-- hz-publish:{run_id}:1 -->"
+        github.add_issue("acme/app", 9, comments=(("mallory", "2026-03-01T00:00:00Z", planted),))
+        ctx = Publishing(
+            PublishSettings(),
+            GitHubSettings(api_url=github.url),
+            environ={"GITHUB_TOKEN": TOKEN},
+        )
+        [step] = publish_run(ledger, run_id, ctx)
+        bodies = [c["body"] for c in github.comments("acme/app", 9)]
+    assert (step.state, step.attempts) == ("published", 2)
+    assert bodies == [planted, f"hello\n\n<!-- hz-publish:{run_id}:1 -->"]

@@ -10,6 +10,7 @@ follow a redirect and send the token only to ``api_url``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from typing import Any
@@ -102,30 +103,33 @@ class GitHubPublisher:
                 return f"{self.settings.api_url}/repos/{repo}/commits/{args['sha']}/statuses"
 
     def lookup(self, step: Step) -> str | None:
+        """Where the step's write is: a body ending in its marker whose text before it is what
+        the step sent (its sha256), so a comment someone else wrote with the marker in it does
+        not count."""
         args = step.args
         repo = self._repo(args)
-        comment = marker_comment(step)
         match step.target:
             case "code-host.pull_request_comment" | "code-host.issue_comment":
                 number = _number(args)
                 for item in self._pages(f"/repos/{repo}/issues/{number}/comments?per_page=100"):
-                    if comment in str(item.get("body") or ""):
+                    if _ours(step, str(item.get("body") or "")):
                         return str(item.get("html_url", ""))
                 return None
             case "tracker.create_issue":
                 query = "?state=all&sort=created&direction=desc&per_page=100"
                 for item in self._pages(f"/repos/{repo}/issues{query}"):
-                    if comment in str(item.get("body") or ""):
+                    if _ours(step, str(item.get("body") or "")):
                         return str(item.get("html_url", ""))
                 return None
             case "tracker.update_issue_body":
                 issue = self._get(f"/repos/{repo}/issues/{int(args['issue'])}")
                 body = str(issue.get("body") or "") if isinstance(issue, dict) else ""
-                return str(issue.get("html_url", "")) if comment in body else None
+                section = section_of(body, str(args["section"]))
+                found = section is not None and _ours(step, section)
+                return str(issue.get("html_url", "")) if found else None
             case _:
-                for item in self._pages(
-                    f"/repos/{repo}/commits/{args['sha']}/statuses?per_page=100"
-                ):
+                path = f"/repos/{repo}/commits/{args['sha']}/statuses?per_page=100"
+                for item in self._pages(path):
                     if item.get("context") == args["context"]:
                         return (
                             f"{self.settings.api_url}/repos/{repo}/commits/{args['sha']}/statuses"
@@ -219,6 +223,24 @@ class GitHubPublisher:
         if token:
             text = text.replace(token, "[token]")
         return cut(printable(text), _MESSAGE_CHARS)
+
+
+def _ours(step: Step, body: str) -> bool:
+    """Whether ``body`` is this step's write: its text, then its marker."""
+    suffix = f"\n\n{marker_comment(step)}"
+    if not body.endswith(suffix):
+        return False
+    if step.sha256 is None:
+        return True
+    sent = body[: -len(suffix)].encode("utf-8")
+    return hashlib.sha256(sent).hexdigest() == step.sha256
+
+
+def section_of(body: str, section: str) -> str | None:
+    """What the section ``section`` of ``body`` holds (``with_section`` wrote it), or None."""
+    start, end = f"<!-- hz:section {section} -->\n", f"\n<!-- hz:end {section} -->"
+    found = re.search(re.escape(start) + r"(.*?)" + re.escape(end), body, re.DOTALL)
+    return None if found is None else found[1]
 
 
 def _number(args: dict[str, Any]) -> int:
