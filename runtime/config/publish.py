@@ -29,6 +29,7 @@ class Webhook(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     url_env: Annotated[str, Field(strict=True, pattern=_ENV)]
+    timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 30.0
 
 
 class Command(BaseModel):

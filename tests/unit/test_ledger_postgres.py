@@ -162,14 +162,15 @@ def test_four_processes_migrate_one_empty_database_once(pg_cluster: Any) -> None
 
 
 def test_a_ledger_of_the_previous_schema_is_migrated_with_its_runs(pg_dsn: str) -> None:
-    """Version 3 had no ``target``, no pid namespaces, no table of locks and none of
-    schedules: the migrations add them, the runs before them have none."""
+    """Version 3 had no ``target``, no pid namespaces, no table of locks, none of schedules
+    and no publish steps: the migrations add them, the runs before them have none."""
     with psycopg.connect(pg_dsn, autocommit=True) as c:
         c.execute(
             "ALTER TABLE hz.runs DROP COLUMN target, DROP COLUMN owner_pidns, DROP COLUMN pidns"
         )
         c.execute("DROP TABLE hz.locks")
         c.execute("DROP TABLE hz.schedules")
+        c.execute("DROP TABLE hz.publish_steps")
         c.execute("UPDATE hz.meta SET version = 3")
         c.execute(
             "INSERT INTO hz.runs (id, request_key, state, job_name, job_digest, inputs_sha256, "
@@ -187,6 +188,7 @@ def test_a_ledger_of_the_previous_schema_is_migrated_with_its_runs(pg_dsn: str) 
             None,
             (),
         )
+        assert ledger.steps("run_old") == []
     finally:
         ledger.close()
     with psycopg.connect(pg_dsn) as c:

@@ -18,7 +18,7 @@ from hz.runtime.ledger.store import Ledger
 from hz.runtime.providers.github.settings import GitHubSettings
 from hz.runtime.publish.engine import Publishing, publish_run, stage
 from hz.runtime.publish.policy import refusals
-from tests.fakes.github_server import FakeGitHub, error
+from tests.fakes.github_server import FakeGitHub, error, huge, trickle
 from tests.helpers.packets import make_packet
 from tests.helpers.webhook import Webhook
 
@@ -218,3 +218,50 @@ def test_a_comment_someone_else_wrote_with_the_marker_is_not_taken_for_ours(
         bodies = [c["body"] for c in github.comments("acme/app", 9)]
     assert (step.state, step.attempts) == ("published", 2)
     assert bodies == [planted, f"hello\n\n<!-- hz-publish:{run_id}:1 -->"]
+
+
+def test_a_github_answer_that_trickles_is_unobserved_then_found(tmp_path: Path) -> None:
+    with FakeGitHub() as github:
+        github.add_issue("acme/app", 9)
+        body = json.dumps({"html_url": "x"}).encode()
+        github.fail(
+            r"/repos/acme/app/issues/9/comments", trickle(body, 0.3), method="POST", times=1
+        )
+        spec = PublishSpec(
+            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
+        )
+        ledger, run_id = _completed(tmp_path, [spec], "hello")
+        ctx = Publishing(
+            PublishSettings(),
+            GitHubSettings(api_url=github.url, timeout_seconds=0.5),
+            environ={"GITHUB_TOKEN": TOKEN},
+        )
+        [step] = publish_run(ledger, run_id, ctx)
+        github.state.release.set()
+    # The trickled answer was a fault: nothing was stored, so the marker is not found and the
+    # write is sent once more.
+    assert (step.state, step.attempts) == ("published", 2)
+    assert len(github.comments("acme/app", 9)) == 1
+
+
+def test_a_lookup_answer_over_the_cap_cannot_tell(tmp_path: Path) -> None:
+    with FakeGitHub() as github:
+        github.add_issue("acme/app", 9)
+        github.after_write(r"/repos/acme/app/issues/9/comments", "5xx")
+        github.fail(r"/repos/acme/app/issues/9/comments", huge(5 * 1024 * 1024))
+        spec = PublishSpec(
+            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
+        )
+        ledger, run_id = _completed(tmp_path, [spec], "hello")
+        ctx = Publishing(
+            PublishSettings(),
+            GitHubSettings(api_url=github.url),
+            environ={"GITHUB_TOKEN": TOKEN},
+        )
+        [step] = publish_run(ledger, run_id, ctx)
+    assert (step.state, step.attempts) == ("uncertain", 1)
+    assert step.detail == (
+        "GitHub answered 502 for POST /repos/acme/app/issues/9/comments: Server Error; GitHub "
+        "could not be searched (GET /repos/acme/app/issues/9/comments?per_page=100&page=1): its "
+        "answer is larger than 4,194,304 bytes: not sent again"
+    )

@@ -26,10 +26,10 @@ from hz.runtime.providers.github.client import API_VERSION, JSON_MEDIA
 from hz.runtime.providers.github.settings import GitHubSettings
 from hz.runtime.publish.draft import Payload
 from hz.runtime.publish.targets.base import CannotTell, Refused, Unobserved
+from hz.runtime.publish.targets.http import MAX_ANSWER_BYTES, Answer, TooSlow, exchange
 
 #: Pages of 100 comments or issues searched for a marker before hz says it cannot tell.
 MAX_LOOKUP_PAGES = 20
-MAX_ANSWER_BYTES = 4 * 1024 * 1024
 _MESSAGE_CHARS = 200
 
 
@@ -38,12 +38,11 @@ def marker_comment(step: Step) -> str:
 
 
 class GitHubPublisher:
-    def __init__(
-        self, settings: GitHubSettings, environ: dict[str, str] | None = None, timeout: float = 30
-    ) -> None:
+    def __init__(self, settings: GitHubSettings, environ: dict[str, str] | None = None) -> None:
         self.settings = settings
         self._environ = os.environ if environ is None else environ
-        self._timeout = timeout
+        #: Each exchange's bound, the operator's for the provider (``timeout_seconds``).
+        self._timeout = settings.timeout_seconds
 
     def credential(self, step: Step) -> str | None:
         return self.settings.token_env
@@ -162,40 +161,40 @@ class GitHubPublisher:
         url = f"{self.settings.api_url}{path}"
         shown = f"{method} {path}"
         try:
-            with httpx.Client(follow_redirects=False, trust_env=True) as client:
-                response = client.request(
-                    method, url, json=data, headers=headers, timeout=self._timeout
-                )
+            answer = exchange(method, url, headers=headers, json=data, timeout=self._timeout)
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
             raise Refused(f"GitHub could not be reached ({shown}): {type(e).__name__}") from e
-        except httpx.HTTPError as e:
+        except (httpx.HTTPError, TooSlow) as e:
             raise Unobserved(f"no answer from GitHub for {shown}: {type(e).__name__}") from e
-        status = response.status_code
+        status = answer.status
         if status >= 500 or status in (408, 429):
-            raise Unobserved(f"GitHub answered {status} for {shown}: {self._message(response)}")
+            raise Unobserved(f"GitHub answered {status} for {shown}: {self._message(answer)}")
         if status not in (200, 201):
-            raise Refused(f"GitHub answered {status} for {shown}: {self._message(response)}")
+            raise Refused(f"GitHub answered {status} for {shown}: {self._message(answer)}")
         try:
-            answer = strict_json.loads(response.content[:MAX_ANSWER_BYTES])
+            found = strict_json.loads(answer.body)
         except (strict_json.JsonError, RecursionError):
-            return {}
-        return answer if isinstance(answer, dict) else {}
+            return {}  # written all the same; where is unknown
+        return found if isinstance(found, dict) else {}
 
     def _get(self, path: str) -> Any:
         url = f"{self.settings.api_url}{path}"
         try:
-            headers = self._headers()
-            with httpx.Client(follow_redirects=False, trust_env=True) as client:
-                response = client.get(url, headers=headers, timeout=self._timeout)
-        except (httpx.HTTPError, Refused) as e:
+            answer = exchange("GET", url, headers=self._headers(), timeout=self._timeout)
+        except (httpx.HTTPError, TooSlow, Refused) as e:
             raise CannotTell(f"GitHub could not be searched (GET {path}): {e}") from e
-        if response.status_code != 200 or len(response.content) > MAX_ANSWER_BYTES:
+        if answer.cut:
             raise CannotTell(
-                f"GitHub could not be searched (GET {path}): {response.status_code} "
-                f"{self._message(response)}"
+                f"GitHub could not be searched (GET {path}): its answer is larger than "
+                f"{MAX_ANSWER_BYTES:,} bytes"
+            )
+        if answer.status != 200:
+            raise CannotTell(
+                f"GitHub could not be searched (GET {path}): {answer.status} "
+                f"{self._message(answer)}"
             )
         try:
-            return strict_json.loads(response.content)
+            return strict_json.loads(answer.body)
         except (strict_json.JsonError, RecursionError) as e:
             raise CannotTell(f"GitHub's answer to GET {path} is not JSON") from e
 
@@ -213,12 +212,12 @@ class GitHubPublisher:
             if page > MAX_LOOKUP_PAGES:
                 raise CannotTell(f"more than {MAX_LOOKUP_PAGES} pages to search (GET {path})")
 
-    def _message(self, response: httpx.Response) -> str:
+    def _message(self, answer: Answer) -> str:
         try:
-            data = strict_json.loads(response.content[:65536])
+            data = strict_json.loads(answer.body[:65536])
             text = str(data.get("message", "")) if isinstance(data, dict) else ""
         except (strict_json.JsonError, RecursionError):
-            text = response.reason_phrase
+            text = answer.reason
         token = self._environ.get(self.settings.token_env, "")
         if token:
             text = text.replace(token, "[token]")

@@ -17,20 +17,15 @@ from hz.runtime.config.publish import Webhook
 from hz.runtime.ledger.store import Step
 from hz.runtime.publish.draft import Payload
 from hz.runtime.publish.targets.base import CannotTell, Refused, Unobserved
+from hz.runtime.publish.targets.http import TooSlow, exchange
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class WebhookPublisher:
-    def __init__(
-        self,
-        webhooks: dict[str, Webhook],
-        environ: dict[str, str] | None = None,
-        timeout: float = 30,
-    ) -> None:
+    def __init__(self, webhooks: dict[str, Webhook], environ: dict[str, str] | None = None) -> None:
         self.webhooks = webhooks
         self._environ = os.environ if environ is None else environ
-        self._timeout = timeout
 
     def _hook(self, step: Step) -> tuple[str, Webhook]:
         name = str(step.args.get("webhook", ""))
@@ -63,16 +58,22 @@ class WebhookPublisher:
         }
         body = payload.data if payload.data is not None else {"text": payload.text}
         try:
-            with httpx.Client(follow_redirects=False, trust_env=True) as client:
-                response = client.post(url, json=body, headers=headers, timeout=self._timeout)
+            answer = exchange(
+                "POST",
+                url,
+                headers=headers,
+                json=body,
+                timeout=hook.timeout_seconds,
+                max_bytes=65536,
+            )
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
             raise Refused(f"webhook {name} could not be reached: {type(e).__name__}") from e
-        except httpx.HTTPError as e:
+        except (httpx.HTTPError, TooSlow) as e:
             raise Unobserved(f"no answer from webhook {name}: {type(e).__name__}") from e
-        if response.status_code >= 500 or response.status_code in (408, 429):
-            raise Unobserved(f"webhook {name} answered {response.status_code}")
-        if not 200 <= response.status_code < 300:
-            raise Refused(f"webhook {name} answered {response.status_code}")
+        if answer.status >= 500 or answer.status in (408, 429):
+            raise Unobserved(f"webhook {name} answered {answer.status}")
+        if not 200 <= answer.status < 300:
+            raise Refused(f"webhook {name} answered {answer.status}")
         return f"webhook {name}"
 
     def lookup(self, step: Step) -> str | None:
