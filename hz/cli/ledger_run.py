@@ -17,6 +17,7 @@ from hz.cli.progress import RewrittenLine
 from hz.runtime.artifacts.printable import printable, printable_json
 from hz.runtime.ledger.foreground import Request
 from hz.runtime.ledger.owner import Binding, Outcome, Policy
+from hz.runtime.ledger.states import RunState
 from hz.runtime.ledger.store import KeyHeld, Ledger
 
 
@@ -66,7 +67,7 @@ def run_batch(
     lock = threading.Lock()
 
     def done(outcome: Outcome) -> None:
-        if outcome.state == "completed":
+        if outcome.state == RunState.COMPLETED:
             from hz.cli.publish import publish_completed
 
             publish_completed(ledger, config, outcome.run_id)

@@ -70,6 +70,7 @@ def worker(
     from hz.runtime.ledger.owner import Binding
     from hz.runtime.ledger.serve import Reports, Service, Slots, serve
     from hz.runtime.ledger.session import backend, open_ledger, policy
+    from hz.runtime.ledger.states import RunState
     from hz.runtime.ledger.view import finished_line, run_json
 
     for name in queues:
@@ -82,7 +83,7 @@ def worker(
     finished: list[dict[str, Any]] = []
 
     def done(outcome: Any) -> None:
-        if outcome.state == "completed":
+        if outcome.state == RunState.COMPLETED:
             publish_completed(ledger, config, outcome.run_id)
         document = run_json(ledger, ledger.get(outcome.run_id), timeline=False)
         finished.append(document)

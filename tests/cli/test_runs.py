@@ -168,6 +168,7 @@ def test_a_batch_reads_each_target_only_when_a_slot_can_run_it(tmp_path: Path) -
         policy=Policy(),
         fmt="jsonl",
         quiet=True,
+        config=config,
     )
     assert code == 0
     # Two slots: when target n is read, at most one other run is in flight (the reading slot's
@@ -231,6 +232,7 @@ def test_a_bug_while_reading_a_target_ends_the_batch_as_a_bug(tmp_path: Path) ->
             policy=Policy(),
             fmt="jsonl",
             quiet=True,
+            config=config,
         )
     assert [r.state for r in store.select()] == ["completed"]
 

@@ -148,7 +148,8 @@ def test_the_schemas_patterns_mean_the_same_to_python_and_to_ecma_262() -> None:
     # The fast path is Python's re: a class escape (\d \w \s \b) takes other scripts'
     # characters there and not in ECMA-262, and "$" must refuse a final newline explicitly.
     patterns = _patterns(SCHEMA)
-    assert len(patterns) == 9  # names, durations, tools, inputs, reads, windows, schedules
+    # names, durations, tools, inputs, reads, windows, schedules, publish targets
+    assert len(patterns) == 10
     for pattern in patterns:
         assert not re.search(r"\\[dDwWsSbB]", pattern), pattern
         assert pattern.endswith("$(?!\\n)"), pattern
