@@ -143,7 +143,7 @@ def steps_text(steps: list[dict[str, Any]]) -> str:
         line = f"step {s['step']}: {s['to']}: {s['state']}"
         if s["location"]:
             line += f": {printable(s['location'])}"
-        if s["detail"] and s["state"] != "published":
+        if s["detail"]:
             line += f" ({printable(s['detail'])})"
         lines.append(line)
     return "\n".join(lines) + "\n" if lines else "no publishes\n"

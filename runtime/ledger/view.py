@@ -152,7 +152,7 @@ def _step_line(step: dict[str, Any]) -> str:
     line = f"  {step['step']} {printable(step['to'])}: {printable(step['state'])}"
     if step["location"]:
         line += f": {printable(step['location'])}"
-    if step["detail"] and step["state"] != "published":
+    if step["detail"]:
         line += f" ({printable(step['detail'])})"
     return line
 

@@ -33,6 +33,7 @@ from hz.runtime.artifacts.models import Packet
 from hz.runtime.artifacts.publish_targets import TARGETS, Target
 from hz.runtime.config.publish import PublishSettings
 from hz.runtime.ledger.sight import HostView, owner_verdict
+from hz.runtime.ledger.states import RunState
 from hz.runtime.ledger.store import Ledger, Owner, Step, read_packet
 from hz.runtime.ledger.store.errors import StaleOwner
 from hz.runtime.ledger.store.publishes import (
@@ -106,14 +107,59 @@ def _plugin_publisher(target: str, capability: str, ctx: Publishing, workdir: Pa
         raise Refused(f"{target}: provider {name!r}: {e.message}") from e
     except Exception as e:  # a plugin's bug is its own, said; never a crash of hz
         raise Refused(f"{target}: provider {name!r} failed: {type(e).__name__}: {e}") from e
-    return cast(Publisher, made)
+    return _Guarded(cast(Publisher, made), name)
+
+
+class _Guarded:
+    """A plugin's publisher whose unexpected exceptions are outcomes, never hz's crash: one
+    in ``write`` leaves the write unobserved (it may have happened), one in ``lookup`` cannot
+    tell, one in ``where`` or ``credential`` refuses."""
+
+    def __init__(self, inner: Publisher, name: str) -> None:
+        self._inner = inner
+        self._name = name
+
+    def _said(self, e: Exception) -> str:
+        return f"provider {self._name!r} failed: {type(e).__name__}: {e}"
+
+    def credential(self, step: Step) -> str | None:
+        try:
+            return self._inner.credential(step)
+        except (Refused, Unobserved, CannotTell):
+            raise
+        except Exception as e:
+            raise Refused(self._said(e)) from e
+
+    def where(self, step: Step) -> str:
+        try:
+            return self._inner.where(step)
+        except (Refused, Unobserved, CannotTell):
+            raise
+        except Exception as e:
+            raise Refused(self._said(e)) from e
+
+    def write(self, step: Step, payload: Payload) -> str:
+        try:
+            return self._inner.write(step, payload)
+        except (Refused, Unobserved, CannotTell):
+            raise
+        except Exception as e:
+            raise Unobserved(self._said(e)) from e
+
+    def lookup(self, step: Step) -> str | None:
+        try:
+            return self._inner.lookup(step)
+        except (Refused, Unobserved, CannotTell):
+            raise
+        except Exception as e:
+            raise CannotTell(self._said(e)) from e
 
 
 def _draft(ledger: Ledger, run_id: str) -> tuple[str, Packet, Path]:
     row = ledger.get(run_id)
     packet = read_packet(row)
     draft = (row.result or {}).get("draft")
-    if row.state != "completed" or packet is None or not isinstance(draft, str):
+    if row.state != RunState.COMPLETED or packet is None or not isinstance(draft, str):
         raise NothingToPublish(
             f"run {run_id} has no draft to publish (it is {row.state}): only a completed run "
             "whose draft passed its checks publishes"
@@ -197,7 +243,9 @@ def _publish_step(
     except (Refused, DraftRefused) as e:
         _settle(ledger, held, FAILED, detail=str(e))
         return
-    if taken.unobserved and not resend:
+    # A writer that is gone before it recorded an attempt sent nothing: write. One that had
+    # recorded one may have sent it: look its marker up first.
+    if taken.unobserved and held.attempts > 0 and not resend:
         _reconcile(ledger, held, publisher, payload, "an earlier write was not observed")
         return
     _write(ledger, held, publisher, payload)

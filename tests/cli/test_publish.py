@@ -59,6 +59,13 @@ def test_a_run_publishes_once_to_a_comment_a_file_and_a_webhook(
             assert record["receipt_sha256"] == hashlib.sha256(receipt.read_bytes()).hexdigest()
         assert document["publishes"][1]["sha256"] == hashlib.sha256(report.read_bytes()).hexdigest()
 
+        text = cli("runs", "show", run_id, cwd=tmp_path, env=env).stdout
+        assert text.split("publishes:\n")[1].split("draft:")[0] == (
+            f"  1 code-host.pull_request_comment: published: {comment['html_url']}\n"
+            f"  2 files.write: published: {report}\n"
+            "  3 webhook.post: published: webhook team-chat\n"
+        )
+
         again = cli("publish", run_id, "--format", "json", cwd=tmp_path, env=env)
         assert again.returncode == 0, again.stderr
         assert [s["state"] for s in json.loads(again.stdout)] == ["published"] * 3

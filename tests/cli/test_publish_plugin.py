@@ -75,3 +75,19 @@ def test_a_plugins_target_is_checked_and_unknown_without_its_binding(
     assert unbound.stdout.startswith(
         "standup.yaml:7:11: error: unknown publish target 'chat.message' [HZ420]\n"
     )
+
+
+def test_a_plugin_that_crashes_after_sending_is_found_by_its_marker(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    publish_plugin.register(monkeypatch)
+    monkeypatch.setitem(publish_plugin.MODE, "crash_after_write", True)
+    env = _space(tmp_path)
+    done = cli("run", "standup.yaml", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert len(publish_plugin.SENT) == 2  # each written once, none again
+    shown = cli("runs", "show", done.stderr.split("hz: ")[-1].split(":")[0], cwd=tmp_path, env=env)
+    assert (
+        "  1 chat.message: published: chat://general/1 (provider 'fakechat' failed: "
+        "RuntimeError: socket closed; found by its marker)\n"
+    ) in shown.stdout

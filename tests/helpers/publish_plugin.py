@@ -18,6 +18,8 @@ from hz.runtime.providers.protocol import ProviderSettings, Readiness
 NAME = "fakechat"
 #: (target, where, marker, text) of every write.
 SENT: list[tuple[str, str, str, str]] = []
+#: Set: ``write`` sends, then crashes as a buggy plugin would (the answer lost).
+MODE: dict[str, bool] = {"crash_after_write": False}
 
 
 class ChatSettings(ProviderSettings):
@@ -43,6 +45,8 @@ class ChatPublisher:
         if step.target == "chat.message" and where not in self.settings.rooms:
             raise Refused(f"no room {where!r}")
         SENT.append((step.target, where, step.marker, payload.text))
+        if MODE["crash_after_write"]:
+            raise RuntimeError("socket closed")
         return f"chat://{where}/{len(SENT)}"
 
     def lookup(self, step: Any) -> str | None:
@@ -90,3 +94,4 @@ def register(monkeypatch: pytest.MonkeyPatch) -> None:
     """Register the chat provider for this test (as an entry point would)."""
     monkeypatch.setitem(registry.CORE, NAME, f"{__name__}:ChatProvider")
     SENT.clear()
+    monkeypatch.setitem(MODE, "crash_after_write", False)

@@ -61,9 +61,9 @@ def test_a_write_killed_after_github_stored_it_is_found_by_its_marker(
         [comment] = github.comments("acme/app", 7)
         github.state.release.set()
     assert again.returncode == 0, again.stderr
-    assert (
-        again.stdout
-        == f"step 1: code-host.pull_request_comment: published: {comment['html_url']}\n"
+    assert again.stdout == (
+        f"step 1: code-host.pull_request_comment: published: {comment['html_url']} (an earlier "
+        "write was not observed; found by its marker)\n"
     )
     step = _step_one(cli, run_id, tmp_path, env)
     assert (step["state"], step["attempts"]) == ("published", 1)

@@ -265,3 +265,17 @@ def test_a_lookup_answer_over_the_cap_cannot_tell(tmp_path: Path) -> None:
         "could not be searched (GET /repos/acme/app/issues/9/comments?per_page=100&page=1): its "
         "answer is larger than 4,194,304 bytes: not sent again"
     )
+
+
+def test_a_writer_gone_before_its_attempt_sent_nothing_and_is_not_looked_up(
+    tmp_path: Path,
+) -> None:
+    from hz.runtime.publish.engine import make_steps
+
+    (tmp_path / "reports").mkdir()
+    spec = PublishSpec(to="files.write", args={"path": "reports/a.md"})
+    ledger, run_id = _completed(tmp_path, [spec], "the report")
+    make_steps(ledger, run_id)
+    assert ledger.take_step(run_id, 1, now=0.0, lease_seconds=1) is not None  # then killed
+    [step] = publish_run(ledger, run_id, _ctx(folders=["reports"]))
+    assert (step.state, step.attempts, step.detail) == ("published", 1, None)

@@ -229,8 +229,8 @@ def _ours(step: Step, body: str) -> bool:
     suffix = f"\n\n{marker_comment(step)}"
     if not body.endswith(suffix):
         return False
-    if step.sha256 is None:
-        return True
+    if step.sha256 is None:  # no attempt on record: nothing of this step was sent
+        return False
     sent = body[: -len(suffix)].encode("utf-8")
     return hashlib.sha256(sent).hexdigest() == step.sha256
 
