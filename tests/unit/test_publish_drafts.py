@@ -148,3 +148,17 @@ def test_a_written_file_is_found_by_its_sidecar_or_digest(tmp_path: Path) -> Non
     payload = prepare(TARGETS["files.write"], {}, "text", mentions=False)
     assert publisher.write(step, payload) == str(tmp_path / "out" / "deep" / "a.md")
     assert publisher.lookup(step) == str(tmp_path / "out" / "deep" / "a.md")
+
+
+def test_a_file_that_cannot_be_put_in_place_is_refused_and_leaves_no_temporary(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "reports" / "a.md").mkdir(parents=True)  # a folder where the file would go
+    payload = prepare(TARGETS["files.write"], {}, "ours", mentions=False)
+    publisher = FilesPublisher(("reports",), tmp_path, overwrite=True)
+    with pytest.raises(Refused) as refused:
+        publisher.write(_step("reports/a.md", overwrite=True), payload)
+    assert (
+        str(refused.value) == f"files.write: cannot write {tmp_path}/reports/a.md: Is a directory"
+    )
+    assert sorted(os.listdir(tmp_path / "reports")) == ["a.md"]

@@ -67,40 +67,20 @@ class FilesPublisher:
         base, relative = check_path(str(step.args.get("path", "")), self.folders, self.workdir)
         replace = bool(step.args.get("overwrite")) and self.overwrite
         data = payload.text.encode("utf-8")
-        directory = _open_dirs(base, relative.parent.parts, make=True)
+        where = base / relative
         try:
-            name = relative.name
-            tmp = f".{name}.hz-{step.run_id}-{step.step}.tmp"
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp, dir_fd=directory)
-            fd = os.open(
-                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=directory
-            )
-            try:
-                os.write(fd, data) if data else None
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            try:
-                if replace:
-                    os.replace(tmp, name, src_dir_fd=directory, dst_dir_fd=directory)
-                else:
-                    os.link(
-                        tmp, name, src_dir_fd=directory, dst_dir_fd=directory, follow_symlinks=False
-                    )
-            except FileExistsError as e:
-                raise Refused(
-                    f"files.write: {base / relative} exists and is not replaced (overwrite needs "
-                    "args.overwrite: true and [publish] overwrite = true)"
-                ) from e
-            finally:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp, dir_fd=directory)
-            _write_sidecar(directory, name, step, hashlib.sha256(data).hexdigest())
-            os.fsync(directory)
+            directory = _open_dirs(base, relative.parent.parts, make=True)
+        except OSError as e:
+            raise Refused(f"files.write: cannot make the folders of {where}: {e.strerror}") from e
+        try:
+            _place(directory, relative.name, step, data, replace=replace, where=where)
+            # In place: what fails from here on leaves the file written (its digest finds it).
+            with contextlib.suppress(OSError):
+                _write_sidecar(directory, relative.name, step, hashlib.sha256(data).hexdigest())
+                os.fsync(directory)
         finally:
             os.close(directory)
-        return str(base / relative)
+        return str(where)
 
     def lookup(self, step: Step) -> str | None:
         base, relative = check_path(str(step.args.get("path", "")), self.folders, self.workdir)
@@ -118,6 +98,38 @@ class FilesPublisher:
             return None
         finally:
             os.close(directory)
+
+
+def _place(
+    directory: int, name: str, step: Step, data: bytes, *, replace: bool, where: Path
+) -> None:
+    """``data`` as ``name`` in ``directory``: a temporary file, synced, then linked (never over
+    a file) or with ``replace`` renamed into place. ``Refused`` when it is not in place."""
+    tmp = f".{name}.hz-{step.run_id}-{step.step}.tmp"
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=directory)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        fd = os.open(tmp, flags, 0o644, dir_fd=directory)
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if replace:
+            os.replace(tmp, name, src_dir_fd=directory, dst_dir_fd=directory)
+        else:
+            os.link(tmp, name, src_dir_fd=directory, dst_dir_fd=directory, follow_symlinks=False)
+    except FileExistsError as e:
+        raise Refused(
+            f"files.write: {where} exists and is not replaced (overwrite needs "
+            "args.overwrite: true and [publish] overwrite = true)"
+        ) from e
+    except OSError as e:
+        raise Refused(f"files.write: cannot write {where}: {e.strerror}") from e
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=directory)
 
 
 def _open_dirs(base: Path, parts: tuple[str, ...], *, make: bool) -> int:
@@ -151,11 +163,18 @@ def _write_sidecar(directory: int, name: str, step: Step, sha256: str) -> None:
         os.unlink(tmp, dir_fd=directory)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=directory)
     try:
-        os.write(fd, text.encode())
+        _write_all(fd, text.encode())
         os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(tmp, sidecar, src_dir_fd=directory, dst_dir_fd=directory)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """All of ``data``: ``os.write`` may write less than it is given."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _read_sidecar(directory: int, name: str) -> str | None:
