@@ -498,7 +498,31 @@ def parse_artifact(text: str, origin: str) -> Job | Packet:
             f"{origin}: prompt_sha256 does not match the packet's prompt (was it edited?)",
             hint="render the job again (hz render) to get a packet to run",
         )
+    if isinstance(artifact, Packet) and not _publishes_follow(job, artifact):
+        raise FormatError(
+            f"{origin}: the packet's publishes are not its job's (was it edited?)",
+            hint="render the job again (hz render) to get a packet to run",
+        )
     return artifact
+
+
+_TEMPLATE = re.compile(r"\{\{|\{%|\{#")
+
+
+def _publishes_follow(job: Job, packet: Packet) -> bool:
+    """Whether the packet's publishes are the job's with only its templated arguments
+    rendered: the same targets in order, the same argument names, every other value as the
+    job has it."""
+    if len(job.publishes) != len(packet.publishes):
+        return False
+    for declared, rendered in zip(job.publishes, packet.publishes, strict=True):
+        if declared.to != rendered.to or declared.args.keys() != rendered.args.keys():
+            return False
+        for key, value in declared.args.items():
+            templated = isinstance(value, str) and _TEMPLATE.search(value) is not None
+            if not templated and rendered.args[key] != value:
+                return False
+    return True
 
 
 def read_artifact(path: str | Path) -> Job | Packet:

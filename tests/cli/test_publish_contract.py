@@ -68,3 +68,28 @@ def test_a_project_cannot_widen_where_its_contracts_publish(cli: Any, tmp_path: 
         "  hint: execution is configured by the operator: the site or user configuration file, "
         "HZ_CONFIG or HZ_* variables\n"
     )
+
+
+def test_a_packet_whose_publishes_were_edited_is_refused(cli: Any, tmp_path: Path) -> None:
+    (tmp_path / "review.yaml").write_text(CONTRACT)
+    rendered = cli("render", "review.yaml", "--input", "pr=42", cwd=tmp_path)
+    packet = json.loads(rendered.stdout)
+    packet["publishes"][0]["args"]["repository"] = "acme/secrets"
+    (tmp_path / "packet.json").write_text(json.dumps(packet))
+    done = cli("run", "packet.json", "--dry-run", cwd=tmp_path, env={"HZ_RUNNER": "echo"})
+    assert done.returncode == 2
+    assert done.stderr == (
+        "hz: error: packet.json: the packet's publishes are not its job's (was it edited?)\n"
+        "  hint: render the job again (hz render) to get a packet to run\n"
+    )
+    # A templated argument's rendered value is the packet's to hold: this packet is read, and
+    # then the operator's policy (none here) has its say, before anything starts.
+    packet["publishes"][0]["args"]["repository"] = "acme/app"
+    packet["publishes"][0]["args"]["pull_request"] = 43
+    (tmp_path / "packet.json").write_text(json.dumps(packet))
+    again = cli("run", "packet.json", "--dry-run", cwd=tmp_path, env={"HZ_RUNNER": "echo"})
+    assert again.returncode == 2
+    assert again.stderr.startswith(
+        "hz: error: job 'review' cannot publish as its contract asks, so it was not started: "
+        "publish 1 (code-host.pull_request_comment): the target is not in [publish] allow\n"
+    )
