@@ -102,18 +102,27 @@ def read_operations(config: Any) -> Mapping[str, Operation]:
 
 def publish_targets(config: Any) -> Mapping[str, Target]:
     """What a contract's ``publishes`` may name on this machine: hz's targets, and those the
-    operator's bound plugin providers declare (a plugin is loaded only when one is bound)."""
+    operator's bound plugin providers declare. Only a capability bound to a provider that is
+    not hz's own loads anything: validating stays as light as without publishing."""
     from hz.runtime.artifacts.publish_targets import TARGETS
-    from hz.runtime.providers.registry import CATALOG_ONLY
+    from hz.runtime.settings.keys import CAPABILITIES
 
     if config is None:
         return TARGETS
-    from hz.runtime.publish.plugins import bound_capabilities, declared_targets
-
-    bound = bound_capabilities(config)
-    if all(name in CATALOG_ONLY | {"command"} for name in bound.values()):
+    bound = {
+        str(key): str(value)
+        for key, value in config.table(CAPABILITIES).items()
+        if key != "agent_runner" and value is not None
+    }
+    if all(name in _BUILT_IN_PROVIDERS for name in bound.values()):
         return TARGETS
+    from hz.runtime.publish.plugins import declared_targets
+
     return declared_targets(bound)
+
+
+#: hz's own providers: they declare no publish target of their own (``publish.plugins``).
+_BUILT_IN_PROVIDERS = frozenset({"files", "git", "github", "command"})
 
 
 def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = None) -> JobFetch:
