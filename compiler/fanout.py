@@ -33,6 +33,7 @@ from hz.compiler.validate import (
     validate_paths,
 )
 from hz.runtime.artifacts.operations import CATALOG, Operation
+from hz.runtime.artifacts.publish_targets import TARGETS, Target
 
 #: Files per process below which a fork costs more than it saves (≈ 0.5 ms a file against a
 #: few ms to fork and collect, and ≈ 10 % more CPU in all; benchmarks/README.md).
@@ -67,6 +68,7 @@ def check_paths(
     stdin: BinaryIO | None = None,
     tools: PolicySource | None = None,
     operations: Mapping[str, Operation] = CATALOG,
+    targets: Mapping[str, Target] = TARGETS,
     processes: int | None = None,
     keep: bool = False,
 ) -> CheckRun:
@@ -79,6 +81,7 @@ def check_paths(
             stdin=stdin,
             tools=tools,
             operations=operations,
+            targets=targets,
         )
         names = tuple(c.name for c in run.contracts)
         return CheckRun(
@@ -93,6 +96,7 @@ def check_paths(
         stdin=stdin,
         tools=tools,
         operations=operations,
+        targets=targets,
         processes=processes,
     ):
         diags += found
@@ -114,6 +118,7 @@ def check_each(
     stdin: BinaryIO | None = None,
     tools: PolicySource | None = None,
     operations: Mapping[str, Operation] = CATALOG,
+    targets: Mapping[str, Target] = TARGETS,
     processes: int | None = None,
 ) -> Iterator[Verdict]:
     """The verdict of each file, in order; ``processes`` caps the processes (default: the
@@ -126,6 +131,7 @@ def check_each(
             stdin=stdin,
             tools=tools,
             operations=operations,
+            targets=targets,
         )
         return [(None if c is None else c.name, d) for c, d in found]
 

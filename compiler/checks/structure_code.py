@@ -18,6 +18,7 @@ REGEX_PATTERNS = {
     '^(?=[0-9])([0-9]+h)?([0-9]+m)?([0-9]+s)?$(?!\\n)': re.compile('^(?=[0-9])([0-9]+h)?([0-9]+m)?([0-9]+s)?\\Z(?!\\n)'),
     '^[A-Za-z][A-Za-z0-9_.:-]*$(?!\\n)': re.compile('^[A-Za-z][A-Za-z0-9_.:-]*\\Z(?!\\n)'),
     '^[A-Za-z_][A-Za-z0-9_]*$(?!\\n)': re.compile('^[A-Za-z_][A-Za-z0-9_]*\\Z(?!\\n)'),
+    '^[a-z][a-z0-9]*(-[a-z0-9]+)*\\.[a-z][a-z0-9_]*$(?!\\n)': re.compile('^[a-z][a-z0-9]*(-[a-z0-9]+)*\\.[a-z][a-z0-9_]*\\Z(?!\\n)'),
     '^(?:[a-z][a-z0-9]*(-[a-z0-9]+)*\\.[a-z][a-z0-9_]*|contract:[a-z][a-z0-9]*(-[a-z0-9]+)*(#draft)?)$(?!\\n)': re.compile('^(?:[a-z][a-z0-9]*(-[a-z0-9]+)*\\.[a-z][a-z0-9_]*|contract:[a-z][a-z0-9]*(-[a-z0-9]+)*(#draft)?)\\Z(?!\\n)'),
     '^[1-9][0-9]{0,5}[mhdw]$(?!\\n)': re.compile('^[1-9][0-9]{0,5}[mhdw]\\Z(?!\\n)'),
     '^(?:[1-9][0-9]{0,5}[mhdw]|since-last-success)$(?!\\n)': re.compile('^(?:[1-9][0-9]{0,5}[mhdw]|since-last-success)\\Z(?!\\n)')
@@ -304,6 +305,68 @@ def validate_https___hz_invalid_schemas_workflow_contract_schema_json(data, cust
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.after[{data__hz__after_x}]".format(**locals()) + " must be shorter than or equal to 64 characters")
                                 if not REGEX_PATTERNS['^[a-z][a-z0-9]*(-[a-z0-9]+)*$(?!\\n)'].search(data__hz__after_item):
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.after[{data__hz__after_x}]".format(**locals()) + " must match pattern ^[a-z][a-z0-9]*(-[a-z0-9]+)*$(?!\\n)")
+                if "publishes" in data__hz_keys:
+                    data__hz_keys.remove("publishes")
+                    data__hz__publishes = data__hz["publishes"]
+                    if not isinstance(data__hz__publishes, (list, tuple)):
+                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes must be array")
+                    data__hz__publishes_is_list = isinstance(data__hz__publishes, (list, tuple))
+                    if data__hz__publishes_is_list:
+                        data__hz__publishes_len = len(data__hz__publishes)
+                        if data__hz__publishes_len > 16:
+                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes must contain less than or equal to 16 items")
+                        for data__hz__publishes_x, data__hz__publishes_item in enumerate(data__hz__publishes):
+                            if not isinstance(data__hz__publishes_item, (dict)):
+                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes[{data__hz__publishes_x}]".format(**locals()) + " must be object")
+                            data__hz__publishes_item_is_dict = isinstance(data__hz__publishes_item, dict)
+                            if data__hz__publishes_item_is_dict:
+                                data__hz__publishes_item__missing_keys = set(['to']) - data__hz__publishes_item.keys()
+                                if data__hz__publishes_item__missing_keys:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes[{data__hz__publishes_x}]".format(**locals()) + " must contain ")
+                                data__hz__publishes_item_keys = set(data__hz__publishes_item.keys())
+                                if "to" in data__hz__publishes_item_keys:
+                                    data__hz__publishes_item_keys.remove("to")
+                                    data__hz__publishes_item__to = data__hz__publishes_item["to"]
+                                    if not isinstance(data__hz__publishes_item__to, (str)):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes[{data__hz__publishes_x}].to".format(**locals()) + " must be string")
+                                    if isinstance(data__hz__publishes_item__to, str):
+                                        data__hz__publishes_item__to_len = len(data__hz__publishes_item__to)
+                                        if data__hz__publishes_item__to_len > 128:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes[{data__hz__publishes_x}].to".format(**locals()) + " must be shorter than or equal to 128 characters")
+                                        if not REGEX_PATTERNS['^[a-z][a-z0-9]*(-[a-z0-9]+)*\\.[a-z][a-z0-9_]*$(?!\\n)'].search(data__hz__publishes_item__to):
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes[{data__hz__publishes_x}].to".format(**locals()) + " must match pattern ^[a-z][a-z0-9]*(-[a-z0-9]+)*\\.[a-z][a-z0-9_]*$(?!\\n)")
+                                if "args" in data__hz__publishes_item_keys:
+                                    data__hz__publishes_item_keys.remove("args")
+                                    data__hz__publishes_item__args = data__hz__publishes_item["args"]
+                                    if not isinstance(data__hz__publishes_item__args, (dict)):
+                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes[{data__hz__publishes_x}].args".format(**locals()) + " must be object")
+                                    data__hz__publishes_item__args_is_dict = isinstance(data__hz__publishes_item__args, dict)
+                                    if data__hz__publishes_item__args_is_dict:
+                                        data__hz__publishes_item__args_len = len(data__hz__publishes_item__args)
+                                        if data__hz__publishes_item__args_len > 16:
+                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes[{data__hz__publishes_x}].args".format(**locals()) + " must contain less than or equal to 16 properties")
+                                        data__hz__publishes_item__args_keys = set(data__hz__publishes_item__args.keys())
+                                        for data__hz__publishes_item__args_key in data__hz__publishes_item__args_keys:
+                                            if data__hz__publishes_item__args_key not in []:
+                                                data__hz__publishes_item__args_value = data__hz__publishes_item__args.get(data__hz__publishes_item__args_key)
+                                                if isinstance(data__hz__publishes_item__args_value, str):
+                                                    data__hz__publishes_item__args_value_len = len(data__hz__publishes_item__args_value)
+                                                    if data__hz__publishes_item__args_value_len > 4096:
+                                                        raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes[{data__hz__publishes_x}].args.{data__hz__publishes_item__args_key}".format(**locals()) + " must be shorter than or equal to 4096 characters")
+                                        if data__hz__publishes_item__args_len != 0:
+                                            data__hz__publishes_item__args_property_names = True
+                                            for data__hz__publishes_item__args_key in data__hz__publishes_item__args:
+                                                try:
+                                                    if isinstance(data__hz__publishes_item__args_key, str):
+                                                        data__hz__publishes_item__args_key_len = len(data__hz__publishes_item__args_key)
+                                                        if data__hz__publishes_item__args_key_len > 64:
+                                                            raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes[{data__hz__publishes_x}].args".format(**locals()) + " must be shorter than or equal to 64 characters")
+                                                except (JsonSchemaValueException, JsonSchemaValuesException):
+                                                    data__hz__publishes_item__args_property_names = False
+                                            if not data__hz__publishes_item__args_property_names:
+                                                raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes[{data__hz__publishes_x}].args".format(**locals()) + " must be named by propertyName definition")
+                                if data__hz__publishes_item_keys:
+                                    raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz.publishes[{data__hz__publishes_x}]".format(**locals()) + " must not contain "+str(data__hz__publishes_item_keys)+" properties")
                 if data__hz_keys:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".hz must not contain "+str(data__hz_keys)+" properties")
         if "contract" in data_keys:
