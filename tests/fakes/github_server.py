@@ -5,6 +5,10 @@ GitHub's payload shapes, ``Link`` pagination, ``ETag``s, and failures a test cho
         github.add_pull("acme/app", 7, merged_at="2026-03-02T10:00:00Z")
         github.fail("/repos/acme/app/pulls", rate_limited(reset_in=30))
 
+Writes (``POST …/issues/{n}/comments``, ``POST …/issues``, ``PATCH …/issues/{n}``,
+``POST …/statuses/{sha}``, listed back by ``GET …/commits/{sha}/statuses``) are stored first;
+``after_write`` loses their answer (held, dropped, a 502) to test what hz does then.
+
 Served like GitHub: ``GET /repos/{o}/{r}/pulls`` (``state``, ``base``, ``sort=updated``,
 ``direction``), ``/pulls/{n}`` (JSON, or the diff for ``Accept: application/vnd.github.diff``),
 ``/pulls/{n}/files``, ``/issues`` (``state``, ``since``, ``labels``; pull requests included, as
@@ -380,6 +384,11 @@ class _Handler(JsonSseHandler):
         if path == "/rate_limit":
             core = {"limit": 5000, "remaining": 4990, "reset": int(state.now.timestamp()) + 3600}
             return 200, {"resources": {"core": core}, "rate": core}, []
+        statuses = re.fullmatch(r"/repos/([^/]+/[^/]+)/commits/([0-9a-f]{40})/statuses", path)
+        if statuses is not None:
+            with state.lock:
+                found = list(state.statuses.get((statuses[1], statuses[2]), []))
+            return self._page(path, query, found)
         match = re.fullmatch(r"/repos/([^/]+/[^/]+)/(pulls|issues)(?:/(\d+)(?:/(\w+))?)?", path)
         if match is None:
             return 404, {"message": "Not Found", "documentation_url": DOCS}, []

@@ -279,3 +279,49 @@ def test_a_writer_gone_before_its_attempt_sent_nothing_and_is_not_looked_up(
     assert ledger.take_step(run_id, 1, now=0.0, lease_seconds=1) is not None  # then killed
     [step] = publish_run(ledger, run_id, _ctx(folders=["reports"]))
     assert (step.state, step.attempts, step.detail) == ("published", 1, None)
+
+
+SHA = "d" * 40
+
+
+@pytest.mark.parametrize(
+    ("spec", "path"),
+    [
+        (
+            PublishSpec(to="tracker.create_issue", args={"repository": "acme/app", "title": "T"}),
+            r"/repos/acme/app/issues",
+        ),
+        (
+            PublishSpec(
+                to="tracker.update_issue_body",
+                args={"repository": "acme/app", "issue": 9, "section": "status"},
+            ),
+            r"/repos/acme/app/issues/9",
+        ),
+        (
+            PublishSpec(
+                to="code-host.commit_status",
+                args={"repository": "acme/app", "sha": SHA, "context": "hz/x"},
+            ),
+            rf"/repos/acme/app/statuses/{SHA}",
+        ),
+    ],
+)
+def test_each_github_target_is_found_again_after_a_lost_answer(
+    tmp_path: Path, spec: PublishSpec, path: str
+) -> None:
+    with FakeGitHub() as github:
+        github.add_issue("acme/app", 9, body="Intro.")
+        github.after_write(path, "5xx")
+        ledger, run_id = _completed(tmp_path, [spec], "All green.")
+        ctx = Publishing(
+            PublishSettings(),
+            GitHubSettings(api_url=github.url),
+            environ={"GITHUB_TOKEN": TOKEN},
+        )
+        [step] = publish_run(ledger, run_id, ctx)
+        writes = [s for s in github.seen if s.method in ("POST", "PATCH")]
+    assert (step.state, step.attempts) == ("published", 1)
+    assert step.detail is not None
+    assert step.detail.endswith("; found by its marker")
+    assert len(writes) == 1
