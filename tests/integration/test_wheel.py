@@ -118,9 +118,13 @@ def _repack(name: str, directory: Path) -> Path:
                 continue
         files[file.as_posix()] = file.read_binary()
     wheel_text = dist.read_text("WHEEL") or ""
-    tag = next(
+    tags = [
         line.split(":", 1)[1].strip() for line in wheel_text.splitlines() if line.startswith("Tag:")
-    )
+    ]
+    # A wheel lists one tag per line (py2-none-any, py3-none-any): its file name joins each
+    # part's values (py2.py3-none-any), or pip would judge it by the first tag alone.
+    parts = zip(*(tag.split("-") for tag in tags), strict=True)
+    tag = "-".join(".".join(dict.fromkeys(values)) for values in parts)
     stem = f"{canonicalize_name(meta['Name']).replace('-', '_')}-{meta['Version']}-{tag}"
     return _write_wheel(directory / f"{stem}.whl", files, dist_info)
 
