@@ -115,20 +115,28 @@ def _record(properties: dict[str, Any], required: tuple[str, ...]) -> dict[str, 
 
 _STRING: Final = {"type": "string"}
 _TIME: Final = {"type": "string", "description": "an ISO 8601 UTC time"}
+#: GitHub's owner and repository names; neither is ``.`` or ``..`` (``acme/..`` would leave
+#: ``/repos/{owner}/{name}``).
 _REPOSITORY: Final = {
     "type": "string",
-    "pattern": r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$",
+    "pattern": r"^(?!\.\.?/)[A-Za-z0-9_.-]{1,100}/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}$(?!\n)",
     "description": "owner/name",
 }
 _NUMBER: Final = {"type": "integer", "minimum": 1}
 _LABELS: Final = {"type": "array", "items": _STRING}
 _PATH: Final = {"type": "string", "minLength": 1, "maxLength": 4096}
+#: A revision, or two joined by ``..`` or ``...`` (a side may be empty: ``main..``), as git
+#: names them: no whitespace (ECMA-262's ``\s``, spelt out: Python's differs) or control
+#: character, no side that starts with ``-`` (an option) or ``/``, and no ``.`` or ``..``
+#: component, so that no side reads as a path (``/etc/../etc/passwd``, ``x/..``).
 _RANGE: Final = {
     "type": "string",
     "minLength": 1,
     "maxLength": 200,
-    "pattern": r"^[^-\s][^\s]*$",
-    "description": "a revision range such as main..HEAD (never an option)",
+    "pattern": r"^(?![-/])(?!\.\.\.?$)(?!.*(?://|/\.|\./|/$|\.\.-|\.{4}|\.\..*\.\.))"
+    r"[^\x00-\x20\x7f-\x9f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+"
+    r"$(?!\n)",
+    "description": "a revision range such as main..HEAD (never an option or a path)",
 }
 
 _FILE: Final = _record({"path": _STRING, "text": _STRING}, ("path", "text"))

@@ -3,6 +3,8 @@ and position, against hz's catalog or one passed in."""
 
 from __future__ import annotations
 
+import json
+import re
 import textwrap
 from collections.abc import Mapping
 
@@ -192,7 +194,8 @@ def test_hz411_missing_argument_at_args_or_at_read() -> None:
             10,
             7,
             "hz.inputs.diff.args: git.diff needs the argument 'range'",
-            "a revision range such as main..HEAD (never an option); add it, as in args: "
+            "a revision range such as main..HEAD (never an option or a path); add it, as "
+            "in args: "
             "{range: main..HEAD}",
         ),
     ]
@@ -238,6 +241,89 @@ def test_hz411_wrong_type_and_form_at_the_value() -> None:
             None,
         ),
     ]
+
+
+RANGE_HINT = "a revision range such as main..HEAD (never an option or a path)"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["/etc/../etc/passwd", "x/..", "main..x/../y", "../etc", "..", "main..-x", "a b", "a..b..c"],
+)
+def test_hz411_a_range_that_names_a_path_or_no_revisions(text: str) -> None:
+    # The providers refuse these when they fetch (HZ727); a contract is refused when it is
+    # validated, at the argument.
+    assert found(f"d: {{read: git.diff, args: {{range: {json.dumps(text)}}}}}\n") == [
+        (
+            "HZ411",
+            6,
+            39,
+            f"hz.inputs.d.args.range: {text!r} is not in the expected form",
+            RANGE_HINT,
+        )
+    ]
+
+
+@pytest.mark.parametrize("text", ["main..HEAD", "v1.2...v1.3", "HEAD~3", "origin/main..", "..v1.0"])
+def test_a_range_of_revisions_is_valid(text: str) -> None:
+    assert found(f"d: {{read: git.diff, args: {{range: {json.dumps(text)}}}}}\n") == []
+
+
+@pytest.mark.parametrize("text", ["acme/..", "acme/.", "../app", "./app"])
+def test_hz411_a_repository_named_dot_or_dot_dot(text: str) -> None:
+    assert found(
+        f"p: {{read: code-host.pull_request, args: {{repository: {text!r}, number: 1}}}}\n"
+    ) == [
+        (
+            "HZ411",
+            6,
+            58,
+            f"hz.inputs.p.args.repository: {text!r} is not in the expected form",
+            "owner/name",
+        )
+    ]
+
+
+def _patterns(schema: object) -> list[str]:
+    if isinstance(schema, dict):
+        found = [schema["pattern"]] if isinstance(schema.get("pattern"), str) else []
+        return found + [p for value in schema.values() for p in _patterns(value)]
+    if isinstance(schema, list):
+        return [p for value in schema for p in _patterns(value)]
+    return []
+
+
+#: Texts on which the catalog's patterns must agree between ECMA-262 (how the contract's
+#: arguments are checked) and Python's re (what a provider or a reader of the docs may use).
+TEXTS = [
+    "main..HEAD",
+    "acme/app",
+    "acme/app\n",
+    "a\u00a0b",
+    "a\u3000b",
+    "a\x85b",
+    "a\u2028b",
+    "a\rb",
+    "x/..",
+    "acme/..",
+    "\u0663",
+    "é/é",
+    "a_b/c-d.e",
+    "main\n..HEAD",
+]
+
+
+def test_the_catalogs_patterns_mean_the_same_to_python_and_to_ecma_262() -> None:
+    from hz.runtime.jsonschema.ecma import search
+
+    patterns = {p for op in CATALOG.values() for p in _patterns(dict(op.args))}
+    assert len(patterns) == 2  # range, repository
+    for pattern in patterns:
+        assert not re.search(r"\\[dDwWsSbB]", pattern), pattern
+        assert pattern.startswith("^"), pattern
+        assert pattern.endswith("$(?!\\n)"), pattern
+        for text in TEXTS:
+            assert bool(re.search(pattern, text)) == search(pattern, text), (pattern, text)
 
 
 def test_hz411_an_argument_schema_that_cannot_be_used() -> None:
