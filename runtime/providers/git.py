@@ -36,7 +36,6 @@ relies on (git's own ``safe.directory`` ownership check).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import posixpath
@@ -54,6 +53,7 @@ from hz.runtime.process.bounded import ProcessOutcome, run_bounded
 from hz.runtime.process.environment import child_environment
 from hz.runtime.process.limits import Limits
 from hz.runtime.providers import child
+from hz.runtime.providers.fit import fitted
 from hz.runtime.providers.protocol import (
     DEFAULT_MAX_BYTES,
     DEFAULT_TIMEOUT_SECONDS,
@@ -241,7 +241,8 @@ class GitProvider:
             # A diff cut at the cap was stopped by hz; any other end is git's own to explain.
             _check(outcome)
         out = _whole_chars(outcome.stdout) if truncated else outcome.stdout
-        return _fitted(text_range, _text(out), truncated, self._cap(request))
+        value = {"range": text_range, "diff": _text(out), "truncated": truncated}
+        return fitted(value, "diff", self._cap(request))
 
     def _changed_files(self, request: FetchRequest) -> list[dict[str, str]]:
         text_range = request.args.get("range")
@@ -551,37 +552,6 @@ def _net_changes(newest_first: list[tuple[str, str]]) -> list[dict[str, str]]:
             status = last
         changes.append({"path": path, "status": status})
     return sorted(changes, key=lambda change: change["path"])
-
-
-def _fitted(text_range: str, diff: str, truncated: bool, cap: int) -> dict[str, Any]:
-    """The value of ``git.diff`` within ``cap`` bytes as the fetch counts it (the record as
-    compact UTF-8 JSON, where a line break takes two bytes and a control character six): the
-    diff is cut further, on a character, and marked ``truncated`` when it does not fit."""
-    value = {"range": text_range, "diff": diff, "truncated": truncated}
-    if _json_size(value) <= cap:
-        return value
-    room = cap - _json_size({"range": text_range, "diff": "", "truncated": True})
-    if room < 0:
-        raise ProviderError(
-            HZ725,
-            f"a cap of {cap} bytes leaves no room for the diff",
-            hint="raise max_bytes",
-        )
-    # No character takes more than 6 bytes in JSON (``\\u001b``), none fewer than 1.
-    low, high = min(len(diff), room // 6), min(len(diff), room)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if _json_size(diff[:middle]) - 2 <= room:
-            low = middle
-        else:
-            high = middle - 1
-    return {"range": text_range, "diff": diff[:low], "truncated": True}
-
-
-def _json_size(value: Any) -> int:
-    """Bytes of ``value`` as compact UTF-8 JSON: how the fetch measures an answer."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return len(text.encode("utf-8"))
 
 
 def _whole_chars(data: bytes) -> bytes:

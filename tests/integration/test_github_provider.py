@@ -212,8 +212,15 @@ def test_pull_request_with_its_files_and_diff(github: FakeGitHub) -> None:
     assert diff_request.headers["accept"] == "application/vnd.github.diff"
 
 
-def test_pull_request_diff_is_cut_at_half_the_budget_left(github: FakeGitHub) -> None:
-    pull = github.add_pull("acme/app", 42, merged_at="2026-03-02T10:00:00Z", diff="é" * 10_000)
+def _json_size(value: Any) -> int:
+    """How the fetch counts an answer: its compact canonical JSON, as UTF-8."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return len(text.encode())
+
+
+def test_pull_request_diff_is_read_up_to_the_budget_left(github: FakeGitHub) -> None:
+    diff = "é ✓ text\n" * 5_000
+    pull = github.add_pull("acme/app", 42, merged_at="2026-03-02T10:00:00Z", diff=diff)
 
     value = fetch(
         github, "code-host.pull_request", max_bytes=8000, repository="acme/app", number=42
@@ -221,8 +228,38 @@ def test_pull_request_diff_is_cut_at_half_the_budget_left(github: FakeGitHub) ->
 
     left = 8000 - len(json.dumps(pull).encode()) - len(b"[]")  # the pull request, its files
     assert value["truncated"] is True
-    # Two bytes a character: a cut through one drops it rather than replacing it.
-    assert value["diff"] == "é" * ((left // 2) // 2)
+    # A cut through a character drops it rather than replacing it.
+    assert value["diff"] == diff.encode()[:left].decode(errors="ignore")
+    assert _json_size(value) <= 8000
+
+
+@pytest.mark.parametrize("line", ["\n", "x\n", "\x1b[31m\n"])
+def test_pull_request_diff_is_cut_so_the_value_fits_the_cap_as_json(
+    github: FakeGitHub, line: str
+) -> None:
+    # A line break takes two bytes in the JSON, ESC six: the diff as read is cut further so
+    # that the whole value fits, and no further than that.
+    diff = line * 5_000
+    github.add_pull("acme/app", 42, merged_at="2026-03-02T10:00:00Z", diff=diff)
+
+    value = fetch(
+        github, "code-host.pull_request", max_bytes=8000, repository="acme/app", number=42
+    )
+
+    assert value["truncated"] is True
+    assert diff.startswith(value["diff"])
+    assert 8000 - 6 < _json_size(value) <= 8000
+
+
+def test_pull_request_diff_that_fits_is_whole(github: FakeGitHub) -> None:
+    diff = "é ✓ text\n" * 100
+    github.add_pull("acme/app", 42, merged_at="2026-03-02T10:00:00Z", diff=diff)
+
+    value = fetch(
+        github, "code-host.pull_request", max_bytes=8000, repository="acme/app", number=42
+    )
+
+    assert (value["diff"], value["truncated"]) == (diff, False)
 
 
 def test_pull_request_diff_github_will_not_show_is_empty_and_truncated(

@@ -123,7 +123,10 @@ class Session:
         self._cache = cache
         self._origin = _origin(settings.api_url)
         self._prefix = urlsplit(settings.api_url).path.rstrip("/")
-        self.budget = min(settings.max_bytes, request.max_bytes)
+        #: The fetch's cap: what the value may take as the fetch counts it.
+        self.cap = min(settings.max_bytes, request.max_bytes)
+        #: The bytes this fetch's answers may still take as read.
+        self.budget = self.cap
         self._waited = 0.0
         # The token as it may appear in a message: raw, escaped (a repr, JSON), URL-quoted.
         forms = {token, repr(token)[1:-1], repr(token.encode())[2:-1], json.dumps(token)[1:-1]}

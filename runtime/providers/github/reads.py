@@ -8,9 +8,10 @@ arguments and its resolved window, returning the catalog's result shape.
   search API: its 30 requests a minute, its 1,000 results and its index lag would make the
   answer depend on GitHub's load.
 - ``code-host.pull_request``: the pull request, its files (paginated), and its diff (the
-  ``application/vnd.github.diff`` media type), cut at half of what the fetch's byte budget
-  has left (``truncated``); GitHub's 406 for a diff too large to show gives an empty,
-  truncated diff.
+  ``application/vnd.github.diff`` media type), read up to what the fetch's byte budget has
+  left and cut further, on a character, so that the whole value fits the fetch's cap as the
+  fetch counts it (its canonical JSON as UTF-8; ``truncated``); GitHub's 406 for a diff too
+  large to show gives an empty, truncated diff.
 - ``tracker.issues_updated``: ``GET /repos/{o}/{r}/issues?since=…&sort=updated&
   direction=desc``, ``updated_at`` before the window's end, pull requests left out.
 - ``tracker.issue``: the issue and its comments (paginated).
@@ -27,6 +28,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from hz.runtime.artifacts.operations import Window
+from hz.runtime.providers.fit import fitted
 from hz.runtime.providers.github.client import DIFF_MEDIA, PER_PAGE, Session
 from hz.runtime.providers.protocol import HZ724, ProviderError
 
@@ -191,12 +193,14 @@ def pull_request(
             )
     record["files"] = files
     record["diff"], record["truncated"] = _diff(session, session.url(path), number, repository)
-    return record
+    # The diff is read up to the bytes the budget has left; the fetch counts the whole value
+    # as JSON, where a line break takes two bytes: cut further so that it fits that count.
+    return fitted(record, "diff", session.cap)
 
 
 def _diff(session: Session, url: str, number: int, repository: str) -> tuple[str, bool]:
     what = f"the diff of pull request {number} of {repository}"
-    cut_at = max(session.budget // 2, 1)
+    cut_at = max(session.budget, 1)
     # GitHub refuses a diff too large to show (406, "diff exceeded the maximum number of
     # lines"): the value says so (empty, truncated) rather than failing the whole input.
     answer = session.get(url, what, accept=DIFF_MEDIA, cut_at=cut_at, too_large=406)
