@@ -434,7 +434,7 @@ def test_bad_settings_are_named(table: dict[str, Any], message: str) -> None:
 def test_a_log_longer_than_the_default_fails_rather_than_being_cut(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("hz.runtime.providers.git.DEFAULT_MAX_COMMITS", 2)
+    monkeypatch.setattr("hz.runtime.providers.git.provider.DEFAULT_MAX_COMMITS", 2)
     for number in range(3):
         repo.commit(f"commit {number}")
     assert _error(repo.path, "git.log") == (
@@ -447,7 +447,7 @@ def test_a_log_longer_than_the_default_fails_rather_than_being_cut(
         "commit 2",
         "commit 1",
     ]
-    monkeypatch.setattr("hz.runtime.providers.git.DEFAULT_MAX_COMMITS", 3)
+    monkeypatch.setattr("hz.runtime.providers.git.provider.DEFAULT_MAX_COMMITS", 3)
     assert len(_fetch(repo.path, "git.log")) == 3
 
 
