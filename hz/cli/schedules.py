@@ -9,7 +9,7 @@ import statistics
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,11 @@ from hz.cli.runs import FORMAT, open_ledger
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.models import Job
 from hz.runtime.artifacts.printable import printable, printable_json
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from hz.runtime.artifacts.problem import Problem
 
 DEFAULT_JOBS = Path("build/jobs")
 #: How many of a job's next slots ``hz schedules list`` shows.
@@ -339,9 +344,11 @@ def _markdown(
     return "\n".join(lines).replace("$", "\\$")
 
 
-def firing_maker(config: Any, workdir: Path, directory: Path) -> Any:
+def firing_maker(config: Any, workdir: Path, directory: Path, note: Callable[[str], None]) -> Any:
     """The worker's ``Maker``: renders an occasion's job, fetching its read inputs with
-    windows resolved at the slot (or now, for a follower)."""
+    windows resolved at the slot (or now, for a follower). The warnings of a packet made
+    (HZ728: a since-last-success window passed over a run, or is empty) are lines for
+    ``note``, the worker's log, as ``hz render`` says them on stderr."""
     from hz.cli.fetching import job_fetch
     from hz.compiler.render.packet import TemplatePlace, render_job
     from hz.runtime.ledger.schedules import Occasion
@@ -353,9 +360,18 @@ def firing_maker(config: Any, workdir: Path, directory: Path) -> Any:
         if packet is None:
             shown = "; ".join(f"[{p.code}] {p.message}" for p in problems[:3])
             raise HzError(f"{occasion.key}: cannot render {occasion.job.name}: {shown}")
+        for problem in problems:  # beside a packet, only warnings
+            note(_warning_line(occasion.key, problem))
         return packet
 
     return make
+
+
+def _warning_line(key: str, problem: Problem) -> str:
+    """One warning of a fired occasion, with its hint on a second line (one write, so that
+    another thread's line never falls between them)."""
+    said = f"hz: worker: {printable(key)}: warning: {printable(problem.message)} [{problem.code}]"
+    return said if not problem.hint else f"{said}\n  hint: {printable(problem.hint)}"
 
 
 @schedules.command(

@@ -408,3 +408,38 @@ def test_hz_providers_verbose_escapes_an_operators_summary(cli: Cli, tmp_path: P
         "  meet.list: hi\\x1b[2J\\x1b]0;t\\x07",
         '    result: {"description":"\\u202e","type":"array"}',
     ]
+
+
+def test_a_fired_slot_says_the_fetchs_warnings_in_the_workers_log(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime
+
+    from hz.cli.schedules import firing_maker
+    from hz.runtime.artifacts.models import Job
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.schedules import Occasion
+
+    env = workspace(tmp_path, "since-last-success")
+    assert cli("run", "digest.job.json", cwd=tmp_path, env=env).returncode == 0
+
+    def garble(data: dict[str, Any]) -> None:
+        data["sources"]["merged"]["window"]["until"] = "2026-99-99T99:99:99Z"
+
+    [run] = edit_packets(env, garble)
+    job = Job.model_validate_json((tmp_path / "digest.job.json").read_text())
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    logged: list[str] = []
+    make = firing_maker(load_config(environ=env), tmp_path, tmp_path, logged.append)
+    key = f"schedule:{job.name}:2026-05-01T09:30:00Z"
+    packet = make(Occasion(job, key, slot=datetime(2026, 5, 1, 9, 30, tzinfo=UTC)))
+
+    assert packet.sources["merged"].window.since == "2026-04-24T09:30:00Z"
+    assert logged == [
+        f"hz: worker: {key}: warning: input 'merged': since-last-success passed over 1 "
+        f"completed run of the ledger: run '{run}': its window's end '2026-99-99T99:99:99Z' is "
+        "no time hz uses [HZ728]\n"
+        "  hint: such a row was edited by hand, or run from a packet rendered --at a future "
+        "time; the window starts at the run before it instead (or falls back to 7 days)"
+    ]
