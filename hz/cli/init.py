@@ -136,7 +136,7 @@ def init(directory: Path, contracts_dir: str, name: str, markdown: bool) -> int:
     # A repository can plant links (.hz -> ~/.config): refuse them all before writing anything.
     for path in (schema, contract):
         _inside(path, directory)
-    changed = _read(schema) != text
+    changed = _read(schema, directory) != text
     if changed:
         write_file(schema, text)
     _report("wrote" if changed else "unchanged", schema)
@@ -175,11 +175,12 @@ def _inside(path: Path, directory: Path) -> None:
         ) from e
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path, directory: Path) -> str | None:
     """The file's text, or None when there is none; a directory, a pipe, a device or a file
-    that is no UTF-8 text is an error (hz init neither replaces nor blocks on it)."""
+    that is no UTF-8 text is an error (hz init neither replaces nor blocks on it). Opened by
+    descriptor beneath ``directory``: a link swapped in after ``_inside`` cannot lead out."""
     try:
-        text = read_regular_text(path, limit=_MAX_BYTES)
+        text = read_regular_text(path, limit=_MAX_BYTES, confined_to=directory)
     except FileNotFoundError:
         return None
     except OSError as e:

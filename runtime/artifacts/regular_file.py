@@ -8,7 +8,10 @@ limit" from "at the limit". Problems are ``OSError`` with a ``strerror`` fit for
 
 ``confined_to``: a path that goes through a symbolic link must end up inside that directory
 (a repository can plant ``issues.json -> ~/.ssh/id_ed25519``; the operator's own absolute paths
-without links are theirs to choose).
+without links are theirs to choose). A path under that directory is opened by descriptor, one
+name at a time (``beneath``): a directory swapped for a link between a check and the open
+cannot lead it out. A path outside it is checked (``check_links``) and opened by name: no one
+but the operator writes there.
 """
 
 from __future__ import annotations
@@ -18,7 +21,15 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["check_links", "read_descriptor", "read_regular", "read_regular_text"]
+from hz.runtime.artifacts.beneath import Refused, open_beneath, open_directory
+
+__all__ = [
+    "check_links",
+    "open_confined",
+    "read_descriptor",
+    "read_regular",
+    "read_regular_text",
+]
 
 _KINDS = (
     (stat.S_ISFIFO, "a named pipe"),
@@ -42,11 +53,13 @@ def read_regular(
     """At most ``limit + 1`` bytes of the regular file at ``path``; see the module docstring.
     ``follow_link=False``: a ``path`` that is itself a symbolic link is refused (``ELOOP``), even
     one planted after the caller looked at it."""
-    if confined_to is not None:
-        check_links(path, confined_to)
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_link else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, flags)
+        fd = None if confined_to is None else open_confined(path, confined_to, follow_link)
+        if fd is None:
+            if confined_to is not None:
+                check_links(path, confined_to)
+            fd = os.open(path, flags)
     except OSError as e:
         if e.errno == errno.ELOOP and not follow_link:
             raise OSError(errno.ELOOP, "a symbolic link", str(path)) from e
@@ -55,6 +68,35 @@ def read_regular(
         return read_descriptor(fd, limit=limit, path=path)
     finally:
         os.close(fd)
+
+
+def open_confined(
+    path: str | os.PathLike[str], tree: str | os.PathLike[str], follow_link: bool = True
+) -> int | None:
+    """A descriptor (``O_NONBLOCK``) of ``path`` when it lies under ``tree``, walked there by
+    descriptor: a link is followed only within ``tree`` (``OSError`` ``EACCES`` for one that
+    leads out, naming where). ``None`` for a path outside ``tree``."""
+    full = os.path.normpath(os.path.join(os.getcwd(), os.fspath(path)))
+    for base in dict.fromkeys((os.path.abspath(tree), os.path.realpath(tree))):
+        if full == base:
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not full.startswith(base.rstrip(os.sep) + os.sep):
+            continue
+        root = open_directory(base)
+        try:
+            parts = full[len(base) :].split(os.sep)
+            return open_beneath(root, parts, top=base, follow_last=follow_link)
+        except Refused as e:
+            # Where the link leads, for the message only: nothing was opened there.
+            real = os.path.realpath(path)
+            raise OSError(
+                errno.EACCES,
+                f"a symbolic link that leads out of {Path(tree)} (to {real})",
+                str(path),
+            ) from e
+        finally:
+            os.close(root)
+    return None
 
 
 def read_descriptor(fd: int, *, limit: int, path: str | os.PathLike[str]) -> bytes:
@@ -77,10 +119,15 @@ def read_descriptor(fd: int, *, limit: int, path: str | os.PathLike[str]) -> byt
     return b"".join(chunks)
 
 
-def read_regular_text(path: str | os.PathLike[str], *, limit: int) -> str:
+def read_regular_text(
+    path: str | os.PathLike[str],
+    *,
+    limit: int,
+    confined_to: str | os.PathLike[str] | None = None,
+) -> str:
     """The UTF-8 text of the regular file at ``path``; a file over ``limit`` bytes is an
     ``OSError`` too (``EFBIG``), a file that is no UTF-8 a ``UnicodeDecodeError``."""
-    data = read_regular(path, limit=limit)
+    data = read_regular(path, limit=limit, confined_to=confined_to)
     if len(data) > limit:
         message = f"larger than {limit // (1024 * 1024)} MiB, the limit for this file"
         raise OSError(errno.EFBIG, message, str(path))

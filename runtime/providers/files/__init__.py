@@ -45,10 +45,10 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
 
+from hz.runtime.artifacts.beneath import Refused, open_beneath, open_directory
 from hz.runtime.artifacts.operations import CATALOG, Operation
 from hz.runtime.artifacts.printable import cut
 from hz.runtime.artifacts.regular_file import read_descriptor
-from hz.runtime.providers.files.beneath import Refused, open_beneath, open_directory
 from hz.runtime.providers.files.pattern import Match, Pattern, TooDeep, walk
 from hz.runtime.providers.protocol import (
     HZ722,

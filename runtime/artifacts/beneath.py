@@ -13,8 +13,12 @@ entered — so a link inside the tree still works, and a target that climbs abov
 directory, or an absolute one outside it, is refused without anything outside being opened.
 
 Every name walked (the path's own, and those of each link's target) is also put to
-``reserved``: the provider refuses ``.git`` and the operator's ``deny`` patterns there, so a
-link ``docs/cfg -> ../.git/config`` is refused as ``.git/config`` itself is.
+``reserved``: the files provider refuses ``.git`` and the operator's ``deny`` patterns there,
+so a link ``docs/cfg -> ../.git/config`` is refused as ``.git/config`` itself is.
+
+Used by the files provider and by ``regular_file.read_regular(..., confined_to=TREE)`` (an
+input file, ``hz init``'s files): the walk lives with the artifacts, the lowest layer, so that
+both reach it.
 """
 
 from __future__ import annotations
@@ -47,12 +51,14 @@ def open_beneath(
     parts: Sequence[str],
     *,
     top: str,
-    reserved: Callable[[str], str | None],
+    reserved: Callable[[str], str | None] = lambda name: None,
+    follow_last: bool = True,
 ) -> int:
     """A descriptor (``O_NONBLOCK``, the caller closes it) of what ``parts`` names under the
     directory ``root`` (whose absolute path, as written and resolved, ``top`` and its
     ``realpath``: an absolute link target there stays inside). ``Refused`` as above;
-    ``OSError`` when something on the way is missing or not a directory."""
+    ``OSError`` when something on the way is missing or not a directory. ``follow_last=False``:
+    a last name that is itself a symbolic link is ``ELOOP``, not followed."""
     names = list(parts)
     entered: list[int] = []
     links = 0
@@ -74,7 +80,7 @@ def open_beneath(
             try:
                 fd = os.open(name, _DIRECTORY if names else _FILE, dir_fd=here)
             except OSError as e:
-                if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                if e.errno not in (errno.ELOOP, errno.ENOTDIR) or not (names or follow_last):
                     raise
                 try:
                     target = os.readlink(name, dir_fd=here)
