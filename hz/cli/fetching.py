@@ -125,15 +125,24 @@ def publish_targets(config: Any) -> Mapping[str, Target]:
 _BUILT_IN_PROVIDERS = frozenset({"files", "git", "github", "command"})
 
 
-def job_fetch(config: Any, workdir: Path, *, where: str, at: datetime | None = None) -> JobFetch:
+def job_fetch(
+    config: Any,
+    workdir: Path,
+    *,
+    where: str,
+    at: datetime | None = None,
+    ledger: Any | None = None,
+) -> JobFetch:
     """The fetch of a job's read inputs on this machine, for the compiler's render; problems
-    are reported at ``where`` (the contract or job rendered)."""
+    are reported at ``where`` (the contract or job rendered). ``since-last-success`` reads
+    ``ledger`` when given (the worker's own, which it closes); otherwise a ledger opened on
+    first need, closed with the command."""
     from hz.runtime.artifacts.models import Job
     from hz.runtime.providers.binding import Bindings
     from hz.runtime.providers.fetch import FetchContext, fetch_inputs
 
     bindings = Bindings.from_config(config)
-    ledgers: list[Any] = []
+    ledgers: list[Any] = [] if ledger is None else [ledger]
 
     def last_success(job: str, name: str) -> Iterator[tuple[str, str]]:
         open_ledger_once()

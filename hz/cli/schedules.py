@@ -344,18 +344,26 @@ def _markdown(
     return "\n".join(lines).replace("$", "\\$")
 
 
-def firing_maker(config: Any, workdir: Path, directory: Path, note: Callable[[str], None]) -> Any:
+def firing_maker(
+    config: Any,
+    workdir: Path,
+    directory: Path,
+    note: Callable[[str], None],
+    ledger: Any | None = None,
+) -> Any:
     """The worker's ``Maker``: renders an occasion's job, fetching its read inputs with
     windows resolved at the slot (or now, for a follower). The warnings of a packet made
     (HZ728: a since-last-success window passed over a run, or is empty) are lines for
-    ``note``, the worker's log, as ``hz render`` says them on stderr."""
+    ``note``, the worker's log, as ``hz render`` says them on stderr. ``since-last-success``
+    reads ``ledger``, the worker's: a ledger opened per slot would never be closed there (no
+    command ends between slots)."""
     from hz.cli.fetching import job_fetch
     from hz.compiler.render.packet import TemplatePlace, render_job
     from hz.runtime.ledger.schedules import Occasion
 
     def make(occasion: Occasion) -> Any:
         where = str(directory / f"{occasion.job.name}.job.json")
-        fetch = job_fetch(config, workdir, where=where, at=occasion.slot)
+        fetch = job_fetch(config, workdir, where=where, at=occasion.slot, ledger=ledger)
         packet, problems = render_job(occasion.job, place=TemplatePlace(where), fetch=fetch)
         if packet is None:
             shown = "; ".join(f"[{p.code}] {p.message}" for p in problems[:3])

@@ -163,7 +163,7 @@ def _fire(config: Any, directory: Path, note: Any) -> Any:
     firing = Firing(
         fired_ledger,
         jobs,
-        firing_maker(config, Path.cwd(), directory, note),
+        firing_maker(config, Path.cwd(), directory, note, fired_ledger),
         workdir=Path.cwd(),
         receipt_dir=RunTargets.receipts_of(config),
         report=report,

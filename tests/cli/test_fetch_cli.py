@@ -443,3 +443,35 @@ def test_a_fired_slot_says_the_fetchs_warnings_in_the_workers_log(
         "  hint: such a row was edited by hand, or run from a packet rendered --at a future "
         "time; the window starts at the run before it instead (or falls back to 7 days)"
     ]
+
+
+def test_a_fired_slot_reads_the_workers_own_ledger(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker fires slots with no command around them: a ledger the fetch opened per slot
+    would never be closed (a connection leaked per slot on PostgreSQL)."""
+    from datetime import UTC, datetime
+
+    from hz.cli.schedules import firing_maker
+    from hz.runtime.artifacts.models import Job
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger import session
+    from hz.runtime.ledger.schedules import Occasion
+
+    env = workspace(tmp_path, "since-last-success")
+    assert cli("run", "digest.job.json", cwd=tmp_path, env=env).returncode == 0
+    job = Job.model_validate_json((tmp_path / "digest.job.json").read_text())
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    config = load_config(environ=env)
+    ledger, _ = session.open_ledger(config, reconciled=False)
+
+    def no_other(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the fetch opened a ledger of its own")
+
+    monkeypatch.setattr(session, "open_ledger", no_other)
+    make = firing_maker(config, tmp_path, tmp_path, print, ledger)
+    slot = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
+    packet = make(Occasion(job, f"schedule:{job.name}:slot", slot=slot))
+    assert packet.sources["merged"].window.spec == "since-last-success"
+    ledger.close()
