@@ -10,7 +10,10 @@ change is made on the body's own lines, so everything but a comment stays byte f
 - A ``<!--`` that CommonMark does not close (an HTML block running to the end of its
   container, or a ``<!--`` that stays literal text) is reported as an unclosed comment.
 - A section is a level-2 ATX heading (``## Goal``) at the top level of the body (not in a
-  list item or a blockquote); it runs to the next top-level ATX heading of level 1 or 2.
+  list item or a blockquote); it runs to the next top-level ATX heading of level 1 or 2. A
+  body without level-2 headings has its sections one level down (``### Goal``, as
+  Heinzelmännchen writes them): the shallowest top-level heading level below 1 is the
+  sections' level.
 
 The loader has capped the body (256 KiB); markdown-it-py's parse is linear on the
 pathological shapes measured in docs/decisions/0015-markdown-contracts.md. Its nesting limit
@@ -226,6 +229,7 @@ class _Lines:
         inputs: dict[str, Pos] = {}
         dropped = False  # the line before was a comment only, and left out
         first = 0  # the first span not wholly before the current line
+        section_level = min((lv for lv in headings.values() if lv >= 2), default=2)
         for index in range(len(self.lines)):
             while first < len(self.spans) and self.spans[first][1] <= self.starts[index]:
                 first += 1
@@ -242,11 +246,11 @@ class _Lines:
             out.append(kept)
             level = headings.get(index)
             heading = _HEADING.match(visible) if level is not None else None
-            if heading is None or level is None or level > 2:
+            if heading is None or level is None or level > section_level:
                 if visible.strip() and sections and not sections[-1][2]:
                     sections[-1] = (sections[-1][0], sections[-1][1], True)
                 continue
-            if level == 2:
+            if level == section_level:
                 title = _CLOSING_HASHES.sub("", visible[heading.end() :]).strip()
                 indent = len(visible) - len(visible.lstrip(" "))
                 sections.append((title, Pos(number, indent + 1), False))

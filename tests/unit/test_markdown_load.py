@@ -32,6 +32,15 @@ def test_sections_levels_and_closing_hashes() -> None:
     )
 
 
+def test_a_body_without_level_2_headings_has_its_sections_at_level_3() -> None:
+    """Heinzelmännchen writes ``# Title`` and ``### Goal``: those are the sections."""
+    body = read_body("# Title\n### Goal\nx\n#### Note\n### Done when\n# End\n", 1)
+    assert body.sections == (
+        Section("Goal", Pos(2, 1), False),
+        Section("Done when", Pos(5, 1), True),
+    )
+
+
 def test_an_unclosed_fence_keeps_the_rest_as_text() -> None:
     body = read_body("## Goal\n\n````\n## Done when\n```\n<!-- kept -->\n", 1)
     assert [s.title for s in body.sections] == ["Goal"]
