@@ -6,8 +6,11 @@ BIN := $(VENV)/bin
 AGENT_CLIS ?= $(HOME)/.cache/hz/agent-clis
 # The official JSON-Schema-Test-Suite, from the sdist of the installed jsonschema; reused too.
 JSON_SCHEMA_SUITE ?= $(HOME)/.cache/hz/json-schema-suite
+# The sdist of heinzel 0.7.19, whose contracts tests/integration/test_heinzel_contracts.py
+# migrates and runs; reused too.
+HEINZEL ?= $(HOME)/.cache/hz/heinzel
 
-.PHONY: demo test setup checks lint typecheck pytest agent-clis json-schema-suite bench bench-workers clean
+.PHONY: demo test setup checks lint typecheck pytest agent-clis json-schema-suite heinzel bench bench-workers clean
 
 # A venv made before the distribution was renamed holds hz as `hz` too: two distributions of
 # one package, each announcing the runner plugins. Only `hz-contracts` stays. The old editable
@@ -53,6 +56,9 @@ agent-clis:
 json-schema-suite: $(VENV)/.test-deps
 	.ci/fetch-json-schema-suite $(BIN)/python "$(JSON_SCHEMA_SUITE)"
 
+heinzel: $(VENV)/.test-deps
+	.ci/fetch-heinzel $(BIN)/python "$(HEINZEL)"
+
 lint: $(VENV)/.test-deps
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
@@ -65,18 +71,19 @@ typecheck: $(VENV)/.test-deps
 # overlaps the tests that wait on an agent or a server), then the timing-sensitive tests (marked
 # `serial`: signals, cancels, timeouts, kill grace, fleet chaos) alone on the quiet machine. The
 # second lane appends to the first's data, so the floor is checked over both.
-PYTEST_ENV = HZ_AGENT_CLIS="$(AGENT_CLIS)" HZ_JSON_SCHEMA_SUITE="$(JSON_SCHEMA_SUITE)"
+PYTEST_ENV = HZ_AGENT_CLIS="$(AGENT_CLIS)" HZ_JSON_SCHEMA_SUITE="$(JSON_SCHEMA_SUITE)" \
+	HZ_HEINZEL="$(HEINZEL)"
 # Every hz the tests start reads the product's bytecode compiled once here: an environment with
 # PYTHONDONTWRITEBYTECODE would otherwise compile hz from source in each of hundreds of
 # processes. compileall skips what is fresh; the files are gitignored.
-pytest: $(VENV)/.test-deps json-schema-suite
+pytest: $(VENV)/.test-deps json-schema-suite heinzel
 	$(BIN)/python -m compileall -q hz compiler runtime
 	.ci/timed "pytest, parallel lane (-n 3)" env $(PYTEST_ENV) \
 	  $(BIN)/pytest -n 3 -m "not serial" --cov --cov-report= --cov-fail-under=0
 	.ci/timed "pytest, serial lane" env $(PYTEST_ENV) $(BIN)/pytest -m serial --cov --cov-append
 
 # The downloads do not depend on each other (pip, npm, the suite's sdist): in parallel.
-setup: $(VENV)/.test-deps agent-clis json-schema-suite
+setup: $(VENV)/.test-deps agent-clis json-schema-suite heinzel
 
 # lint and typecheck are two single-threaded programs: side by side on the two cores.
 checks: lint typecheck
