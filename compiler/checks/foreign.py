@@ -3,7 +3,8 @@
 Heinzelmännchen, the system hz comes from, writes ``hz.schema: 1`` where hz writes
 ``hz.contract: 1``, and has keys hz does not (``outputs``, ``publishes``, top-level ``inputs``
 that ``read:`` a capability, where hz's inputs are under ``hz:``). Such a file gets one
-diagnostic that names it, instead of a schema error for every key.
+diagnostic that names it and ``hz migrate`` (``hz.compiler.migrate``), instead of a schema
+error for every key.
 """
 
 from __future__ import annotations
@@ -53,6 +54,6 @@ def check_foreign(doc: SourceDoc) -> Diagnostic | None:
         doc.path,
         pos.line,
         pos.column,
-        hint="`hz migrate` is to convert it (a later hz); until then write the hz: block as "
-        "docs/contract-reference.md shows",
+        hint="`hz migrate FILE` converts it, key by key, and says what is left to decide "
+        "(docs/migrating-from-heinzel.md)",
     )

@@ -80,6 +80,17 @@ HZ103: Final = _rule("HZ103", "Wrong type")
 HZ104: Final = _rule("HZ104", "Invalid value")
 HZ105: Final = _rule("HZ105", "Heinzelmännchen contract")
 
+# Migrating a Heinzelmännchen contract (`hz migrate`'s report)
+HZ170: Final = _rule("HZ170", "Migrated: a key carried over", "warning")
+HZ171: Final = _rule("HZ171", "Migrated: an operation left to the command provider", "warning")
+HZ172: Final = _rule("HZ172", "Migrated: arguments hz's operation does not take", "warning")
+HZ173: Final = _rule("HZ173", "Cannot migrate: several named outputs")
+HZ174: Final = _rule("HZ174", "Migrated: a key hz has no home for", "warning")
+HZ175: Final = _rule("HZ175", "Migrated: a required budget or timeout added", "warning")
+HZ176: Final = _rule("HZ176", "Cannot migrate: a template placeholder left")
+HZ177: Final = _rule("HZ177", "Migrated: a namespace carried into the name", "warning")
+HZ178: Final = _rule("HZ178", "Cannot migrate: an hz: block it cannot edit")
+
 # The body of a Markdown contract
 HZ111: Final = _rule("HZ111", "Required section missing")
 HZ112: Final = _rule("HZ112", "Empty section")

@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "schedules": "hz.cli.schedules:schedules",
     "plan": "hz.cli.schedules:plan",
     "graph": "hz.cli.graph:graph",
+    "migrate": "hz.cli.migrate:migrate",
 }
 
 SHORT_HELP: dict[str, str] = {
@@ -61,6 +62,7 @@ SHORT_HELP: dict[str, str] = {
     "schedules": "List, pause and resume the jobs hz worker fires by schedule.",
     "plan": "Forecast 30 days of scheduled spend against the budget.",
     "graph": "Draw the jobs, their schedules and their chains.",
+    "migrate": "Convert Heinzelmännchen contracts into hz contracts.",
 }
 
 

@@ -187,8 +187,8 @@ def test_a_heinzelmaennchen_contract_gets_one_diagnostic(cli: Cli, tmp_path: Pat
     assert result.stdout == (
         "status.prose.md:3:3: error: this is a Heinzelmännchen contract (hz.schema, outputs:, "
         "publishes:, inputs that read:), not an hz contract [HZ105]\n"
-        "  hint: `hz migrate` is to convert it (a later hz); until then write the hz: block as "
-        "docs/contract-reference.md shows\n"
+        "  hint: `hz migrate FILE` converts it, key by key, and says what is left to decide "
+        "(docs/migrating-from-heinzel.md)\n"
     )
 
 

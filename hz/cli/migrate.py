@@ -1,0 +1,104 @@
+"""``hz migrate``: Heinzelmännchen contracts as hz contracts (``hz.compiler.migrate``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from hz.cli.help import examples
+
+#: A directory's files that can be contracts (a Markdown file with an hz: frontmatter).
+SUFFIX = ".md"
+
+
+def _files(target: Path) -> list[tuple[Path, Path]]:
+    """Each Markdown contract under ``target`` with its path relative to ``target`` (a file:
+    its name), sorted; hidden folders are not entered."""
+    from hz.compiler.load.markdown import has_hz_block
+    from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.artifacts.printable import printable
+
+    if target.is_file():
+        return [(target, Path(target.name))]
+    if not target.is_dir():
+        raise HzError(f"no such file or directory: {printable(str(target))}")
+    found = []
+    for root, dirs, names in os.walk(target):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            path = Path(root) / name
+            regular = name.endswith(SUFFIX) and path.is_file() and not path.is_symlink()
+            if regular and has_hz_block(_read(path).decode("utf-8", errors="replace")):
+                found.append((path, path.relative_to(target)))
+    return found
+
+
+def _read(path: Path) -> bytes:
+    from hz.compiler.load.loader import MAX_BYTES
+    from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.artifacts.regular_file import read_regular
+
+    try:
+        return read_regular(path, limit=MAX_BYTES + 1)
+    except OSError as e:
+        raise HzError(f"cannot read {path}: {e.strerror or e}") from e
+
+
+@click.command(
+    epilog=examples(
+        "hz migrate workflows/ --check",
+        "hz migrate workflows/ --out contracts/",
+    )
+)
+@click.argument("target", type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write the migrated contracts under this folder (same relative paths), not in place.",
+)
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file would change.")
+def migrate(target: Path, out: Path | None, check: bool) -> int:
+    """Convert Heinzelmännchen contracts (hz.schema: 1) in TARGET, a file or a folder, into hz
+    contracts, key by key: the body, the comments and the key order stay as written.
+
+    Every mapping and every key hz has no home for is reported with its code, line and what
+    to decide (`hz explain HZ170`). A file that is already an hz contract is left as it is.
+    Exit 1 when a file cannot be migrated, or with --check when one would change."""
+    from hz.compiler.migrate import Features
+    from hz.compiler.migrate import migrate as migrate_one
+    from hz.runtime.artifacts.files import write_file
+    from hz.runtime.artifacts.printable import printable
+
+    features = Features.of_this_hz()
+    files = _files(target)
+    failed = changed = 0
+    for path, relative in files:
+        shown = printable(str(path))
+        result = migrate_one(_read(path), str(path), features)
+        for note in result.notes:
+            where = f"{shown}:{note.line}:{note.column}"
+            click.echo(f"{where}: {note.kind}: {printable(note.message)} [{note.code}]")
+            if note.decide:
+                click.echo(f"  decide: {printable(note.decide)}")
+        if result.failed:
+            failed += 1
+            click.echo(f"{shown}: not migrated")
+            continue
+        if result.text is None:
+            click.echo(f"{shown}: an hz contract already, unchanged")
+            continue
+        changed += 1
+        decide = sum(1 for n in result.notes if n.kind == "decide")
+        if check:
+            click.echo(f"{shown}: would be migrated ({decide} to decide)")
+            continue
+        dest = (out / relative) if out is not None else path
+        write_file(dest, result.text)
+        click.echo(f"{shown}: migrated to {printable(str(dest))} ({decide} to decide)")
+    if not files:
+        looked = "looked for *.md with an hz: frontmatter"
+        click.echo(f"no contracts found in {printable(str(target))} ({looked})")
+        return 1
+    return 1 if failed or (check and changed) else 0

@@ -1,0 +1,255 @@
+"""``hz migrate``: Heinzelmännchen's contracts (from the heinzel 0.7.19 sdist, and small
+hostile ones) converted key by key, reported line by line, idempotent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from hz.compiler.migrate import Features, migrate
+from tests.conftest import Cli
+from tests.helpers.heinzel import CONTRACTS, Contract, original, sdist
+
+IDS = [c.id for c in CONTRACTS]
+BY_ID = {c.id: c for c in CONTRACTS}
+#: Every home hz will have for a Heinzelmännchen key (schedules, chains, publishes).
+EVERY_KEY = Features(schedule=True, chains=True, publishes=True)
+#: None of them.
+NO_KEY = Features(schedule=False, chains=False, publishes=False)
+
+
+def _place(tmp_path: Path, contract: Contract) -> Path:
+    path = tmp_path / contract.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(original(contract), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("contract", ["weekly-digest", "weekly-report", "team-graph-keeper"])
+def test_the_report_of_three_contracts_of_the_sdist(
+    cli: Cli, tmp_path: Path, contract: str, snapshot: SnapshotAssertion
+) -> None:
+    _place(tmp_path, BY_ID[contract])
+    done = cli("migrate", BY_ID[contract].path, cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (0, "")
+    migrated = (tmp_path / BY_ID[contract].path).read_text()
+    assert (done.stdout, migrated) == snapshot
+
+
+@pytest.mark.parametrize("contract", CONTRACTS, ids=IDS)
+@pytest.mark.parametrize("features", [EVERY_KEY, NO_KEY], ids=["every-key", "no-key"])
+def test_a_migrated_contract_migrates_to_itself_and_keeps_its_body(
+    contract: Contract, features: Features
+) -> None:
+    text = original(contract)
+    first = migrate(text.encode(), contract.path, features)
+    assert first.text is not None
+    assert not first.failed
+    body = text.split("\n---\n", 1)[1]
+    assert first.text.split("\n---\n", 1)[1] == body
+    # Every comment line of the frontmatter is still there.
+    front = text.split("\n---\n", 1)[0]
+    comments = [line.strip() for line in front.split("\n") if line.lstrip().startswith("#")]
+    kept = [line.strip() for line in first.text.split("\n---\n", 1)[0].split("\n")]
+    assert [c for c in comments if c not in kept] == []
+    second = migrate(first.text.encode(), contract.path, features)
+    assert (second.text, second.notes) == (None, ())
+
+
+def test_every_key_once_hz_has_schedules_chains_and_publishes(snapshot: SnapshotAssertion) -> None:
+    for contract in ("weekly-digest", "weekly-report"):
+        result = migrate(original(BY_ID[contract]).encode(), BY_ID[contract].path, EVERY_KEY)
+        assert result.text is not None
+        assert (result.notes, result.text.split("\n---\n", 1)[0]) == snapshot(name=contract)
+
+
+def test_check_exits_1_when_a_file_would_change_and_writes_nothing(
+    cli: Cli, tmp_path: Path
+) -> None:
+    path = _place(tmp_path, BY_ID["tracker-update"])
+    before = path.read_bytes()
+    done = cli("migrate", ".", "--check", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.endswith(
+        "team/workflows/tracker-update.prose.md: would be migrated (3 to decide)\n"
+    )
+    assert path.read_bytes() == before
+    assert cli("migrate", ".", cwd=tmp_path).returncode == 0
+    again = cli("migrate", ".", "--check", cwd=tmp_path)
+    assert (again.returncode, again.stdout) == (
+        0,
+        "team/workflows/tracker-update.prose.md: an hz contract already, unchanged\n",
+    )
+
+
+def test_out_writes_beside_the_same_relative_paths(cli: Cli, tmp_path: Path) -> None:
+    source = tmp_path / "heinzel"
+    for contract in CONTRACTS:
+        _place(source, contract)
+    before = {p: p.read_bytes() for p in source.rglob("*.md")}
+    done = cli("migrate", str(source), "--out", str(tmp_path / "hz"))
+    assert done.returncode == 0, done.stdout
+    written = sorted(str(p.relative_to(tmp_path / "hz")) for p in (tmp_path / "hz").rglob("*.md"))
+    assert written == sorted(c.path for c in CONTRACTS)
+    assert {p: p.read_bytes() for p in source.rglob("*.md")} == before
+
+
+def test_a_placeholder_left_in_a_template_is_a_located_error(cli: Cli, tmp_path: Path) -> None:
+    template = "tests/fixtures/playbook/templates/weekly-report.prose.md"
+    path = tmp_path / "weekly-report.prose.md"
+    path.write_bytes((sdist() / template).read_bytes())
+    before = path.read_bytes()
+    done = cli("migrate", "weekly-report.prose.md", cwd=tmp_path)
+    assert done.returncode == 1
+    decide = (
+        "  decide: fill it with the asset's reference (Heinzelmännchen's `new --asset`) "
+        "before migrating\n"
+    )
+    expected = "".join(
+        f"weekly-report.prose.md:{where}: error: the template placeholder "
+        f"{{{{asset:{asset}}}}} was never filled [HZ176]\n" + decide
+        for where, asset in [
+            ("26:27", "team-repository"),
+            ("30:24", "team-project"),
+            ("34:20", "weekly-report"),
+            ("37:20", "team-tracker"),
+        ]
+    )
+    assert done.stdout == expected + "weekly-report.prose.md: not migrated\n"
+    assert path.read_bytes() == before
+
+
+HEINZEL = """\
+---
+name: status
+hz:
+  schema: 1
+  title: Status
+  scope: personal
+  outputs:
+{outputs}
+  agent:
+    tools: [Read]
+  retries: 2
+---
+
+# Status
+
+### Goal
+
+The status is current.
+
+### Done when
+
+- [ ] It names the week.
+"""
+
+
+def test_several_outputs_cannot_be_migrated(cli: Cli, tmp_path: Path) -> None:
+    outputs = "    summary: {format: markdown}\n    table: {format: json}"
+    (tmp_path / "status.md").write_text(HEINZEL.format(outputs=outputs))
+    done = cli("migrate", "status.md", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout == (
+        "status.md:7:3: error: hz.outputs names 2 outputs; an hz job has one draft [HZ173]\n"
+        "  decide: split the contract into one contract per output (one may read another's "
+        "draft), or keep one output\n"
+        "status.md: not migrated\n"
+    )
+
+
+def test_retries_scope_and_a_missing_budget_are_reported(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "status.md").write_text(HEINZEL.format(outputs="    status: {format: markdown}"))
+    done = cli("migrate", "status.md", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert done.stdout == (
+        "status.md:3:1: decide: hz requires a timeout: timeout: 10m added, Heinzelmännchen's "
+        "default [HZ175]\n"
+        "  decide: set how long one session of this job may take\n"
+        "status.md:4:3: mapped: hz.schema: 1 is hz.contract: 1 [HZ170]\n"
+        "status.md:4:3: mapped: hz.name is status, the contract's name [HZ170]\n"
+        "status.md:6:3: decide: hz.scope has no counterpart in hz: commented out [HZ174]\n"
+        "  decide: keep the intent in the body's prose, or delete the comment\n"
+        "status.md:7:3: mapped: hz.outputs.status is hz.output: the job's one draft (the name "
+        "status is gone) [HZ170]\n"
+        "status.md:9:3: decide: hz requires a budget: agent.max_usd: 1.0 added, "
+        "Heinzelmännchen's default cap ([heinzel] max_usd) [HZ175]\n"
+        "  decide: set the most one run of this job may cost\n"
+        "status.md:11:3: decide: retries: 2 has no counterpart: hz starts a run at most once and "
+        "never repeats a failed one by itself (its cost would count again); commented out "
+        "[HZ174]\n"
+        "  decide: start a failed run again by hand or from CI, or accept one attempt\n"
+        "status.md: migrated to status.md (4 to decide)\n"
+    )
+    assert (tmp_path / "status.md").read_text().split("\n---\n")[0] == (
+        "---\n"
+        "name: status\n"
+        "hz:\n"
+        "  contract: 1\n"
+        "  name: status\n"
+        "  title: Status\n"
+        "  # hz migrate: hz has no hz.scope\n"
+        "  # scope: personal\n"
+        "  output: {format: markdown}\n"
+        "  agent:\n"
+        "    tools: [Read]\n"
+        "    max_usd: 1.0\n"
+        "  # hz migrate: hz starts a run at most once\n"
+        "  # retries: 2\n"
+        "  timeout: 10m"
+    )
+    assert cli("validate", "status.md", cwd=tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("data", "line"),
+    [
+        (
+            b"---\nhz:\n  schema: 1\n",
+            "status.md:1:1: error: the frontmatter opened on line 1 is never closed [HZ015]",
+        ),
+        (b"---\nhz: {schema: 1\n---\n", "status.md:3:1: error:"),
+        (b"---\nhz:\n  schema: \xff\n---\n", "status.md:3:"),
+    ],
+    ids=["unterminated", "yaml-error", "not-utf8"],
+)
+def test_a_broken_file_is_a_located_error_not_a_crash(
+    cli: Cli, tmp_path: Path, data: bytes, line: str
+) -> None:
+    (tmp_path / "status.md").write_bytes(data)
+    done = cli("migrate", "status.md", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.startswith(line)
+    assert done.stdout.endswith("status.md: not migrated\n")
+    assert (tmp_path / "status.md").read_bytes() == data
+
+
+def test_a_folder_without_contracts_exits_1(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("# Notes\n")
+    done = cli("migrate", ".", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (
+        1,
+        "no contracts found in . (looked for *.md with an hz: frontmatter)\n",
+    )
+    missing = cli("migrate", "nowhere", cwd=tmp_path)
+    assert (missing.returncode, missing.stderr) == (
+        2,
+        "hz: error: no such file or directory: nowhere\n",
+    )
+
+
+def test_an_hz_block_in_flow_style_is_left_as_it_is(cli: Cli, tmp_path: Path) -> None:
+    data = b"---\nhz: {schema: 1, title: Status, outputs: {status: {format: markdown}}}\n---\n"
+    (tmp_path / "status.md").write_bytes(data)
+    done = cli("migrate", "status.md", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (
+        1,
+        "status.md:2:1: error: the hz: block is written in a way hz migrate does not edit "
+        "(flow style, or a key sharing another's line): the result would not read back "
+        "[HZ178]\n"
+        "  decide: write the hz: block one key per line (block style), then migrate again\n"
+        "status.md: not migrated\n",
+    )
+    assert (tmp_path / "status.md").read_bytes() == data
