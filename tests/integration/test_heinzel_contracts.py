@@ -1,0 +1,211 @@
+"""Every contract of heinzel 0.7.19 (the sdist, fetched at test time: tests/helpers/heinzel.py)
+end to end: ``hz migrate`` → ``hz validate`` → ``hz compile`` → ``hz render --fetch`` with the
+providers served by fakes (the fake GitHub for ``code-host`` and ``tracker``, command-provider
+scripts for ``team-graph`` and ``documents``) → ``hz run`` with the echo runner and with the
+real ``claude`` CLI against the fake model → ``hz receipts verify``.
+
+The decisions ``hz migrate`` leaves to its user (HZ172: a tracker ``project`` where hz's
+operation takes a GitHub ``repository``) are taken here as a user takes them, by editing the
+migrated file; everything else is the migration's own output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import Cli
+from tests.fakes.anthropic_server import FakeAnthropic, text
+from tests.fakes.claude_hz import workspace as claude_workspace
+from tests.fakes.github_server import NOW, FakeGitHub
+from tests.helpers.heinzel import CONTRACTS, TOKEN, Contract, prose_files, serve, workspace
+
+AT = NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
+#: Each contract's hz name: a contract in a me/ or team/ folder carries its namespace.
+NAMES = {
+    "team-graph-keeper": "me-team-graph-keeper",
+    "tracker-update": "team-tracker-update",
+    "weekly-report": "team-weekly-report",
+    "weekly-digest": "weekly-digest",
+    "weekly-report-template": "me-weekly-report",
+    "starter": "me-my-workflow",
+}
+#: The decisions the report leaves to the user (HZ172), as the user takes them.
+DECISIONS = {
+    "weekly-digest": ("args: {project: APP}", "args: {repository: fjordlight/app}"),
+    "weekly-report-template": ('args: {project: "acme/app"}', 'args: {repository: "acme/app"}'),
+}
+#: Inputs given by hand: this hz reads no other contract's draft yet (HZ174).
+GIVEN = {"weekly-report": ["--input", "tracker=Ana: shipped retries; next: caching; blocked: -"]}
+#: What each packet's fetched inputs hold, by input: a text every value must contain.
+FETCHED = {
+    "team-graph-keeper": {"graph": "Weekly report waiting on 2 updates"},
+    "weekly-digest": {"merged": "Retry on 429", "issues": "Flaky upload"},
+    "weekly-report-template": {
+        "merged": "Cache the parsed schema",
+        "issues": "Flaky upload",
+        "previous_report": "reports/last-week.md",
+        "team_tracker": "reports/tracker.md",
+    },
+}
+IDS = [c.id for c in CONTRACTS]
+
+
+@pytest.fixture
+def github(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
+    for name in list(os.environ):  # the fake is local: no proxy in between
+        if name.lower() in ("http_proxy", "https_proxy", "all_proxy"):
+            monkeypatch.delenv(name)
+    with FakeGitHub() as server:
+        serve(server)
+        yield server
+
+
+def test_the_sdist_ships_the_five_prose_contracts_the_tests_take() -> None:
+    """Six contracts: the five files and the starter; a new file in the sdist fails here."""
+    assert prose_files() == sorted(c.source for c in CONTRACTS if c.source.endswith(".prose.md"))
+
+
+def _migrated(cli: Cli, work: Path, contract: Contract, env: dict[str, str]) -> Path:
+    path = work / contract.path
+    done = cli("migrate", contract.path, cwd=work, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.endswith(" to decide)\n")
+    if contract.id in DECISIONS:
+        old, new = DECISIONS[contract.id]
+        assert old in path.read_text()
+        path.write_text(path.read_text().replace(old, new))
+    again = cli("migrate", contract.path, "--check", cwd=work, env=env)
+    assert (again.returncode, again.stdout) == (
+        0,
+        f"{contract.path}: an hz contract already, unchanged\n",
+    )
+    return path
+
+
+def _render(cli: Cli, work: Path, contract: Contract, env: dict[str, str]) -> dict[str, Any]:
+    name = NAMES[contract.id]
+    checked = cli("validate", contract.path, cwd=work, env=env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert " error: " not in checked.stdout
+    compiled = cli("compile", contract.path, "--out", "build/jobs", cwd=work, env=env)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    job = f"build/jobs/{name}.job.json"
+    argv = ["render", job, "--fetch", "--at", AT, "-o", f"build/{name}.packet.json"]
+    rendered = cli(*argv, *GIVEN.get(contract.id, []), cwd=work, env=env)
+    assert rendered.returncode == 0, rendered.stdout + rendered.stderr
+    packet: dict[str, Any] = json.loads((work / "build" / f"{name}.packet.json").read_text())
+    assert packet["job"]["name"] == name
+    for input_name, expected in FETCHED.get(contract.id, {}).items():
+        assert expected in json.dumps(packet["inputs"][input_name]), input_name
+        assert packet["sources"][input_name]["sha256"]
+    assert TOKEN not in json.dumps(packet)
+    return packet
+
+
+@pytest.mark.parametrize("contract", CONTRACTS, ids=IDS)
+def test_migrate_validate_compile_render_run_verify_with_the_echo_runner(
+    cli: Cli, tmp_path: Path, github: FakeGitHub, contract: Contract
+) -> None:
+    space = workspace(tmp_path, github.url)
+    env = space.env()
+    _migrated(cli, space.work, contract, env)
+    name = NAMES[contract.id]
+    packet = _render(cli, space.work, contract, env)
+    receipts = tmp_path / "receipts"
+    packet_file = f"build/{name}.packet.json"
+    done = cli(
+        "run", packet_file, "--format", "json", "--receipt-dir", str(receipts),
+        cwd=space.work, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    assert (result["status"], result["runner"]) == ("completed", "echo")
+    assert packet["prompt"] in result["draft"]  # the echo runner answers with the prompt
+    [receipt_file] = receipts.glob("*.json")
+    receipt = json.loads(receipt_file.read_text())
+    digests = {n: s["sha256"] for n, s in packet.get("sources", {}).items()}
+    assert receipt.get("input_digests", {}) == digests
+    verified = cli("receipts", "verify", str(receipts), cwd=space.work, env=env)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert TOKEN not in done.stdout + done.stderr + json.dumps(receipt)
+
+
+def test_the_migrated_folder_compiles_without_two_jobs_of_one_name(
+    cli: Cli, tmp_path: Path, github: FakeGitHub
+) -> None:
+    """team/…/weekly-report and me/weekly-report (the filled template) were one name."""
+    space = workspace(tmp_path, github.url)
+    env = space.env()
+    done = cli("migrate", ".", cwd=space.work, env=env)
+    assert done.returncode == 0, done.stdout
+    for contract in CONTRACTS:
+        if contract.id in DECISIONS:
+            path = space.work / contract.path
+            path.write_text(path.read_text().replace(*DECISIONS[contract.id]))
+    compiled = cli("compile", ".", "--out", "build/jobs", cwd=space.work, env=env)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    jobs = sorted(p.name.removesuffix(".job.json") for p in (space.work / "build/jobs").iterdir())
+    assert jobs == sorted(NAMES.values())
+
+
+@pytest.mark.real_cli
+@pytest.mark.parametrize("contract", CONTRACTS, ids=IDS)
+def test_run_with_the_real_claude_cli_against_the_fake_model(
+    cli: Cli, hz_argv: list[str], tmp_path: Path, github: FakeGitHub, contract: Contract
+) -> None:
+    (tmp_path / "claude").mkdir()
+    claude = claude_workspace(tmp_path / "claude")
+    runner_table = claude.config.read_text().partition("[system.runner]")[2]
+    space = workspace(
+        tmp_path,
+        github.url,
+        runner="claude-code",
+        runner_table=f"\n[system]\nmax_attempts = 1\n\n[system.runner]{runner_table}",
+    )
+    env = space.env()
+    _migrated(cli, space.work, contract, env)
+    packet = _render(cli, space.work, contract, env)
+    name = NAMES[contract.id]
+    receipts = tmp_path / "receipts"
+    with FakeAnthropic([text("The draft.")]) as api:
+        run_env = {
+            **os.environ,
+            **env,
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": "test-key",
+        }
+        argv = [*hz_argv, "run", f"build/{name}.packet.json", "--format", "json"]
+        argv += ["--receipt-dir", str(receipts)]
+        done = subprocess.run(
+            argv, cwd=space.work, env=run_env, capture_output=True, text=True, timeout=180
+        )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["status"], result["runner"], result["draft"]) == (
+        "completed",
+        "claude-code",
+        "The draft.",
+    )
+    sent = json.dumps(api.requests[0])
+    for expected in FETCHED.get(contract.id, {}).values():
+        assert expected in sent  # the model saw the fetched data
+    assert TOKEN not in json.dumps(api.requests)
+    verified = subprocess.run(
+        [*hz_argv, "receipts", "verify", str(receipts)],
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    [receipt_file] = receipts.glob("*.json")
+    receipt = json.loads(receipt_file.read_text())
+    digests = {n: s["sha256"] for n, s in packet.get("sources", {}).items()}
+    assert receipt.get("input_digests", {}) == digests
