@@ -548,8 +548,9 @@ def migrate(data: bytes, path: str, features: Features | None = None) -> Migrati
 
 
 def _fit(doc: SourceDoc) -> list[Note]:
-    """HZ172 for each read of a catalog operation whose arguments or window hz refuses: the
-    operation exists, but not as Heinzelmännchen's provider took it. Checked on the original,
+    """HZ172 for each read whose arguments or window hz refuses: a catalog operation that
+    takes other arguments than Heinzelmännchen's provider took, a window hz cannot resolve
+    (``next 7d`` looks ahead). Checked on the original,
     whose inputs are where hz's are (under ``hz:``), so the lines are the original's."""
     from hz.compiler.checks.reads import check_reads
     from hz.compiler.rules.registry import HZ411, HZ412
@@ -560,10 +561,10 @@ def _fit(doc: SourceDoc) -> list[Note]:
             "decide",
             d.line,
             d.column,
-            f"hz's operation takes other arguments than Heinzelmännchen's provider: {d.message}",
-            decide="give the arguments hz's operation takes (`hz providers` lists them), or "
-            "serve this input through an operation of the operator's command provider under "
-            "another name",
+            f"hz reads this input otherwise than Heinzelmännchen did: {d.message}",
+            decide="give the arguments and window hz's operation takes (`hz providers` lists "
+            "them; a window looks back from the run), or serve this input through an operation "
+            "of the operator's command provider under another name",
         )
         for d in check_reads(doc, CATALOG)
         if d.code in (HZ411, HZ412)

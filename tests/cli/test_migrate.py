@@ -253,3 +253,31 @@ def test_an_hz_block_in_flow_style_is_left_as_it_is(cli: Cli, tmp_path: Path) ->
         "status.md: not migrated\n",
     )
     assert (tmp_path / "status.md").read_bytes() == data
+
+
+def test_a_look_ahead_window_of_an_own_operation_is_left_to_decide() -> None:
+    text = (
+        "---\nhz:\n  schema: 1\n  title: Agenda\n  inputs:\n    meetings:\n"
+        "      read: meetings.upcoming\n      window: next 7d\n"
+        "  outputs:\n    agenda: {format: markdown}\n---\n"
+    )
+    notes = migrate(text.encode(), "agenda.md", NO_KEY).notes
+    assert [
+        (n.code, n.line, n.column, n.message) for n in notes if n.code in ("HZ171", "HZ172")
+    ] == [
+        (
+            "HZ171",
+            7,
+            7,
+            "meetings.upcoming is not an operation of hz's providers: it stays as written, "
+            "for the operator's command provider",
+        ),
+        (
+            "HZ172",
+            8,
+            15,
+            "hz reads this input otherwise than Heinzelmännchen did: hz.inputs.meetings.window: "
+            "'next 7d' is not a window: write a count and a unit (m, h, d or w) such as '24h', "
+            "'7d' or '2w', or 'since-last-success'",
+        ),
+    ]
