@@ -262,6 +262,9 @@ class _Migrator:
             if not isinstance(spec, dict) or not isinstance(spec.get("read"), str):
                 continue
             read: str = spec["read"]
+            window = spec.get("window")
+            if isinstance(window, str) and window.startswith("last "):
+                self.last_window(name, window)
             upstream = _CONTRACT_READ.match(read)
             if upstream:
                 self.chain(name, spec, upstream)
@@ -284,6 +287,22 @@ class _Migrator:
                     f'[providers.command.operations."{printable(read)}"] (argv, args, '
                     "result, window) in the hz configuration of whoever runs the job",
                 )
+
+    def last_window(self, name: str, window: str) -> None:
+        """``last 7d`` is Heinzelmännchen's long form of ``7d``: back from the run."""
+        pos = self.doc.pos(("hz", "inputs", name, "window"))
+        line = self.lines[pos.line - 1]
+        at = line.find(window, pos.column - 1)
+        if at < 0:  # pragma: no cover - the loader's column is where the scalar starts
+            return
+        short = window.removeprefix("last ").strip()
+        self.edits.replace(pos.line - 1, pos.line, [line[:at] + short + line[at + len(window) :]])
+        self.note(
+            HZ170,
+            "mapped",
+            ["inputs", name, "window"],
+            f"window: {printable(window)} is window: {printable(short)} (back from the run)",
+        )
 
     def chain(self, name: str, spec: dict[str, Any], upstream: re.Match[str]) -> None:
         target = f"{upstream['namespace']}-{upstream['name']}"
@@ -552,9 +571,18 @@ def _fit(doc: SourceDoc) -> list[Note]:
     takes other arguments than Heinzelmännchen's provider took, a window hz cannot resolve
     (``next 7d`` looks ahead). Checked on the original,
     whose inputs are where hz's are (under ``hz:``), so the lines are the original's."""
+    import copy
+    from dataclasses import replace
+
     from hz.compiler.checks.reads import check_reads
     from hz.compiler.rules.registry import HZ411, HZ412
 
+    data = copy.deepcopy(doc.data)
+    for spec in (data["hz"].get("inputs") or {}).values() if isinstance(data["hz"], dict) else ():
+        window = spec.get("window") if isinstance(spec, dict) else None
+        if isinstance(window, str) and window.startswith("last "):
+            spec["window"] = window.removeprefix("last ").strip()  # migrated: last_window
+    doc = replace(doc, data=data)
     return [
         Note(
             HZ172,

@@ -281,3 +281,21 @@ def test_a_look_ahead_window_of_an_own_operation_is_left_to_decide() -> None:
             "'7d' or '2w', or 'since-last-success'",
         ),
     ]
+
+
+def test_a_last_window_is_hz_s_window_back_from_the_run(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "digest.md").write_text(
+        "---\nhz:\n  schema: 1\n  title: Digest\n  inputs:\n"
+        "    merged: {read: code-host.merged_pull_requests, args: {repository: acme/app}, "
+        "window: last 7d}\n  outputs:\n    digest: {format: markdown}\n"
+        "  agent: {max_usd: 0.5}\n  timeout: 5m\n---\n\n"
+        "### Goal\n\nA digest of `inputs.merged`.\n\n### Done when\n\n- Done.\n"
+    )
+    done = cli("migrate", "digest.md", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert (
+        "digest.md:6:82: mapped: window: last 7d is window: 7d (back from the run) [HZ170]\n"
+        "digest.md:7:3: mapped: hz.outputs.digest" in done.stdout
+    )
+    assert "window: 7d}" in (tmp_path / "digest.md").read_text()
+    assert cli("validate", "digest.md", cwd=tmp_path).returncode == 0
