@@ -63,10 +63,6 @@ class Migration:
     notes: tuple[Note, ...] = ()
 
     @property
-    def changed(self) -> bool:
-        return self.text is not None
-
-    @property
     def failed(self) -> bool:
         return any(n.kind == "error" for n in self.notes)
 

@@ -20,6 +20,9 @@ def _files(target: Path) -> list[tuple[Path, Path]]:
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.artifacts.printable import printable
 
+    if target.is_symlink():
+        # A migration rewrites the file: never the one a link points at, nor the link.
+        raise HzError(f"{printable(str(target))} is a symbolic link: hz migrate edits files only")
     if target.is_file():
         return [(target, Path(target.name))]
     if not target.is_dir():
@@ -42,7 +45,7 @@ def _read(path: Path) -> bytes:
 
     try:
         return read_regular(path, limit=MAX_BYTES + 1)
-    except OSError as e:
+    except OSError as e:  # pragma: no cover - a file that changed after it was listed
         raise HzError(f"cannot read {path}: {e.strerror or e}") from e
 
 

@@ -299,3 +299,18 @@ def test_a_last_window_is_hz_s_window_back_from_the_run(cli: Cli, tmp_path: Path
     )
     assert "window: 7d}" in (tmp_path / "digest.md").read_text()
     assert cli("validate", "digest.md", cwd=tmp_path).returncode == 0
+
+
+def test_a_link_is_not_followed_and_inputs_without_read_stay(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "status.md").write_text(
+        HEINZEL.format(outputs="    status: {format: markdown}").replace(
+            "  scope: personal\n", "  inputs:\n    week: {schema: {type: string}}\n"
+        )
+    )
+    (tmp_path / "link.md").symlink_to(tmp_path / "status.md")
+    done = cli("migrate", "link.md", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == "hz: error: link.md is a symbolic link: hz migrate edits files only\n"
+    assert (tmp_path / "link.md").is_symlink()
+    assert cli("migrate", "status.md", cwd=tmp_path).returncode == 0
+    assert "    week: {schema: {type: string}}\n" in (tmp_path / "status.md").read_text()
