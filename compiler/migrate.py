@@ -559,6 +559,12 @@ def migrate(data: bytes, path: str, features: Features | None = None) -> Migrati
         )
         return Migration(path, None, (note,))
     notes = sorted(notes + _fit(doc), key=lambda n: (n.line, n.column, n.code))
+    # The loader read the text with its line ends as \n and without a byte order mark: the
+    # file keeps its own.
+    if b"\r\n" in data:
+        migrated = migrated.replace("\n", "\r\n")
+    if data.startswith(b"\xef\xbb\xbf"):
+        migrated = "\ufeff" + migrated
     return Migration(path, migrated, tuple(notes))
 
 

@@ -314,3 +314,16 @@ def test_a_link_is_not_followed_and_inputs_without_read_stay(cli: Cli, tmp_path:
     assert (tmp_path / "link.md").is_symlink()
     assert cli("migrate", "status.md", cwd=tmp_path).returncode == 0
     assert "    week: {schema: {type: string}}\n" in (tmp_path / "status.md").read_text()
+
+
+def test_crlf_line_ends_and_a_byte_order_mark_are_kept(cli: Cli, tmp_path: Path) -> None:
+    text = HEINZEL.format(outputs="    status: {format: markdown}")
+    data = b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode()
+    (tmp_path / "status.md").write_bytes(data)
+    assert cli("migrate", "status.md", cwd=tmp_path).returncode == 0
+    migrated = (tmp_path / "status.md").read_bytes()
+    assert migrated.startswith(b"\xef\xbb\xbf---\r\nname: status\r\nhz:\r\n  contract: 1\r\n")
+    assert migrated.count(b"\n") == migrated.count(b"\r\n")
+    assert migrated.endswith(text.split("\n---\n", 1)[1].replace("\n", "\r\n").encode())
+    again = cli("migrate", "status.md", "--check", cwd=tmp_path)
+    assert again.returncode == 0
