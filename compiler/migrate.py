@@ -133,9 +133,10 @@ def _commented(lines: Sequence[str], why: str) -> list[str]:
     return out
 
 
-def hz_name(path: str, name: str | None) -> tuple[str, str | None]:
+def hz_name(path: str, name: str | None, namespace: str | None = None) -> tuple[str, str | None]:
     """The ``hz.name`` of a contract at ``path`` named ``name`` (else its file name), and its
-    namespace: a contract in a ``me/`` or ``team/`` folder is ``NAMESPACE-NAME``, so that
+    namespace: a contract in a ``me/`` or ``team/`` folder (of ``path`` as given), or of
+    ``namespace`` when that is given (``""``: none), is ``NAMESPACE-NAME``, so that
     ``team/weekly-report`` and ``me/weekly-report`` stay two jobs."""
     parts = PurePath(path).parts
     stem = parts[-1] if parts else path
@@ -144,7 +145,9 @@ def hz_name(path: str, name: str | None) -> tuple[str, str | None]:
             stem = stem[: -len(suffix)]
             break
     base = name if isinstance(name, str) and name else stem
-    namespace = next((p for p in reversed(parts[:-1]) if p in NAMESPACES), None)
+    if namespace is None:
+        namespace = next((p for p in reversed(parts[:-1]) if p in NAMESPACES), None)
+    namespace = namespace or None
     return (f"{namespace}-{base}" if namespace else base), namespace
 
 
@@ -187,10 +190,10 @@ class _Migrator:
         self.edits.replace(start, end, _commented(self.lines[start:end], why))
 
     # -- the keys --------------------------------------------------------------------------
-    def run(self, path: str) -> None:
+    def run(self, path: str, namespace: str | None) -> None:
         pad = " " * (self.column("schema") - 1)
         schema_line = self.key_line("schema")
-        name, namespace = hz_name(path, self.doc.data.get("name"))
+        name, namespace = hz_name(path, self.doc.data.get("name"), namespace)
         base = name[len(namespace) + 1 :] if namespace else name
         self.edits.replace(
             schema_line,
@@ -203,8 +206,8 @@ class _Migrator:
                 HZ177,
                 "mapped",
                 ["schema"],
-                f"hz.name is {name}: the contract is in Heinzelmännchen's {namespace}/ folder, so "
-                f"its name carries the namespace (contract:{namespace}/{base} "
+                f"hz.name is {name}: the contract is of Heinzelmännchen's namespace {namespace}, "
+                f"so its name carries it (contract:{namespace}/{base} "
                 f"is read as contract:{name})",
             )
         else:
@@ -520,8 +523,11 @@ def _placeholders(text: str) -> list[Note]:
     return out
 
 
-def migrate(data: bytes, path: str, features: Features | None = None) -> Migration:
-    """The migration of ``data``, a Markdown contract read from ``path``."""
+def migrate(
+    data: bytes, path: str, features: Features | None = None, namespace: str | None = None
+) -> Migration:
+    """The migration of ``data``, a Markdown contract read from ``path``; ``namespace`` is
+    Heinzelmännchen's (``me``, ``team``; ``""`` for none), else found in ``path``."""
     features = features or Features.of_this_hz()
     doc, problems = load_markdown(data, path)
     if doc is None:
@@ -538,7 +544,7 @@ def migrate(data: bytes, path: str, features: Features | None = None) -> Migrati
     assert end is not None  # the loader found it
     lines = doc.text[:end].split("\n")
     migrator = _Migrator(doc, lines, features)
-    migrator.run(path)
+    migrator.run(path, namespace)
     notes = sorted(migrator.notes, key=lambda n: (n.line, n.column, n.code))
     errors = tuple(n for n in notes if n.kind == "error")
     if errors:  # nothing was migrated: only what keeps it from being

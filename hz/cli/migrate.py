@@ -62,7 +62,13 @@ def _read(path: Path) -> bytes:
     help="Write the migrated contracts under this folder (same relative paths), not in place.",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file would change.")
-def migrate(target: Path, out: Path | None, check: bool) -> int:
+@click.option(
+    "--namespace",
+    type=click.Choice(["me", "team", "none"]),
+    help="Heinzelmännchen's namespace of the contracts, carried into their names "
+    "(NAMESPACE-NAME); default: a me/ or team/ folder in each file's path as given.",
+)
+def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) -> int:
     """Convert Heinzelmännchen contracts (hz.schema: 1) in TARGET, a file or a folder, into hz
     contracts, key by key: the body, the comments and the key order stay as written.
 
@@ -79,7 +85,8 @@ def migrate(target: Path, out: Path | None, check: bool) -> int:
     failed = changed = 0
     for path, relative in files:
         shown = printable(str(path))
-        result = migrate_one(_read(path), str(path), features)
+        given = "" if namespace == "none" else namespace
+        result = migrate_one(_read(path), str(path), features, given)
         for note in result.notes:
             where = f"{shown}:{note.line}:{note.column}"
             click.echo(f"{where}: {note.kind}: {printable(note.message)} [{note.code}]")

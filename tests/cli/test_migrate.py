@@ -327,3 +327,20 @@ def test_crlf_line_ends_and_a_byte_order_mark_are_kept(cli: Cli, tmp_path: Path)
     assert migrated.endswith(text.split("\n---\n", 1)[1].replace("\n", "\r\n").encode())
     again = cli("migrate", "status.md", "--check", cwd=tmp_path)
     assert again.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("option", "name"),
+    [
+        ([], "team-status"),
+        (["--namespace", "me"], "me-status"),
+        (["--namespace", "none"], "status"),
+    ],
+)
+def test_the_namespace_comes_from_the_folder_or_the_option(
+    cli: Cli, tmp_path: Path, option: list[str], name: str
+) -> None:
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / "status.md").write_text(HEINZEL.format(outputs="    s: {format: json}"))
+    assert cli("migrate", "team/status.md", *option, cwd=tmp_path).returncode == 0
+    assert f"\n  name: {name}\n" in (tmp_path / "team" / "status.md").read_text()
