@@ -4,9 +4,12 @@ providers served by fakes (the fake GitHub for ``code-host`` and ``tracker``, co
 scripts for ``team-graph`` and ``documents``) → ``hz run`` with the echo runner and with the
 real ``claude`` CLI against the fake model → ``hz receipts verify``.
 
-The decisions ``hz migrate`` leaves to its user (HZ172: a tracker ``project`` where hz's
-operation takes a GitHub ``repository``) are taken here as a user takes them, by editing the
-migrated file; everything else is the migration's own output.
+The team's weekly report reads the tracker update's draft (``read:
+contract:team-tracker-update``): the tracker update runs first, in the same run ledger, and the
+report's packet holds its draft with that run's id. The decisions ``hz migrate`` leaves to its
+user (HZ172: a tracker ``project`` where hz's operation takes a GitHub ``repository``) are
+taken here as a user takes them, by editing the migrated file; everything else is the
+migration's own output.
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ DECISIONS = {
     "weekly-digest": ("args: {project: APP}", "args: {repository: fjordlight/app}"),
     "weekly-report-template": ('args: {project: "acme/app"}', 'args: {repository: "acme/app"}'),
 }
-#: Inputs given by hand: this hz reads no other contract's draft yet (HZ174).
-GIVEN = {"weekly-report": ["--input", "tracker=Ana: shipped retries; next: caching; blocked: -"]}
+#: The contract whose draft another reads (``read: contract:team-tracker-update``): it runs
+#: first, in the same run ledger.
+UPSTREAM = {"weekly-report": "tracker-update"}
 #: What each packet's fetched inputs hold, by input: a text every value must contain.
 FETCHED = {
     "team-graph-keeper": {"graph": "Weekly report waiting on 2 updates"},
@@ -55,6 +59,7 @@ FETCHED = {
     },
 }
 IDS = [c.id for c in CONTRACTS]
+BY_ID = {c.id: c for c in CONTRACTS}
 
 
 @pytest.fixture
@@ -91,14 +96,19 @@ def _migrated(cli: Cli, work: Path, contract: Contract, env: dict[str, str]) -> 
 
 def _render(cli: Cli, work: Path, contract: Contract, env: dict[str, str]) -> dict[str, Any]:
     name = NAMES[contract.id]
-    checked = cli("validate", contract.path, cwd=work, env=env)
+    # A contract that reads another's draft is compiled with it (else HZ610).
+    paths = [
+        contract.path,
+        *([BY_ID[UPSTREAM[contract.id]].path] if contract.id in UPSTREAM else []),
+    ]
+    checked = cli("validate", *paths, cwd=work, env=env)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert " error: " not in checked.stdout
-    compiled = cli("compile", contract.path, "--out", "build/jobs", cwd=work, env=env)
+    compiled = cli("compile", *paths, "--out", "build/jobs", cwd=work, env=env)
     assert compiled.returncode == 0, compiled.stdout + compiled.stderr
     job = f"build/jobs/{name}.job.json"
     argv = ["render", job, "--fetch", "--at", AT, "-o", f"build/{name}.packet.json"]
-    rendered = cli(*argv, *GIVEN.get(contract.id, []), cwd=work, env=env)
+    rendered = cli(*argv, cwd=work, env=env)
     assert rendered.returncode == 0, rendered.stdout + rendered.stderr
     packet: dict[str, Any] = json.loads((work / "build" / f"{name}.packet.json").read_text())
     assert packet["job"]["name"] == name
@@ -109,15 +119,47 @@ def _render(cli: Cli, work: Path, contract: Contract, env: dict[str, str]) -> di
     return packet
 
 
+def _upstream(
+    cli: Cli, work: Path, contract: Contract, env: dict[str, str]
+) -> tuple[str, str] | None:
+    """Run the contract whose draft ``contract`` reads (with the echo runner): its run id and
+    its draft."""
+    if contract.id not in UPSTREAM:
+        return None
+    upstream = BY_ID[UPSTREAM[contract.id]]
+    _migrated(cli, work, upstream, env)
+    _render(cli, work, upstream, env)
+    name = NAMES[upstream.id]
+    done = cli("run", f"build/{name}.packet.json", "--format", "json", cwd=work, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [run] = json.loads(cli("runs", "list", "--format", "json", cwd=work, env=env).stdout)["runs"]
+    assert (run["job_name"], run["state"]) == (name, "completed")
+    return (run["id"], json.loads(done.stdout)["draft"])
+
+
+def _read_upstream(
+    packet: dict[str, Any], contract: Contract, upstream: tuple[str, str] | None
+) -> None:
+    """The packet's input holds the upstream run's draft, and its source names that run."""
+    if upstream is None:
+        return
+    run, draft = upstream
+    source = packet["sources"]["tracker"]
+    assert (source["job"], source["run"]) == (NAMES[UPSTREAM[contract.id]], run)
+    assert packet["inputs"]["tracker"] == draft
+
+
 @pytest.mark.parametrize("contract", CONTRACTS, ids=IDS)
 def test_migrate_validate_compile_render_run_verify_with_the_echo_runner(
     cli: Cli, tmp_path: Path, github: FakeGitHub, contract: Contract
 ) -> None:
     space = workspace(tmp_path, github.url)
     env = space.env()
+    run = _upstream(cli, space.work, contract, env)
     _migrated(cli, space.work, contract, env)
     name = NAMES[contract.id]
     packet = _render(cli, space.work, contract, env)
+    _read_upstream(packet, contract, run)
     receipts = tmp_path / "receipts"
     packet_file = f"build/{name}.packet.json"
     done = cli(
@@ -167,11 +209,19 @@ def test_run_with_the_real_claude_cli_against_the_fake_model(
         tmp_path,
         github.url,
         runner="claude-code",
-        runner_table=f"\n[system]\nmax_attempts = 1\n\n[system.runner]{runner_table}",
+        runner_table=f"\n[system]\nmax_attempts = 1\n\n[system.runner]{runner_table}"
+        # The upstream of a chain drafts with the echo runner: one job's runner of its own.
+        + "".join(
+            f'\n[jobs."{NAMES[UPSTREAM[c]]}"]\nagent_runner = "echo"\n'
+            for c in UPSTREAM
+            if c == contract.id
+        ),
     )
     env = space.env()
+    run = _upstream(cli, space.work, contract, env)
     _migrated(cli, space.work, contract, env)
     packet = _render(cli, space.work, contract, env)
+    _read_upstream(packet, contract, run)
     name = NAMES[contract.id]
     receipts = tmp_path / "receipts"
     with FakeAnthropic([text("The draft.")]) as api:
