@@ -7,7 +7,8 @@ command writes (``starter()`` in ``_starter.py``, taken from the source as writt
 needs Python 3.12, so it is read, not imported). ``workspace`` lays them out as a user has
 them, the template filled as ``new --asset`` fills it, with an operator file that binds every
 capability they read: ``code-host`` and ``tracker`` to the fake GitHub, ``team-graph`` and
-``documents`` to command-provider scripts.
+``documents`` to command-provider scripts; and a ``[publish]`` policy with the commands their
+publish actions became.
 """
 
 from __future__ import annotations
@@ -150,10 +151,26 @@ else:
 """
 
 
+#: The operator's publish commands (Heinzelmännchen's publish actions, as ``hz migrate`` names
+#: them): each writes the draft it is given to ``published/NAME.md`` beside the workspace.
+PUBLISH = """\
+import pathlib, sys
+out = pathlib.Path(sys.argv[1]) / (sys.argv[2] + ".md")
+out.parent.mkdir(exist_ok=True)
+out.write_text(sys.stdin.read())
+"""
+PUBLISH_COMMANDS = ("notes-publish", "teamwork-send-report")
+
+
 @dataclass(frozen=True)
 class Workspace:
     work: Path
     config: Path
+
+    @property
+    def published(self) -> Path:
+        """Where the publish commands write: ``NAME.md`` per command."""
+        return self.work.parent / "published"
 
     def env(self) -> dict[str, str]:
         return {"HZ_CONFIG": str(self.config), "GITHUB_TOKEN": TOKEN}
@@ -185,6 +202,13 @@ def workspace(
         "required": ["ref"],
         "additionalProperties": False,
     }
+    publish = tmp_path / "publish.py"
+    publish.write_text(PUBLISH)
+    commands = "".join(
+        f"\n[publish.commands.{name}]\n"
+        f"argv = {json.dumps([sys.executable, str(publish), str(tmp_path / 'published'), name])}\n"
+        for name in PUBLISH_COMMANDS
+    )
     config = tmp_path / "operator.toml"
     config.write_text(
         "[capabilities]\n"
@@ -203,7 +227,9 @@ def workspace(
         '[providers.command.operations."documents.read"]\n'
         f"argv = {json.dumps([sys.executable, str(script)])}\n"
         f"args = {_toml(documents)}\n"
-        'result = {type = "object"}\n' + runner_table
+        'result = {type = "object"}\n\n'
+        "[publish]\n"
+        'allow = ["command.run"]\n' + commands + runner_table
     )
     return Workspace(work, config)
 

@@ -2,7 +2,8 @@
 end to end: ``hz migrate`` → ``hz validate`` → ``hz compile`` → ``hz render --fetch`` with the
 providers served by fakes (the fake GitHub for ``code-host`` and ``tracker``, command-provider
 scripts for ``team-graph`` and ``documents``) → ``hz run`` with the echo runner and with the
-real ``claude`` CLI against the fake model → ``hz receipts verify``.
+real ``claude`` CLI against the fake model → the publishes, to the operator's commands their
+publish actions became → ``hz receipts verify``.
 
 The team's weekly report reads the tracker update's draft (``read:
 contract:team-tracker-update``): the tracker update runs first, in the same run ledger, and the
@@ -27,7 +28,15 @@ from tests.conftest import Cli
 from tests.fakes.anthropic_server import FakeAnthropic, text
 from tests.fakes.claude_hz import workspace as claude_workspace
 from tests.fakes.github_server import NOW, FakeGitHub
-from tests.helpers.heinzel import CONTRACTS, TOKEN, Contract, prose_files, serve, workspace
+from tests.helpers.heinzel import (
+    CONTRACTS,
+    TOKEN,
+    Contract,
+    Workspace,
+    prose_files,
+    serve,
+    workspace,
+)
 
 AT = NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
 #: Each contract's hz name: a contract in a me/ or team/ folder carries its namespace.
@@ -58,6 +67,8 @@ FETCHED = {
         "team_tracker": "reports/tracker.md",
     },
 }
+#: The operator's command each contract's publish action became (``to: command.run``).
+PUBLISHES = {"weekly-digest": "notes-publish", "weekly-report": "teamwork-send-report"}
 IDS = [c.id for c in CONTRACTS]
 BY_ID = {c.id: c for c in CONTRACTS}
 
@@ -149,6 +160,24 @@ def _read_upstream(
     assert packet["inputs"]["tracker"] == draft
 
 
+def _assert_published(
+    cli: Cli, space: Workspace, contract: Contract, draft: str, env: dict[str, str]
+) -> None:
+    """The draft reached the operator's command its publish action became, once, and the
+    ledger says so; a contract without publishes wrote nothing."""
+    published = sorted(p.name for p in space.published.glob("*.md"))
+    if contract.id not in PUBLISHES:
+        assert published == []
+        return
+    command = PUBLISHES[contract.id]
+    assert published == [f"{command}.md"]
+    assert (space.published / f"{command}.md").read_text() == draft
+    runs = json.loads(cli("runs", "list", "--format", "json", cwd=space.work, env=env).stdout)
+    run = next(r["id"] for r in runs["runs"] if r["job_name"] == NAMES[contract.id])
+    shown = cli("runs", "show", run, cwd=space.work, env=env).stdout
+    assert f"1 command.run: published: command {command}\n" in shown
+
+
 @pytest.mark.parametrize("contract", CONTRACTS, ids=IDS)
 def test_migrate_validate_compile_render_run_verify_with_the_echo_runner(
     cli: Cli, tmp_path: Path, github: FakeGitHub, contract: Contract
@@ -170,10 +199,14 @@ def test_migrate_validate_compile_render_run_verify_with_the_echo_runner(
     result = json.loads(done.stdout)
     assert (result["status"], result["runner"]) == ("completed", "echo")
     assert packet["prompt"] in result["draft"]  # the echo runner answers with the prompt
-    [receipt_file] = receipts.glob("*.json")
+    # Beside the receipt: a record per publish step (``STEM.publish-N.json``).
+    [receipt_file] = [p for p in receipts.glob("*.json") if ".publish-" not in p.name]
+    records = sorted(p.name.split(".", 1)[1] for p in receipts.glob("*.publish-*.json"))
+    assert records == (["publish-1.json"] if contract.id in PUBLISHES else [])
     receipt = json.loads(receipt_file.read_text())
     digests = {n: s["sha256"] for n, s in packet.get("sources", {}).items()}
     assert receipt.get("input_digests", {}) == digests
+    _assert_published(cli, space, contract, result["draft"], env)
     verified = cli("receipts", "verify", str(receipts), cwd=space.work, env=env)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert TOKEN not in done.stdout + done.stderr + json.dumps(receipt)
@@ -255,7 +288,11 @@ def test_run_with_the_real_claude_cli_against_the_fake_model(
         timeout=60,
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    [receipt_file] = receipts.glob("*.json")
+    # Beside the receipt: a record per publish step (``STEM.publish-N.json``).
+    [receipt_file] = [p for p in receipts.glob("*.json") if ".publish-" not in p.name]
+    records = sorted(p.name.split(".", 1)[1] for p in receipts.glob("*.publish-*.json"))
+    assert records == (["publish-1.json"] if contract.id in PUBLISHES else [])
     receipt = json.loads(receipt_file.read_text())
     digests = {n: s["sha256"] for n, s in packet.get("sources", {}).items()}
     assert receipt.get("input_digests", {}) == digests
+    _assert_published(cli, space, contract, "The draft.", env)
