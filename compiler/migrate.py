@@ -67,25 +67,6 @@ class Migration:
         return any(n.kind == "error" for n in self.notes)
 
 
-@dataclass(frozen=True, slots=True)
-class Features:
-    """The keys of hz's contract format that have a home for a Heinzelmännchen key; read from
-    the format's schema, so that the migration writes what this hz can compile."""
-
-    schedule: bool
-    chains: bool
-    publishes: bool
-
-    @classmethod
-    def of_this_hz(cls) -> Features:
-        from hz.compiler.checks.structure import contract_schema
-
-        schema = contract_schema()
-        hz = schema["properties"]["hz"]["properties"]
-        read = schema["$defs"]["input"]["properties"]["read"].get("pattern", "")
-        return cls("schedule" in hz, "contract:" in read, "publishes" in hz)
-
-
 @dataclass
 class _Edits:
     """Line edits of a text, applied bottom up; each replaces lines [start, end) (0-based)."""
@@ -157,13 +138,12 @@ def _is_heinzel(data: Mapping[str, Any]) -> bool:
 
 
 class _Migrator:
-    def __init__(self, doc: SourceDoc, lines: list[str], features: Features) -> None:
+    def __init__(self, doc: SourceDoc, lines: list[str]) -> None:
         self.doc = doc
         self.hz: dict[str, Any] = doc.data["hz"]
         self.lines = lines
         self.edits = _Edits(lines)
         self.notes: list[Note] = []
-        self.features = features
 
     # -- positions -----------------------------------------------------------------------
     def key_line(self, *path: str | int) -> int:
@@ -306,18 +286,6 @@ class _Migrator:
     def chain(self, name: str, spec: dict[str, Any], upstream: re.Match[str]) -> None:
         target = f"{upstream['namespace']}-{upstream['name']}"
         read_path = ("inputs", name, "read")
-        if not self.features.chains:
-            self.note(
-                HZ174,
-                "decide",
-                read_path,
-                f"this hz cannot read another contract's draft: input {name} is given instead",
-                decide=f"give the draft of {target} with --input {name}=…",
-            )
-            self.replace_input(
-                name, "{description: " + f'"The draft of {target}", schema: {{type: string}}' + "}"
-            )
-            return
         output = upstream["output"]
         self.note(
             HZ170,
@@ -375,16 +343,6 @@ class _Migrator:
         actions = [
             p["action"] for p in items if isinstance(p, dict) and isinstance(p.get("action"), str)
         ]
-        if not self.features.publishes:
-            self.note(
-                HZ174,
-                "decide",
-                ["publishes"],
-                f"this hz publishes nothing ({', '.join(map(printable, actions))}): commented out",
-                decide="send the draft yourself, as Heinzelmännchen's drafts were",
-            )
-            self.comment_out("publishes", "this hz has no publishes")
-            return
         start = self.key_line("publishes")
         end = _span(self.lines, start)
         pad = " " * _indent(self.lines[start])
@@ -404,21 +362,6 @@ class _Migrator:
         self.edits.replace(start, end, out)
 
     def schedule(self) -> None:
-        if not self.features.schedule:
-            self.note(
-                HZ174,
-                "decide",
-                ["schedule"],
-                "this hz schedules nothing: hz.schedule commented out",
-                decide="run the job from cron or CI (`hz run`)",
-            )
-            self.comment_out("schedule", "this hz has no schedules")
-            if "catch_up" in self.hz:
-                self.note(
-                    HZ174, "mapped", ["catch_up"], "catch_up goes with the schedule: commented out"
-                )
-                self.comment_out("catch_up", "this hz has no schedules")
-            return
         cron = self.hz["schedule"]
         catch_up = self.hz.get("catch_up")
         if isinstance(cron, str) and isinstance(catch_up, str):
@@ -523,12 +466,9 @@ def _placeholders(text: str) -> list[Note]:
     return out
 
 
-def migrate(
-    data: bytes, path: str, features: Features | None = None, namespace: str | None = None
-) -> Migration:
+def migrate(data: bytes, path: str, namespace: str | None = None) -> Migration:
     """The migration of ``data``, a Markdown contract read from ``path``; ``namespace`` is
     Heinzelmännchen's (``me``, ``team``; ``""`` for none), else found in ``path``."""
-    features = features or Features.of_this_hz()
     doc, problems = load_markdown(data, path)
     if doc is None:
         first = problems[0]
@@ -543,7 +483,7 @@ def migrate(
     end = frontmatter_end(doc.text)
     assert end is not None  # the loader found it
     lines = doc.text[:end].split("\n")
-    migrator = _Migrator(doc, lines, features)
+    migrator = _Migrator(doc, lines)
     migrator.run(path, namespace)
     notes = sorted(migrator.notes, key=lambda n: (n.line, n.column, n.code))
     errors = tuple(n for n in notes if n.kind == "error")

@@ -75,18 +75,16 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
     Every mapping and every key hz has no home for is reported with its code, line and what
     to decide (`hz explain HZ170`). A file that is already an hz contract is left as it is.
     Exit 1 when a file cannot be migrated, or with --check when one would change."""
-    from hz.compiler.migrate import Features
     from hz.compiler.migrate import migrate as migrate_one
     from hz.runtime.artifacts.files import write_file
     from hz.runtime.artifacts.printable import printable
 
-    features = Features.of_this_hz()
     files = _files(target)
     failed = changed = 0
     for path, relative in files:
         shown = printable(str(path))
         given = "" if namespace == "none" else namespace
-        result = migrate_one(_read(path), str(path), features, given)
+        result = migrate_one(_read(path), str(path), given)
         for note in result.notes:
             where = f"{shown}:{note.line}:{note.column}"
             click.echo(f"{where}: {note.kind}: {printable(note.message)} [{note.code}]")

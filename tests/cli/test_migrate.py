@@ -8,16 +8,12 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from hz.compiler.migrate import Features, migrate
+from hz.compiler.migrate import migrate
 from tests.conftest import Cli
 from tests.helpers.heinzel import CONTRACTS, Contract, original, sdist
 
 IDS = [c.id for c in CONTRACTS]
 BY_ID = {c.id: c for c in CONTRACTS}
-#: Every home hz will have for a Heinzelmännchen key (schedules, chains, publishes).
-EVERY_KEY = Features(schedule=True, chains=True, publishes=True)
-#: None of them.
-NO_KEY = Features(schedule=False, chains=False, publishes=False)
 
 
 def _place(tmp_path: Path, contract: Contract) -> Path:
@@ -39,12 +35,11 @@ def test_the_report_of_three_contracts_of_the_sdist(
 
 
 @pytest.mark.parametrize("contract", CONTRACTS, ids=IDS)
-@pytest.mark.parametrize("features", [EVERY_KEY, NO_KEY], ids=["every-key", "no-key"])
 def test_a_migrated_contract_migrates_to_itself_and_keeps_its_body(
-    contract: Contract, features: Features
+    contract: Contract,
 ) -> None:
     text = original(contract)
-    first = migrate(text.encode(), contract.path, features)
+    first = migrate(text.encode(), contract.path)
     assert first.text is not None
     assert not first.failed
     body = text.split("\n---\n", 1)[1]
@@ -54,15 +49,8 @@ def test_a_migrated_contract_migrates_to_itself_and_keeps_its_body(
     comments = [line.strip() for line in front.split("\n") if line.lstrip().startswith("#")]
     kept = [line.strip() for line in first.text.split("\n---\n", 1)[0].split("\n")]
     assert [c for c in comments if c not in kept] == []
-    second = migrate(first.text.encode(), contract.path, features)
+    second = migrate(first.text.encode(), contract.path)
     assert (second.text, second.notes) == (None, ())
-
-
-def test_every_key_once_hz_has_schedules_chains_and_publishes(snapshot: SnapshotAssertion) -> None:
-    for contract in ("weekly-digest", "weekly-report"):
-        result = migrate(original(BY_ID[contract]).encode(), BY_ID[contract].path, EVERY_KEY)
-        assert result.text is not None
-        assert (result.notes, result.text.split("\n---\n", 1)[0]) == snapshot(name=contract)
 
 
 def test_check_exits_1_when_a_file_would_change_and_writes_nothing(
@@ -261,7 +249,7 @@ def test_a_look_ahead_window_of_an_own_operation_is_left_to_decide() -> None:
         "      read: meetings.upcoming\n      window: next 7d\n"
         "  outputs:\n    agenda: {format: markdown}\n---\n"
     )
-    notes = migrate(text.encode(), "agenda.md", NO_KEY).notes
+    notes = migrate(text.encode(), "agenda.md").notes
     assert [
         (n.code, n.line, n.column, n.message) for n in notes if n.code in ("HZ171", "HZ172")
     ] == [
@@ -344,3 +332,4 @@ def test_the_namespace_comes_from_the_folder_or_the_option(
     (tmp_path / "team" / "status.md").write_text(HEINZEL.format(outputs="    s: {format: json}"))
     assert cli("migrate", "team/status.md", *option, cwd=tmp_path).returncode == 0
     assert f"\n  name: {name}\n" in (tmp_path / "team" / "status.md").read_text()
+
