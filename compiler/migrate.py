@@ -526,7 +526,8 @@ def _fit(doc: SourceDoc) -> list[Note]:
     from hz.compiler.rules.registry import HZ411, HZ412
 
     data = copy.deepcopy(doc.data)
-    for spec in (data["hz"].get("inputs") or {}).values() if isinstance(data["hz"], dict) else ():
+    inputs = data["hz"].get("inputs")
+    for spec in inputs.values() if isinstance(inputs, dict) else ():
         window = spec.get("window") if isinstance(spec, dict) else None
         if isinstance(window, str) and window.startswith("last "):
             spec["window"] = window.removeprefix("last ").strip()  # migrated: last_window

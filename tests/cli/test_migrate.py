@@ -333,3 +333,30 @@ def test_the_namespace_comes_from_the_folder_or_the_option(
     assert cli("migrate", "team/status.md", *option, cwd=tmp_path).returncode == 0
     assert f"\n  name: {name}\n" in (tmp_path / "team" / "status.md").read_text()
 
+
+def test_inputs_that_are_no_mapping_are_left_for_validate_to_report() -> None:
+    text = "---\nhz:\n  schema: 1\n  title: T\n  inputs: [merged]\n  outputs:\n    t: {}\n---\n"
+    result = migrate(text.encode(), "t.md")
+    assert result.text is not None
+    assert "\n  inputs: [merged]\n  output: {}\n" in result.text
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "  inputs: {a: 5, b: {read: 7}, c: {read: x.y, window: 3}}",
+        "  outputs: 5",
+        "  outputs: {}",
+        "  publishes: 5",
+        "  publishes: [5, {action: 7}]",
+        "  agent: 5",
+        "  schedule: [1]\n  catch_up: 2",
+        "  retries: [1]",
+        "  inputs: {a: {read: 'contract:me/x#y', stage: draft, window: last 5}}",
+    ],
+)
+def test_odd_values_never_raise(block: str) -> None:
+    """Whatever the shapes, a migration or a located refusal: never an exception."""
+    text = f"---\nname: 5\nhz:\n  schema: 1\n{block}\n---\n"
+    result = migrate(text.encode(), "odd.md")
+    assert result.text is not None or result.failed
