@@ -3,7 +3,7 @@
 The conversion is a set of targeted edits of the frontmatter's lines, located by hz's own
 loader (the line and column of every key); nothing is re-serialised, so every byte the
 migration does not touch stays as the author wrote it: comments, quotes, folded scalars, key
-order, blank lines, and the whole body (decision 0023). An hz contract (``hz.contract``) is
+order, blank lines, and the whole body (decision 0026). An hz contract (``hz.contract``) is
 left as it is, which makes the migration idempotent: a migrated file migrates to itself.
 
 Every edit, and every key that cannot be carried over, is reported as a ``Note`` with a rule
