@@ -8,6 +8,7 @@ print one message; anything else is a bug: exit 3, "unexpected error", the trace
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
 
@@ -96,8 +97,17 @@ def cli(debug: bool) -> None:
     """hz: validate, compile, render and run workflow contracts."""
 
 
+#: pydantic looks up plugins among every installed distribution's entry points the first time
+#: it builds a model (importlib.metadata's scan: about 10 ms of every command that uses the
+#: artifact models). hz's models are hz's: no plugin is meant to hook into them. The variable
+#: is read by pydantic only, and no child of hz inherits hz's environment (each gets an
+#: allowlist: hz.runtime.process.environment). An operator's own value is kept.
+_NO_PYDANTIC_PLUGINS = ("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    os.environ.setdefault(*_NO_PYDANTIC_PLUGINS)
     try:
         _main(args)
     except KeyboardInterrupt:  # a second Ctrl-C while the first one was being handled

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.contracts import GREET
 from tests.helpers.contracts import TINY as GOOD
 
 REPO = Path(__file__).resolve().parents[2]
@@ -185,3 +187,31 @@ def test_validate_with_providers_bound_but_no_command_operations_imports_none(
     assert [m for m in ast.literal_eval(loaded) if m.startswith("hz.runtime.providers.")] == [
         "hz.runtime.providers.registry"
     ]
+
+
+def _plugins_after(args: list[str], cwd: Path, env: dict[str, str]) -> str:
+    probe = (
+        "import sys, atexit\n"
+        "def said():\n"
+        "    loader = sys.modules.get('pydantic.plugin._loader')\n"
+        "    print(repr(loader and loader._plugins), file=sys.stderr)\n"
+        "atexit.register(said)\n"
+        "from hz.cli import main\n"
+        f"main({args!r})\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=cwd, env=env, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stderr.splitlines()[-1]
+
+
+def test_hz_does_not_look_up_pydantic_plugins(tmp_path: Path) -> None:
+    # pydantic scans every installed distribution's entry points for plugins the first time
+    # it builds a model (≈ 10 ms of every hz run); hz turns its plugins off for its own
+    # process, and the scan's cache stays unset. An operator's own setting is kept.
+    (tmp_path / "c.yaml").write_text(GREET)
+    args = ["render", "c.yaml", "--input", "who=Ann", "-o", "p.json"]
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    assert _plugins_after(args, tmp_path, env) == "None"
+    assert _plugins_after(args, tmp_path, {**env, "PYDANTIC_DISABLE_PLUGINS": "x"}) == "{}"
