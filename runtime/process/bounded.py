@@ -23,6 +23,13 @@ pipes with ``F_SETPIPE_SZ``). Every runner starts its agent through ``run_bounde
   They run on the calling thread; an exception from one kills the group and propagates.
 - A missing or non-executable program, or a missing ``cwd``, is ``launch_error`` in the
   returned value, never an exception.
+- ``start_bounded`` splits ``run_bounded`` in two: it spawns the child now (its own session,
+  its watchdog: from the spawn on it dies with hz), and ``Started.run`` hands it its stdin
+  and its limits later. The wall clock, the inactivity clock and the caps start at the
+  hand-over; until then nothing of its output is read (a child that writes blocks on the
+  full pipe). ``Started.discard`` (or leaving its ``with`` block unrun) kills the group
+  unused. For a child that prepares itself before it reads its work: the render child
+  imports Jinja2 while hz validates and compiles (decision 0022).
 
 - The group dies with hz: a watchdog (``/bin/sh``, in a session of its own so a terminal's
   Ctrl-C does not reach it) holds the read end of a pipe only hz writes to. When hz ends
@@ -62,7 +69,15 @@ from hz.runtime.process.limits import Limits, ProcessOutcome
 from hz.runtime.process.streams import LineCallback, StreamCapture
 from hz.runtime.process.uninterrupted import to_the_end
 
-__all__ = ["DRAIN_SECONDS", "Limits", "LineCallback", "ProcessOutcome", "run_bounded"]
+__all__ = [
+    "DRAIN_SECONDS",
+    "Limits",
+    "LineCallback",
+    "ProcessOutcome",
+    "Started",
+    "run_bounded",
+    "start_bounded",
+]
 
 #: How long output is still read after the leader exited and its group was killed.
 DRAIN_SECONDS = 1.0
@@ -88,15 +103,104 @@ def run_bounded(
 ) -> ProcessOutcome:
     """Run ``argv`` (no shell) in ``cwd`` with exactly ``env``; see the module docstring."""
     started = time.monotonic()
-    proc = spawn(argv, stdin_pipe=stdin is not None, cwd=cwd, env=env)
+    child = start_bounded(argv, stdin_pipe=stdin is not None, cwd=cwd, env=env)
+    return child.run(
+        stdin,
+        limits=limits,
+        on_stdout_line=on_stdout_line,
+        on_stderr_line=on_stderr_line,
+        _started=started,
+    )
+
+
+def start_bounded(
+    argv: Sequence[str], *, stdin_pipe: bool = True, cwd: str, env: Mapping[str, str]
+) -> Started:
+    """Spawn ``argv`` now, in its own session and watched by its watchdog; ``Started.run``
+    gives it its stdin and its limits. See the module docstring."""
+    started = time.monotonic()
+    proc = spawn(argv, stdin_pipe=stdin_pipe, cwd=cwd, env=env)
     if isinstance(proc, str):
-        return ProcessOutcome(
-            exit_code=None,
-            launch_error=proc,
-            duration_seconds=time.monotonic() - started,
+        return Started(None, proc, started)
+    child = Started(proc, None, started)
+    try:
+        child.pgid = check_own_group(proc.pid)
+        child.watchdog = _start_watchdog(child.pgid)
+        observe.spawned(proc.pid, child.pgid)
+    except BaseException:
+        to_the_end(child.discard)
+        raise
+    return child
+
+
+class Started:
+    """A child spawned by ``start_bounded``: ``run`` it once, or ``discard`` it."""
+
+    def __init__(
+        self, proc: subprocess.Popen[bytes] | None, launch_error: str | None, spawned: float
+    ) -> None:
+        self.proc = proc
+        self.launch_error = launch_error
+        self.spawned = spawned
+        self.pgid: int | None = None
+        self.watchdog: subprocess.Popen[bytes] | None = None
+        self.used = False
+
+    def __enter__(self) -> Started:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.discard()
+
+    def run(
+        self,
+        stdin: bytes | None,
+        *,
+        limits: Limits,
+        on_stdout_line: LineCallback | None = None,
+        on_stderr_line: LineCallback | None = None,
+        _started: float | None = None,
+    ) -> ProcessOutcome:
+        """Write ``stdin`` (then close it; ``None``: close it at once) and supervise the child
+        under ``limits`` from now on (``run_bounded``'s ``_started``: from before the spawn)."""
+        if self.used:
+            raise RuntimeError("a started child runs once")
+        self.used = True
+        started = time.monotonic() if _started is None else _started
+        if self.proc is None or self.pgid is None:  # start_bounded sets both or neither
+            return ProcessOutcome(
+                exit_code=None,
+                launch_error=self.launch_error or "not started",
+                duration_seconds=time.monotonic() - started,
+            )
+        watchdog, self.watchdog = self.watchdog, None  # the supervisor dismisses it now
+        supervisor = _Supervisor(
+            self.proc, self.pgid, watchdog, limits, started, on_stdout_line, on_stderr_line
         )
-    supervisor = _Supervisor(proc, limits, started, on_stdout_line, on_stderr_line)
-    return supervisor.run(stdin)
+        return supervisor.run(stdin)
+
+    def discard(self) -> None:
+        """Kill the child's group unused, dismiss its watchdog and reap it (once, and not after
+        ``run``)."""
+        if self.used:
+            return
+        self.used = True
+        proc = self.proc
+        if proc is None:
+            return
+        with contextlib.suppress(Exception):
+            if self.pgid is not None:
+                signal_group(self.pgid, signal.SIGKILL)  # the leader is unreaped: still ours
+            else:
+                proc.kill()
+        watchdog, self.watchdog = self.watchdog, None
+        if watchdog is not None:
+            _dismiss(watchdog)
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
 
 def search_path(env: Mapping[str, str]) -> str:
@@ -190,6 +294,8 @@ class _Supervisor:
     def __init__(
         self,
         proc: subprocess.Popen[bytes],
+        pgid: int,
+        watchdog: subprocess.Popen[bytes] | None,
         limits: Limits,
         started: float,
         on_stdout: LineCallback | None,
@@ -205,16 +311,14 @@ class _Supervisor:
         self.done_at: float | None = None
         self.pending_stdin = memoryview(b"")
         self.flags: dict[str, bool] = {}
-        self.pgid: int | None = None
-        self.watchdog: subprocess.Popen[bytes] | None = None
+        self.pgid = pgid
+        self.watchdog = watchdog
         #: Readable once the leader exited (a pidfd), or None: then the tick notices it.
         self.exit_fd: int | None = None
 
     def run(self, stdin: bytes | None) -> ProcessOutcome:
         try:
-            self.pgid = pgid = check_own_group(self.proc.pid)
-            self.watchdog = _start_watchdog(pgid)
-            observe.spawned(self.proc.pid, pgid)
+            pgid = self.pgid  # checked, watched and observed at the spawn (start_bounded)
             self._register(stdin)
             self._watch_leader()
             self._supervise(pgid)
@@ -230,10 +334,7 @@ class _Supervisor:
 
     def _kill_everything(self) -> None:
         with contextlib.suppress(Exception):
-            if self.pgid is not None:
-                signal_group(self.pgid, signal.SIGKILL)
-            else:
-                self.proc.kill()
+            signal_group(self.pgid, signal.SIGKILL)
         self._dismiss_watchdog()
         self.proc.wait()
 
