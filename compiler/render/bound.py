@@ -11,20 +11,26 @@ process can leave the child holding locks nobody will release. It costs more tha
 the child starts Python and imports Jinja, about 60 ms more CPU time per render (100 ms instead
 of 40 ms on the 2-core development machine), once per ``hz render`` or ``hz run``.
 docs/decisions/0022-render-isolation-cost.md says why neither a fork nor rendering in process
-replaces it, and that it is to be started early instead.
+replaces it, and that it is started early instead: ``start_early`` spawns the child as a
+command that will render begins (``hz run CONTRACT``, ``hz render``), so that its interpreter
+and Jinja2 start beside hz's own imports, validation and compile; the first render hands it
+the job (``start_bounded``: its clock starts then), and ``discard_early`` kills it unused
+when nothing rendered. This module imports neither Jinja2 nor the renderer until a render
+runs in process, so that starting early costs the command nothing it would not pay anyway.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import hz
-from hz.compiler.render.generate import MEMORY_HEADROOM, generate
 from hz.compiler.render.outcome import (
     EXIT_OUT_OF_MEMORY,
     Crashed,
@@ -35,7 +41,9 @@ from hz.compiler.render.outcome import (
 )
 
 if sys.platform != "win32":  # the chokepoint is POSIX-only; elsewhere renders stay in-process
-    from hz.runtime.process.bounded import Limits, ProcessOutcome, run_bounded
+    from hz.runtime.process.bounded import Limits, ProcessOutcome, start_bounded
+if TYPE_CHECKING:
+    from hz.runtime.process.bounded import Started
 
 #: How long past its deadline a child may run before it is stopped (its own tracer, and then
 #: RLIMIT_CPU, normally end it first).
@@ -46,6 +54,37 @@ ISOLATED = sys.platform != "win32"
 CHILD_MODULE = "hz.compiler.render.child"
 #: Room for the child's JSON outcome: the prompt cap, escaped to ASCII.
 _MAX_OUTPUT = 16 * 1024 * 1024
+#: The child started early (at most one), until a render takes it or it is discarded.
+_early: list[Started] = []
+_early_lock = threading.Lock()
+
+
+def start_early() -> None:
+    """Start the render child now, for the first render of this process to use."""
+    if not ISOLATED:
+        return
+    with _early_lock:
+        if not _early:
+            _early.append(_spawn())
+
+
+def discard_early() -> None:
+    """Kill the child started early if no render took it."""
+    with _early_lock:
+        unused = _early.pop() if _early else None
+    if unused is not None:
+        unused.discard()
+
+
+def _spawn() -> Started:
+    # Nothing of hz's environment (no credential), the root as its working directory.
+    return start_bounded(child_argv(), cwd=os.path.abspath(os.sep), env={})
+
+
+def _child() -> Started:
+    with _early_lock:
+        early = _early.pop() if _early else None
+    return early if early is not None else _spawn()
 
 
 def render_bounded(template: str, values: dict[str, Any], seconds: float) -> Outcome:
@@ -55,6 +94,8 @@ def render_bounded(template: str, values: dict[str, Any], seconds: float) -> Out
     clock or the CPU limit, ``OutOfMemory`` when the child ran out of memory outside the
     render's own handling, ``Crashed`` for anything else.
     """
+    from hz.compiler.render.generate import MEMORY_HEADROOM, generate
+
     if not ISOLATED:
         return generate(template, values, seconds)
     job = {
@@ -63,11 +104,8 @@ def render_bounded(template: str, values: dict[str, Any], seconds: float) -> Out
         "seconds": seconds,
         "memory_headroom": MEMORY_HEADROOM,
     }
-    ended = run_bounded(
-        child_argv(),
-        stdin=json.dumps(job).encode("ascii"),
-        cwd=os.path.abspath(os.sep),
-        env={},
+    ended = _child().run(
+        json.dumps(job).encode("ascii"),
         limits=Limits(
             timeout=seconds + GRACE_SECONDS,
             kill_grace=0.5,
@@ -98,11 +136,12 @@ def outcome_of(ended: ProcessOutcome) -> Outcome:
 def child_argv() -> list[str]:
     """This interpreter, isolated from the environment and the site (``-I -S``), with just the
     folders hz and Jinja were imported from appended to its path: the child renders with the
-    very code this process would, and nothing on the path can shadow the standard library."""
-    import jinja2
-    import markupsafe
-
-    folders = [str(Path(m.__file__ or "").parent.parent) for m in (hz, jinja2, markupsafe)]
+    very code this process would, and nothing on the path can shadow the standard library.
+    Jinja's folders are found without importing it (``find_spec`` of a top-level package)."""
+    folders = [str(Path(hz.__file__ or "").parent.parent)]
+    for name in ("jinja2", "markupsafe"):
+        spec = importlib.util.find_spec(name)
+        folders.append(str(Path((spec and spec.origin) or "").parent.parent))
     code = (
         f"import sys; sys.path += {list(dict.fromkeys(folders))!r}; "
         f"from {CHILD_MODULE} import main; sys.exit(main())"

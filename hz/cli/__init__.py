@@ -123,7 +123,39 @@ def _aborted() -> None:
     sys.exit(130)
 
 
+#: Commands that render a contract (or a job file given input values) in a bounded child.
+_RENDERING = frozenset({"run", "render"})
+_CONTRACT_SUFFIXES = (".yaml", ".yml", ".md")
+
+
+def _renders(args: list[str]) -> bool:
+    """Whether ``args`` look like a command that will render: ``hz run``/``hz render`` of a
+    contract, or with input values (a job file). A guess from the words alone, before click
+    parses them: a wrong "yes" costs one child killed unused, a wrong "no" the start-up the
+    render then waits for (decision 0022)."""
+    words = [a for a in args if not a.startswith("-")]
+    if not words or words[0] not in _RENDERING or {"-h", "--help"} & set(args):
+        return False
+    given_values = any(a in ("--input", "--inputs") or a.startswith("--input") for a in args)
+    return given_values or any(w.lower().endswith(_CONTRACT_SUFFIXES) for w in words[1:])
+
+
 def _main(args: list[str]) -> None:
+    if _renders(args):
+        from hz.compiler.render.bound import discard_early, start_early
+
+        # The render child's interpreter and Jinja2 start now, beside hz's own imports,
+        # validation and compile; the render hands it its job (decision 0022).
+        start_early()
+        try:
+            _command(args)
+        finally:
+            discard_early()
+    else:
+        _command(args)
+
+
+def _command(args: list[str]) -> None:
     debug = "--debug" in args
     try:
         code: Any = cli.main(args=args, prog_name="hz", standalone_mode=False)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import Cli, CliResult
+from tests.fakes.agent import is_gone
 from tests.helpers.contracts import GREET_TIMES
 
 
@@ -158,3 +160,36 @@ def test_unbounded_work_is_refused_at_its_line(cli: Cli, project: Path) -> None:
         "argument 1,000,000,000 is larger than 100,000 [HZ708]\n"
         "Found 1 error in 1 file (checked 1 file)\n"
     )
+
+
+def test_render_uses_the_child_started_early_and_leaves_none(
+    cli: Cli, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hz.compiler.render.bound as bound
+
+    spawned: list[int] = []
+    early: list[int] = []
+    spawn, start_early = bound._spawn, bound.start_early
+
+    def recorded() -> Any:
+        child = spawn()
+        spawned.append(child.proc.pid)
+        return child
+
+    def started_early() -> None:
+        start_early()
+        early.append(spawned[-1])
+
+    monkeypatch.setattr(bound, "_spawn", recorded)
+    monkeypatch.setattr(bound, "start_early", started_early)
+    shown = hz(cli, project, "render", "greet.yaml", "--input", "who=Ada", "--input", "times=1")
+    assert (shown.returncode, json.loads(shown.stdout)["prompt"]) == (0, "Hello Ada!\n\n")
+    assert spawned == early  # started early, and the render used it: no second child
+    # A contract with errors renders nothing: the child started early is killed unused.
+    (project / "bad.yaml").write_text("hz: {}\n", encoding="utf-8")
+    failed = hz(cli, project, "render", "bad.yaml")
+    assert failed.returncode == 1
+    assert spawned == early
+    assert len(early) == 2
+    assert bound._early == []
+    assert is_gone(spawned[1])

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+import hz.cli
 import hz.compiler.render.bound
 import hz.compiler.render.packet
 from hz.compiler.diagnostics import Diagnostic
@@ -15,6 +16,7 @@ from hz.compiler.render.generate import OUT_OF_MEMORY
 from hz.compiler.render.outcome import Crashed, Failed, OutOfMemory, Rendered, TimedOut
 from hz.compiler.render.packet import TemplatePlace, render_prompt
 from hz.runtime.process.limits import ProcessOutcome
+from tests.fakes.agent import is_gone
 
 
 @pytest.fixture
@@ -121,5 +123,48 @@ def test_c_level_work_in_a_filter_cannot_hang_render(monkeypatch: pytest.MonkeyP
 
 def test_without_child_processes_rendering_runs_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(hz.compiler.render.bound, "ISOLATED", False)
-    monkeypatch.setattr(hz.compiler.render.bound, "run_bounded", None)  # never reached
+    monkeypatch.setattr(hz.compiler.render.bound, "start_bounded", None)  # never reached
     assert render_prompt("{{ inputs.x }}", {"x": None}, TemplatePlace("j")) == ("null", [])
+
+
+def _early_pid() -> int:
+    [early] = hz.compiler.render.bound._early
+    assert early.proc is not None
+    return early.proc.pid
+
+
+def test_a_render_takes_the_child_started_early() -> None:
+    hz.compiler.render.bound.start_early()
+    hz.compiler.render.bound.start_early()  # one at a time: a second start is nothing
+    pid = _early_pid()
+    assert render_bounded("Hi {{ inputs.who }}", {"who": "Ann"}, 10.0) == Rendered("Hi Ann")
+    assert hz.compiler.render.bound._early == []
+    assert is_gone(pid)  # it rendered, and was reaped
+    hz.compiler.render.bound.discard_early()  # nothing left to discard
+
+
+def test_a_child_started_early_and_unused_is_killed() -> None:
+    hz.compiler.render.bound.start_early()
+    pid = _early_pid()
+    hz.compiler.render.bound.discard_early()
+    assert hz.compiler.render.bound._early == []
+    assert is_gone(pid)
+
+
+@pytest.mark.parametrize(
+    ("args", "renders"),
+    [
+        (["run", "c.yaml"], True),
+        (["--debug", "render", "docs/C.YML", "-o", "p.json"], True),
+        (["run", "weekly.md"], True),
+        (["render", "build/jobs/x.job.json", "--input", "who=Ann"], True),
+        (["run", "build/jobs/x.job.json", "--inputs=values.json"], True),
+        (["run", "packet.json"], False),
+        (["run", "c.yaml", "--help"], False),
+        (["validate", "c.yaml"], False),
+        (["compile", "contracts/", "--out", "jobs"], False),
+        ([], False),
+    ],
+)
+def test_which_commands_start_the_render_child_early(args: list[str], renders: bool) -> None:
+    assert hz.cli._renders(args) is renders
