@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hz import __version__
 from hz.compiler.chains import Link, Read, chain_problems
@@ -330,4 +330,106 @@ def compile_each(
         where,
         expansion.skipped,
         compiled=compiled if not (invalid or clashes) else 0,
+    )
+
+
+class Staging(Protocol):
+    """Where ``compile_fanned`` puts each job: ``write`` may run in a forked process and
+    returns what ``note`` records in this one (picklable)."""
+
+    def prepare(self) -> None: ...
+    def write(self, compiled: CompiledJob) -> Any: ...
+    def note(self, receipt: Any) -> None: ...
+
+
+#: One file's part of a compile: its diagnostics; for a valid contract where its name is,
+#: its links, a problem with its path (HZ001), and what ``Staging.write`` returned or why
+#: writing failed (the message of its HzError).
+_FileResult = tuple[
+    list[Diagnostic], NamedAt | None, Link | None, Diagnostic | None, Any, str | None
+]
+
+
+def compile_fanned(
+    paths: Sequence[str],
+    staging: Staging,
+    *,
+    root: Path | None = None,
+    max_usd_ceiling: Ceiling = 100.0,
+    operations: Mapping[str, Operation] = CATALOG,
+    targets: Mapping[str, Target] = TARGETS,
+    processes: int | None = None,
+) -> CompileRun:
+    """``compile_each`` with the per-file work — loading, validating, compiling, writing
+    the staged job — split over forked processes when CPUs are idle
+    (``hz.compiler.fanout.fan_out``). The names (HZ601), the chains and the verdict are
+    decided here, in the order of the files, exactly as ``compile_each`` decides them. A
+    child writes the jobs of its share whatever the others find: when the compile fails,
+    the caller discards the staging directory as ``compile_each``'s caller does."""
+    from hz.compiler.fanout import fan_out
+    from hz.compiler.validate import expand_paths, validate_each
+
+    expansion = expand_paths(paths)
+    where = compile_root(paths, root)
+    found: list[Diagnostic] = list(expansion.diagnostics)
+    invalid = any(d.severity == "error" for d in found)
+    clashes: list[Diagnostic] = []
+    first_of: dict[str, NamedAt] = {}
+    links: list[Link] = []
+    receipts: list[Any] = []
+    write_error: str | None = None
+
+    def share(files: Sequence[str]) -> list[_FileResult]:
+        out: list[_FileResult] = []
+        for contract, diagnostics in validate_each(
+            files, max_usd_ceiling=max_usd_ceiling, operations=operations, targets=targets
+        ):
+            if contract is None:
+                out.append((diagnostics, None, None, None, None, None))
+                continue
+            here = _named_at(contract)
+            problem = name_problem(contract.source.path, where)
+            receipt, error = None, None
+            if problem is None and not any(d.severity == "error" for d in diagnostics):
+                job, text = _unsealed(contract, root=where).sealed_text()
+                try:
+                    receipt = staging.write(CompiledJob(job, here[0], contract.source, text))
+                except HzError as e:  # a name staged twice (HZ601 says so), a full disk
+                    error = e.message
+            out.append((diagnostics, here, _link(contract), problem, receipt, error))
+        return out
+
+    staging.prepare()  # the staging directory exists before any child writes into it
+    for diagnostics, here, link, problem, receipt, error in fan_out(
+        expansion.files, share, processes=processes
+    ):
+        found += diagnostics
+        invalid = invalid or any(d.severity == "error" for d in diagnostics)
+        if here is None or link is None:
+            continue
+        links.append(link)
+        earlier = first_of.setdefault(link.job, here)
+        if earlier != here:
+            clashes += _clash(link.job, earlier, here)
+        if problem is not None:
+            clashes.append(problem)
+        if receipt is not None:
+            receipts.append(receipt)
+        write_error = write_error or error
+    if not invalid:
+        clashes += chain_problems(links)
+        found += clashes
+    failed = invalid or bool(clashes)
+    if not failed and write_error is not None:
+        raise HzError(write_error)
+    if not failed:
+        for receipt in receipts:
+            staging.note(receipt)
+    return CompileRun(
+        (),
+        sort_diagnostics(found),
+        len(expansion.files),
+        where,
+        expansion.skipped,
+        compiled=0 if failed else len(receipts),
     )

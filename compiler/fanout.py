@@ -20,7 +20,7 @@ import pickle
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from hz.compiler.checks.tools import PolicySource
 from hz.compiler.contract import Contract
@@ -42,6 +42,7 @@ MIN_FILES_PER_PROCESS = 100
 MAX_PROCESSES = 8
 
 Verdict = tuple[str | None, list[Diagnostic]]
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,22 +136,38 @@ def check_each(
         )
         return [(None if c is None else c.name, d) for c, d in found]
 
-    count = _processes(len(files) - 1, processes)
-    if processes is None and count > 1:
-        count = min(count, _idle_cpus())
-    if count < 2 or "-" in files or threading.active_count() > 1:
+    if "-" in files:  # stdin is read once, by this process
         yield from serial(files)
         return
-    yield from serial(files[:1])  # the lazy imports, once, before the fork
-    shares = _split(files[1:], count)
+    yield from fan_out(files, serial, processes=processes)
+
+
+def fan_out(
+    items: Sequence[str],
+    work: Callable[[Sequence[str]], list[R]],
+    *,
+    processes: int | None = None,
+) -> Iterator[R]:
+    """``work``'s results for ``items``, in order: ``work`` of a share of the items returns
+    one picklable result per item. Split over forked processes as the module docstring
+    says (``processes`` caps them; default: the CPUs this process may use, no more than the
+    load average leaves idle); otherwise ``work(items)`` here."""
+    count = _processes(len(items) - 1, processes)
+    if processes is None and count > 1:
+        count = min(count, _idle_cpus())
+    if count < 2 or threading.active_count() > 1:
+        yield from work(items)
+        return
+    yield from work(items[:1])  # the lazy imports, once, before the fork
+    shares = _split(items[1:], count)
     children: list[_Child] = []
     try:
-        children += [_fork(serial, share) for share in shares[1:]]
-        mine = serial(shares[0])
+        children += [_fork(work, share) for share in shares[1:]]
+        mine = work(shares[0])
         yield from mine
         for i, share in enumerate(shares[1:]):
             got = _collect(children[i])
-            yield from got if got is not None else serial(share)
+            yield from got if got is not None else work(share)
     finally:
         for child in children:
             _reap(child)  # after an exception or an early stop: no child is left behind
@@ -195,7 +212,7 @@ class _Child:
     fd: int  # the read end of its pipe; -1 when closed
 
 
-def _fork(serial: Callable[[Sequence[str]], list[Verdict]], share: Sequence[str]) -> _Child:
+def _fork(work: Callable[[Sequence[str]], list[R]], share: Sequence[str]) -> _Child:
     try:
         read, write = os.pipe()
     except OSError:
@@ -210,7 +227,7 @@ def _fork(serial: Callable[[Sequence[str]], list[Verdict]], share: Sequence[str]
         status = 1
         try:
             os.close(read)
-            data = pickle.dumps(serial(share), protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(work(share), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write, "wb") as out:
                 out.write(data)
             status = 0
@@ -220,7 +237,7 @@ def _fork(serial: Callable[[Sequence[str]], list[Verdict]], share: Sequence[str]
     return _Child(pid, read)
 
 
-def _collect(child: _Child) -> list[Verdict] | None:
+def _collect(child: _Child) -> list[Any] | None:
     """The child's verdicts, or None when it did not deliver them (its share is redone)."""
     if child.fd < 0:
         return None
@@ -230,7 +247,7 @@ def _collect(child: _Child) -> list[Verdict] | None:
     if _reap(child) != 0 or not data:
         return None
     try:
-        got: list[Verdict] = pickle.loads(data)  # noqa: S301 - our own forked child's bytes
+        got: list[Any] = pickle.loads(data)  # noqa: S301 - our own forked child's bytes
     except Exception:
         return None
     return got

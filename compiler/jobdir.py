@@ -182,19 +182,32 @@ class JobWriter:
         self._made: list[Path] = []
 
     def add(self, compiled: CompiledJob) -> None:
+        self.note(self.write(compiled))
+
+    def prepare(self) -> None:
+        """Make the staging directory now (before ``write`` runs in forked processes)."""
+        self._staging()
+
+    def write(self, compiled: CompiledJob) -> tuple[bool, Path]:
+        """Stage ``compiled`` unless its file already holds its text: (staged?, its path).
+        Touches no state of this object but the staging directory, so that a forked process
+        may write and this one ``note`` it."""
         path = self.out_dir / f"{compiled.job.name}{SUFFIX}"
-        self.expected.add(path)
         text = job_text(compiled)
         try:
             if _read(path) == text:
-                self.unchanged.append(path)
-                return
-            # "x": a second job of one name never reaches here (HZ601 stops the compile).
+                return False, path
+            # "x": a second job of one name fails here (and HZ601 stops the compile).
             with open(self._staging() / path.name, "x", encoding="utf-8", newline="") as f:
                 f.write(text)
         except OSError as e:
             raise HzError(f"cannot write {e.filename or path}: {e.strerror or e}") from e
-        self.staged.append(path)
+        return True, path
+
+    def note(self, receipt: tuple[bool, Path]) -> None:
+        staged, path = receipt
+        self.expected.add(path)
+        (self.staged if staged else self.unchanged).append(path)
 
     def _staging(self) -> Path:
         if self._stage is None:

@@ -112,7 +112,7 @@ def compile_(
     refuse_empty(paths)
     from hz import __version__
     from hz.cli.authoring import authoring
-    from hz.compiler.compile import compile_each, compile_root
+    from hz.compiler.compile import compile_each, compile_fanned, compile_root
     from hz.compiler.jobdir import JobChecker, JobWriter, refuse_linked_out_dir
     from hz.compiler.report.formats import write_report
 
@@ -122,14 +122,24 @@ def compile_(
     # or staged as it is compiled; a failed compile discards what was staged.
     sink = JobChecker(out_dir) if check else JobWriter(out_dir)
     try:
-        run = compile_each(
-            paths,
-            sink.add,
-            root=root,
-            max_usd_ceiling=options.max_usd_ceiling,
-            operations=options.operations,
-            targets=options.targets,
-        )
+        if isinstance(sink, JobWriter):  # split over processes when CPUs are idle
+            run = compile_fanned(
+                paths,
+                sink,
+                root=root,
+                max_usd_ceiling=options.max_usd_ceiling,
+                operations=options.operations,
+                targets=options.targets,
+            )
+        else:
+            run = compile_each(
+                paths,
+                sink.add,
+                root=root,
+                max_usd_ceiling=options.max_usd_ceiling,
+                operations=options.operations,
+                targets=options.targets,
+            )
     except BaseException:
         if isinstance(sink, JobWriter):
             sink.abort()
