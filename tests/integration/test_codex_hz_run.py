@@ -266,7 +266,13 @@ def test_doctor_with_codex_bound(hz_argv: list[str], setup: Setup) -> None:
     )
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[-5:] == [
+    # The runner's lines, then the providers' (files and git are bound by default).
+    start = lines.index("ok       runner: codex (hz-contracts)")
+    assert [line.split(":")[0] for line in lines[start + 5 :]] == [
+        "ok       provider files",
+        "ok       provider git",
+    ]
+    assert lines[start : start + 5] == [
         "ok       runner: codex (hz-contracts)",
         "ok       capabilities: timeout hard, budget unsupported, tools unsupported, "
         "turns unsupported, structured_output hard",
