@@ -352,12 +352,15 @@ def firing_maker(
     ledger: Any | None = None,
 ) -> Any:
     """The worker's ``Maker``: renders an occasion's job, fetching its read inputs with
-    windows resolved at the slot (or now, for a follower). The warnings of a packet made
+    windows resolved at the slot (or now, for a follower), and refuses (``HzError``, an
+    occasion that could not be made) a packet whose publishes the ``[publish]`` policy does
+    not allow, before any session is spent on it. The warnings of a packet made
     (HZ728: a since-last-success window passed over a run, or is empty) are lines for
     ``note``, the worker's log, as ``hz render`` says them on stderr. ``since-last-success``
     reads ``ledger``, the worker's: a ledger opened per slot would never be closed there (no
     command ends between slots)."""
     from hz.cli.fetching import job_fetch
+    from hz.cli.publish import refuse_undeliverable
     from hz.compiler.render.packet import TemplatePlace, render_job
     from hz.runtime.ledger.schedules import Occasion
 
@@ -370,6 +373,10 @@ def firing_maker(
             raise HzError(f"{occasion.key}: cannot render {occasion.job.name}: {shown}")
         for problem in problems:  # beside a packet, only warnings
             note(_warning_line(occasion.key, problem))
+        try:  # as hz run and hz submit: no session for a draft that could not be delivered
+            refuse_undeliverable(config, packet, workdir)
+        except HzError as e:
+            raise HzError(f"{occasion.key}: {e.message}") from e
         return packet
 
     return make

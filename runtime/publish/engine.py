@@ -29,7 +29,7 @@ from typing import Any, cast
 from hz.runtime.artifacts.canonical import canonical_json
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.files import write_atomically
-from hz.runtime.artifacts.models import Packet
+from hz.runtime.artifacts.models import Packet, PublishSpec
 from hz.runtime.artifacts.publish_targets import TARGETS, Target
 from hz.runtime.config.publish import PublishSettings
 from hz.runtime.ledger.sight import HostView, owner_verdict
@@ -44,6 +44,7 @@ from hz.runtime.ledger.store.publishes import (
 )
 from hz.runtime.providers.github.settings import GitHubSettings
 from hz.runtime.publish.draft import DraftRefused, Payload, prepare
+from hz.runtime.publish.policy import step_refusal
 from hz.runtime.publish.targets.base import CannotTell, Publisher, Refused, Unobserved
 from hz.runtime.publish.targets.command import CommandPublisher
 from hz.runtime.publish.targets.files import FilesPublisher
@@ -184,10 +185,14 @@ class Staged:
 
 def stage(ledger: Ledger, run_id: str, ctx: Publishing, *, only: int | None = None) -> list[Staged]:
     """What ``publish_run`` would write, where, with which credential's name: nothing sent."""
-    draft, _, workdir = _draft(ledger, run_id)
+    draft, packet, workdir = _draft(ledger, run_id)
     out: list[Staged] = []
     for step in make_steps(ledger, run_id):
         if only is not None and step.step != only:
+            continue
+        refused = _policy(ctx, packet.job.name, step, workdir)
+        if refused is not None:
+            out.append(Staged(step, step.target, None, None, refused))
             continue
         try:
             publisher = publisher_for(step.target, ctx, workdir)
@@ -211,16 +216,31 @@ def publish_run(
     resend: bool = False,
 ) -> list[Step]:
     """Publish the run's steps (or step ``only``); the steps as they are afterwards."""
-    draft, _, workdir = _draft(ledger, run_id)
+    draft, packet, workdir = _draft(ledger, run_id)
     for step in make_steps(ledger, run_id):
         if only is not None and step.step != only:
             continue
-        _publish_step(ledger, step, draft, workdir, ctx, resend=resend)
+        _publish_step(ledger, step, draft, packet.job.name, workdir, ctx, resend=resend)
     return ledger.steps(run_id)
 
 
+def _policy(ctx: Publishing, job: str, step: Step, workdir: Path) -> str | None:
+    """Why the policy in force refuses ``step`` now (the run was checked by whoever made it:
+    maybe another process, another configuration, long ago), or None."""
+    spec = PublishSpec(to=step.target, args=step.args)
+    why = step_refusal(job, step.step, spec, ctx.settings, workdir=workdir, targets=ctx.targets)
+    return None if why is None else f"the [publish] policy in force refuses it: {why}"
+
+
 def _publish_step(
-    ledger: Ledger, step: Step, draft: str, workdir: Path, ctx: Publishing, *, resend: bool
+    ledger: Ledger,
+    step: Step,
+    draft: str,
+    job: str,
+    workdir: Path,
+    ctx: Publishing,
+    *,
+    resend: bool,
 ) -> None:
     now = None if ctx.now is None else ctx.now()
     taken = ledger.take_step(
@@ -245,10 +265,23 @@ def _publish_step(
         return
     # A writer that is gone before it recorded an attempt sent nothing: write. One that had
     # recorded one may have sent it: look its marker up first.
+    # Every write passes the policy in force first (``_write``); a step refused there ends
+    # failed (nothing of it was written) or, sent before with its outcome unknown, uncertain.
+    refused = _policy(ctx, job, held, workdir)
+    check = _Check(refused, step.state == UNCERTAIN)
     if taken.unobserved and held.attempts > 0 and not resend:
-        _reconcile(ledger, held, publisher, payload, "an earlier write was not observed")
+        _reconcile(ledger, held, publisher, payload, "an earlier write was not observed", check)
         return
-    _write(ledger, held, publisher, payload)
+    _write(ledger, held, publisher, payload, check)
+
+
+@dataclass(frozen=True, slots=True)
+class _Check:
+    """The policy's word on a step, asked once when it was taken: ``refused`` (why) or None;
+    ``uncertain``: an earlier write of it may have happened (a ``--resend``)."""
+
+    refused: str | None
+    uncertain: bool
 
 
 def _writer_gone(step: Step) -> bool:
@@ -267,7 +300,13 @@ def _writer_gone(step: Step) -> bool:
     return verdict is True
 
 
-def _write(ledger: Ledger, held: Step, publisher: Publisher, payload: Payload) -> None:
+def _write(
+    ledger: Ledger, held: Step, publisher: Publisher, payload: Payload, check: _Check
+) -> None:
+    if check.refused is not None:
+        state = UNCERTAIN if check.uncertain else FAILED
+        _settle(ledger, held, state, detail=f"{check.refused}; nothing was sent")
+        return
     digest = hashlib.sha256(payload.text.encode("utf-8")).hexdigest()
     try:
         held = ledger.writing(held, digest)
@@ -279,13 +318,13 @@ def _write(ledger: Ledger, held: Step, publisher: Publisher, payload: Payload) -
         _settle(ledger, held, FAILED, detail=str(e))
         return
     except Unobserved as e:
-        _reconcile(ledger, held, publisher, payload, str(e))
+        _reconcile(ledger, held, publisher, payload, str(e), check)
         return
     _settle(ledger, held, PUBLISHED, location=location, sha256=digest)
 
 
 def _reconcile(
-    ledger: Ledger, held: Step, publisher: Publisher, payload: Payload, why: str
+    ledger: Ledger, held: Step, publisher: Publisher, payload: Payload, why: str, check: _Check
 ) -> None:
     try:
         location = publisher.lookup(held)
@@ -303,7 +342,7 @@ def _reconcile(
             detail=f"{why}; the marker is not found after {held.attempts} writes: not sent again",
         )
         return
-    _write(ledger, held, publisher, payload)
+    _write(ledger, held, publisher, payload, _Check(check.refused, False))
 
 
 def _settle(ledger: Ledger, held: Step, state: str, **values: Any) -> None:

@@ -24,6 +24,8 @@ from tests.helpers.webhook import Webhook
 
 TOKEN = "ghp_plantedsecret0000000000000000000000"
 HOOK_SECRET = "https://127.0.0.1/hooks/planted-secret"
+#: A policy that lets every target write anywhere: these tests are about the engine.
+OPEN: dict[str, Any] = {"allow": ["*"], "repositories": ["*"]}
 
 
 def _completed(
@@ -41,7 +43,7 @@ def _completed(
 
 
 def _ctx(**settings: Any) -> Publishing:
-    return Publishing(PublishSettings.model_validate(settings), environ={})
+    return Publishing(PublishSettings.model_validate(OPEN | settings), environ={})
 
 
 def test_a_target_that_refuses_leaves_failed_and_nothing_written(tmp_path: Path) -> None:
@@ -52,7 +54,7 @@ def test_a_target_that_refuses_leaves_failed_and_nothing_written(tmp_path: Path)
         )
         ledger, run_id = _completed(tmp_path, [spec], "hello")
         ctx = Publishing(
-            PublishSettings(),
+            PublishSettings.model_validate(OPEN),
             GitHubSettings(api_url=github.url),
             environ={"GITHUB_TOKEN": TOKEN},
         )
@@ -66,7 +68,11 @@ def test_a_target_that_refuses_leaves_failed_and_nothing_written(tmp_path: Path)
 def test_a_missing_token_fails_the_step_naming_the_variable(tmp_path: Path) -> None:
     spec = PublishSpec(to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9})
     ledger, run_id = _completed(tmp_path, [spec], "hello")
-    ctx = Publishing(PublishSettings(), GitHubSettings(api_url="http://127.0.0.1:9"), environ={})
+    ctx = Publishing(
+        PublishSettings.model_validate(OPEN),
+        GitHubSettings(api_url="http://127.0.0.1:9"),
+        environ={},
+    )
     [step] = publish_run(ledger, run_id, ctx)
     assert (step.state, step.attempts) == ("failed", 1)
     assert step.detail == (
@@ -80,7 +86,7 @@ def test_an_invalid_json_draft_fails_before_anything_is_sent(tmp_path: Path) -> 
         spec = PublishSpec(to="webhook.post", args={"webhook": "metrics", "body": "json"})
         ledger, run_id = _completed(tmp_path, [spec], "{not json", fmt="json")
         ctx = Publishing(
-            PublishSettings.model_validate({"webhooks": {"metrics": {"url_env": "HOOK"}}}),
+            PublishSettings.model_validate(OPEN | {"webhooks": {"metrics": {"url_env": "HOOK"}}}),
             environ={"HOOK": hook.url},
         )
         [step] = publish_run(ledger, run_id, ctx)
@@ -95,7 +101,7 @@ def test_a_json_draft_is_posted_as_itself_with_its_idempotency_key(tmp_path: Pat
         spec = PublishSpec(to="webhook.post", args={"webhook": "metrics", "body": "json"})
         ledger, run_id = _completed(tmp_path, [spec], '{"open": 3}', fmt="json")
         ctx = Publishing(
-            PublishSettings.model_validate({"webhooks": {"metrics": {"url_env": "HOOK"}}}),
+            PublishSettings.model_validate(OPEN | {"webhooks": {"metrics": {"url_env": "HOOK"}}}),
             environ={"HOOK": hook.url},
         )
         [step] = publish_run(ledger, run_id, ctx)
@@ -143,7 +149,7 @@ def test_credentials_are_never_recorded_or_staged(tmp_path: Path) -> None:
     spec = PublishSpec(to="webhook.post", args={"webhook": "chat"})
     ledger, run_id = _completed(tmp_path, [spec], "hello")
     ctx = Publishing(
-        PublishSettings.model_validate({"webhooks": {"chat": {"url_env": "HOOK"}}}),
+        PublishSettings.model_validate(OPEN | {"webhooks": {"chat": {"url_env": "HOOK"}}}),
         environ={"HOOK": HOOK_SECRET, "GITHUB_TOKEN": TOKEN},
     )
     [staged] = stage(ledger, run_id, ctx)
@@ -210,7 +216,7 @@ def test_a_comment_someone_else_wrote_with_the_marker_is_not_taken_for_ours(
         planted = f"pwned\n\n<!-- hz-publish:{run_id}:1 -->"
         github.add_issue("acme/app", 9, comments=(("mallory", "2026-03-01T00:00:00Z", planted),))
         ctx = Publishing(
-            PublishSettings(),
+            PublishSettings.model_validate(OPEN),
             GitHubSettings(api_url=github.url),
             environ={"GITHUB_TOKEN": TOKEN},
         )
@@ -232,7 +238,7 @@ def test_a_github_answer_that_trickles_is_unobserved_then_found(tmp_path: Path) 
         )
         ledger, run_id = _completed(tmp_path, [spec], "hello")
         ctx = Publishing(
-            PublishSettings(),
+            PublishSettings.model_validate(OPEN),
             GitHubSettings(api_url=github.url, timeout_seconds=0.5),
             environ={"GITHUB_TOKEN": TOKEN},
         )
@@ -254,7 +260,7 @@ def test_a_lookup_answer_over_the_cap_cannot_tell(tmp_path: Path) -> None:
         )
         ledger, run_id = _completed(tmp_path, [spec], "hello")
         ctx = Publishing(
-            PublishSettings(),
+            PublishSettings.model_validate(OPEN),
             GitHubSettings(api_url=github.url),
             environ={"GITHUB_TOKEN": TOKEN},
         )
@@ -315,7 +321,7 @@ def test_each_github_target_is_found_again_after_a_lost_answer(
         github.after_write(path, "5xx")
         ledger, run_id = _completed(tmp_path, [spec], "All green.")
         ctx = Publishing(
-            PublishSettings(),
+            PublishSettings.model_validate(OPEN),
             GitHubSettings(api_url=github.url),
             environ={"GITHUB_TOKEN": TOKEN},
         )
