@@ -97,6 +97,18 @@ def test_a_slack_text_cannot_ping_the_channel() -> None:
             "files.write: 'other/x.md' is in no folder [publish] folders allows (reports)",
         ),
         ("reports", "files.write: 'reports' is in no folder [publish] folders allows (reports)"),
+        (
+            "reports/a\nb.md",
+            "files.write: 'reports/a\\nb.md' has characters that are not printable",
+        ),
+        (
+            "reports/a\x1b[31m.md",
+            "files.write: 'reports/a\\x1b[31m.md' has characters that are not printable",
+        ),
+        (
+            "reports/" + "x" * 201,
+            f"files.write: a name in 'reports/{'x' * 201}' is longer than 200 bytes",
+        ),
     ],
 )
 def test_path_tricks_are_refused(tmp_path: Path, path: str, why: str) -> None:
@@ -119,6 +131,40 @@ def test_a_link_inside_the_folder_does_not_lead_out(tmp_path: Path) -> None:
         == f"files.write: 'week' under {tmp_path}/reports is a link or not a folder"
     )
     assert list(outside.iterdir()) == []
+
+
+def test_a_folder_that_is_itself_a_link_is_never_written_through(tmp_path: Path) -> None:
+    """The project's checkout commits ``reports -> /etc/cron.d``: the folder the operator
+    allows is itself the link."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "reports").symlink_to(outside)
+    publisher = FilesPublisher(("reports",), work, overwrite=False)
+    payload = prepare(TARGETS["files.write"], {}, "* * * * * root touch /x", mentions=False)
+    why = (
+        f"files.write: the folder {work}/reports is reached through a link or is not a folder "
+        "('reports'): nothing is written through a link"
+    )
+    for attempt in (publisher.where, lambda step: publisher.write(step, payload)):
+        with pytest.raises(Refused) as refused:
+            attempt(_step("reports/evil-cron"))
+        assert str(refused.value) == why
+    assert publisher.lookup(_step("reports/evil-cron")) is None
+    assert list(outside.iterdir()) == []
+
+
+def test_where_a_file_goes_is_said_as_its_real_path(tmp_path: Path) -> None:
+    (tmp_path / "real" / "reports").mkdir(parents=True)
+    (tmp_path / "work").symlink_to(tmp_path / "real")  # the operator's own choice: followed
+    publisher = FilesPublisher(("reports",), tmp_path / "work", overwrite=False)
+    step = _step("reports/a.md")
+    real = str(tmp_path / "real" / "reports" / "a.md")
+    assert publisher.where(step) == real
+    payload = prepare(TARGETS["files.write"], {}, "text", mentions=False)
+    assert publisher.write(step, payload) == real
+    assert publisher.lookup(step) == real
 
 
 def test_a_file_is_never_replaced_unless_both_allow_it(tmp_path: Path) -> None:

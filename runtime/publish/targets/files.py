@@ -3,11 +3,16 @@
 The contract's path is relative, without ``..``; it must lie in one of ``[publish] folders``
 (relative to the working directory, or absolute). Every directory on the way is opened
 without following a link (``O_NOFOLLOW``, one ``dir_fd`` at a time), so no link leads out of
-the folder; missing ones inside it are made. The file is written to a temporary name, synced,
-then linked into place (``link`` fails when the name exists: no overwrite) or, with
-``overwrite`` allowed by both the operator and the contract, renamed over it. A sidecar
-``.NAME.hz-publish.json`` beside it holds the step's marker and the draft's digest: the
-lookup after an unobserved write.
+the folder; missing ones inside it are made. A folder inside the working directory is reached
+the same way from a descriptor of the working directory (the repository checked out there is
+the project's: it can commit the folder itself as a link to ``/etc/cron.d``); only a folder the
+operator names outside the working directory is opened as given. Where a draft goes is said as
+the real path: what ``--staged`` shows is where it is written.
+
+The file is written to a temporary name, synced, then linked into place (``link`` fails when
+the name exists: no overwrite) or, with ``overwrite`` allowed by both the operator and the
+contract, renamed over it. A sidecar ``.NAME.hz-publish.json`` beside it holds the step's
+marker and the draft's digest: the lookup after an unobserved write.
 """
 
 from __future__ import annotations
@@ -19,11 +24,15 @@ import json
 import os
 from pathlib import Path, PurePosixPath
 
+from hz.runtime.artifacts.beneath import open_directory
 from hz.runtime.ledger.store import Step
 from hz.runtime.publish.draft import Payload
 from hz.runtime.publish.targets.base import Refused
 
 SIDECAR = ".{name}.hz-publish.json"
+#: The longest name a draft's file may take, in bytes: its temporary name
+#: (``.NAME.hz-RUN-STEP.tmp``, some 40 bytes more) must stay within a file system's 255.
+MAX_NAME_BYTES = 200
 
 
 def check_path(path: str, folders: tuple[str, ...], workdir: Path) -> tuple[Path, PurePosixPath]:
@@ -33,6 +42,10 @@ def check_path(path: str, folders: tuple[str, ...], workdir: Path) -> tuple[Path
         raise Refused(f"files.write: {path!r} must be a relative path")
     if any(part in ("..", ".") for part in path.split("/")) or path.endswith("/"):
         raise Refused(f"files.write: {path!r} must name a file without '.' or '..' parts")
+    if not path.isprintable():  # a newline, an ESC, a bidi override: not a name to make
+        raise Refused(f"files.write: {path!r} has characters that are not printable")
+    if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in path.split("/")):
+        raise Refused(f"files.write: a name in {path!r} is longer than {MAX_NAME_BYTES} bytes")
     wanted = PurePosixPath(os.path.normpath(workdir)) / pure
     for folder in folders:
         base = PurePosixPath(
@@ -60,16 +73,19 @@ class FilesPublisher:
         return None
 
     def where(self, step: Step) -> str:
+        """The real path the step writes (``Refused`` when its folder cannot be reached
+        without following a link)."""
         base, relative = check_path(str(step.args.get("path", "")), self.folders, self.workdir)
-        return str(base / relative)
+        os.close(_open_dirs(base, (), make=False, workdir=self.workdir))
+        return str(_real(base, self.workdir) / relative)
 
     def write(self, step: Step, payload: Payload) -> str:
         base, relative = check_path(str(step.args.get("path", "")), self.folders, self.workdir)
         replace = bool(step.args.get("overwrite")) and self.overwrite
         data = payload.text.encode("utf-8")
-        where = base / relative
+        where = _real(base, self.workdir) / relative
         try:
-            directory = _open_dirs(base, relative.parent.parts, make=True)
+            directory = _open_dirs(base, relative.parent.parts, make=True, workdir=self.workdir)
         except OSError as e:
             raise Refused(f"files.write: cannot make the folders of {where}: {e.strerror}") from e
         try:
@@ -85,16 +101,17 @@ class FilesPublisher:
     def lookup(self, step: Step) -> str | None:
         base, relative = check_path(str(step.args.get("path", "")), self.folders, self.workdir)
         try:
-            directory = _open_dirs(base, relative.parent.parts, make=False)
+            directory = _open_dirs(base, relative.parent.parts, make=False, workdir=self.workdir)
         except (Refused, FileNotFoundError):
             return None
+        where = str(_real(base, self.workdir) / relative)
         try:
             marker = _read_sidecar(directory, relative.name)
             if marker == step.marker:
-                return str(base / relative)
+                return where
             if step.sha256 and _digest(directory, relative.name) == step.sha256:
                 _write_sidecar(directory, relative.name, step, step.sha256)
-                return str(base / relative)
+                return where
             return None
         finally:
             os.close(directory)
@@ -132,11 +149,44 @@ def _place(
             os.unlink(tmp, dir_fd=directory)
 
 
-def _open_dirs(base: Path, parts: tuple[str, ...], *, make: bool) -> int:
+def _inside(base: Path, workdir: Path) -> tuple[str, ...] | None:
+    """The names from the working directory down to ``base``; None: ``base`` lies outside."""
     try:
-        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+        return PurePosixPath(base).relative_to(os.path.normpath(workdir)).parts
+    except ValueError:
+        return None
+
+
+def _real(base: Path, workdir: Path) -> Path:
+    """Where ``base`` really is: below the working directory no link is followed (a link is
+    refused), so the working directory's real path and the names; outside, its real path."""
+    inside = _inside(base, workdir)
+    if inside is None:
+        return Path(os.path.realpath(base))
+    return Path(os.path.realpath(workdir), *inside)
+
+
+def _open_dirs(base: Path, parts: tuple[str, ...], *, make: bool, workdir: Path) -> int:
+    """A descriptor of ``base``/``parts``: below the working directory every name is opened
+    without following a link, ``base``'s own included; ``make``: missing ``parts`` made."""
+    inside = _inside(base, workdir)
+    try:
+        fd = open_directory(workdir if inside is not None else base)
     except OSError as e:
         raise Refused(f"files.write: the folder {base} cannot be opened: {e.strerror}") from e
+    for part in inside or ():
+        try:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise Refused(
+                    f"files.write: the folder {base} is reached through a link or is not a "
+                    f"folder ({part!r}): nothing is written through a link"
+                ) from e
+            raise Refused(f"files.write: the folder {base} cannot be opened: {e.strerror}") from e
+        os.close(fd)
+        fd = inner
     for part in parts:
         if make:
             with contextlib.suppress(FileExistsError):
