@@ -91,7 +91,14 @@ def refuse_undeliverable(config: Any, packet: Any, workdir: Path) -> None:
     from hz.runtime.publish.policy import check
 
     ctx = from_config(config)
-    check(packet.job.name, packet.publishes, ctx.settings, workdir=workdir, targets=ctx.targets)
+    check(
+        packet.job.name,
+        packet.publishes,
+        ctx.settings,
+        workdir=workdir,
+        targets=ctx.targets,
+        environ=ctx.environ,
+    )
 
 
 def publish_completed(ledger: Any, config: Any, run_id: str) -> int:

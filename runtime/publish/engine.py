@@ -20,6 +20,7 @@ A step held by another live writer is left alone; ``published``, ``skipped`` and
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -77,6 +78,11 @@ class NothingToPublish(HzError):
 
 
 def publisher_for(target: str, ctx: Publishing, workdir: Path) -> Publisher:
+    """The publisher of ``target``, its messages redacted of every secret publishing holds."""
+    return _Redacting(_publisher_for(target, ctx, workdir), secrets_of(ctx))
+
+
+def _publisher_for(target: str, ctx: Publishing, workdir: Path) -> Publisher:
     capability = target.partition(".")[0]
     if target not in TARGETS:
         return _plugin_publisher(target, capability, ctx, workdir)
@@ -111,6 +117,59 @@ def _plugin_publisher(target: str, capability: str, ctx: Publishing, workdir: Pa
     return _Guarded(cast(Publisher, made), name)
 
 
+def secrets_of(ctx: Publishing) -> list[str]:
+    """The values publishing holds that no message may show: the GitHub token and every
+    webhook URL, whatever their variables are named, as written and as a repr or JSON string
+    would escape them; longest first."""
+    names = [hook.url_env for hook in ctx.settings.webhooks.values()]
+    if ctx.github is not None:
+        names.append(ctx.github.token_env)
+    forms: set[str] = set()
+    for name in names:
+        value = ctx.environ.get(name, "")
+        if len(value.strip()) >= 4:
+            forms |= {value, value.strip(), repr(value)[1:-1], json.dumps(value)[1:-1]}
+            forms.add(repr(value.encode("utf-8", "replace"))[2:-1])
+    return sorted((f for f in forms if len(f) >= 4), key=len, reverse=True)
+
+
+def redacted(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, "[redacted]")
+    return text
+
+
+class _Redacting:
+    """A publisher whose outcomes' messages never show a secret (``secrets_of``): what a
+    target or httpx says can quote what was sent."""
+
+    def __init__(self, inner: Publisher, secrets: list[str]) -> None:
+        self._inner = inner
+        self._secrets = secrets
+
+    def _call(self, method: str, *args: Any) -> Any:
+        try:
+            return getattr(self._inner, method)(*args)
+        except (Refused, Unobserved, CannotTell) as e:
+            raise type(e)(redacted(str(e), self._secrets)) from None
+
+    def check(self, step: Step) -> None:
+        if getattr(self._inner, "check", None) is not None:
+            self._call("check", step)
+
+    def credential(self, step: Step) -> str | None:
+        return cast("str | None", self._call("credential", step))
+
+    def where(self, step: Step) -> str:
+        return cast(str, self._call("where", step))
+
+    def write(self, step: Step, payload: Payload) -> str:
+        return cast(str, self._call("write", step, payload))
+
+    def lookup(self, step: Step) -> str | None:
+        return cast("str | None", self._call("lookup", step))
+
+
 class _Guarded:
     """A plugin's publisher whose unexpected exceptions are outcomes, never hz's crash: one
     in ``write`` leaves the write unobserved (it may have happened), one in ``lookup`` cannot
@@ -126,6 +185,17 @@ class _Guarded:
     def credential(self, step: Step) -> str | None:
         try:
             return self._inner.credential(step)
+        except (Refused, Unobserved, CannotTell):
+            raise
+        except Exception as e:
+            raise Refused(self._said(e)) from e
+
+    def check(self, step: Step) -> None:
+        ready = getattr(self._inner, "check", None)
+        if ready is None:
+            return
+        try:
+            ready(step)
         except (Refused, Unobserved, CannotTell):
             raise
         except Exception as e:
@@ -307,6 +377,13 @@ def _write(
         state = UNCERTAIN if check.uncertain else FAILED
         _settle(ledger, held, state, detail=f"{check.refused}; nothing was sent")
         return
+    try:  # a credential or URL that cannot be sent: refused before the attempt is recorded
+        ready = getattr(publisher, "check", None)
+        if ready is not None:
+            ready(held)
+    except Refused as e:
+        _settle(ledger, held, UNCERTAIN if check.uncertain else FAILED, detail=str(e))
+        return
     digest = hashlib.sha256(payload.text.encode("utf-8")).hexdigest()
     try:
         held = ledger.writing(held, digest)
@@ -319,6 +396,10 @@ def _write(
         return
     except Unobserved as e:
         _reconcile(ledger, held, publisher, payload, str(e), check)
+        return
+    except Exception as e:  # hz's own bug, said; the write may have happened: looked up
+        why = f"the write failed unexpectedly: {type(e).__name__}"
+        _reconcile(ledger, held, publisher, payload, why, check)
         return
     _settle(ledger, held, PUBLISHED, location=location, sha256=digest)
 

@@ -14,6 +14,7 @@ from hz.runtime.artifacts.publish_targets import TARGETS, Target
 from hz.runtime.config.publish import PublishSettings
 from hz.runtime.publish.targets.base import Refused
 from hz.runtime.publish.targets.files import check_path
+from hz.runtime.publish.targets.webhook import url_problem
 
 HINT = (
     "the operator's configuration decides where drafts may go: [publish] allow, repositories, "
@@ -32,9 +33,11 @@ def refusals(
     *,
     workdir: Path,
     targets: Mapping[str, Target] = TARGETS,
+    environ: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Why each publish cannot be delivered on this machine (empty: all can); ``targets``:
-    hz's and the bound plugins'."""
+    hz's and the bound plugins'; ``environ``: hz's, whose webhook URLs are checked too (set,
+    and a URL a request can be made of)."""
     if not publishes:
         return []
     if not settings.allows_job(job):
@@ -42,6 +45,14 @@ def refusals(
     out: list[str] = []
     for index, spec in enumerate(publishes, start=1):
         out += spec_refusals(index, spec, settings, workdir=workdir, targets=targets)
+        hook = settings.webhooks.get(str(spec.args.get("webhook")))
+        if environ is not None and spec.to == "webhook.post" and hook is not None:
+            problem = url_problem(environ.get(hook.url_env, ""))
+            if problem is not None:
+                out.append(
+                    f"publish {index} ({spec.to}): {hook.url_env} {problem} (the value is not "
+                    "shown)"
+                )
     return out
 
 
@@ -108,9 +119,10 @@ def check(
     *,
     workdir: Path,
     targets: Mapping[str, Target] = TARGETS,
+    environ: Mapping[str, str] | None = None,
 ) -> None:
     """``PublishRefused`` naming every publish the policy refuses."""
-    found = refusals(job, publishes, settings, workdir=workdir, targets=targets)
+    found = refusals(job, publishes, settings, workdir=workdir, targets=targets, environ=environ)
     if found:
         raise PublishRefused(
             f"job {job!r} cannot publish as its contract asks, so it was not started: "

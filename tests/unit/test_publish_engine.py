@@ -74,7 +74,7 @@ def test_a_missing_token_fails_the_step_naming_the_variable(tmp_path: Path) -> N
         environ={},
     )
     [step] = publish_run(ledger, run_id, ctx)
-    assert (step.state, step.attempts) == ("failed", 1)
+    assert (step.state, step.attempts) == ("failed", 0)  # checked before the attempt
     assert step.detail == (
         "the environment variable GITHUB_TOKEN holding the GitHub token is not set "
         "([providers.github] token_env)"
@@ -331,3 +331,104 @@ def test_each_github_target_is_found_again_after_a_lost_answer(
     assert step.detail is not None
     assert step.detail.endswith("; found by its marker")
     assert len(writes) == 1
+
+
+@pytest.mark.parametrize(
+    "token",
+    [TOKEN + "\n", "ghp_é" + TOKEN[5:], " ", TOKEN[:10] + "\x00" + TOKEN[10:]],
+)
+def test_a_token_that_cannot_be_sent_fails_the_step_unshown_and_sends_nothing(
+    tmp_path: Path, token: str
+) -> None:
+    with FakeGitHub() as github:
+        github.add_issue("acme/app", 9)
+        spec = PublishSpec(
+            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
+        )
+        ledger, run_id = _completed(tmp_path, [spec], "hello")
+        ctx = Publishing(
+            PublishSettings.model_validate(OPEN),
+            GitHubSettings(api_url=github.url),
+            environ={"GITHUB_TOKEN": token},
+        )
+        [step] = publish_run(ledger, run_id, ctx)
+        assert github.seen == []
+    assert (step.state, step.attempts, step.detail) == (
+        "failed",
+        0,
+        "the token in GITHUB_TOKEN ([providers.github] token_env) has blanks, control "
+        "characters or characters that are not ASCII around or in it (it is not shown)",
+    )
+    assert "plantedsecret" not in json.dumps([s.to_json() for s in ledger.steps(run_id)])
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        (
+            "https://hooks.example.com/services/planted-secret\n",
+            "holds blanks, control characters or characters that are not ASCII",
+        ),
+        ("https://[::1/planted-secret", "does not hold a valid URL"),
+        ("https://xn--/planted-secret", "does not hold a valid URL"),
+        ("https://", "does not hold a valid URL (no host)"),
+        ("ftp://planted-secret.example/", "must hold an https:// URL"),
+    ],
+)
+def test_a_webhook_url_that_cannot_be_sent_to_fails_the_step_and_sends_nothing(
+    tmp_path: Path, url: str, problem: str
+) -> None:
+    spec = PublishSpec(to="webhook.post", args={"webhook": "chat"})
+    ledger, run_id = _completed(tmp_path, [spec], "hello")
+    settings = PublishSettings.model_validate(OPEN | {"webhooks": {"chat": {"url_env": "HOOK"}}})
+    ctx = Publishing(settings, environ={"HOOK": url})
+    [step] = publish_run(ledger, run_id, ctx)
+    assert (step.state, step.attempts, step.detail) == (
+        "failed",
+        0,
+        f"webhook.post: HOOK {problem} (the value is not shown)",
+    )
+    assert refusals("greet", [spec], settings, workdir=tmp_path, environ={"HOOK": url}) == [
+        f"publish 1 (webhook.post): HOOK {problem} (the value is not shown)"
+    ]
+
+
+def test_an_unexpected_error_in_a_write_is_an_outcome_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hz.runtime.publish.targets.webhook import WebhookPublisher
+
+    def broken(self: object, step: object, payload: object) -> str:
+        raise ValueError("a bug")
+
+    monkeypatch.setattr(WebhookPublisher, "write", broken)
+    spec = PublishSpec(to="webhook.post", args={"webhook": "chat"})
+    ledger, run_id = _completed(tmp_path, [spec], "hello")
+    settings = PublishSettings.model_validate(OPEN | {"webhooks": {"chat": {"url_env": "HOOK"}}})
+    [step] = publish_run(ledger, run_id, Publishing(settings, environ={"HOOK": HOOK_SECRET}))
+    assert (step.state, step.attempts, step.detail) == (
+        "uncertain",
+        1,
+        "the write failed unexpectedly: ValueError; a webhook cannot be asked whether it "
+        "received a request: not sent again",
+    )
+
+
+def test_what_a_target_says_never_shows_a_secret_by_value(tmp_path: Path) -> None:
+    """The webhook's variable is not named like a secret: its value is redacted all the same."""
+    from hz.runtime.publish.engine import publisher_for
+    from hz.runtime.publish.targets.base import Refused
+    from hz.runtime.publish.targets.webhook import WebhookPublisher
+
+    settings = PublishSettings.model_validate(OPEN | {"webhooks": {"chat": {"url_env": "CHAT"}}})
+    ctx = Publishing(settings, environ={"CHAT": HOOK_SECRET})
+    publisher = publisher_for("webhook.post", ctx, tmp_path)
+
+    def said(self: object, step: object) -> str:
+        raise Refused(f"the server said: no such hook {HOOK_SECRET!r} or {json.dumps(HOOK_SECRET)}")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(WebhookPublisher, "where", said)
+        with pytest.raises(Refused) as refused:
+            publisher.where(None)  # type: ignore[arg-type]
+    assert str(refused.value) == "the server said: no such hook '[redacted]' or \"[redacted]\""

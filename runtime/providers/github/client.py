@@ -23,9 +23,7 @@ without the ``github`` extra until a ``github`` input is read.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -50,6 +48,7 @@ from hz.runtime.providers.protocol import (
     FetchRequest,
     ProviderError,
 )
+from hz.runtime.providers.watchdog import Watchdog
 
 API_VERSION = "2022-11-28"
 JSON_MEDIA = "application/vnd.github+json"
@@ -131,8 +130,7 @@ class Session:
         # The token as it may appear in a message: raw, escaped (a repr, JSON), URL-quoted.
         forms = {token, repr(token)[1:-1], repr(token.encode())[2:-1], json.dumps(token)[1:-1]}
         self._secrets = sorted((f for f in forms if f), key=len, reverse=True)
-        self._sockets: list[socket.socket] = []
-        self._stopped = threading.Event()
+        self._watchdog = Watchdog()
         # trust_env: the operator's proxy (HTTPS_PROXY) and CA bundle (SSL_CERT_FILE) apply;
         # httpx reads no .netrc. Redirects are hz's business (same origin only).
         self._client = httpx.Client(follow_redirects=False, trust_env=True)
@@ -214,13 +212,14 @@ class Session:
             if cached is not None:
                 headers["If-None-Match"] = cached[0]
             timeout = httpx.Timeout(min(self.settings.timeout_seconds, remaining))
-            watchdog = threading.Timer(remaining, self._stop)
-            watchdog.daemon = True
-            watchdog.start()
+            trace = {"trace": self._watchdog.trace}
             try:
-                with self._client.stream(
-                    "GET", url, headers=headers, timeout=timeout, extensions={"trace": self._trace}
-                ) as response:
+                with (
+                    self._watchdog.armed(remaining),
+                    self._client.stream(
+                        "GET", url, headers=headers, timeout=timeout, extensions=trace
+                    ) as response,
+                ):
                     status = response.status_code
                     if status in _REDIRECTS and "location" in response.headers:
                         redirects += 1
@@ -246,7 +245,7 @@ class Session:
             except httpx.TimeoutException as e:
                 raise self._timeout(url, what, page) from e
             except httpx.HTTPError as e:
-                if self._stopped.is_set():  # the watchdog shut the connection at the deadline
+                if self._watchdog.stopped.is_set():  # shut at the deadline
                     raise self._timeout(url, what, page) from e
                 raise ProviderError(
                     HZ722,
@@ -255,8 +254,6 @@ class Session:
                     hint=f"check {key_name('api_url')} and the network (a proxy is taken from "
                     "HTTPS_PROXY)",
                 ) from e
-            finally:
-                watchdog.cancel()
 
     def outside(self, text: str) -> str:
         """Text from GitHub (or from httpx, which may quote the headers sent) for a message:
@@ -268,28 +265,6 @@ class Session:
         for form in self._secrets:
             text = text.replace(form, "[token]")
         return text
-
-    # -- the deadline's watchdog -------------------------------------------------------------
-
-    def _trace(self, event: str, info: dict[str, Any]) -> None:
-        """httpcore's ``trace`` extension: each new connection's socket, for ``_stop``."""
-        if not event.endswith(".complete"):
-            return
-        stream = info.get("return_value")
-        get_extra_info = getattr(stream, "get_extra_info", None)
-        sock = get_extra_info("socket") if callable(get_extra_info) else None
-        if isinstance(sock, socket.socket):
-            self._sockets.append(sock)
-        if self._stopped.is_set():
-            self._stop()
-
-    def _stop(self) -> None:
-        """At the deadline: shut every connection down, which wakes a read blocked on it
-        (closing the socket alone would not)."""
-        self._stopped.set()
-        for sock in list(self._sockets):
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
 
     # -- reading -----------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from hz.runtime.artifacts.distribution import extra_command
 from hz.runtime.artifacts.operations import CATALOG, Operation
 from hz.runtime.artifacts.printable import printable
-from hz.runtime.providers.github.settings import GitHubSettings, key_name
+from hz.runtime.providers.github.settings import TOKEN_CHARS, GitHubSettings, key_name
 from hz.runtime.providers.protocol import (
     HZ720,
     HZ721,
@@ -41,9 +41,6 @@ OPERATIONS = (
     "tracker.issue",
 )
 REDACTED = "[token]"
-#: What a token may hold: printable ASCII without blanks, as every GitHub token is. Anything
-#: else cannot go into a header (and httpx would quote it in its error).
-_TOKEN_CHARS = re.compile(r"[\x21-\x7e]+")
 #: ``owner/name`` as GitHub allows them: the catalog's pattern, and neither part ``.``/``..``
 #: (a URL path would lose them: ``/repos/acme/..`` is ``/repos``).
 _REPOSITORY = re.compile(r"(?!\.\.?/)[A-Za-z0-9_.-]{1,100}/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}")
@@ -127,7 +124,7 @@ class GitHubProvider:
                 hint=f"export a token that can read the repositories in {name}, or name "
                 "another variable in token_env (docs/providers-github.md lists the permissions)",
             )
-        if not _TOKEN_CHARS.fullmatch(token):
+        if not TOKEN_CHARS.fullmatch(token):
             raise ProviderError(
                 HZ721,
                 f"the token in {name} ({key_name('token_env')}) has blanks, control "

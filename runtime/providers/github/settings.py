@@ -32,6 +32,10 @@ DEFAULT_API_URL = "https://api.github.com"
 #: The hosts an ``http://`` URL may name: a local test server, never a remote one.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 
+#: What a token may hold: printable ASCII without blanks, as every GitHub token is. Anything
+#: else cannot go into a header (and httpx would quote it in its error). The provider's reads
+#: and the publishers' writes both check it before anything is sent.
+TOKEN_CHARS = re.compile(r"[\x21-\x7e]+")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 #: GitHub's token formats (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``)
 #: and the 40 hex digits of an old OAuth token.

@@ -23,10 +23,10 @@ from hz.runtime.artifacts import strict_json
 from hz.runtime.artifacts.printable import cut, printable
 from hz.runtime.ledger.store import Step
 from hz.runtime.providers.github.client import API_VERSION, JSON_MEDIA
-from hz.runtime.providers.github.settings import GitHubSettings
+from hz.runtime.providers.github.settings import TOKEN_CHARS, GitHubSettings
 from hz.runtime.publish.draft import Payload
 from hz.runtime.publish.targets.base import CannotTell, Refused, Unobserved
-from hz.runtime.publish.targets.http import MAX_ANSWER_BYTES, Answer, TooSlow, exchange
+from hz.runtime.publish.targets.http import MAX_ANSWER_BYTES, Answer, NotSent, TooSlow, exchange
 
 #: Pages of 100 comments or issues searched for a marker before hz says it cannot tell.
 MAX_LOOKUP_PAGES = 20
@@ -141,13 +141,27 @@ class GitHubPublisher:
         owner, _, name = str(args.get("repository", "")).partition("/")
         return f"{quote(owner, safe='')}/{quote(name, safe='')}"
 
-    def _headers(self) -> dict[str, str]:
-        token = self._environ.get(self.settings.token_env, "")
+    def check(self, step: Step) -> None:
+        """Before the attempt is recorded: ``Refused`` for a token that cannot be sent."""
+        self._token()
+
+    def _token(self) -> str:
+        name = self.settings.token_env
+        token = self._environ.get(name, "")
         if not token:
             raise Refused(
-                f"the environment variable {self.settings.token_env} holding the GitHub token "
+                f"the environment variable {name} holding the GitHub token "
                 "is not set ([providers.github] token_env)"
             )
+        if not TOKEN_CHARS.fullmatch(token):
+            raise Refused(
+                f"the token in {name} ([providers.github] token_env) has blanks, control "
+                "characters or characters that are not ASCII around or in it (it is not shown)"
+            )
+        return token
+
+    def _headers(self) -> dict[str, str]:
+        token = self._token()
         return {
             "Accept": JSON_MEDIA,
             "Accept-Encoding": "identity",
@@ -162,6 +176,8 @@ class GitHubPublisher:
         shown = f"{method} {path}"
         try:
             answer = exchange(method, url, headers=headers, json=data, timeout=self._timeout)
+        except NotSent as e:
+            raise Refused(f"GitHub was not asked ({shown}): {e}") from e
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
             raise Refused(f"GitHub could not be reached ({shown}): {type(e).__name__}") from e
         except (httpx.HTTPError, TooSlow) as e:
@@ -181,8 +197,13 @@ class GitHubPublisher:
         url = f"{self.settings.api_url}{path}"
         try:
             answer = exchange("GET", url, headers=self._headers(), timeout=self._timeout)
-        except (httpx.HTTPError, TooSlow, Refused) as e:
+        except Refused as e:
             raise CannotTell(f"GitHub could not be searched (GET {path}): {e}") from e
+        except (httpx.HTTPError, TooSlow, NotSent) as e:
+            # Never str() of httpx's error: it can quote the request's headers (the token).
+            raise CannotTell(
+                f"GitHub could not be searched (GET {path}): {type(e).__name__}"
+            ) from e
         if answer.cut:
             raise CannotTell(
                 f"GitHub could not be searched (GET {path}): its answer is larger than "

@@ -17,9 +17,30 @@ from hz.runtime.config.publish import Webhook
 from hz.runtime.ledger.store import Step
 from hz.runtime.publish.draft import Payload
 from hz.runtime.publish.targets.base import CannotTell, Refused, Unobserved
-from hz.runtime.publish.targets.http import TooSlow, exchange
+from hz.runtime.publish.targets.http import NotSent, TooSlow, exchange
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with a webhook URL (never quoting it: it is a secret), or None: printable
+    ASCII without blanks (a secret pasted with its newline is refused, not sent), ``https://``
+    (``http://`` to this machine only), a host, and a URL httpx can make a request of."""
+    if not url:
+        return "is not set"
+    if not url.isascii() or not url.isprintable() or any(c.isspace() for c in url):
+        return "holds blanks, control characters or characters that are not ASCII"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        httpx.Request("POST", url)  # the parse httpx makes: an IPv6 or IDNA host it refuses
+    except (ValueError, httpx.InvalidURL):  # IDNAError is a ValueError
+        return "does not hold a valid URL"
+    if not host:
+        return "does not hold a valid URL (no host)"
+    if not (parts.scheme == "https" or (parts.scheme == "http" and host in _LOOPBACK)):
+        return "must hold an https:// URL"
+    return None
 
 
 class WebhookPublisher:
@@ -41,16 +62,21 @@ class WebhookPublisher:
         name, hook = self._hook(step)
         return f"webhook {name} (the URL in {hook.url_env})"
 
+    def check(self, step: Step) -> None:
+        """Before the attempt is recorded: ``Refused`` for a URL that cannot be sent to."""
+        self._url(step)
+
+    def _url(self, step: Step) -> str:
+        _, hook = self._hook(step)
+        url = self._environ.get(hook.url_env, "")
+        problem = url_problem(url)
+        if problem is not None:
+            raise Refused(f"webhook.post: {hook.url_env} {problem} (the value is not shown)")
+        return url
+
     def write(self, step: Step, payload: Payload) -> str:
         name, hook = self._hook(step)
-        url = self._environ.get(hook.url_env, "")
-        parts = urlsplit(url)
-        if not (
-            parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in _LOOPBACK)
-        ):
-            raise Refused(
-                f"webhook.post: {hook.url_env} must hold an https:// URL (the value is not shown)"
-            )
+        url = self._url(step)
         headers = {
             "Content-Type": "application/json",
             "Idempotency-Key": step.marker,
@@ -66,6 +92,8 @@ class WebhookPublisher:
                 timeout=hook.timeout_seconds,
                 max_bytes=65536,
             )
+        except NotSent as e:
+            raise Refused(f"webhook {name} was not sent to: {e}") from e
         except (httpx.ConnectError, httpx.ConnectTimeout) as e:
             raise Refused(f"webhook {name} could not be reached: {type(e).__name__}") from e
         except (httpx.HTTPError, TooSlow) as e:
