@@ -160,6 +160,10 @@ class _Redacting:
     def credential(self, step: Step) -> str | None:
         return cast("str | None", self._call("credential", step))
 
+    def longest_seconds(self, step: Step) -> float:
+        longest = getattr(self._inner, "longest_seconds", None)
+        return 0.0 if longest is None else float(longest(step))
+
     def where(self, step: Step) -> str:
         return cast(str, self._call("where", step))
 
@@ -189,6 +193,10 @@ class _Guarded:
             raise
         except Exception as e:
             raise Refused(self._said(e)) from e
+
+    def longest_seconds(self, step: Step) -> float:
+        longest = getattr(self._inner, "longest_seconds", None)
+        return 0.0 if longest is None else float(longest(step))
 
     def check(self, step: Step) -> None:
         ready = getattr(self._inner, "check", None)
@@ -338,7 +346,7 @@ def _publish_step(
     # Every write passes the policy in force first (``_write``); a step refused there ends
     # failed (nothing of it was written) or, sent before with its outcome unknown, uncertain.
     refused = _policy(ctx, job, held, workdir)
-    check = _Check(refused, step.state == UNCERTAIN)
+    check = _Check(refused, step.state == UNCERTAIN, ctx)
     if taken.unobserved and held.attempts > 0 and not resend:
         _reconcile(ledger, held, publisher, payload, "an earlier write was not observed", check)
         return
@@ -348,10 +356,32 @@ def _publish_step(
 @dataclass(frozen=True, slots=True)
 class _Check:
     """The policy's word on a step, asked once when it was taken: ``refused`` (why) or None;
-    ``uncertain``: an earlier write of it may have happened (a ``--resend``)."""
+    ``uncertain``: an earlier write of it may have happened (a ``--resend``); ``ctx``: the
+    operator's publishing (its lease and clock)."""
 
     refused: str | None
     uncertain: bool
+    ctx: Publishing
+
+
+#: What a write's lease holds beyond the longest exchange the target allows.
+LEASE_MARGIN_SECONDS = 60.0
+
+
+def _write_lease(ctx: Publishing, publisher: Publisher, held: Step) -> float:
+    """The lease renewed as a write starts: past the longest the write may take (the target's
+    timeout), so no other writer takes the step over while it is in flight — a webhook may
+    wait 600 s, a command 3600 s, more than the step's usual lease."""
+    longest = getattr(publisher, "longest_seconds", None)
+    try:
+        seconds = float(longest(held)) if longest is not None else 0.0
+    except Exception:  # a plugin's: its own bug, the usual lease
+        seconds = 0.0
+    return max(ctx.lease_seconds, seconds + LEASE_MARGIN_SECONDS)
+
+
+def _now(ctx: Publishing) -> float | None:
+    return None if ctx.now is None else ctx.now()
 
 
 def _writer_gone(step: Step) -> bool:
@@ -386,7 +416,12 @@ def _write(
         return
     digest = hashlib.sha256(payload.text.encode("utf-8")).hexdigest()
     try:
-        held = ledger.writing(held, digest)
+        held = ledger.writing(
+            held,
+            digest,
+            lease_seconds=_write_lease(check.ctx, publisher, held),
+            now=_now(check.ctx),
+        )
     except StaleOwner:
         return
     try:
@@ -423,7 +458,7 @@ def _reconcile(
             detail=f"{why}; the marker is not found after {held.attempts} writes: not sent again",
         )
         return
-    _write(ledger, held, publisher, payload, _Check(check.refused, False))
+    _write(ledger, held, publisher, payload, _Check(check.refused, False, check.ctx))
 
 
 def _settle(ledger: Ledger, held: Step, state: str, **values: Any) -> None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
 class Webhook:
-    def __init__(self, status: int = 200) -> None:
+    def __init__(self, status: int = 200, during: Callable[[], None] | None = None) -> None:
         self.status = status
+        #: Called as each request is received, before it is answered (the write in flight).
+        self.during = during
         self.received: list[tuple[dict[str, str], Any]] = []
         outer = self
 
@@ -20,6 +23,8 @@ class Webhook:
                 length = int(self.headers.get("content-length", "0"))
                 body = json.loads(self.rfile.read(length))
                 outer.received.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                if outer.during is not None:
+                    outer.during()
                 self.send_response(outer.status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()

@@ -432,3 +432,55 @@ def test_what_a_target_says_never_shows_a_secret_by_value(tmp_path: Path) -> Non
         with pytest.raises(Refused) as refused:
             publisher.where(None)  # type: ignore[arg-type]
     assert str(refused.value) == "the server said: no such hook '[redacted]' or \"[redacted]\""
+
+
+def test_a_github_answer_whose_headers_trickle_is_cut_at_the_deadline(tmp_path: Path) -> None:
+    import time
+
+    from tests.fakes.github_server import header_trickle
+
+    with FakeGitHub() as github:
+        github.add_issue("acme/app", 9)
+        github.fail(
+            r"/repos/acme/app/issues/9/comments", header_trickle(0.1), method="POST", times=1
+        )
+        spec = PublishSpec(
+            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
+        )
+        ledger, run_id = _completed(tmp_path, [spec], "hello")
+        ctx = Publishing(
+            PublishSettings.model_validate(OPEN),
+            GitHubSettings(api_url=github.url, timeout_seconds=0.5),
+            environ={"GITHUB_TOKEN": TOKEN},
+        )
+        started = time.monotonic()
+        [step] = publish_run(ledger, run_id, ctx)
+        took = time.monotonic() - started
+        github.state.release.set()
+    # Cut at 0.5 s (a header line every 0.1 s never trips httpx's own read timeout), then
+    # the marker is looked up, not found, and the comment sent once more.
+    assert took < 3
+    assert (step.state, step.attempts) == ("published", 2)
+    assert step.detail is None
+    assert len(github.comments("acme/app", 9)) == 1
+
+
+def test_the_lease_outlives_the_longest_write_in_flight(tmp_path: Path) -> None:
+    """A webhook may wait 600 s, over the step's usual lease: renewed as the write starts, the
+    lease still holds when the answer is due, so no other writer takes the step over."""
+    leases: list[float | None] = []
+    spec = PublishSpec(to="webhook.post", args={"webhook": "slow"})
+    ledger, run_id = _completed(tmp_path, [spec], "hello")
+
+    def look() -> None:
+        [seen] = Ledger(tmp_path / "ledger.sqlite3").steps(run_id)
+        leases.append(seen.lease_until)
+
+    with Webhook(during=look) as hook:
+        settings = PublishSettings.model_validate(
+            OPEN | {"webhooks": {"slow": {"url_env": "HOOK", "timeout_seconds": 600}}}
+        )
+        ctx = Publishing(settings, environ={"HOOK": hook.url}, lease_seconds=300, now=lambda: 1e6)
+        [step] = publish_run(ledger, run_id, ctx)
+    assert step.state == "published"
+    assert leases == [1e6 + 600 + 60]

@@ -194,14 +194,32 @@ class PublishSteps(LedgerBase):
             ).fetchone()
         return Taken(Step.read(taken), unobserved)
 
-    def writing(self, held: Step, sha256: str) -> Step:
-        """Before a write: one more attempt on record, with the digest of what is sent."""
+    def writing(
+        self,
+        held: Step,
+        sha256: str,
+        *,
+        lease_seconds: float | None = None,
+        now: float | None = None,
+    ) -> Step:
+        """Before a write: one more attempt on record, with the digest of what is sent; with
+        ``lease_seconds``, the lease renewed from now (it must outlive the write in flight:
+        another writer takes a step over only when its lease has passed)."""
         with self.tx() as c:
-            row = c.execute(
-                "UPDATE publish_steps SET attempts = attempts + 1, sha256 = ? "
-                "WHERE run_id = ? AND step = ? AND generation = ? RETURNING *",
-                (sha256, held.run_id, held.step, held.generation),
-            ).fetchone()
+            if lease_seconds is None:
+                row = c.execute(
+                    "UPDATE publish_steps SET attempts = attempts + 1, sha256 = ? "
+                    "WHERE run_id = ? AND step = ? AND generation = ? RETURNING *",
+                    (sha256, held.run_id, held.step, held.generation),
+                ).fetchone()
+            else:
+                moment = self.now(c) if now is None else now
+                row = c.execute(
+                    "UPDATE publish_steps SET attempts = attempts + 1, sha256 = ?, "
+                    "lease_until = ? "
+                    "WHERE run_id = ? AND step = ? AND generation = ? RETURNING *",
+                    (sha256, moment + lease_seconds, held.run_id, held.step, held.generation),
+                ).fetchone()
             if row is None:
                 raise StaleOwner(held.run_id)
         return Step.read(row)

@@ -35,6 +35,12 @@ class CommandPublisher:
     def credential(self, step: Step) -> str | None:
         return None
 
+    def longest_seconds(self, step: Step) -> float:
+        """Its timeout and the grace before its group is killed (``Limits``)."""
+        timeout = self._command(step)[1].timeout_seconds
+        limits = Limits(timeout=timeout)
+        return timeout + limits.kill_grace + limits.done_grace
+
     def where(self, step: Step) -> str:
         name, command = self._command(step)
         return f"command {name}: {' '.join(command.argv)}"

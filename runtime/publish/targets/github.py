@@ -141,6 +141,12 @@ class GitHubPublisher:
         owner, _, name = str(args.get("repository", "")).partition("/")
         return f"{quote(owner, safe='')}/{quote(name, safe='')}"
 
+    def longest_seconds(self, step: Step) -> float:
+        """The longest one write may take: the exchange's bound (an update's GET, then its
+        PATCH: two)."""
+        exchanges = 2 if step.target == "tracker.update_issue_body" else 1
+        return exchanges * self._timeout
+
     def check(self, step: Step) -> None:
         """Before the attempt is recorded: ``Refused`` for a token that cannot be sent."""
         self._token()

@@ -62,6 +62,9 @@ class WebhookPublisher:
         name, hook = self._hook(step)
         return f"webhook {name} (the URL in {hook.url_env})"
 
+    def longest_seconds(self, step: Step) -> float:
+        return self._hook(step)[1].timeout_seconds
+
     def check(self, step: Step) -> None:
         """Before the attempt is recorded: ``Refused`` for a URL that cannot be sent to."""
         self._url(step)
