@@ -136,6 +136,9 @@ class _State:
     #: Writes whose answer goes wrong *after* the write is stored: (path, mode, times left).
     after_write: list[tuple[re.Pattern[str], str, list[int]]] = field(default_factory=list)
     statuses: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    #: The token's user (``GET /user``, and the author of every write); None: a token that
+    #: cannot ask (a GitHub App's).
+    login: str | None = "hz-bot"
     stored: threading.Event = field(default_factory=threading.Event)
     seen: list[Seen] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -266,7 +269,7 @@ class _Handler(JsonSseHandler):
                 item = {
                     "id": index,
                     "html_url": f"https://github.com/{repo}/issues/{number}#issuecomment-{index}",
-                    "user": _user("hz-bot"),
+                    "user": _user(state.login or "hz-app[bot]"),
                     "created_at": state.now.strftime(_UTC),
                     "updated_at": state.now.strftime(_UTC),
                     "body": data.get("body", ""),
@@ -288,6 +291,7 @@ class _Handler(JsonSseHandler):
                     "state": data.get("state"),
                     "context": data.get("context"),
                     "description": data.get("description"),
+                    "creator": _user(state.login or "hz-app[bot]"),
                 }
                 state.statuses.setdefault((status[1], status[2]), []).insert(0, item)
                 return 201, item
@@ -300,7 +304,7 @@ class _Handler(JsonSseHandler):
                 "state": "open",
                 "labels": [_label(repo, name) for name in data.get("labels", [])],
                 "html_url": f"https://github.com/{repo}/issues/{number}",
-                "user": _user("hz-bot"),
+                "user": _user(state.login or "hz-app[bot]"),
                 "created_at": state.now.strftime(_UTC),
                 "updated_at": state.now.strftime(_UTC),
             }
@@ -381,6 +385,10 @@ class _Handler(JsonSseHandler):
         self, path: str, query: dict[str, str], headers: dict[str, str]
     ) -> tuple[int, Any, list[tuple[str, str]]]:
         state: _State = self.server.state
+        if path == "/user":  # the token's own user (GitHub App tokens are refused: 403)
+            if state.login is None:
+                return 403, {"message": "Resource not accessible by integration"}, []
+            return 200, _user(state.login), []
         if path == "/rate_limit":
             core = {"limit": 5000, "remaining": 4990, "reset": int(state.now.timestamp()) + 3600}
             return 200, {"resources": {"core": core}, "rate": core}, []

@@ -484,3 +484,79 @@ def test_the_lease_outlives_the_longest_write_in_flight(tmp_path: Path) -> None:
         [step] = publish_run(ledger, run_id, ctx)
     assert step.state == "published"
     assert leases == [1e6 + 600 + 60]
+
+
+def test_a_lost_status_is_not_found_in_an_older_status_of_its_context(tmp_path: Path) -> None:
+    """The previous run left ``hz/review = success``; this one's ``failure`` got a 502 and was
+    never stored: it is sent again, not taken as found."""
+    with FakeGitHub() as github:
+        older = {"state": "success", "context": "hz/review", "description": "All good."}
+        github.state.statuses[("acme/app", SHA)] = [older | {"creator": {"login": "hz-bot"}}]
+        github.fail(
+            rf"/repos/acme/app/statuses/{SHA}", error(502, "Bad Gateway"), method="POST", times=1
+        )
+        spec = PublishSpec(
+            to="code-host.commit_status",
+            args={"repository": "acme/app", "sha": SHA, "context": "hz/review", "state": "failure"},
+        )
+        ledger, run_id = _completed(tmp_path, [spec], "BROKEN build\nmore")
+        ctx = Publishing(
+            PublishSettings.model_validate(OPEN),
+            GitHubSettings(api_url=github.url),
+            environ={"GITHUB_TOKEN": TOKEN},
+        )
+        [step] = publish_run(ledger, run_id, ctx)
+        statuses = github.state.statuses[("acme/app", SHA)]
+    assert (step.state, step.attempts) == ("published", 2)
+    assert [(s["state"], s["description"]) for s in statuses] == [
+        ("failure", "BROKEN build"),
+        ("success", "All good."),
+    ]
+
+
+def test_a_comment_with_our_exact_body_by_someone_else_is_not_adopted(tmp_path: Path) -> None:
+    from hz.runtime.publish.engine import make_steps
+
+    with FakeGitHub() as github:
+        spec = PublishSpec(
+            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
+        )
+        ledger, run_id = _completed(tmp_path, [spec], "hello")
+        make_steps(ledger, run_id)
+        taken = ledger.take_step(run_id, 1, now=0.0, lease_seconds=1)
+        assert taken is not None
+        ledger.writing(taken.step, hashlib.sha256(b"hello").hexdigest())
+        # Someone who learnt the run id posts the exact body and marker first.
+        planted = f"hello\n\n<!-- hz-publish:{run_id}:1 -->"
+        github.add_issue("acme/app", 9, comments=(("mallory", "2026-03-01T00:00:00Z", planted),))
+        ctx = Publishing(
+            PublishSettings.model_validate(OPEN),
+            GitHubSettings(api_url=github.url),
+            environ={"GITHUB_TOKEN": TOKEN},
+        )
+        [step] = publish_run(ledger, run_id, ctx)
+        authors = [c["user"]["login"] for c in github.comments("acme/app", 9)]
+        asked = [s.path for s in github.seen if s.path == "/user"]
+    assert (step.state, step.attempts) == ("published", 2)
+    assert authors == ["mallory", "hz-bot"]
+    assert asked == ["/user"]
+
+
+def test_a_token_that_cannot_say_who_it_is_still_finds_its_comment(tmp_path: Path) -> None:
+    """A GitHub App's token gets 403 for ``GET /user``: the marker and digest decide alone."""
+    with FakeGitHub() as github:
+        github.state.login = None
+        github.add_issue("acme/app", 9)
+        github.after_write(r"/repos/acme/app/issues/9/comments", "5xx")
+        spec = PublishSpec(
+            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
+        )
+        ledger, run_id = _completed(tmp_path, [spec], "hello")
+        ctx = Publishing(
+            PublishSettings.model_validate(OPEN),
+            GitHubSettings(api_url=github.url),
+            environ={"GITHUB_TOKEN": TOKEN},
+        )
+        [step] = publish_run(ledger, run_id, ctx)
+        assert len(github.comments("acme/app", 9)) == 1
+    assert (step.state, step.attempts) == ("published", 1)

@@ -43,6 +43,8 @@ class GitHubPublisher:
         self._environ = os.environ if environ is None else environ
         #: Each exchange's bound, the operator's for the provider (``timeout_seconds``).
         self._timeout = settings.timeout_seconds
+        #: The token's user once asked: a login, "" when GitHub will not say, None: not asked.
+        self._whoami: str | None = None
 
     def credential(self, step: Step) -> str | None:
         return self.settings.token_env
@@ -92,11 +94,12 @@ class GitHubPublisher:
                 answer = self._send("PATCH", path, {"body": new})
                 return str(answer.get("html_url", ""))
             case _:
-                line = (payload.text.strip().splitlines() or [""])[0]
+                # The draft's first line, escaped and held to GitHub's 140 characters by
+                # ``prepare`` (refused over it, never cut here).
                 sent = {
                     "state": args.get("state", "success"),
                     "context": args["context"],
-                    "description": line[:140],
+                    "description": payload.text,
                 }
                 self._send("POST", f"/repos/{repo}/statuses/{args['sha']}", sent)
                 return f"{self.settings.api_url}/repos/{repo}/commits/{args['sha']}/statuses"
@@ -111,13 +114,13 @@ class GitHubPublisher:
             case "code-host.pull_request_comment" | "code-host.issue_comment":
                 number = _number(args)
                 for item in self._pages(f"/repos/{repo}/issues/{number}/comments?per_page=100"):
-                    if _ours(step, str(item.get("body") or "")):
+                    if _ours(step, str(item.get("body") or "")) and self._by_us(item, "user"):
                         return str(item.get("html_url", ""))
                 return None
             case "tracker.create_issue":
                 query = "?state=all&sort=created&direction=desc&per_page=100"
                 for item in self._pages(f"/repos/{repo}/issues{query}"):
-                    if _ours(step, str(item.get("body") or "")):
+                    if _ours(step, str(item.get("body") or "")) and self._by_us(item, "user"):
                         return str(item.get("html_url", ""))
                 return None
             case "tracker.update_issue_body":
@@ -127,13 +130,65 @@ class GitHubPublisher:
                 found = section is not None and _ours(step, section)
                 return str(issue.get("html_url", "")) if found else None
             case _:
+                # A status holds no marker. It counts only when the commit's newest status of
+                # the context (GitHub lists them newest first) is what this step sent — the
+                # state, and the description whose sha256 the step recorded — by the token's
+                # own user: an older status of the context (a previous run's verdict) is not
+                # ours, and sending again only supersedes it, as a status does.
                 path = f"/repos/{repo}/commits/{args['sha']}/statuses?per_page=100"
                 for item in self._pages(path):
-                    if item.get("context") == args["context"]:
+                    if item.get("context") != args["context"]:
+                        continue
+                    description = str(item.get("description") or "").encode("utf-8")
+                    if (
+                        item.get("state") == args.get("state", "success")
+                        and step.sha256 is not None
+                        and hashlib.sha256(description).hexdigest() == step.sha256
+                        and self._by_us(item, "creator")
+                    ):
                         return (
                             f"{self.settings.api_url}/repos/{repo}/commits/{args['sha']}/statuses"
                         )
+                    return None
                 return None
+
+    def _by_us(self, item: dict[str, Any], field: str) -> bool:
+        """Whether ``item`` (a comment, an issue: ``user``; a status: ``creator``) was written
+        by the token's own user, so that someone who learnt the marker and posted the exact
+        body first is not adopted. True when GitHub does not let hz know who the token is (a
+        GitHub App's token cannot ask ``GET /user``)."""
+        login = self._login()
+        if login is None:
+            return True
+        author = item.get(field)
+        return isinstance(author, dict) and author.get("login") == login
+
+    def _login(self) -> str | None:
+        """The token's user (``GET /user``, asked once), or None when GitHub will not say."""
+        if self._whoami is not None:
+            return self._whoami or None
+        url = f"{self.settings.api_url}/user"
+        try:
+            answer = exchange("GET", url, headers=self._headers(), timeout=self._timeout)
+        except (httpx.HTTPError, TooSlow, NotSent, Refused) as e:
+            raise CannotTell(
+                f"GitHub could not say who the token is (GET /user): {type(e).__name__}"
+            ) from e
+        if answer.status in (401, 403, 404):
+            self._whoami = ""
+            return None
+        try:
+            data = strict_json.loads(answer.body) if answer.status == 200 else None
+        except (strict_json.JsonError, RecursionError):
+            data = None
+        login = data.get("login") if isinstance(data, dict) else None
+        if not isinstance(login, str) or not login:
+            raise CannotTell(
+                f"GitHub could not say who the token is (GET /user): {answer.status} "
+                f"{self._message(answer)}"
+            )
+        self._whoami = login
+        return login
 
     # -- HTTP --------------------------------------------------------------------------------
 
