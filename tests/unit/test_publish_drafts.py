@@ -55,6 +55,53 @@ def test_no_html_can_hide_text_or_forge_the_marker() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("draft", "shown"),
+    [
+        ("_@octocat_ italic", "_@\u2060octocat_ italic"),
+        ("`x`@acme/team after a code span", "`x`@\u2060acme/team after a code span"),
+        ("é@acme/team", "é@\u2060acme/team"),
+        ("> /deploy\n- /approve\n1. /merge", "> \\/deploy\n- \\/approve\n1. \\/merge"),
+        ("[//]: # (hidden text nobody sees)", "\\[//]: # (hidden text nobody sees)"),
+        ("  > [x]: https://e.example", "  > \\[x]: https://e.example"),
+        ("ab\u202edc\u200b\u2066x\ufeff", "abdcx"),
+    ],
+)
+def test_markdown_cannot_mention_command_or_hide_past_the_escaping(draft: str, shown: str) -> None:
+    assert github_text(draft, mentions=False) == shown
+
+
+def test_a_json_body_for_a_webhook_cannot_ping_the_channel() -> None:
+    hook = TARGETS["webhook.post"]
+    draft = '{"text": "<!channel> go", "blocks": [{"text": "<@U1>"}]}'
+    payload = prepare(hook, {"webhook": "m", "body": "json"}, draft, mentions=False)
+    assert payload.data == {"text": "&lt;!channel&gt; go", "blocks": [{"text": "&lt;@U1&gt;"}]}
+    assert prepare(hook, {"webhook": "m", "body": "json"}, draft, mentions=True).data["text"] == (
+        "<!channel> go"
+    )
+
+
+def test_caps_hold_what_is_sent_escaped_and_in_bytes() -> None:
+    with pytest.raises(DraftRefused) as refused:
+        prepare(COMMENT, {}, "<a" * 20_000, mentions=False)  # 40,000 characters, 100,000 sent
+    assert str(refused.value) == (
+        "the draft is 100,000 characters once escaped, over the 65,000 "
+        "code-host.pull_request_comment takes"
+    )
+    with pytest.raises(DraftRefused) as refused:
+        prepare(TARGETS["files.write"], {}, "\U0001f600" * (2 * 1024 * 1024 + 1), mentions=False)
+    assert str(refused.value) == (
+        "the draft is 8,388,612 bytes, over the 8,388,608 files.write takes"
+    )
+    status = TARGETS["code-host.commit_status"]
+    with pytest.raises(DraftRefused) as refused:
+        prepare(status, {}, "<b" * 60 + "\nrest", mentions=False)  # 120 characters, 300 sent
+    assert str(refused.value) == (
+        "the draft is 300 characters once escaped, over the 140 code-host.commit_status takes"
+    )
+    assert prepare(status, {}, "All green.\nthe rest", mentions=False).text == "All green."
+
+
 def test_a_draft_over_the_targets_cap_is_refused_not_cut() -> None:
     with pytest.raises(DraftRefused) as refused:
         prepare(COMMENT, {}, "x" * 65_001, mentions=False)
