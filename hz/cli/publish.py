@@ -59,6 +59,11 @@ def publish(run_id: str, step: int | None, staged: bool, resend: bool, skip: boo
         shown = [s.to_json() for s in ledger.steps(run_id) if s.step == step]
         emit(shown, fmt, steps_text(shown))
         return 0
+    if step is not None and step not in [s.step for s in make_steps(ledger, run_id)]:
+        raise HzError(
+            f"run {run_id} has no step {step}",
+            hint=f"hz runs show {run_id} lists its steps",
+        )
     ctx = from_config(config)
     if staged:
         found = stage(ledger, run_id, ctx, only=step)
@@ -116,7 +121,7 @@ def publish_completed(ledger: Any, config: Any, run_id: str) -> int:
         if ctx.settings.mode == "approve":
             steps = make_steps(ledger, run_id)
             click.echo(
-                f"hz: {plural(len(steps), 'publish')} of {run_id} await approval: "
+                f"hz: {plural(len(steps), 'publish', 'publishes')} of {run_id} await approval: "
                 f"hz publish {run_id} --staged shows them, hz publish {run_id} writes them",
                 err=True,
             )

@@ -29,6 +29,7 @@ from hz.runtime.config.project import (
     read_project_file,
 )
 from hz.runtime.settings.keys import AUTHORING, CAPABILITIES, DEFAULTS, provider_table
+from hz.runtime.transcript.record import declare_secret_names
 
 CEILING = "max_usd_ceiling"
 
@@ -188,7 +189,46 @@ def load_config(
                 continue  # a repository cannot raise what the operator allows
             merged[table, key] = Setting(table, key, value, Origin(source.layer, where))
     ordered = tuple(sorted(merged.values(), key=lambda s: (s.table, s.key)))
-    return Config(ordered, tuple(states), merge_jobs(jobs))
+    config = Config(ordered, tuple(states), merge_jobs(jobs))
+    check_publish_credentials(config)
+    return config
+
+
+def check_publish_credentials(config: Config) -> None:
+    """``ConfigError`` when a child hz starts would be given a credential publishing holds:
+    a ``[publish.webhooks.NAME] url_env``, or the token of the GitHub provider bound to
+    ``code-host``/``tracker``, named in a runner's passthrough (``command_env``,
+    ``claude_env``, ...) or a command provider operation's ``env``. Those live in hz's
+    environment only: an agent given one could print it into its draft."""
+    held: dict[str, str] = {}
+    webhooks = config.get("publish", "webhooks", {})
+    for name, hook in (webhooks if isinstance(webhooks, dict) else {}).items():
+        if isinstance(hook, dict) and isinstance(hook.get("url_env"), str):
+            held[hook["url_env"]] = f"[publish.webhooks.{name}] url_env"
+    capabilities = config.table("capabilities")
+    if "github" in (capabilities.get("code-host"), capabilities.get("tracker")):
+        token = config.provider_tables().get("github", {}).get("token_env", "GITHUB_TOKEN")
+        if isinstance(token, str):
+            held.setdefault(token, "[providers.github] token_env")
+    if not held:
+        return
+    declare_secret_names(held)  # their values redacted by value, as a token's are
+    passed: list[tuple[str, str]] = []
+    for key, value in config.table("system.runner").items():
+        if key.endswith("_env") and isinstance(value, list | tuple):
+            passed += [(str(name), f"[system.runner] {key}") for name in value]
+    operations = config.provider_tables().get("command", {}).get("operations", {})
+    for op, table in (operations if isinstance(operations, dict) else {}).items():
+        names = table.get("env", ()) if isinstance(table, dict) else ()
+        where = f'[providers.command.operations."{op}"] env'
+        passed += [(str(name), where) for name in names if isinstance(names, list | tuple)]
+    for name, where in passed:
+        if name in held:
+            raise ConfigError(
+                f"{where} passes {name} to a child process, but {name} holds a credential "
+                f"hz publishes with ({held[name]}): it never leaves hz's environment",
+                hint="give the agent its own variable, or name another one for publishing",
+            )
 
 
 def merge_jobs(layers: list[tuple[Layer, list[JobEntry]]]) -> tuple[JobTable, ...]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import JsonValue
@@ -27,6 +27,17 @@ SECRET_NAME = re.compile(
 MIN_SECRET_CHARS = 8
 
 
+#: Variables the operator's configuration says hold secrets whatever their names (a webhook's
+#: ``url_env``, the publishing token's variable): ``declare_secret_names``.
+_DECLARED: set[str] = set()
+
+
+def declare_secret_names(names: Iterable[str]) -> None:
+    """Treat the values of ``names`` as secrets in every redaction of this process, whatever
+    the names look like (``TEAM_CHAT_WEBHOOK`` holds a URL that is a secret)."""
+    _DECLARED.update(names)
+
+
 def secret_values(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """``(value, name)`` of every secret-looking variable, longest value first (so a secret
     that contains another is replaced whole). A value that JSON writes otherwise (a quote, a
@@ -35,7 +46,7 @@ def secret_values(environ: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     ``terraform -json``) and PHP's (``/`` as ``\\/``) spellings of it."""
     found: dict[str, str] = {}
     for name, value in sorted(environ.items()):
-        if SECRET_NAME.search(name) and len(value) >= MIN_SECRET_CHARS:
+        if (SECRET_NAME.search(name) or name in _DECLARED) and len(value) >= MIN_SECRET_CHARS:
             found[value] = name
             for spelled in (json.dumps(value, ensure_ascii=False), json.dumps(value)):
                 for escaped in _ESCAPES:

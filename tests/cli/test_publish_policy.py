@@ -154,3 +154,59 @@ def test_a_chained_job_the_policy_refuses_is_never_queued_by_the_worker(
         assert [row.id for row in ledger.select()] == [up]
     finally:
         ledger.close()
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (
+            '[system.runner]\ncommand_env = ["TEAM_CHAT_WEBHOOK"]\n',
+            "[system.runner] command_env passes TEAM_CHAT_WEBHOOK to a child process, but "
+            "TEAM_CHAT_WEBHOOK holds a credential hz publishes with ([publish.webhooks.team-chat] "
+            "url_env): it never leaves hz's environment",
+        ),
+        (
+            '[system.runner]\nclaude_env = ["GITHUB_TOKEN"]\n',
+            "[system.runner] claude_env passes GITHUB_TOKEN to a child process, but GITHUB_TOKEN "
+            "holds a credential hz publishes with ([providers.github] token_env): it never "
+            "leaves hz's environment",
+        ),
+    ],
+)
+def test_a_publishing_credential_passed_to_the_agent_is_refused(
+    cli: Any, tmp_path: Path, github: FakeGitHub, extra: str, said: str
+) -> None:
+    env = space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": "http://127.0.0.1:9/hook?SECRETPART"}
+    config = tmp_path / "config.toml"
+    config.write_text(extra + config.read_text())
+    done = run_weekly(cli, tmp_path, env)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[0] == f"hz: error: {said}"
+    assert "SECRETPART" not in done.stdout + done.stderr
+
+
+def test_a_webhook_url_is_redacted_by_value_whatever_its_variable_is_named() -> None:
+    from hz.runtime.transcript.record import declare_secret_names, secret_values
+
+    url = "https://hooks.example.com/services/T0/B0/planted"
+    assert secret_values({"TEAM_CHAT_HOOK_X": url}) == ()
+    declare_secret_names(["TEAM_CHAT_HOOK_X"])
+    assert (url, "TEAM_CHAT_HOOK_X") in secret_values({"TEAM_CHAT_HOOK_X": url})
+
+
+@pytest.mark.parametrize("extra", [(), ("--resend",), ("--staged",)])
+def test_a_step_that_does_not_exist_is_an_error(
+    cli: Any, tmp_path: Path, github: FakeGitHub, extra: tuple[str, ...]
+) -> None:
+    env = space(tmp_path, github, mode="approve") | {"TEAM_CHAT_WEBHOOK": "http://127.0.0.1:9/"}
+    done = run_weekly(cli, tmp_path, env)
+    run_id = last_run(cli, tmp_path, env)
+    assert done.stderr.splitlines()[-1] == (
+        f"hz: 3 publishes of {run_id} await approval: hz publish {run_id} --staged shows "
+        f"them, hz publish {run_id} writes them"
+    )
+    wrong = cli("publish", run_id, "--step", "99", *extra, cwd=tmp_path, env=env)
+    assert (wrong.returncode, wrong.stderr) == (
+        2,
+        f"hz: error: run {run_id} has no step 99\n  hint: hz runs show {run_id} lists its steps\n",
+    )
