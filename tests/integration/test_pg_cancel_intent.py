@@ -94,7 +94,7 @@ def test_hz_runs_cancel_by_a_role_with_grants_cancels_and_is_named(
         pg_cluster,
         pg_dsn,
         "GRANT USAGE ON SCHEMA hz, public TO {role}; GRANT SELECT ON hz.meta TO {role}; "
-        "GRANT SELECT, INSERT, UPDATE ON hz.runs, hz.events TO {role}; "
+        "GRANT SELECT, INSERT, UPDATE ON hz.runs, hz.events, hz.publish_steps TO {role}; "
         "GRANT SELECT, INSERT, UPDATE, DELETE ON procrastinate_jobs, procrastinate_events, "
         "procrastinate_periodic_defers, procrastinate_workers TO {role}; "
         "GRANT USAGE ON ALL SEQUENCES IN SCHEMA hz, public TO {role}",
