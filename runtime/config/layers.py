@@ -29,7 +29,6 @@ from hz.runtime.config.project import (
     read_project_file,
 )
 from hz.runtime.settings.keys import AUTHORING, CAPABILITIES, DEFAULTS, provider_table
-from hz.runtime.transcript.record import declare_secret_names
 
 CEILING = "max_usd_ceiling"
 
@@ -212,6 +211,10 @@ def check_publish_credentials(config: Config) -> None:
             held.setdefault(token, "[providers.github] token_env")
     if not held:
         return
+    # Imported here: the transcript's module imports pydantic, which the authoring commands
+    # reading a configuration that declares no secret must not pay for.
+    from hz.runtime.transcript.record import declare_secret_names
+
     declare_secret_names(held)  # their values redacted by value, as a token's are
     passed: list[tuple[str, str]] = []
     for key, value in config.table("system.runner").items():
