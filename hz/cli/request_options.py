@@ -112,15 +112,18 @@ def _named(ctx: click.Context, param: click.Parameter, key: str | None) -> str |
     unset variable in ``--request-key "$KEY"``) names no request: refused, not taken as none."""
     if key is None:
         return None
-    from hz.runtime.ledger.keys import KEY_RULE, key_problem, normal_key
+    from hz.runtime.ledger.keys import KEY_RULE, key_problem, normal_key, reserved_problem
 
     key = normal_key(key)  # one key for spellings that print alike (NFC)
     problem = key_problem(key)
-    if problem is None:
+    reserved = reserved_problem(key) if problem is None else None
+    if problem is None and reserved is None:
         return key
     source = ctx.get_parameter_source(param.name or "")
     where = "HZ_REQUEST_KEY" if source is click.ParameterSource.ENVIRONMENT else None
-    if not key.strip(" "):
+    if problem is None:
+        why = str(reserved)
+    elif not key.strip(" "):
         why = f"{problem}; leave the option out to start a new run"
     else:
         why = f"{problem}; a request key is {KEY_RULE}"

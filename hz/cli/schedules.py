@@ -86,6 +86,7 @@ def list_(directory: Path, at: datetime | None, fmt: str) -> int:
     """Each scheduled job: its cron and time zone, whether it is paused, its next slots, and
     the newest slot that has a run (with the run's id and state)."""
     from hz.runtime.artifacts.schedule import describe, next_slots, slot_name
+    from hz.runtime.ledger.schedules import CLOCK_ALLOWANCE
 
     jobs = [job for job in load_jobs(directory) if job.schedule is not None]
     ledger, _ = open_ledger(fmt)
@@ -94,7 +95,7 @@ def list_(directory: Path, at: datetime | None, fmt: str) -> int:
     documents: list[dict[str, Any]] = []
     for job in jobs:
         assert job.schedule is not None
-        last = ledger.last_slot(job.name)
+        last = ledger.last_slot(job.name, now.timestamp() + CLOCK_ALLOWANCE)
         documents.append(
             {
                 "job": job.name,

@@ -154,6 +154,8 @@ def _fire(config: Any, directory: Path, note: Any) -> Any:
             note(f"hz: worker: queued {run_id} for {printable(key)}")
         for key, message in fired.failed:
             note(f"hz: worker: {printable(key)}: not queued: {printable(message)}")
+        for said in fired.notes:
+            note(f"hz: worker: {printable(said)}")
 
     from hz.cli.request_options import RunTargets
 

@@ -48,6 +48,10 @@ _INVISIBLE = (
 )
 #: The prefix of the keys the ledger gives runs that were not given one.
 NEW_KEY_PREFIX = "auto:"
+#: The prefixes of the keys a worker gives the runs it fires (``schedule:JOB:SLOT``,
+#: ``after:RUN:JOB``): a client's key under one would mark a slot as fired, or silence a
+#: schedule until the date it names (docs/schedules.md).
+RESERVED_PREFIXES = ("schedule:", "after:")
 
 
 def new_key() -> str:
@@ -76,6 +80,17 @@ def key_problem(key: str) -> str | None:
         return "the key starts or ends with a space"
     if all(unicodedata.category(c)[0] == "M" or c == " " for c in key):
         return "the key holds only combining marks"
+    return None
+
+
+def reserved_problem(key: str) -> str | None:
+    """Why a client may not give ``key`` (it starts as the keys a worker fires under), or
+    None. Case-blind: SQLite's LIKE, which finds a job's fired slots, is."""
+    if key.casefold().startswith(RESERVED_PREFIXES):
+        return (
+            "a key starting schedule: or after: is the worker's (a schedule's slot, a chain's "
+            "follower): choose another key"
+        )
     return None
 
 

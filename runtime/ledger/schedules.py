@@ -36,7 +36,9 @@ from hz.runtime.artifacts.schedule import (
     request_key,
     slots_between,
 )
+from hz.runtime.ledger.db import LedgerError
 from hz.runtime.ledger.store import KeyHeld, KeyReused, Ledger
+from hz.runtime.ledger.store.schedules import CLOCK_ALLOWANCE as CLOCK_ALLOWANCE
 
 #: How old a slot may be and still fire under ``catch_up: skip`` (a worker looks every few
 #: seconds; a slot older than this was missed).
@@ -61,17 +63,29 @@ Maker = Callable[[Occasion], Packet]
 
 @dataclass
 class Fired:
-    """What one look did: runs queued (key, run id), keys that already had a run, and
-    occasions whose packet could not be made (key, message)."""
+    """What one look did: runs queued (key, run id), keys that already had a run,
+    occasions whose packet could not be made (key, message; a job whose look failed is
+    ``schedule:JOB`` or ``after:JOB``), and what the look passed over (lines to say once: a
+    fired slot after this clock)."""
 
     queued: list[tuple[str, str]] = field(default_factory=list)
     held: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, other: Fired) -> None:
+        self.queued += other.queued
+        self.held += other.held
+        self.failed += other.failed
+        self.notes += other.notes
 
 
-def due_slots(job: Job, ledger: Ledger, now: datetime) -> list[datetime]:
+def due_slots(
+    job: Job, ledger: Ledger, now: datetime, notes: list[str] | None = None
+) -> list[datetime]:
     """The slots of ``job`` to fire at ``now`` (oldest first): none when it has no schedule or
-    is paused."""
+    is paused. A slot fired later than ``now`` by more than ``CLOCK_ALLOWANCE`` (a worker
+    whose clock is ahead, or a planted row) is not counted as done, and said in ``notes``."""
     schedule = job.schedule
     if schedule is None:
         return []
@@ -79,9 +93,13 @@ def due_slots(job: Job, ledger: Ledger, now: datetime) -> list[datetime]:
     if state.paused:
         return []
     since = datetime.fromtimestamp(state.since, UTC)
-    last = ledger.last_slot(job.name)
+    horizon = now.timestamp() + CLOCK_ALLOWANCE
+    last = ledger.last_slot(job.name, horizon)
     if last is not None:
         since = max(since, datetime.fromtimestamp(last[0], UTC))
+    ahead = ledger.slot_ahead(job.name, horizon)
+    if ahead is not None and notes is not None:
+        notes.append(_ahead_note(job.name, ahead[0], ahead[1].id))
     if schedule.catch_up == "all":
         return slots_between(schedule, since, now, cap=CATCH_UP_CAP)
     candidates = slots_between(schedule, since, now, cap=1)
@@ -99,14 +117,37 @@ def fire_schedules(
     workdir: Path,
     receipt_dir: Path | None = None,
 ) -> Fired:
-    """Queue a run for every due slot of ``jobs`` at ``now``."""
+    """Queue a run for every due slot of ``jobs`` at ``now``. One job whose look fails (a
+    bug, a row hz cannot read) is said in ``failed`` as ``schedule:JOB`` and the others go on;
+    a ledger that cannot be used now fails the whole look."""
     fired = Fired()
     for job in jobs:
-        for slot in due_slots(job, ledger, now):
-            delay = jitter_of(job.schedule, job.name, slot) if job.schedule else 0
-            occasion = Occasion(job, request_key(job.name, slot), slot=slot)
-            _queue(ledger, occasion, make, fired, workdir, receipt_dir, slot.timestamp() + delay)
+        try:
+            for slot in due_slots(job, ledger, now, fired.notes):
+                delay = jitter_of(job.schedule, job.name, slot) if job.schedule else 0
+                occasion = Occasion(job, request_key(job.name, slot), slot=slot)
+                _queue(
+                    ledger, occasion, make, fired, workdir, receipt_dir, slot.timestamp() + delay
+                )
+        except LedgerError:
+            raise
+        except Exception as e:  # one job's failure never stops the others' (nor the thread)
+            fired.failed.append((f"schedule:{job.name}", _failure(e)))
     return fired
+
+
+def _failure(error: Exception) -> str:
+    if isinstance(error, HzError):
+        return error.message
+    return f"unexpected error: {type(error).__name__}: {error}"
+
+
+def _ahead_note(job: str, slot: float, run_id: str) -> str:
+    shown = datetime.fromtimestamp(slot, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (
+        f"schedule:{job}: the run {run_id} is for the slot {shown}, after this worker's clock: "
+        "not counted as fired (a clock ahead on another worker, or a planted key?)"
+    )
 
 
 def fire_followers(
@@ -122,13 +163,18 @@ def fire_followers(
     (``after``) among the newest ``look_back`` completed runs of that job."""
     fired = Fired()
     for job in jobs:
-        for upstream in job.after:
-            for row in ledger.newest_completed(upstream, look_back):
-                key = f"after:{row.id}:{job.name}"
-                if ledger.select("request_key = ?", (key,)):
-                    continue
-                occasion = Occasion(job, key, upstream_run=row.id)
-                _queue(ledger, occasion, make, fired, workdir, receipt_dir, 0.0)
+        try:
+            for upstream in job.after:
+                for row in ledger.newest_completed(upstream, look_back):
+                    key = f"after:{row.id}:{job.name}"
+                    if ledger.select("request_key = ?", (key,)):
+                        continue
+                    occasion = Occasion(job, key, upstream_run=row.id)
+                    _queue(ledger, occasion, make, fired, workdir, receipt_dir, 0.0)
+        except LedgerError:
+            raise
+        except Exception as e:  # as fire_schedules: the other jobs go on
+            fired.failed.append((f"after:{job.name}", _failure(e)))
     return fired
 
 
@@ -185,19 +231,29 @@ class Firing:
         self.clock = clock
         self.report = report
         self.trouble = trouble
+        self._said: set[str] = set()
 
     def look(self, *, schedules: bool = True) -> Fired:
         """Fire what is due now: the slots of the scheduled jobs (unless ``schedules`` is
         false: on PostgreSQL a tick does that, ``tick``) and the followers of completed runs."""
         fired = self._schedules() if schedules else Fired()
-        more = fire_followers(
-            self.ledger, self.jobs, self.make, workdir=self.workdir, receipt_dir=self.receipt_dir
+        fired.add(
+            fire_followers(
+                self.ledger,
+                self.jobs,
+                self.make,
+                workdir=self.workdir,
+                receipt_dir=self.receipt_dir,
+            )
         )
-        fired.queued += more.queued
-        fired.held += more.held
-        fired.failed += more.failed
-        self.report(fired)
+        self._report(fired)
         return fired
+
+    def _report(self, fired: Fired) -> None:
+        # A note (a slot after this clock) is said once per worker, not at every look.
+        fired.notes = [note for note in fired.notes if note not in self._said]
+        self._said.update(fired.notes)
+        self.report(fired)
 
     def _schedules(self) -> Fired:
         return fire_schedules(
@@ -216,10 +272,10 @@ class Firing:
         after a clock jump back, finds no slot that has a run."""
         try:
             fired = self._schedules()
-        except HzError as e:
-            self.trouble(e)
+        except Exception as e:  # a tick that raised would fail in procrastinate's table
+            self.trouble(_trouble(e))
             return None
-        self.report(fired)
+        self._report(fired)
         return fired
 
     def run(
@@ -237,12 +293,16 @@ class Firing:
             while True:
                 try:
                     self.look(schedules=schedules)
-                except HzError as e:
-                    self.trouble(e)
+                except Exception as e:  # the thread must outlive any look
+                    self.trouble(_trouble(e))
                 if stopping(every):
                     return
         finally:
             self.ledger.thread_done()
+
+
+def _trouble(error: Exception) -> HzError:
+    return error if isinstance(error, HzError) else HzError(_failure(error))
 
 
 @dataclass(frozen=True, slots=True)

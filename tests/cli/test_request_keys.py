@@ -21,6 +21,10 @@ KEY_RULE = (
     "a request key is 1 to 256 letters, digits, punctuation marks, symbols and spaces (not at "
     "either end); no control or invisible characters"
 )
+RESERVED = (
+    "a key starting schedule: or after: is the worker's (a schedule's slot, a chain's "
+    "follower): choose another key"
+)
 
 
 @pytest.fixture
@@ -170,6 +174,11 @@ def test_a_key_reused_for_another_request_is_refused_and_nothing_runs(
         ("\udcff", f"the key holds the byte \\xff, which is not UTF-8, at character 1; {KEY_RULE}"),
         ("k" * 257, f"a key of 257 characters is too long; {KEY_RULE}"),
         ("k" * 8192, f"a key of 8192 characters is too long; {KEY_RULE}"),
+        # The worker's keys: a client's would switch a schedule off until its date (attack
+        # on issue 26, hit 2), or mark a chain's follower as queued.
+        ("schedule:minutely:9999-12-31T23:59:00Z", RESERVED),
+        ("Schedule:minutely:2099-01-01T00:00:00Z", RESERVED),
+        ("after:run_1:down", RESERVED),
     ],
 )
 @pytest.mark.parametrize("command", ["run", "submit"])

@@ -66,11 +66,13 @@ def test_schedules_list_pause_and_resume(cli: Cli, tmp_path: Path) -> None:
         "next": ["2026-12-07T07:00:00Z", "2026-12-14T07:00:00Z", "2026-12-21T07:00:00Z"],
         "last": None,
     }
-    # A slot's run, as a worker would queue it: the newest fired slot is listed with its run.
+    # A slot's run, as a worker would queue it (the worker's keys are refused to hz submit):
+    # the newest fired slot is listed with its run.
     key = "schedule:minutely:2026-12-02T09:00:00Z"
-    queued = hz("submit", "build/jobs/minutely.job.json", "--request-key", key)
+    queued = hz("submit", "build/jobs/minutely.job.json", "--request-key", "slot")
     assert queued.returncode == 0, queued.stderr
     run_id = queued.stdout.strip()
+    poke(tmp_path, "UPDATE runs SET request_key = ? WHERE id = ?", (key, run_id))
     listed = hz("schedules", "list", "--at", AT)
     assert f"  last: 2026-12-02T09:00:00Z {run_id} queued\n" in listed.stdout
     resumed = hz("schedules", "resume", "weekly")

@@ -248,3 +248,107 @@ def test_catch_up_all_is_capped_and_jitter_delays_each_run_alike(
     assert row.not_before == slot.timestamp() + jitter_of(every.schedule, "every", slot)  # type: ignore[arg-type]
     delays = {ledger.get(run).not_before % 60 for _, run in fired.queued}
     assert len(delays) > 1  # spread, not one delay for all
+
+
+def plant(ledger: Ledger, job_: Job, key: str, tmp_path: Path) -> str:
+    """A run under ``key`` made outside the firing path (a planted or hand-edited row)."""
+    occasion = Occasion(job_, key)
+    run_id, _ = ledger.create(
+        packet(occasion), key=key, workdir=tmp_path, receipt_dir=None, submitted=True
+    )
+    return run_id
+
+
+@pytest.mark.parametrize(
+    "slot", ["9999-12-31T23:59:00Z", "2099-01-01T00:00:00Z", "garbage", "2026-01-01T00:20:00Z"]
+)
+def test_a_fired_slot_after_the_clock_does_not_silence_the_schedule(
+    ledgers: Callable[[], Ledger], tmp_path: Path, slot: str
+) -> None:
+    """Attack on issue 26, hits 2 and 15: a key from the far future killed the firing thread
+    (year 10000; on PostgreSQL a date out of range) or silenced the job until its date; one
+    20 minutes ahead (a worker whose clock is ahead) is past the allowance too."""
+    ledger = ledgers()
+    clock = Clock(datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC))
+    planted = plant(ledger, MINUTELY, f"schedule:minutely:{slot}", tmp_path)
+    notes: list[list[str]] = []
+    worker = Firing(
+        ledger,
+        (MINUTELY,),
+        packet,
+        workdir=tmp_path,
+        clock=clock,
+        report=lambda fired: notes.append(fired.notes),
+    )
+    worker.look()
+    clock.now += timedelta(minutes=1)
+    assert [key for key, _ in worker.look().queued] == ["schedule:minutely:2026-01-01T00:01:00Z"]
+    said = (
+        f"schedule:minutely: the run {planted} is for the slot {slot}, after this worker's "
+        "clock: not counted as fired (a clock ahead on another worker, or a planted key?)"
+    )
+    assert notes == ([[said], []] if slot[0].isdigit() else [[], []])  # said once
+
+
+def test_a_slot_within_the_clock_allowance_counts_as_fired(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.db")
+    clock = Clock(datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC))
+    plant(ledger, MINUTELY, "schedule:minutely:2026-01-01T00:04:00Z", tmp_path)
+    worker = firing(ledger, clock, tmp_path, (MINUTELY,))
+    worker.look()
+    clock.now += timedelta(minutes=1)
+    assert worker.look().queued == []  # 00:04 has a run, 3.5 minutes ahead: trusted
+    ledger.close()
+
+
+def test_one_job_that_fails_never_stops_the_others(
+    ledgers: Callable[[], Ledger], tmp_path: Path
+) -> None:
+    ledger = ledgers()
+    clock = Clock(datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC))
+    first = job("aaa", Schedule(cron="* * * * *"))
+    follower = job("bbb", after=("aaa",))
+
+    def make(occasion: Occasion) -> Packet:
+        if occasion.job.name == "aaa":
+            raise RuntimeError("boom")
+        return packet(occasion)
+
+    worker = Firing(ledger, (first, follower, MINUTELY), make, workdir=tmp_path, clock=clock)
+    worker.look()
+    clock.now += timedelta(minutes=1)
+    fired = worker.look()
+    assert fired.failed == [("schedule:aaa", "unexpected error: RuntimeError: boom")]
+    assert [key for key, _ in fired.queued] == ["schedule:minutely:2026-01-01T00:01:00Z"]
+
+
+def test_a_look_that_raises_anything_is_told_and_the_thread_goes_on(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.db")
+    told: list[str] = []
+    worker = Firing(
+        ledger,
+        (MINUTELY,),
+        packet,
+        workdir=tmp_path,
+        trouble=lambda error: told.append(error.message),
+    )
+    failures = iter([OverflowError("date value out of range"), ValueError("year 10000")])
+
+    def look(*, schedules: bool = True) -> Any:
+        raise next(failures)
+
+    worker.look = look  # type: ignore[method-assign]
+    waits: list[float] = []
+    worker.run(lambda every: waits.append(every) is None and len(waits) == 2)
+    assert told == [
+        "unexpected error: OverflowError: date value out of range",
+        "unexpected error: ValueError: year 10000",
+    ]
+
+    def schedules() -> Any:
+        raise KeyError("jit")
+
+    worker._schedules = schedules  # type: ignore[method-assign]
+    assert worker.tick() is None  # PostgreSQL's tick: told, not raised into procrastinate
+    assert told[-1] == "unexpected error: KeyError: 'jit'"
+    ledger.close()

@@ -4,14 +4,29 @@ newest slot each fired (a run whose request key is ``schedule:JOB:SLOT``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
-from hz.runtime.artifacts.schedule import parse_slot
+from hz.runtime.artifacts.schedule import parse_slot, slot_name
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.states import RunState
 from hz.runtime.ledger.store.base import LedgerBase
 
 #: The request keys of a job's slots start so; a job name is a slug (no LIKE wildcards).
 SLOT_PREFIX = "schedule:"
+#: How far (seconds) another worker's clock may be ahead of this one's: a fired slot, a
+#: job's ``since`` or a run's end later than now by more is not trusted (a clock ahead, or a
+#: planted row, would otherwise silence a schedule or pin a draft until that date).
+CLOCK_ALLOWANCE = 300.0
+#: The most rows looked at for a job's newest readable slot.
+_SLOT_ROWS = 20
+_AT_OR_BEFORE = (
+    "SELECT * FROM runs WHERE request_key LIKE ? AND request_key <= ? "
+    "ORDER BY request_key DESC, created_at DESC LIMIT ?"
+)
+_AFTER = (
+    "SELECT * FROM runs WHERE request_key LIKE ? AND request_key > ? "
+    "ORDER BY request_key DESC, created_at DESC LIMIT ?"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,21 +82,29 @@ class Schedules(LedgerBase):
         found = self.connection.execute("SELECT job FROM schedules WHERE paused = 1").fetchall()
         return {str(row["job"]) for row in found}
 
-    def last_slot(self, job: str) -> tuple[float, RunRow] | None:
-        """The newest slot of ``job`` that has a run (epoch seconds) and that run (its newest
-        attempt); None when none has. Slot names sort as their instants do."""
-        found = self.connection.execute(
-            "SELECT * FROM runs WHERE request_key LIKE ? "
-            "ORDER BY request_key DESC, created_at DESC LIMIT 1",
-            (f"{SLOT_PREFIX}{job}:%",),
-        ).fetchone()
-        if found is None:
-            return None
-        row = RunRow.read(found)
+    def last_slot(self, job: str, not_after: float) -> tuple[float, RunRow] | None:
+        """The newest slot of ``job`` at or before ``not_after`` (epoch seconds) that has a
+        run, and that run (its newest attempt); None when none has. Slot names sort as their
+        instants do; a key that names no slot is passed over."""
+        bound = f"{SLOT_PREFIX}{job}:{_name(not_after)}"
+        return self._slot(_AT_OR_BEFORE, bound, job)
+
+    def slot_ahead(self, job: str, after: float) -> tuple[float, RunRow] | None:
+        """The newest slot of ``job`` later than ``after`` that has a run: one fired by a
+        worker whose clock is ahead (or planted), which ``last_slot`` does not count."""
+        bound = f"{SLOT_PREFIX}{job}:{_name(after)}"
+        return self._slot(_AFTER, bound, job)
+
+    def _slot(self, query: str, bound: str, job: str) -> tuple[float, RunRow] | None:
         prefix = f"{SLOT_PREFIX}{job}:"
-        key = row.request_key or ""
-        slot = parse_slot(key[len(prefix) :]) if key.startswith(prefix) else None
-        return None if slot is None else (slot.timestamp(), row)
+        found = self.connection.execute(query, (f"{prefix}%", bound, _SLOT_ROWS)).fetchall()
+        for each in found:
+            row = RunRow.read(each)
+            key = row.request_key or ""
+            slot = parse_slot(key[len(prefix) :]) if key.startswith(prefix) else None
+            if slot is not None:
+                return slot.timestamp(), row
+        return None
 
     def completed_costs(self, job: str, limit: int = 200) -> list[float]:
         """What ``job``'s newest completed runs cost (US dollars; runs that say nothing are
@@ -101,3 +124,12 @@ class Schedules(LedgerBase):
             (job, str(RunState.COMPLETED), limit),
         ).fetchall()
         return [RunRow.read(row) for row in found]
+
+
+#: The last second a slot name can hold (9999-12-31T23:59:59Z).
+_LAST_SECOND = datetime.max.replace(microsecond=0, tzinfo=UTC).timestamp()
+
+
+def _name(seconds: float) -> str:
+    """The slot name of an instant, the end of the calendar for one past it."""
+    return slot_name(datetime.fromtimestamp(max(0.0, min(seconds, _LAST_SECOND)), UTC))
