@@ -85,7 +85,7 @@ def schedules() -> None:
 def list_(directory: Path, at: datetime | None, fmt: str) -> int:
     """Each scheduled job: its cron and time zone, whether it is paused, its next slots, and
     the newest slot that has a run (with the run's id and state)."""
-    from hz.runtime.artifacts.schedule import describe, next_slots, slot_name
+    from hz.runtime.artifacts.schedule import NO_SLOT, describe, next_slots, slot_name
     from hz.runtime.ledger.schedules import CLOCK_ALLOWANCE
 
     jobs = [job for job in load_jobs(directory) if job.schedule is not None]
@@ -125,7 +125,7 @@ def list_(directory: Path, at: datetime | None, fmt: str) -> int:
     for document in documents:
         state = " (paused)" if document["paused"] else ""
         click.echo(f"{document['job']}{state}: {printable(str(document['_describe']))}")
-        click.echo(f"  next: {', '.join(document['next'])}")
+        click.echo(f"  next: {', '.join(document['next']) or NO_SLOT}")
         last = document["last"]
         shown = "never fired" if last is None else f"{last['slot']} {last['run']} {last['state']}"
         click.echo(f"  last: {printable(shown)}")
@@ -239,9 +239,15 @@ def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str
     Exit status: 0 within, 1 the ceiling is over --fail-over."""
     from hz.runtime.config.tables import BudgetSettings
 
+    now = _now(at)
+    if now > datetime.max.replace(tzinfo=UTC) - timedelta(days=PLAN_DAYS + 1):
+        raise click.BadParameter(
+            f"the {PLAN_DAYS} days from {now.strftime('%Y-%m-%dT%H:%M:%SZ')} pass the end of the "
+            "calendar (9999-12-31)",
+            param_hint="--at",
+        )
     jobs = load_jobs(directory)
     ledger, config = open_ledger("json" if fmt == "markdown" else fmt)
-    now = _now(at)
     rows = forecast(jobs, ledger, now)
     ceiling = sum(row.ceiling for row in rows)
     known = [row.expected for row in rows if row.expected is not None]

@@ -55,13 +55,14 @@ NEXT_SLOTS = 3
 def list_slots(contracts: Sequence[Any], at: datetime | None = None) -> None:
     """For each valid contract with a schedule, its next slots (stderr)."""
     from hz.runtime.artifacts.printable import printable
-    from hz.runtime.artifacts.schedule import describe, next_slots, slot_name
+    from hz.runtime.artifacts.schedule import NO_SLOT, describe, next_slots, slot_name
 
     moment = at or datetime.now(UTC)
     for contract in contracts:
         if contract.schedule is None:
             continue
-        slots = ", ".join(slot_name(s) for s in next_slots(contract.schedule, moment, NEXT_SLOTS))
+        found = next_slots(contract.schedule, moment, NEXT_SLOTS)
+        slots = ", ".join(slot_name(s) for s in found) or NO_SLOT
         click.echo(
             f"hz: {contract.name} runs {printable(describe(contract.schedule))}; next: {slots}",
             err=True,
@@ -297,6 +298,7 @@ def _explain_cron(cron: str, zone: str, at: datetime | None) -> int:
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.artifacts.printable import printable
     from hz.runtime.artifacts.schedule import (
+        NO_SLOT,
         Schedule,
         cron_problem,
         next_slots,
@@ -311,7 +313,10 @@ def _explain_cron(cron: str, zone: str, at: datetime | None) -> int:
     if wrong_zone is not None:
         raise HzError(printable(wrong_zone))
     schedule = Schedule(cron=" ".join(cron.split()), timezone=zone)
-    for slot in next_slots(schedule, at or datetime.now(UTC), 5):
+    found = next_slots(schedule, at or datetime.now(UTC), 5)
+    for slot in found:  # each a wall time of the zone: within the calendar
         local = slot.astimezone(ZoneInfo(zone)).strftime("%Y-%m-%d %H:%M %Z")
         click.echo(f"{slot_name(slot)}  {local}")
+    if not found:
+        click.echo(f"next slots: {NO_SLOT}")
     return 0

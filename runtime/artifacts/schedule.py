@@ -38,9 +38,10 @@ FIELDS: Final = ("minute", "hour", "day of month", "month", "day of week")
 CATCH_UP_CAP: Final = 100
 #: The longest jitter a schedule may ask for.
 MAX_JITTER: Final = 3600
-#: How far ahead a slot is looked for before a cron is said to match no date (leap days
-#: included: 29 February recurs within eight years).
-_SEARCH_YEARS: Final = 9
+#: How far ahead a slot is looked for before a cron is said to match no date: the Gregorian
+#: calendar repeats every 400 years, so a cron that matches any date matches one in every 400
+#: years (``0 0 29 2 SUN#5`` matches 2004, 2032, 2060: 28 years apart, more between some).
+_SEARCH_YEARS: Final = 400
 _DURATION = re.compile(r"^(?=[0-9])(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?$")
 
 CatchUp = Literal["latest", "all", "skip"]
@@ -168,20 +169,33 @@ def _instant(wall: datetime, zone: ZoneInfo) -> datetime:
 
 
 def slots_after(schedule: Schedule, moment: datetime) -> Iterator[datetime]:
-    """The slots strictly after ``moment`` (aware), in order, as UTC instants; endless."""
-    from croniter import croniter
+    """The slots strictly after ``moment`` (aware), in order, as UTC instants; they end with
+    the calendar (year 9999), never with an error."""
+    from croniter import CroniterBadDateError, croniter
 
     zone = ZoneInfo(schedule.timezone)
-    # Start one day early on the wall clock: a gap can move a slot past ``moment``'s wall time.
-    wall = moment.astimezone(zone).replace(tzinfo=None) - timedelta(days=1)
-    found = croniter(schedule.cron, wall, max_years_between_matches=_SEARCH_YEARS)
+    try:
+        # Start one day early on the wall clock: a gap can move a slot past ``moment``'s
+        # wall time.
+        wall = moment.astimezone(zone).replace(tzinfo=None) - timedelta(days=1)
+        found = croniter(schedule.cron, wall, max_years_between_matches=_SEARCH_YEARS)
+    except (OverflowError, ValueError):  # a moment at either end of the calendar
+        return
     last: datetime | None = None
     while True:
-        instant = _instant(found.get_next(datetime), zone)
+        try:
+            instant = _instant(found.get_next(datetime), zone)
+        except (CroniterBadDateError, OverflowError, ValueError):
+            return  # no slot before the calendar ends
         if instant <= moment or (last is not None and instant <= last):
             continue
         last = instant
         yield instant
+
+
+#: What a listing of next slots says when there is none (``--at`` near the end of the
+#: calendar).
+NO_SLOT: Final = "none before the calendar ends (9999-12-31)"
 
 
 def next_slots(schedule: Schedule, moment: datetime, count: int) -> list[datetime]:

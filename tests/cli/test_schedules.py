@@ -356,3 +356,49 @@ def test_reading_an_upstream_draft_at_render_time(cli: Cli, tmp_path: Path) -> N
     assert wrong.returncode == 1
     assert "the draft of run run_" in wrong.stderr
     assert "fails the input's schema: 'Say c.' is too long [HZ730]\n" in wrong.stderr
+
+
+LEAP = chained("leap", schedule='"0 0 29 2 SUN#5"', max_usd=0.25)
+
+
+def test_a_rare_cron_and_the_end_of_the_calendar_are_said_not_crashed(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Attack on issue 26, hits 1 and 11: each of these ended in exit 3."""
+    hz = echo_space(cli, tmp_path)
+    compiled(hz, tmp_path, {"leap": LEAP})
+    listed = hz("schedules", "list", "--at", "2032-03-01T00:00:00Z")
+    assert (listed.returncode, listed.stdout) == (
+        0,
+        "leap: 0 0 29 2 SUN#5 (UTC, catch_up latest)\n"
+        "  next: 2060-02-29T00:00:00Z, 2088-02-29T00:00:00Z, 2128-02-29T00:00:00Z\n"
+        "  last: never fired\n",
+    )
+    late = hz("schedules", "list", "--at", "9999-12-31T23:59:00Z")
+    assert (late.returncode, late.stdout.splitlines()[1]) == (
+        0,
+        "  next: none before the calendar ends (9999-12-31)",
+    )
+    explained = hz("explain", "--cron", "0 0 29 2 *", "--at", "9999-12-20T00:00:00Z")
+    assert (explained.returncode, explained.stdout) == (
+        0,
+        "next slots: none before the calendar ends (9999-12-31)\n",
+    )
+    rare = hz("explain", "--cron", "0 0 29 2 SUN#5", "--at", "2033-01-01T00:00:00Z")
+    assert rare.stdout.splitlines()[0] == "2060-02-29T00:00:00Z  2060-02-29 00:00 UTC"
+    ahead = hz("explain", "--cron", "0 23 * * *", "--timezone", "Pacific/Kiritimati",
+               "--at", "9999-12-30T00:00:00Z")  # fmt: skip
+    assert ahead.stdout == (
+        "9999-12-30T09:00:00Z  9999-12-30 23:00 +14\n9999-12-31T09:00:00Z  9999-12-31 23:00 +14\n"
+    )
+    planned = hz("plan", "--at", "2032-02-28T00:00:00Z")
+    assert (planned.returncode, planned.stdout.splitlines()[1]) == (
+        0,
+        "leap      1    $0.25    $0.25       -         -",
+    )
+    end = hz("plan", "--at", "9999-12-20T00:00:00Z")
+    assert (end.returncode, end.stderr.splitlines()[-1]) == (
+        2,
+        "Error: Invalid value for --at: the 30 days from 9999-12-20T00:00:00Z pass the end of "
+        "the calendar (9999-12-31)",
+    )

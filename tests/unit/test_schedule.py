@@ -135,3 +135,29 @@ def test_a_zone_not_shaped_like_one_is_never_looked_up() -> None:
     assert zone_problem("Europe/Berlin") is None
     assert zone_problem("Etc/GMT+1") is None
     assert zone_problem("America/Argentina/Buenos_Aires") is None
+
+
+@pytest.mark.parametrize(
+    ("cron", "years"),
+    [("0 0 29 2 SUN#5", (2032, 2060, 2088)), ("0 0 29 2 5#5", (2036, 2064, 2092))],
+)
+def test_a_cron_that_matches_decades_apart_yields_its_slots(
+    cron: str, years: tuple[int, ...]
+) -> None:
+    """Attack on issue 26, hit 1: 28 years between matches raised CroniterBadDateError (exit 3
+    in validate -v, schedules list, explain; the worker's thread) once past the first."""
+    assert cron_problem(cron) is None
+    first = [f"{year}-02-29T00:00:00Z" for year in years]
+    schedule = Schedule(cron=cron)
+    assert names(next_slots(schedule, at(2026, 1, 1), 3)) == first
+    assert names(slots_between(schedule, at(2031, 1, 1), at(2070, 1, 1))) == first[:2]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Pacific/Kiritimati", "Pacific/Pago_Pago"])
+def test_the_slots_end_with_the_calendar(zone: str) -> None:
+    """Hit 11: near 9999-12-31 croniter and the zone's offset leave datetime's range."""
+    schedule = Schedule(cron="0 0 29 2 *", timezone=zone)
+    assert next_slots(schedule, at(9999, 12, 20), 3) == []
+    daily = Schedule(cron="0 12 * * *", timezone=zone)
+    assert len(next_slots(daily, at(9999, 12, 29), 5)) < 5
+    assert slots_between(daily, at(9999, 12, 30), at(9999, 12, 31, 23, 59)) != []
