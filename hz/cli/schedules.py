@@ -43,7 +43,11 @@ AT_OPTION = click.option(
 
 
 def load_jobs(directory: Path) -> tuple[Job, ...]:
-    """The jobs compiled into ``directory`` (``*.job.json``), by name."""
+    """The jobs compiled into ``directory`` (``*.job.json``), by name. A job file is outside
+    input, checked as ``hz compile`` checks contracts: every name a slug (a name becomes a
+    file name, a node id, a workflow's text), one file per name (HZ601), every job it
+    follows or reads in the directory (HZ610) and no cycle (HZ611: a worker would queue the
+    jobs after each other forever). An ``HzError`` says the first problem."""
     from hz.runtime.artifacts.models import read_artifact
 
     if not directory.is_dir():
@@ -51,15 +55,63 @@ def load_jobs(directory: Path) -> tuple[Job, ...]:
             f"{printable(str(directory))} is not a directory of compiled jobs",
             hint="compile the contracts first: hz compile contracts/ --out build/jobs",
         )
-    jobs: list[Job] = []
+    jobs: dict[str, Job] = {}
+    files: dict[str, Path] = {}
     for path in sorted(directory.glob("*.job.json"))[: MAX_JOBS + 1]:
         found = read_artifact(path)
         if not isinstance(found, Job):
             raise HzError(f"{printable(str(path))} is a packet, not a job")
-        jobs.append(found)
+        _check_names(found, path)
+        if found.name in jobs:
+            raise HzError(
+                f"{printable(str(files[found.name]))} and {printable(str(path))} are both job "
+                f"{found.name} [HZ601]",
+                hint="two contracts with one name do not compile: keep one of the files",
+            )
+        jobs[found.name] = found
+        files[found.name] = path
     if len(jobs) > MAX_JOBS:
         raise HzError(f"{printable(str(directory))} holds more than {MAX_JOBS:,} jobs")
-    return tuple(sorted(jobs, key=lambda job: job.name))
+    _check_chains(jobs, directory)
+    return tuple(jobs[name] for name in sorted(jobs))
+
+
+def _check_names(job: Job, path: Path) -> None:
+    from hz.cli.params import JOB_NAME
+
+    names = [job.name, *job.after]
+    names += [spec.upstream.job for spec in job.inputs.values() if spec.upstream is not None]
+    for name in names:
+        if JOB_NAME.fullmatch(name) is None:
+            raise HzError(
+                f"{printable(str(path))}: {printable(repr(name[:80]))} is not a job name (a "
+                "lowercase slug: letters, digits and single hyphens)",
+                hint="compile the contracts again: hz compile contracts/ --out build/jobs",
+            )
+
+
+def _check_chains(jobs: dict[str, Job], directory: Path) -> None:
+    from hz.compiler.chains import cycles
+
+    graph: dict[str, list[str]] = {}
+    for job in jobs.values():
+        reads = [spec.upstream.job for spec in job.inputs.values() if spec.upstream is not None]
+        for upstream in (*job.after, *reads):
+            if upstream not in jobs:
+                raise HzError(
+                    f"job {job.name} follows or reads job {upstream}, which is not in "
+                    f"{printable(str(directory))} [HZ610]",
+                    hint="compile the contracts together into one directory of jobs",
+                )
+        graph[job.name] = sorted(set(job.after) | set(reads))
+    found = cycles(graph)
+    if found:
+        path = " <- ".join([*found[0], found[0][0]])
+        raise HzError(
+            f"job {found[0][0]} in {printable(str(directory))} depends on itself: {path} [HZ611]",
+            hint="a job must not be queued by, or read the draft of, a job that depends on it: "
+            "remove one link of the cycle and compile again",
+        )
 
 
 def _now(at: datetime | None) -> datetime:
@@ -440,6 +492,15 @@ def export(directory: Path, github: bool, uses: str, out: Path) -> int:
         raise click.BadParameter(
             f"{printable(repr(uses[:80]))} is not OWNER/REPO@REF", param_hint="--uses"
         )
+    jobs_dir = directory.as_posix()
+    # The directory lands in the head comment and in the action's jobs-dir, where GitHub
+    # evaluates ${{ }}: only a plain path (each name is a checked slug, the cron croniter's).
+    if not re.fullmatch(r"[A-Za-z0-9_.@+/-]+", jobs_dir):
+        raise click.BadParameter(
+            f"{printable(repr(jobs_dir[:80]))}: a directory to export from is a plain path "
+            "(letters, digits and _ . @ + / -)",
+            param_hint="DIRECTORY",
+        )
     written = 0
     for job in load_jobs(directory):
         if job.schedule is None:
@@ -465,7 +526,7 @@ def export(directory: Path, github: bool, uses: str, out: Path) -> int:
                         {
                             "uses": uses,
                             "with": {
-                                "jobs-dir": directory.as_posix(),
+                                "jobs-dir": jobs_dir,
                                 "run": job.name,
                                 "compile": "check",
                                 "config": "${{ secrets.HZ_CONFIG }}",
@@ -476,7 +537,7 @@ def export(directory: Path, github: bool, uses: str, out: Path) -> int:
             },
         }
         head = (
-            f"# Written by hz schedules export --github from {directory.as_posix()}/"
+            f"# Written by hz schedules export --github from {jobs_dir}/"
             f"{job.name}.job.json:\n# change the contract's hz.schedule, compile, and export "
             "again.\n"
         )

