@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -10,7 +9,7 @@ import click
 from hz.cli.help import examples
 from hz.cli.params import format_choice
 from hz.runtime.artifacts.models import Job
-from hz.runtime.artifacts.printable import printable
+from hz.runtime.artifacts.printable import printable, printable_json
 
 
 def _edges(jobs: tuple[Job, ...]) -> list[tuple[str, str]]:
@@ -40,6 +39,9 @@ def graph(directory: Path, fmt: str) -> int:
     jobs = load_jobs(directory)
     edges = _edges(jobs)
     crons = {job.name: job.schedule.cron for job in jobs if job.schedule is not None}
+    # Node ids by position (n0, n1, ...): one per job whatever its name (a name such as
+    # ``end`` or ``click`` is a Mermaid keyword); names appear only in escaped labels.
+    ids = {job.name: f"n{index}" for index, job in enumerate(jobs)}
     if fmt == "json":
         document = {
             "kind": "graph",
@@ -53,31 +55,43 @@ def graph(directory: Path, fmt: str) -> int:
             ],
             "edges": [{"from": a, "to": b, "kind": "after"} for a, b in edges],
         }
-        click.echo(json.dumps(document))
+        click.echo(printable_json(document))
     elif fmt == "mermaid":
         lines = ["flowchart LR"]
         for job in jobs:
-            label = job.name + (f"<br/>{crons[job.name]}" if job.name in crons else "")
-            lines.append(f'  {_id(job.name)}["{label}"]')
-        lines += [f"  {_id(a)} -->|after| {_id(b)}" for a, b in edges]
+            label = _mermaid(job.name) + (
+                f"<br/>{_mermaid(crons[job.name])}" if job.name in crons else ""
+            )
+            lines.append(f'  {ids[job.name]}["{label}"]')
+        lines += [f"  {ids[a]} -->|after| {ids[b]}" for a, b in edges]
         click.echo("\n".join(lines))
     elif fmt == "dot":
         lines = ["digraph hz {", "  rankdir=LR;"]
         for job in jobs:
-            label = job.name + (f"\\n{crons[job.name]}" if job.name in crons else "")
-            lines.append(f'  "{job.name}" [label="{label}"];')
-        lines += [f'  "{a}" -> "{b}" [label="after"];' for a, b in edges]
+            label = _dot(job.name) + (f"\\n{_dot(crons[job.name])}" if job.name in crons else "")
+            lines.append(f'  {ids[job.name]} [label="{label}"];')
+        lines += [f'  {ids[a]} -> {ids[b]} [label="after"];' for a, b in edges]
         lines.append("}")
         click.echo("\n".join(lines))
     else:
         for job in jobs:
             when = f" [{printable(crons[job.name])}]" if job.name in crons else ""
-            followers = [b for a, b in edges if a == job.name]
+            followers = [printable(b) for a, b in edges if a == job.name]
             then = f" -> {', '.join(followers)}" if followers else ""
-            click.echo(f"{job.name}{when}{then}")
+            click.echo(f"{printable(job.name)}{when}{then}")
     return 0
 
 
-def _id(name: str) -> str:
-    """A job's node id: its name with hyphens as underscores (a slug otherwise)."""
-    return name.replace("-", "_")
+#: What a Mermaid label shows as itself; any other character is written as its entity code.
+_MERMAID_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_.,*/")
+
+
+def _mermaid(text: str) -> str:
+    """``text`` for a quoted Mermaid label: every other character as ``#NNN;``."""
+    return "".join(c if c in _MERMAID_PLAIN else f"#{ord(c)};" for c in text)
+
+
+def _dot(text: str) -> str:
+    """``text`` for a quoted DOT string: backslashes and quotes escaped, control characters
+    shown as escapes."""
+    return printable(text).replace("\\", "\\\\").replace('"', '\\"')

@@ -176,7 +176,7 @@ def list_(directory: Path, at: datetime | None, fmt: str) -> int:
         click.echo(f"no scheduled jobs in {printable(str(directory))}")
     for document in documents:
         state = " (paused)" if document["paused"] else ""
-        click.echo(f"{document['job']}{state}: {printable(str(document['_describe']))}")
+        click.echo(f"{printable(document['job'])}{state}: {printable(str(document['_describe']))}")
         click.echo(f"  next: {', '.join(document['next']) or NO_SLOT}")
         last = document["last"]
         shown = "never fired" if last is None else f"{last['slot']} {last['run']} {last['state']}"
@@ -338,7 +338,7 @@ def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str
     table = [("job", "slots", "max_usd", "ceiling", "median", "expected")]
     table += [
         (
-            row.job,
+            printable(row.job),
             str(row.slots),
             _usd(row.max_usd),
             _usd(row.ceiling),
@@ -374,6 +374,14 @@ def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str
     return 0
 
 
+def _cell(text: str) -> str:
+    """``text`` in a Markdown table cell of a step summary (GitHub renders its HTML): shown
+    escaped, no ``|`` to end the cell, no tag."""
+    import html
+
+    return html.escape(printable(text)).replace("|", "&#124;").replace("\\", "&#92;")
+
+
 def _markdown(
     rows: list[Forecast],
     now: datetime,
@@ -390,7 +398,7 @@ def _markdown(
         "|---|---:|---:|---:|---:|---:|",
     ]
     lines += [
-        f"| {row.job} | {row.slots} | {_usd(row.max_usd)} | {_usd(row.ceiling)} | "
+        f"| {_cell(row.job)} | {row.slots} | {_usd(row.max_usd)} | {_usd(row.ceiling)} | "
         f"{_usd(row.median_usd)} | {_usd(row.expected)} |"
         for row in rows
     ]

@@ -138,21 +138,64 @@ def test_graph_mermaid_dot_text_and_json(cli: Cli, tmp_path: Path) -> None:
     compiled(hz, tmp_path, {**CHAIN, "d": chained("d", schedule='"0 7 * * MON"', after=("c",))})
     assert hz("graph", "--format", "mermaid").stdout == (
         "flowchart LR\n"
-        '  a["a"]\n'
-        '  b["b"]\n'
-        '  c["c"]\n'
-        '  d["d<br/>0 7 * * MON"]\n'
-        "  a -->|after| b\n"
-        "  b -->|after| c\n"
-        "  c -->|after| d\n"
+        '  n0["a"]\n'
+        '  n1["b"]\n'
+        '  n2["c"]\n'
+        '  n3["d<br/>0 7 * * MON"]\n'
+        "  n0 -->|after| n1\n"
+        "  n1 -->|after| n2\n"
+        "  n2 -->|after| n3\n"
     )
     assert hz("graph").stdout == "a -> b\nb -> c\nc -> d\nd [0 7 * * MON]\n"
-    assert hz("graph", "--format", "dot").stdout.splitlines()[-2:] == [
-        '  "c" -> "d" [label="after"];',
+    assert hz("graph", "--format", "dot").stdout.splitlines()[-3:] == [
+        '  n1 -> n2 [label="after"];',
+        '  n2 -> n3 [label="after"];',
         "}",
     ]
     edges = json.loads(hz("graph", "--format", "json").stdout)["edges"]
     assert edges[0] == {"from": "a", "to": "b", "kind": "after"}
+
+
+def test_graph_ids_do_not_depend_on_names(cli: Cli, tmp_path: Path) -> None:
+    """Attack on issue 26, hit 4: ``end``, ``click`` and ``style`` as node ids ended the
+    flowchart or started directives; ``d-e`` and ``d_e`` were one node."""
+    hz = echo_space(cli, tmp_path)
+    contracts = {
+        "end": chained("end", schedule='"0 0 29 2 SUN#5"'),
+        "click": chained("click", after=("end",)),
+        "style": chained("style", after=("click",)),
+        "d-e": chained("d-e", after=("style",)),
+    }
+    compiled(hz, tmp_path, contracts)
+    assert hz("graph", "--format", "mermaid").stdout == (
+        "flowchart LR\n"
+        '  n0["click"]\n'
+        '  n1["d-e"]\n'
+        '  n2["end<br/>0 0 29 2 SUN#35;5"]\n'
+        '  n3["style"]\n'
+        "  n0 -->|after| n3\n"
+        "  n2 -->|after| n0\n"
+        "  n3 -->|after| n1\n"
+    )
+    assert hz("graph", "--format", "dot").stdout.splitlines()[2:4] == [
+        '  n0 [label="click"];',
+        '  n1 [label="d-e"];',
+    ]
+
+
+def test_names_are_escaped_for_each_format() -> None:
+    from hz.cli.graph import _dot, _mermaid
+    from hz.cli.schedules import _cell
+
+    hostile = 'evil"]\n  click evil "javascript:alert(1)" <b>|x\\\x1b'
+    assert _mermaid(hostile) == (
+        "evil#34;#93;#10;  click evil #34;javascript#58;alert#40;1#41;#34; #60;b#62;#124;x#92;#27;"
+    )
+    assert _dot(hostile) == r"evil\"]\\n  click evil \"javascript:alert(1)\" <b>|x\\\\x1b"
+    assert _cell(hostile) == (
+        "evil&quot;]&#92;n  click evil &quot;javascript:alert(1)&quot; &lt;b&gt;&#124;x"
+        "&#92;&#92;x1b"
+    )
 
 
 def test_cycles_and_unknown_upstreams_are_compile_errors(cli: Cli, tmp_path: Path) -> None:
