@@ -22,12 +22,13 @@ alike, whatever its own time zone, and the ``SLOT`` of the request key ``schedul
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Annotated, Final, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -118,18 +119,35 @@ _ZONE_NAME = re.compile(r"[A-Za-z0-9_+-]{1,32}(?:/[A-Za-z0-9_+-]{1,32}){0,2}")
 def zone_problem(name: str) -> str | None:
     """Why ``name`` is not an IANA time zone hz can use; None when it is. The name comes from
     a contract: only one shaped like a zone's is looked up (a path-like or very long one would
-    reach the file system as a file name)."""
+    reach the file system as a file name), and only a name of the IANA database's list is
+    taken (``iana_zones``): not ``localtime`` (the host's zone: every worker must compute
+    the same slots), ``posixrules``, ``Factory``, ``posix/…`` or ``right/…`` (leap-second
+    clocks), which a system's zone directory also holds."""
     if _ZONE_NAME.fullmatch(name) is None:
         shown = name if len(name) <= 64 else name[:64] + "…"
         return f"unknown time zone {shown!r}"
+    known = iana_zones()
     try:
+        if name not in known:
+            raise ZoneInfoNotFoundError(name)
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, OSError):
         from hz.runtime.artifacts.suggest import did_you_mean_suffix
 
-        near = did_you_mean_suffix(name, sorted(available_timezones()))
+        near = did_you_mean_suffix(name, sorted(known))
         return f"unknown time zone {name!r}{near}"
     return None
+
+
+@functools.cache
+def iana_zones() -> frozenset[str]:
+    """The IANA zone names, as the ``tzdata`` package lists them (one list on every host,
+    whatever its own zone directory holds), without ``Factory`` (no zone: its abbreviation
+    says so)."""
+    from importlib.resources import files
+
+    listed = files("tzdata").joinpath("zones").read_text(encoding="utf-8")
+    return frozenset(line.strip() for line in listed.splitlines() if line.strip()) - {"Factory"}
 
 
 def jitter_seconds(value: int | str) -> int | None:

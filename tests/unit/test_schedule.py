@@ -161,3 +161,22 @@ def test_the_slots_end_with_the_calendar(zone: str) -> None:
     daily = Schedule(cron="0 12 * * *", timezone=zone)
     assert len(next_slots(daily, at(9999, 12, 29), 5)) < 5
     assert slots_between(daily, at(9999, 12, 30), at(9999, 12, 31, 23, 59)) != []
+
+
+@pytest.mark.parametrize(
+    ("zone", "said"),
+    [
+        ("localtime", "unknown time zone 'localtime'"),
+        ("posixrules", "unknown time zone 'posixrules'"),
+        ("Factory", "unknown time zone 'Factory'"),
+        ("right/Europe/Berlin", "unknown time zone 'right/Europe/Berlin' (did you mean "
+         "'Europe/Berlin'?)"),
+        ("posix/Asia/Tokyo", "unknown time zone 'posix/Asia/Tokyo' (did you mean 'Asia/Tokyo'?)"),
+        ("US/Eastern", None),  # an IANA link: in the database's list
+        ("Etc/UTC", None),
+    ],
+)  # fmt: skip
+def test_only_the_iana_zones_are_taken(zone: str, said: str | None) -> None:
+    """Attack on issue 26, hit 7: files of the host's zone directory passed (``localtime``
+    made slot names host-dependent, ``right/*`` an hour off, absent from the tzdata wheel)."""
+    assert zone_problem(zone) == said
