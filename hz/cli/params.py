@@ -55,6 +55,10 @@ SECONDS = Number(
     strict=False,
     limit="a finite number of seconds, 0 or more",
 )
+#: An amount of US dollars: 0 or more (``hz plan --fail-over``).
+USD = Number(
+    "float", unit="US dollars", minimum=0, strict=False, limit="a finite number, 0 or more"
+)
 #: A budget ceiling in US dollars: more than 0.
 CEILING = Number(
     "float", unit="US dollars", minimum=0, strict=True, limit="a finite number greater than 0"

@@ -15,7 +15,7 @@ import click
 
 from hz.cli.fetching import AT
 from hz.cli.help import examples
-from hz.cli.params import format_choice
+from hz.cli.params import USD, format_choice
 from hz.cli.runs import FORMAT, open_ledger
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.models import Job
@@ -232,6 +232,8 @@ class Forecast:
     max_usd: float
     median_usd: float | None
     runs: int
+    #: Recorded costs passed over: not a finite amount from 0 to a billion dollars.
+    passed_over: int = 0
 
     @property
     def ceiling(self) -> float:
@@ -253,9 +255,9 @@ def forecast(jobs: tuple[Job, ...], ledger: Any, now: datetime) -> list[Forecast
         if job.schedule is None:
             continue
         count = len(slots_between(job.schedule, now, end))
-        costs = ledger.completed_costs(job.name)
+        costs, passed_over = ledger.completed_costs(job.name)
         median = statistics.median(costs) if costs else None
-        out.append(Forecast(job.name, count, job.budget.max_usd, median, len(costs)))
+        out.append(Forecast(job.name, count, job.budget.max_usd, median, len(costs), passed_over))
     return out
 
 
@@ -272,7 +274,7 @@ def _usd(amount: float | None) -> str:
 @click.option(
     "--fail-over",
     "fail_over",
-    type=click.FloatRange(min=0),
+    type=USD,
     default=None,
     metavar="USD",
     help="Exit 1 when the 30-day ceiling (slots x max_usd) is over USD.",
@@ -301,6 +303,14 @@ def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str
     jobs = load_jobs(directory)
     ledger, config = open_ledger("json" if fmt == "markdown" else fmt)
     rows = forecast(jobs, ledger, now)
+    for row in rows:
+        if row.passed_over:
+            click.echo(
+                f"hz: plan: {printable(row.job)}: {row.passed_over} recorded "
+                f"cost{'s' if row.passed_over != 1 else ''} passed over (not a finite amount "
+                "from $0 to $1,000,000,000: a damaged or hand-edited row)",
+                err=True,
+            )
     ceiling = sum(row.ceiling for row in rows)
     known = [row.expected for row in rows if row.expected is not None]
     expected = sum(known) if known else None
@@ -320,6 +330,7 @@ def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str
                     "ceiling_usd": round(row.ceiling, 6),
                     "median_usd": row.median_usd,
                     "completed_runs": row.runs,
+                    "costs_passed_over": row.passed_over,
                     "expected_usd": None if row.expected is None else round(row.expected, 6),
                 }
                 for row in rows
@@ -330,7 +341,7 @@ def plan(directory: Path, at: datetime | None, fail_over: float | None, fmt: str
             "fail_over_usd": fail_over,
             "over": over,
         }
-        click.echo(json.dumps(document))
+        click.echo(json.dumps(document, allow_nan=False))
         return 1 if over else 0
     if fmt == "markdown":
         click.echo(_markdown(rows, now, ceiling, expected, monthly, fail_over))

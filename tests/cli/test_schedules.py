@@ -123,6 +123,7 @@ def test_plan_figures_from_a_fixture_ledger_and_fail_over(cli: Cli, tmp_path: Pa
         "ceiling_usd": 10800.0,
         "median_usd": 0.02,
         "completed_runs": 3,
+        "costs_passed_over": 0,
         "expected_usd": 864.0,
     }
     assert (document["ceiling_usd"], document["budget_usd"], document["over"]) == (
@@ -553,4 +554,42 @@ def test_two_job_files_of_one_name_and_a_cycle_are_refused(cli: Cli, tmp_path: P
     assert (lost.returncode, lost.stderr.splitlines()[-2]) == (
         2,
         "hz: error: job pong follows or reads job ping, which is not in lost [HZ610]",
+    )
+
+
+def test_plan_passes_over_costs_that_are_not_amounts(cli: Cli, tmp_path: Path) -> None:
+    """Attack on issue 26, hit 6: a text or blob cost ended in exit 3, 9e999 wrote Infinity
+    into the JSON, a negative cost gave a negative expectation."""
+    hz = echo_space(cli, tmp_path)
+    compiled(hz, tmp_path, {"minutely": SCHEDULED["minutely"]})
+    for cost in ("'abc'", "X'ff'", "9e999", "-1", "1e308", "0.02"):
+        ran = hz("run", "build/jobs/minutely.job.json")
+        assert ran.returncode == 0, ran.stderr
+        poke(
+            tmp_path,
+            f"UPDATE runs SET cost_usd = {cost} WHERE id = (SELECT id FROM runs ORDER BY "
+            "created_at DESC LIMIT 1)",
+        )
+    planned = hz("plan", "--at", AT)
+    assert (planned.returncode, planned.stderr, planned.stdout.splitlines()[1]) == (
+        0,
+        "hz: plan: minutely: 5 recorded costs passed over (not a finite amount from $0 to "
+        "$1,000,000,000: a damaged or hand-edited row)\n",
+        "minutely  43200    $0.25  $10,800.00   $0.02   $864.00",
+    )
+    document = json.loads(hz("plan", "--at", AT, "--format", "json").stdout)
+    assert (document["jobs"][0]["costs_passed_over"], document["expected_usd"]) == (5, 864.0)
+
+
+@pytest.mark.parametrize("amount", ["nan", "inf", "-1", "1e400"])
+def test_plan_refuses_a_fail_over_that_is_not_an_amount(
+    cli: Cli, tmp_path: Path, amount: str
+) -> None:
+    """Hit 16: --fail-over nan never failed, and wrote NaN into the JSON."""
+    hz = echo_space(cli, tmp_path)
+    compiled(hz, tmp_path, {"minutely": SCHEDULED["minutely"]})
+    done = hz("plan", "--fail-over", amount)
+    assert (done.returncode, done.stderr.splitlines()[-1]) == (
+        2,
+        f"Error: Invalid value for '--fail-over': {amount} is not a finite number, 0 or more",
     )

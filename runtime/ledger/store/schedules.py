@@ -3,6 +3,7 @@ newest slot each fired (a run whose request key is ``schedule:JOB:SLOT``)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -106,15 +107,19 @@ class Schedules(LedgerBase):
                 return slot.timestamp(), row
         return None
 
-    def completed_costs(self, job: str, limit: int = 200) -> list[float]:
+    def completed_costs(self, job: str, limit: int = 200) -> tuple[list[float], int]:
         """What ``job``'s newest completed runs cost (US dollars; runs that say nothing are
-        left out), at most ``limit`` of them."""
+        left out), at most ``limit`` of them, and how many recorded costs were passed over:
+        a cost is a row's value, outside input, taken only as a finite number from 0 to
+        ``MAX_COST`` (text, bytes, NaN, infinities and negatives are not)."""
         found = self.connection.execute(
             "SELECT cost_usd FROM runs WHERE job_name = ? AND state = ? "
             "AND cost_usd IS NOT NULL ORDER BY ended_at DESC LIMIT ?",
             (job, str(RunState.COMPLETED), limit),
         ).fetchall()
-        return [float(row["cost_usd"]) for row in found]
+        costs = [_cost(row["cost_usd"]) for row in found]
+        taken = [cost for cost in costs if cost is not None]
+        return taken, len(costs) - len(taken)
 
     def newest_completed(self, job: str, limit: int = 50) -> list[RunRow]:
         """``job``'s newest completed runs, newest first."""
@@ -124,6 +129,18 @@ class Schedules(LedgerBase):
             (job, str(RunState.COMPLETED), limit),
         ).fetchall()
         return [RunRow.read(row) for row in found]
+
+
+#: The most one run's recorded cost is believed to be, in US dollars: a larger one is a
+#: damaged or planted row (and would make a forecast infinite).
+MAX_COST = 1e9
+
+
+def _cost(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    cost = float(value)
+    return cost if math.isfinite(cost) and 0 <= cost <= MAX_COST else None
 
 
 #: The last second a slot name can hold (9999-12-31T23:59:59Z).
