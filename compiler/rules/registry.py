@@ -182,6 +182,7 @@ HZ726: Final = _rule("HZ726", "Provider did not answer within its timeout")
 HZ727: Final = _rule("HZ727", "Arguments refused by the operator's settings")
 HZ728: Final = _rule("HZ728", "since-last-success passed over a run or is empty", "warning")
 HZ730: Final = _rule("HZ730", "No completed upstream draft to read")
+HZ731: Final = _rule("HZ731", "Newest upstream draft unreadable: an older one read", "warning")
 
 # A project hz.toml
 HZ801: Final = _rule("HZ801", "Execution key in a project hz.toml")

@@ -132,11 +132,13 @@ def job_fetch(
     where: str,
     at: datetime | None = None,
     ledger: Any | None = None,
+    pinned: Mapping[str, str] | None = None,
 ) -> JobFetch:
     """The fetch of a job's read inputs on this machine, for the compiler's render; problems
     are reported at ``where`` (the contract or job rendered). ``since-last-success`` reads
     ``ledger`` when given (the worker's own, which it closes); otherwise a ledger opened on
-    first need, closed with the command."""
+    first need, closed with the command. An input reading a job of ``pinned`` (job -> run: a
+    follower's upstream run) reads that run's draft, not the newest."""
     from hz.runtime.artifacts.models import Job
     from hz.runtime.providers.binding import Bindings
     from hz.runtime.providers.fetch import FetchContext, fetch_inputs
@@ -168,18 +170,25 @@ def job_fetch(
         found = fetch_inputs(job, context, given=given)
         values, sources = dict(found.values), dict(found.sources)
         problems = list(found.problems)
+        warnings = list(found.warnings)
         for name, spec in job.inputs.items():
             if spec.upstream is not None and name not in given:
-                problem = _upstream(name, spec, values, sources)
+                problem = _upstream(name, spec, values, sources, warnings)
                 if problem is not None:
                     problems.append(problem)
-        return Fetched(values, sources, tuple(problems), found.warnings)
+        return Fetched(values, sources, tuple(problems), tuple(warnings))
 
-    def _upstream(name: str, spec: Any, values: dict[str, Any], sources: dict[str, Any]) -> Any:
+    def _upstream(
+        name: str,
+        spec: Any,
+        values: dict[str, Any],
+        sources: dict[str, Any],
+        warnings: list[Any],
+    ) -> Any:
         """The draft an input reads from another job's newest completed run, into ``values``
         and ``sources``; the problem (HZ730) when there is none to read or it does not fit."""
         from hz.compiler.diagnostics import Diagnostic
-        from hz.compiler.rules.registry import HZ730
+        from hz.compiler.rules.registry import HZ730, HZ731
         from hz.runtime.artifacts.canonical import digest_of
         from hz.runtime.artifacts.models import InputSource
         from hz.runtime.jsonschema import errors
@@ -189,10 +198,22 @@ def job_fetch(
         open_ledger_once()
         moment = at if at is not None else datetime.now(UTC)
         prefix = f"input {name!r}: contract:{upstream.job}"
+        run_id = (pinned or {}).get(upstream.job)
         try:
-            draft = upstream_draft(ledgers[0], upstream.job, upstream.max_age_seconds, moment)
+            draft = upstream_draft(
+                ledgers[0], upstream.job, upstream.max_age_seconds, moment, run_id
+            )
         except NoDraft as e:
             return Diagnostic(HZ730, f"{prefix}: {e.message}", where, hint=e.hint)
+        for passed in draft.passed_over:
+            warnings.append(
+                Diagnostic(
+                    HZ731,
+                    f"{prefix}: {passed}; read run {draft.run_id}'s draft instead",
+                    where,
+                    hint="hz runs show RUN shows the run passed over",
+                )
+            )
         wrong = errors(spec.schema_, draft.value)
         if wrong:
             message = f"{prefix}: the draft of run {draft.run_id} fails the input's schema: "

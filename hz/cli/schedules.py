@@ -444,7 +444,9 @@ def firing_maker(
 
     def make(occasion: Occasion) -> Any:
         where = str(directory / f"{occasion.job.name}.job.json")
-        fetch = job_fetch(config, workdir, where=where, at=occasion.slot, ledger=ledger)
+        fetch = job_fetch(
+            config, workdir, where=where, at=occasion.slot, ledger=ledger, pinned=occasion.pinned()
+        )
         packet, problems = render_job(occasion.job, place=TemplatePlace(where), fetch=fetch)
         if packet is None:
             shown = "; ".join(f"[{p.code}] {p.message}" for p in problems[:3])

@@ -55,6 +55,14 @@ class Occasion:
     key: str
     slot: datetime | None = None
     upstream_run: str | None = None
+    #: The job of ``upstream_run``: an input that reads its draft reads that run's.
+    upstream: str | None = None
+
+    def pinned(self) -> dict[str, str]:
+        """The upstream run whose draft this occasion reads, by job: the run that queued it."""
+        if self.upstream is None or self.upstream_run is None:
+            return {}
+        return {self.upstream: self.upstream_run}
 
 
 #: Makes the packet of an occasion (renders the job, fetching its inputs): the caller's.
@@ -158,18 +166,28 @@ def fire_followers(
     workdir: Path,
     receipt_dir: Path | None = None,
     look_back: int = 20,
+    now: datetime | None = None,
 ) -> Fired:
     """Queue each job of ``jobs`` once for each completed run of a job it follows
-    (``after``) among the newest ``look_back`` completed runs of that job."""
+    (``after``): the newest ``look_back`` completed runs of that job that ended after the
+    ledger first saw the follower (its ``schedule_state`` row), and the newest one before
+    that. A new follower, or one given ``after`` later, is queued once for the upstream's
+    past (its newest completion), not once for each of the 20 newest."""
     fired = Fired()
+    moment = (now or datetime.now(UTC)).timestamp()
     for job in jobs:
+        if not job.after:
+            continue
         try:
+            since = ledger.schedule_state(job.name, moment).since
             for upstream in job.after:
-                for row in ledger.newest_completed(upstream, look_back):
+                rows = ledger.newest_completed(upstream, look_back, ended_after=since)
+                rows += ledger.newest_completed(upstream, 1, not_after=since)
+                for row in rows:
                     key = f"after:{row.id}:{job.name}"
                     if ledger.select("request_key = ?", (key,)):
                         continue
-                    occasion = Occasion(job, key, upstream_run=row.id)
+                    occasion = Occasion(job, key, upstream_run=row.id, upstream=upstream)
                     _queue(ledger, occasion, make, fired, workdir, receipt_dir, 0.0)
         except LedgerError:
             raise
@@ -244,6 +262,7 @@ class Firing:
                 self.make,
                 workdir=self.workdir,
                 receipt_dir=self.receipt_dir,
+                now=self.clock(),
             )
         )
         self._report(fired)
@@ -308,48 +327,83 @@ def _trouble(error: Exception) -> HzError:
 @dataclass(frozen=True, slots=True)
 class Draft:
     """Another job's draft, as an input that reads it gets it: the value (text, or the JSON
-    value of a ``json`` draft), the run it is from, and when that run ended."""
+    value of a ``json`` draft), the run it is from, when that run ended, and the newer runs
+    passed over for a draft hz could not read (one line each)."""
 
     value: Any
     run_id: str
     ended_at: float
+    passed_over: tuple[str, ...] = ()
 
 
 class NoDraft(HzError):
     """The job has no completed run young enough whose draft can be read."""
 
 
-def upstream_draft(ledger: Ledger, job: str, max_age: float | None, now: datetime) -> Draft:
-    """The draft of ``job``'s newest completed run, at most ``max_age`` seconds old (any age
-    when None); ``NoDraft`` saying why there is none."""
-    from hz.runtime.artifacts import strict_json
-    from hz.runtime.ledger.store import read_packet
+#: How many of an upstream's newest completed runs are tried for a draft hz can read.
+DRAFT_TRIES = 5
 
-    rows = ledger.newest_completed(job, 1)
+
+def upstream_draft(
+    ledger: Ledger, job: str, max_age: float | None, now: datetime, run_id: str | None = None
+) -> Draft:
+    """The draft of ``job``'s run ``run_id`` (a follower's: the run that queued it), or of its
+    newest completed run whose draft can be read (a newer one whose draft cannot is passed
+    over, and said; one that ended after ``now`` beyond ``CLOCK_ALLOWANCE`` is not counted),
+    at most ``max_age`` seconds old (any age when None); ``NoDraft`` saying why there is
+    none."""
+    if run_id is not None:
+        row = ledger.get(run_id)
+        if row.job_name != job or row.state != "completed":
+            raise NoDraft(f"run {run_id} is not a completed run of {job}")
+        return _draft(row, job, max_age, now)
+    rows = ledger.newest_completed(job, DRAFT_TRIES, not_after=now.timestamp() + CLOCK_ALLOWANCE)
     if not rows:
         raise NoDraft(
             f"job {job} has no completed run in the ledger",
             hint=f"run {job} first, or queue this job after it (hz.after: [{job}])",
         )
-    row = rows[0]
+    passed: list[str] = []
+    for row in rows:
+        try:
+            found = _draft(row, job, max_age, now)
+        except _Unreadable as e:
+            passed.append(e.message)
+            continue
+        except NoDraft as e:  # too old: so is every older one
+            raise NoDraft("; ".join([*passed, e.message]), hint=e.hint) from e
+        return Draft(found.value, found.run_id, found.ended_at, tuple(passed))
+    raise NoDraft("; ".join(passed))
+
+
+class _Unreadable(NoDraft):
+    """A completed run whose draft hz cannot read: the next older one is tried."""
+
+
+def _draft(row: Any, job: str, max_age: float | None, now: datetime) -> Draft:
+    from hz.runtime.artifacts import strict_json
+    from hz.runtime.ledger.store import read_packet
+
     ended = row.ended_at if row.ended_at is not None else row.created_at
-    age = now.timestamp() - ended
+    age = max(0.0, now.timestamp() - ended)
     if max_age is not None and age > max_age:
         raise NoDraft(
             f"the newest completed run of {job} ({row.id}) ended {_age(age)} ago, older than "
             f"the {_age(max_age)} max_age allows",
             hint=f"run {job} again, or allow an older draft with a longer max_age",
         )
-    result = row.result or {}
+    result = row.result if isinstance(row.result, dict) else {}
     draft = result.get("draft")
     if not isinstance(draft, str):
-        raise NoDraft(f"run {row.id} of {job} completed without a draft hz can read")
+        raise _Unreadable(f"run {row.id} of {job} completed without a draft hz can read")
     packet = read_packet(row)
     if packet is not None and packet.job.output.format == "json":
         try:
             return Draft(strict_json.loads(draft), row.id, ended)
         except strict_json.JsonError as e:
-            raise NoDraft(f"run {row.id} of {job}: its JSON draft does not parse: {e.msg}") from e
+            raise _Unreadable(
+                f"run {row.id} of {job}: its JSON draft does not parse: {e.msg}"
+            ) from e
     return Draft(draft, row.id, ended)
 
 

@@ -593,3 +593,39 @@ def test_plan_refuses_a_fail_over_that_is_not_an_amount(
         2,
         f"Error: Invalid value for '--fail-over': {amount} is not a finite number, 0 or more",
     )
+
+
+def test_a_follower_reads_the_draft_of_the_run_that_queued_it(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack on issue 26, hit 12: both followers of two upstream runs read the newest
+    run's draft (key and provenance disagreed, the older draft was never processed)."""
+    from hz.cli.schedules import firing_maker, load_jobs
+    from hz.runtime.config.layers import load_config
+    from hz.runtime.ledger.schedules import Firing
+    from hz.runtime.ledger.store import Ledger, read_packet
+
+    hz = echo_space(cli, tmp_path)
+    compiled(hz, tmp_path, CHAIN)
+    monkeypatch.setenv("HZ_CONFIG", str(tmp_path / "operator.toml"))
+    monkeypatch.setenv("HZ_STATE_DIR", str(tmp_path / "s"))
+    assert hz("run", "build/jobs/c.job.json").returncode == 0  # the ledger exists
+    ledger = Ledger(tmp_path / "s" / "ledger.sqlite3")
+    jobs = load_jobs(tmp_path / "build" / "jobs")
+    notes: list[str] = []
+    make = firing_maker(load_config(cwd=tmp_path), tmp_path, tmp_path / "build" / "jobs",
+                        notes.append, ledger)  # fmt: skip
+    worker = Firing(ledger, jobs, make, workdir=tmp_path)
+    worker.look(schedules=False)  # b is first seen: a's later runs queue it
+    for _ in range(2):
+        assert hz("run", "build/jobs/a.job.json").returncode == 0
+    ran = [row.id for row in ledger.newest_completed("a", 5)]
+    assert len(ran) == 2
+    queued = worker.look(schedules=False).queued
+    assert sorted(key for key, _ in queued) == sorted(f"after:{run}:b" for run in ran)
+    for key, run_id in queued:
+        packet = read_packet(ledger.get(run_id))
+        assert packet is not None
+        assert packet.sources["upstream"].run == key.split(":")[1]
+    assert notes == []
+    ledger.close()

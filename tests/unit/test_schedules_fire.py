@@ -352,3 +352,70 @@ def test_a_look_that_raises_anything_is_told_and_the_thread_goes_on(tmp_path: Pa
     assert worker.tick() is None  # PostgreSQL's tick: told, not raised into procrastinate
     assert told[-1] == "unexpected error: KeyError: 'jit'"
     ledger.close()
+
+
+def finish_at(ledger: Ledger, run_id: str, ended: datetime, result: str | None = None) -> None:
+    with ledger.tx() as c:
+        c.execute(
+            "UPDATE runs SET state = 'completed', ended_at = ?, result_json = ? WHERE id = ?",
+            (ended.timestamp(), result or '{"draft": "from ' + run_id + '"}', run_id),
+        )
+
+
+def test_a_new_follower_is_queued_once_for_the_past_not_for_each_run(tmp_path: Path) -> None:
+    """Attack on issue 26, hit 5: six completed runs of up queued six runs of a new follower
+    at once (up to 20 per upstream). Decided: a follower counts completions from the instant
+    the ledger first saw it, and once for the newest one before."""
+    ledger = Ledger(tmp_path / "ledger.db")
+    start = datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC)
+    up = job("up")
+    past = [plant(ledger, up, f"up-{n}", tmp_path) for n in range(6)]
+    for n, run_id in enumerate(past):
+        finish_at(ledger, run_id, start - timedelta(minutes=10 - n))
+    clock = Clock(start)
+    worker = firing(ledger, clock, tmp_path, (up, job("down", after=("up",))))
+    assert [key for key, _ in worker.look().queued] == [f"after:{past[-1]}:down"]
+    assert worker.look().queued == []
+    later = plant(ledger, up, "up-later", tmp_path)
+    finish_at(ledger, later, start + timedelta(minutes=1))
+    assert [key for key, _ in worker.look().queued] == [f"after:{later}:down"]
+    ledger.close()
+
+
+def test_the_draft_read_is_the_newest_readable_one_not_one_from_the_future(
+    tmp_path: Path,
+) -> None:
+    """Hit 13: a row ended in 2100 was the newest until then (and passed any max_age); a
+    newest row with a damaged result failed every reader although good runs existed."""
+    from hz.runtime.ledger.schedules import NoDraft, upstream_draft
+
+    ledger = Ledger(tmp_path / "ledger.db")
+    now = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    up = job("up")
+    good, future, broken, odd = (plant(ledger, up, f"up-{n}", tmp_path) for n in range(4))
+    finish_at(ledger, good, now - timedelta(hours=3))
+    finish_at(ledger, future, datetime(2100, 1, 1, tzinfo=UTC))
+    finish_at(ledger, broken, now - timedelta(hours=1), '{"draft": 5}')
+    finish_at(ledger, odd, now - timedelta(hours=2), "[1]")
+    draft = upstream_draft(ledger, "up", None, now)
+    assert (draft.value, draft.run_id, draft.passed_over) == (
+        f"from {good}",
+        good,
+        (
+            f"run {broken} of up completed without a draft hz can read",
+            f"run {odd} of up completed without a draft hz can read",
+        ),
+    )
+    with pytest.raises(NoDraft) as older:
+        upstream_draft(ledger, "up", 3600.0, now)
+    assert older.value.message == (
+        f"run {broken} of up completed without a draft hz can read; the newest completed run "
+        f"of up ({odd}) ended 2h ago, "
+        "older than the 1h max_age allows"
+    )
+    pinned = upstream_draft(ledger, "up", None, now, run_id=future)
+    assert (pinned.value, pinned.run_id) == (f"from {future}", future)
+    with pytest.raises(NoDraft) as other:
+        upstream_draft(ledger, "down", None, now, run_id=good)
+    assert other.value.message == f"run {good} is not a completed run of down"
+    ledger.close()

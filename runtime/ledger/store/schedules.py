@@ -121,12 +121,28 @@ class Schedules(LedgerBase):
         taken = [cost for cost in costs if cost is not None]
         return taken, len(costs) - len(taken)
 
-    def newest_completed(self, job: str, limit: int = 50) -> list[RunRow]:
-        """``job``'s newest completed runs, newest first."""
+    def newest_completed(
+        self,
+        job: str,
+        limit: int = 50,
+        *,
+        ended_after: float | None = None,
+        not_after: float | None = None,
+    ) -> list[RunRow]:
+        """``job``'s newest completed runs, newest first: with ``ended_after``, only runs that
+        ended after it; with ``not_after``, none that ended after it (a row from a clock
+        ahead, or planted, would otherwise be the newest until its date)."""
         found = self.connection.execute(
             "SELECT * FROM runs WHERE job_name = ? AND state = ? "
+            "AND COALESCE(ended_at, created_at) > ? AND COALESCE(ended_at, created_at) <= ? "
             "ORDER BY ended_at DESC, created_at DESC LIMIT ?",
-            (job, str(RunState.COMPLETED), limit),
+            (
+                job,
+                str(RunState.COMPLETED),
+                -1.0 if ended_after is None else ended_after,
+                _LAST_SECOND if not_after is None else not_after,
+                limit,
+            ),
         ).fetchall()
         return [RunRow.read(row) for row in found]
 
