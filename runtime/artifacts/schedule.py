@@ -229,8 +229,12 @@ def next_slots(schedule: Schedule, moment: datetime, count: int) -> list[datetim
 def slots_between(
     schedule: Schedule, since: datetime, until: datetime, *, cap: int | None = None
 ) -> list[datetime]:
-    """The slots in ``(since, until]``, oldest first; with ``cap``, only the newest ``cap``
-    (counting stops once a window holds far more than asked: a cap bounds the work too)."""
+    """The slots in ``(since, until]``, oldest first; with ``cap``, only the newest ``cap``.
+    A cap bounds the work too: the walk starts a little before the ``cap``-th newest slot
+    (found walking back from ``until``), not at ``since`` (a year of missed minutes was half
+    a million slots walked at every look)."""
+    if cap is not None and until - since > timedelta(days=2):  # else the walk is short
+        since = max(since, _before_newest(schedule, until, cap))
     out: list[datetime] = []
     for slot in slots_after(schedule, since):
         if slot > until:
@@ -239,6 +243,29 @@ def slots_between(
         if cap is not None and len(out) > 4 * cap:
             del out[: len(out) - cap]
     return out if cap is None else out[-cap:]
+
+
+def _before_newest(schedule: Schedule, until: datetime, cap: int) -> datetime:
+    """An instant before the newest ``cap`` slots up to ``until`` (the calendar's start when
+    there are fewer): croniter walks back from a day after ``until``'s wall time (a repeated
+    hour can place a later wall time before ``until``) over at most a day's slots and
+    ``cap`` more; the forward walk then starts three hours (more than any daylight-saving
+    shift) before the oldest of them."""
+    from croniter import CroniterBadDateError, croniter
+
+    earliest = datetime.min.replace(tzinfo=UTC)
+    zone = ZoneInfo(schedule.timezone)
+    try:
+        wall = until.astimezone(zone).replace(tzinfo=None) + timedelta(days=1)
+        back = croniter(schedule.cron, wall, max_years_between_matches=_SEARCH_YEARS)
+        found = 0
+        while found <= cap:
+            instant = _instant(back.get_prev(datetime), zone)
+            if instant <= until:
+                found += 1
+        return instant - timedelta(hours=3)
+    except (CroniterBadDateError, OverflowError, ValueError):
+        return earliest
 
 
 def jitter_of(schedule: Schedule, job: str, slot: datetime) -> int:

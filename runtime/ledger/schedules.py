@@ -45,6 +45,10 @@ from hz.runtime.ledger.store.schedules import CLOCK_ALLOWANCE as CLOCK_ALLOWANCE
 ON_TIME = 60.0
 #: How often a worker looks for due slots and completed upstream runs.
 LOOK_EVERY = 2.0
+#: After an occasion's packet could not be made, how long before it is made again (doubling
+#: at each failure up to ``BACK_OFF_MOST``): a failing provider is not asked at every look.
+BACK_OFF_FIRST = 30.0
+BACK_OFF_MOST = 900.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,13 +247,38 @@ class Firing:
     ) -> None:
         self.ledger = ledger
         self.jobs = jobs
-        self.make = make
         self.workdir = workdir
         self.receipt_dir = receipt_dir
         self.clock = clock
         self.report = report
         self.trouble = trouble
         self._said: set[str] = set()
+        #: Occasions whose packet failed: key -> (not before, the next delay).
+        self._backing_off: dict[str, tuple[float, float]] = {}
+        self._deferred: set[str] = set()
+        self.make = self._made_or_deferred(make)
+
+    def _made_or_deferred(self, make: Maker) -> Maker:
+        """``make``, once per back-off period for an occasion whose packet failed."""
+
+        def made(occasion: Occasion) -> Packet:
+            now = self.clock().timestamp()
+            waiting = self._backing_off.get(occasion.key)
+            if waiting is not None and now < waiting[0]:
+                self._deferred.add(occasion.key)
+                raise HzError(f"{occasion.key}: backing off")
+            try:
+                packet = make(occasion)
+            except Exception:
+                delay = BACK_OFF_FIRST if waiting is None else waiting[1]
+                self._backing_off[occasion.key] = (now + delay, min(delay * 2, BACK_OFF_MOST))
+                if len(self._backing_off) > 10_000:  # bounded: the oldest entries go
+                    del self._backing_off[next(iter(self._backing_off))]
+                raise
+            self._backing_off.pop(occasion.key, None)
+            return packet
+
+        return made
 
     def look(self, *, schedules: bool = True) -> Fired:
         """Fire what is due now: the slots of the scheduled jobs (unless ``schedules`` is
@@ -269,9 +298,12 @@ class Firing:
         return fired
 
     def _report(self, fired: Fired) -> None:
-        # A note (a slot after this clock) is said once per worker, not at every look.
+        # A note (a slot after this clock) is said once per worker, not at every look; an
+        # occasion backing off was said when it failed.
         fired.notes = [note for note in fired.notes if note not in self._said]
         self._said.update(fired.notes)
+        fired.failed = [(key, said) for key, said in fired.failed if key not in self._deferred]
+        self._deferred.clear()
         self.report(fired)
 
     def _schedules(self) -> Fired:

@@ -180,3 +180,37 @@ def test_only_the_iana_zones_are_taken(zone: str, said: str | None) -> None:
     """Attack on issue 26, hit 7: files of the host's zone directory passed (``localtime``
     made slot names host-dependent, ``right/*`` an hour off, absent from the tzdata wheel)."""
     assert zone_problem(zone) == said
+
+
+def test_a_capped_window_walks_a_bounded_number_of_slots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attack on issue 26, hit 8: a year of missed minutes walked every one of its 525,600
+    slots at each look (11 s of CPU) to keep the newest one."""
+    from croniter import croniter
+
+    steps: list[int] = []
+    real_next, real_prev = croniter.get_next, croniter.get_prev
+
+    def get_next(self: croniter, *args: object) -> object:
+        steps.append(1)
+        return real_next(self, *args)  # type: ignore[arg-type]
+
+    def get_prev(self: croniter, *args: object) -> object:
+        steps.append(1)
+        return real_prev(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(croniter, "get_next", get_next)
+    monkeypatch.setattr(croniter, "get_prev", get_prev)
+    minutely = Schedule(cron="* * * * *")
+    now = at(2026, 12, 2, 2, 40, 30)
+    newest = slots_between(minutely, at(2025, 12, 2), now, cap=100)
+    assert (len(newest), slot_name(newest[0]), slot_name(newest[-1])) == (
+        100,
+        "2026-12-02T01:01:00Z",
+        "2026-12-02T02:40:00Z",
+    )
+    assert len(steps) < 5_000  # a day before and after, and the cap: not the year
+    berlin = Schedule(cron="30 2 * * *", timezone="Europe/Berlin")
+    assert names(slots_between(berlin, at(2020, 1, 1), at(2026, 3, 30), cap=2)) == [
+        "2026-03-28T01:30:00Z",
+        "2026-03-29T01:30:00Z",  # the gap's 02:30, at 03:30 summer time
+    ]

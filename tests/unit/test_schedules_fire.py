@@ -4,6 +4,7 @@ job; followers (after:) queued once per upstream run. Clocks are injected: no te
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -132,7 +133,7 @@ def test_a_slot_whose_packet_cannot_be_made_is_tried_again(
 
     worker = Firing(ledger, (MINUTELY,), make, workdir=tmp_path, clock=clock)
     worker.look()
-    clock.now += timedelta(minutes=1)
+    clock.now += timedelta(seconds=31)  # 00:01:01
     assert worker.look().failed == [
         (
             "schedule:minutely:2026-01-01T00:01:00Z",
@@ -141,7 +142,36 @@ def test_a_slot_whose_packet_cannot_be_made_is_tried_again(
     ]
     assert keys(ledger, "schedule:") == []
     broken = False
+    # Backing off (hit 8 of the attack on issue 26: a failing packet was made at every
+    # look): not made again, nor said again, for 30 seconds.
+    clock.now += timedelta(seconds=20)
+    assert (worker.look().queued, worker.look().failed) == ([], [])
+    clock.now += timedelta(seconds=10)
     assert [key for key, _ in worker.look().queued] == ["schedule:minutely:2026-01-01T00:01:00Z"]
+
+
+def test_a_failing_packet_backs_off_doubling(tmp_path: Path) -> None:
+    from hz.runtime.ledger.schedules import BACK_OFF_MOST
+
+    ledger = Ledger(tmp_path / "ledger.db")
+    start = datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC)
+    clock = Clock(start)
+    made: list[datetime] = []
+
+    def make(occasion: Occasion) -> Packet:
+        made.append(clock.now)
+        raise HzError("404")
+
+    every = job("every", Schedule(cron="0 0 1 1 *", catch_up="all"))
+    worker = Firing(ledger, (every,), make, workdir=tmp_path, clock=clock)
+    ledger.schedule_state("every", (start - timedelta(days=1)).timestamp())
+    for _ in range(2 * 60):  # an hour of looks, every 30 seconds
+        worker.look()
+        clock.now += timedelta(seconds=30)
+    waits = [(b - a).total_seconds() for a, b in itertools.pairwise(made)]
+    assert waits == [30, 60, 120, 240, 480, 900, 900]
+    assert BACK_OFF_MOST == 900
+    ledger.close()
 
 
 def test_pause_and_resume_skip_the_paused_slots(
