@@ -104,8 +104,17 @@ def due_slots(
     state = ledger.schedule_state(job.name, now.timestamp())
     if state.paused:
         return []
-    since = datetime.fromtimestamp(state.since, UTC)
     horizon = now.timestamp() + CLOCK_ALLOWANCE
+    if state.since > horizon and ledger.pull_since_back(job.name, now.timestamp()):
+        # First seen by a worker whose clock was ahead: its slots would not count until then.
+        if notes is not None:
+            shown = datetime.fromtimestamp(state.since, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            notes.append(
+                f"schedule:{job.name}: its slots counted from {shown}, after this worker's "
+                "clock (a clock ahead on another worker?): they count from now"
+            )
+        state = ledger.schedule_state(job.name, now.timestamp())
+    since = datetime.fromtimestamp(state.since, UTC)
     last = ledger.last_slot(job.name, horizon)
     if last is not None:
         since = max(since, datetime.fromtimestamp(last[0], UTC))

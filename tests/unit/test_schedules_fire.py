@@ -449,3 +449,27 @@ def test_the_draft_read_is_the_newest_readable_one_not_one_from_the_future(
         upstream_draft(ledger, "down", None, now, run_id=good)
     assert other.value.message == f"run {good} is not a completed run of down"
     ledger.close()
+
+
+def test_a_job_first_seen_by_a_clock_ahead_fires_from_now(
+    ledgers: Callable[[], Ledger], tmp_path: Path
+) -> None:
+    """Attack on issue 26, hit 15: a worker a year ahead made the job's slots count from
+    then, on every worker, silently."""
+    start = datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC)
+    ledger = ledgers()
+    ahead = Clock(start + timedelta(days=365))
+    assert firing(ledger, ahead, tmp_path, (MINUTELY,)).look().queued == []
+    clock = Clock(start)
+    notes: list[str] = []
+    worker = Firing(
+        ledger, (MINUTELY,), packet, workdir=tmp_path, clock=clock,
+        report=lambda fired: notes.extend(fired.notes),
+    )  # fmt: skip
+    worker.look()
+    assert notes == [
+        "schedule:minutely: its slots counted from 2027-01-01T00:00:30Z, after this worker's "
+        "clock (a clock ahead on another worker?): they count from now"
+    ]
+    clock.now += timedelta(minutes=1)
+    assert [key for key, _ in worker.look().queued] == ["schedule:minutely:2026-01-01T00:01:00Z"]

@@ -79,6 +79,20 @@ class Schedules(LedgerBase):
                 )
         return True
 
+    def pull_since_back(self, job: str, now: float) -> bool:
+        """Move ``job``'s ``since`` back to ``now`` when it is later than ``now`` by more
+        than ``CLOCK_ALLOWANCE`` (first seen by a worker whose clock was ahead); True when
+        it was moved."""
+        with self.tx() as c:
+            self.db.lock(c, f"schedule:{job}")
+            found = c.execute("SELECT since FROM schedules WHERE job = ?", (job,)).fetchone()
+            if found is None or float(found["since"]) <= now + CLOCK_ALLOWANCE:
+                return False
+            c.execute(
+                "UPDATE schedules SET since = ?, changed_at = ? WHERE job = ?", (now, now, job)
+            )
+        return True
+
     def paused_jobs(self) -> set[str]:
         found = self.connection.execute("SELECT job FROM schedules WHERE paused = 1").fetchall()
         return {str(row["job"]) for row in found}
