@@ -22,6 +22,7 @@ candidate again on the next look.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -390,7 +391,8 @@ def upstream_draft(
 ) -> Draft:
     """The draft of ``job``'s run ``run_id`` (a follower's: the run that queued it), or of its
     newest completed run whose draft can be read (a newer one whose draft cannot is passed
-    over, and said; one that ended after ``now`` beyond ``CLOCK_ALLOWANCE`` is not counted),
+    over, and said; one that ended after ``now`` and this process's clock, beyond
+    ``CLOCK_ALLOWANCE``, is not counted),
     at most ``max_age`` seconds old (any age when None); ``NoDraft`` saying why there is
     none."""
     if run_id is not None:
@@ -398,7 +400,10 @@ def upstream_draft(
         if row.job_name != job or row.state != "completed":
             raise NoDraft(f"run {run_id} is not a completed run of {job}")
         return _draft(row, job, max_age, now)
-    rows = ledger.newest_completed(job, DRAFT_TRIES, not_after=now.timestamp() + CLOCK_ALLOWANCE)
+    # ``now`` may be a slot fired late, or ``--at`` in the past: a run that ended since is
+    # not from the future; the clock of this process says what is.
+    latest = max(now.timestamp(), time.time()) + CLOCK_ALLOWANCE
+    rows = ledger.newest_completed(job, DRAFT_TRIES, not_after=latest)
     if not rows:
         raise NoDraft(
             f"job {job} has no completed run in the ledger",
