@@ -70,7 +70,8 @@ typecheck: $(VENV)/.test-deps
 # Two lanes, one coverage: the bulk on three workers (pytest-xdist; on two cores a third
 # overlaps the tests that wait on an agent or a server), then the timing-sensitive tests (marked
 # `serial`: signals, cancels, timeouts, kill grace, fleet chaos) alone on the quiet machine. The
-# second lane appends to the first's data, so the floor is checked over both.
+# second lane appends to the first's data, so the floor is checked over both. worksteal: a
+# worker that runs out of tests takes some of another's, so no long test ends the lane alone.
 PYTEST_ENV = HZ_AGENT_CLIS="$(AGENT_CLIS)" HZ_JSON_SCHEMA_SUITE="$(JSON_SCHEMA_SUITE)" \
 	HZ_HEINZEL="$(HEINZEL)"
 # Every hz the tests start reads the product's bytecode compiled once here: an environment with
@@ -79,7 +80,7 @@ PYTEST_ENV = HZ_AGENT_CLIS="$(AGENT_CLIS)" HZ_JSON_SCHEMA_SUITE="$(JSON_SCHEMA_S
 pytest: $(VENV)/.test-deps json-schema-suite heinzel
 	$(BIN)/python -m compileall -q hz compiler runtime
 	.ci/timed "pytest, parallel lane (-n 3)" env $(PYTEST_ENV) \
-	  $(BIN)/pytest -n 3 -m "not serial" --cov --cov-report= --cov-fail-under=0
+	  $(BIN)/pytest -n 3 --dist worksteal -m "not serial" --cov --cov-report= --cov-fail-under=0
 	.ci/timed "pytest, serial lane" env $(PYTEST_ENV) $(BIN)/pytest -m serial --cov --cov-append
 
 # The downloads do not depend on each other (pip, npm, the suite's sdist): in parallel.
