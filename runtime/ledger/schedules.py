@@ -38,6 +38,7 @@ from hz.runtime.artifacts.schedule import (
     slots_between,
 )
 from hz.runtime.ledger.db import LedgerError
+from hz.runtime.ledger.states import RunState
 from hz.runtime.ledger.store import KeyHeld, KeyReused, Ledger
 from hz.runtime.ledger.store.schedules import CLOCK_ALLOWANCE as CLOCK_ALLOWANCE
 
@@ -397,7 +398,7 @@ def upstream_draft(
     none."""
     if run_id is not None:
         row = ledger.get(run_id)
-        if row.job_name != job or row.state != "completed":
+        if row.job_name != job or row.state != RunState.COMPLETED:
             raise NoDraft(f"run {run_id} is not a completed run of {job}")
         return _draft(row, job, max_age, now)
     # ``now`` may be a slot fired late, or ``--at`` in the past: a run that ended since is
