@@ -69,7 +69,10 @@ NOT_FOR_VALIDATE = (
 def test_validate_of_a_valid_contract_imports_nothing_it_does_not_need() -> None:
     # weekly-digest has input schemas with a pattern, an enum and defaults, tools and a loop.
     loaded = _modules_loaded_by_validate(REPO, "contracts/weekly-digest.yaml")
-    assert [name for name in NOT_FOR_VALIDATE if f"'{name}'" in loaded] == []
+    # Under `make test` coverage measures the child too, and coverage imports decimal itself.
+    measured = "'coverage'" in loaded
+    unneeded = [name for name in NOT_FOR_VALIDATE if not (measured and name == "decimal")]
+    assert [name for name in unneeded if f"'{name}'" in loaded] == []
     assert [m for m in ast.literal_eval(loaded) if m.startswith("hz.runtime.ledger")] == []
 
 
