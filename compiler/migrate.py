@@ -445,11 +445,10 @@ def _placeholders(text: str) -> list[Note]:
     """HZ176 for each ``{{asset:…}}`` left, outside the frontmatter's comment lines (where a
     template explains them)."""
     out = []
+    # Computed once: per line it made the scan quadratic in the file's size.
+    last_frontmatter_line = text.count("\n", 0, frontmatter_end(text) or 0) + 1
     for number, line in enumerate(text.split("\n"), start=1):
-        if (
-            line.lstrip().startswith("#")
-            and number < text.count("\n", 0, frontmatter_end(text) or 0) + 1
-        ):
+        if line.lstrip().startswith("#") and number < last_frontmatter_line:
             continue
         for found in _PLACEHOLDER.finditer(line):
             out.append(

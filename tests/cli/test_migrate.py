@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+import hz.compiler.migrate
+from hz.compiler.load.markdown import frontmatter_end
 from hz.compiler.migrate import migrate
 from tests.conftest import Cli
 from tests.helpers.heinzel import CONTRACTS, Contract, original, sdist
@@ -360,3 +362,18 @@ def test_odd_values_never_raise(block: str) -> None:
     text = f"---\nname: 5\nhz:\n  schema: 1\n{block}\n---\n"
     result = migrate(text.encode(), "odd.md")
     assert result.text is not None or result.failed
+
+
+def test_comment_lines_find_the_frontmatter_end_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ``#`` line used to search for the frontmatter's end again: quadratic time."""
+    calls = []
+
+    def counted(text: str) -> int | None:
+        calls.append(1)
+        return frontmatter_end(text)
+
+    monkeypatch.setattr(hz.compiler.migrate, "frontmatter_end", counted)
+    text = "---\nhz:\n  schema: 1\n  outputs:\n    d: {format: markdown}\n" + "#\n" * 200
+    text += "---\nb\n"
+    migrate(text.encode(), "many-comments.md")
+    assert len(calls) <= 2
