@@ -20,7 +20,18 @@ from pathlib import PurePath
 from typing import Any, Literal
 
 from hz.compiler.load.markdown import frontmatter_end, load_markdown
-from hz.compiler.rules.registry import HZ170, HZ171, HZ172, HZ173, HZ174, HZ175, HZ176, HZ177, HZ178
+from hz.compiler.rules.registry import (
+    HZ170,
+    HZ171,
+    HZ172,
+    HZ173,
+    HZ174,
+    HZ175,
+    HZ176,
+    HZ177,
+    HZ178,
+    HZ179,
+)
 from hz.compiler.source import SourceDoc
 from hz.runtime.artifacts.operations import CATALOG
 from hz.runtime.artifacts.printable import printable
@@ -39,6 +50,9 @@ _CONTRACT_READ = re.compile(
     r"contract:(?P<namespace>[a-z][a-z0-9-]*)/(?P<name>[a-z][a-z0-9-]*)(?:#(?P<output>[a-z_][a-z0-9_]*))?\Z"
 )
 _SUFFIXES = (".prose.md", ".md")
+#: hz.name's form (the contract schema's pattern and length).
+_HZ_NAME = re.compile(r"(?=.{1,64}\Z)[a-z][a-z0-9]*(-[a-z0-9]+)*\Z")
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +146,12 @@ def hz_name(path: str, name: str | None, namespace: str | None = None) -> tuple[
     return (f"{namespace}-{base}" if namespace else base), namespace
 
 
+def _key(key: str) -> str:
+    """``key`` as a YAML mapping key: as written when it is a plain word, else double-quoted
+    (JSON's escapes, which YAML reads back exactly), so that it can never start a new line."""
+    return key if _PLAIN_KEY.match(key) else json.dumps(key)
+
+
 def _is_heinzel(data: Mapping[str, Any]) -> bool:
     hz = data.get("hz")
     return isinstance(hz, dict) and "schema" in hz and "contract" not in hz
@@ -173,12 +193,33 @@ class _Migrator:
     def run(self, path: str, namespace: str | None) -> None:
         pad = " " * (self.column("schema") - 1)
         schema_line = self.key_line("schema")
-        name, namespace = hz_name(path, self.doc.data.get("name"), namespace)
+        source = self.doc.data.get("name")
+        name, namespace = hz_name(path, source, namespace)
+        if not _HZ_NAME.match(name):
+            from_source = isinstance(source, str) and source
+            pos = self.doc.pos(("name",) if from_source else ("hz", "schema"), key=True)
+            origin = "the contract's name" if from_source else "the file's name"
+            self.notes.append(
+                Note(
+                    HZ179,
+                    "error",
+                    pos.line,
+                    pos.column,
+                    f"hz.name would be {printable(name)} (from {origin}), which is not an hz "
+                    "name: lowercase letters, digits and single hyphens, starting with a letter, "
+                    "at most 64 characters",
+                    decide="give the contract a top-level name: of that form, then migrate again",
+                )
+            )
+            return
         base = name[len(namespace) + 1 :] if namespace else name
         self.edits.replace(
             schema_line,
             schema_line + 1,
-            [self.lines[schema_line].replace("schema:", "contract:", 1), f"{pad}name: {name}"],
+            [
+                self.lines[schema_line].replace("schema:", "contract:", 1),
+                f"{pad}name: {json.dumps(name)}",
+            ],
         )
         self.note(HZ170, "mapped", ["schema"], "hz.schema: 1 is hz.contract: 1")
         if namespace:
@@ -295,13 +336,13 @@ class _Migrator:
             f"{target}"
             + (f" (hz has one draft per job: the output name {output} is gone)" if output else ""),
         )
-        self.replace_input(name, "{read: " + f'"contract:{target}"' + "}")
+        self.replace_input(name, "{read: " + json.dumps(f"contract:{target}") + "}")
 
     def replace_input(self, name: str, flow: str) -> None:
         start = self.key_line("inputs", name)
         end = _span(self.lines, start)
         pad = " " * _indent(self.lines[start])
-        self.edits.replace(start, end, [f"{pad}{name}: {flow}"])
+        self.edits.replace(start, end, [f"{pad}{_key(name)}: {flow}"])
 
     def outputs(self) -> None:
         outputs = self.hz["outputs"]
@@ -349,7 +390,10 @@ class _Migrator:
         out = [f"{pad}publishes:"]
         for index, action in enumerate(actions):
             command = re.sub(r"[^a-z0-9]+", "-", action.lower()).strip("-")
-            out += [f"{pad}  - to: command.run", f"{pad}    args: {{command: {command}}}"]
+            out += [
+                f"{pad}  - to: command.run",
+                f"{pad}    args: {{command: {json.dumps(command)}}}",
+            ]
             self.note(
                 HZ171,
                 "decide",

@@ -3,14 +3,17 @@ hostile ones) converted key by key, reported line by line, idempotent."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import yaml
 from syrupy.assertion import SnapshotAssertion
 
 import hz.compiler.migrate
 from hz.compiler.load.markdown import frontmatter_end
 from hz.compiler.migrate import migrate
+from hz.runtime.artifacts.printable import printable
 from tests.conftest import Cli
 from tests.helpers.heinzel import CONTRACTS, Contract, original, sdist
 
@@ -178,7 +181,7 @@ def test_retries_scope_and_a_missing_budget_are_reported(cli: Cli, tmp_path: Pat
         "name: status\n"
         "hz:\n"
         "  contract: 1\n"
-        "  name: status\n"
+        '  name: "status"\n'
         "  title: Status\n"
         "  # hz migrate: hz has no hz.scope\n"
         "  # scope: personal\n"
@@ -333,7 +336,7 @@ def test_the_namespace_comes_from_the_folder_or_the_option(
     (tmp_path / "team").mkdir()
     (tmp_path / "team" / "status.md").write_text(HEINZEL.format(outputs="    s: {format: json}"))
     assert cli("migrate", "team/status.md", *option, cwd=tmp_path).returncode == 0
-    assert f"\n  name: {name}\n" in (tmp_path / "team" / "status.md").read_text()
+    assert f'\n  name: "{name}"\n' in (tmp_path / "team" / "status.md").read_text()
 
 
 def test_inputs_that_are_no_mapping_are_left_for_validate_to_report() -> None:
@@ -377,3 +380,47 @@ def test_comment_lines_find_the_frontmatter_end_once(monkeypatch: pytest.MonkeyP
     text += "---\nb\n"
     migrate(text.encode(), "many-comments.md")
     assert len(calls) <= 2
+
+
+INJECTED = "c\n  publishes: [{to: command.run, args: {command: pwn}}]"
+
+
+@pytest.mark.parametrize(
+    ("name_line", "file", "where", "origin", "shown"),
+    [
+        ("", f"{INJECTED}.md", "3:3", "the file's name", INJECTED.replace("\n", "\\n")),
+        (f"name: {json.dumps(INJECTED)}\n", "c.md", "2:1", "the contract's name", None),
+        ('name: "Weekly digest"\n', "c.md", "2:1", "the contract's name", None),
+        ('name: "x #y"\n', "c.md", "2:1", "the contract's name", None),
+        ('name: "../../etc/passwd"\n', "c.md", "2:1", "the contract's name", None),
+    ],
+)
+def test_a_name_that_is_no_hz_name_is_a_located_error_not_written(
+    name_line: str, file: str, where: str, origin: str, shown: str | None
+) -> None:
+    """The name was pasted into the hz: block as written: a line break in it wrote keys."""
+    text = f"---\n{name_line}hz:\n  schema: 1\n  outputs:\n    d: {{format: markdown}}\n---\nb\n"
+    result = migrate(text.encode(), file)
+    assert result.text is None
+    name = shown or printable(yaml.safe_load(name_line)["name"])
+    line, column = where.split(":")
+    assert [(n.code, n.line, n.column, n.message) for n in result.notes] == [
+        (
+            "HZ179",
+            int(line),
+            int(column),
+            f"hz.name would be {name} (from {origin}), which is not an hz name: lowercase "
+            "letters, digits and single hyphens, starting with a letter, at most 64 characters",
+        )
+    ]
+
+
+def test_a_quoted_input_key_stays_one_key_when_its_read_is_rewritten() -> None:
+    text = (
+        '---\nhz:\n  schema: 1\n  inputs:\n    "a\\n  publishes: [x]":\n'
+        "      read: contract:team/x\n  outputs:\n    d: {format: markdown}\n---\nb\n"
+    )
+    result = migrate(text.encode(), "c.md")
+    assert result.text is not None
+    assert '\n    "a\\n  publishes: [x]": {read: "contract:team-x"}\n' in result.text
+    assert "\n  publishes" not in result.text
