@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from pathlib import Path
+import secrets
+import stat
+from pathlib import Path, PurePath
 
 import click
 
@@ -49,6 +52,74 @@ def _read(path: Path) -> bytes:
         raise HzError(f"cannot read {path}: {e.strerror or e}") from e
 
 
+def _write_beneath(out: Path, relative: PurePath, text: str, mode: int) -> None:
+    """Write ``text`` to ``out/relative`` atomically, never through a symbolic link below
+    ``out``: the source repository chooses the relative paths and may have planted a link in
+    the output folder (``contracts/team -> ~/.claude``). Each folder is made and opened by
+    descriptor from the one before, without following a link (``O_NOFOLLOW``), so what is
+    written into is what was checked; a link met on the way is an error naming it. ``out``
+    itself is the operator's choice and is followed."""
+    from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.artifacts.printable import printable
+
+    shown = printable(str(out / relative))
+    *folders, name = relative.parts
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise HzError(f"cannot write {shown}: {e.strerror or e}") from e
+    walked = out
+    try:
+        for folder in folders:
+            walked = walked / folder
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder, dir_fd=fd)
+            try:
+                inner = os.open(folder, _DIRECTORY, dir_fd=fd)
+            except OSError as e:
+                _refuse_link(fd, folder, walked, e)
+                raise
+            os.close(fd)
+            fd = inner
+        _refuse_link(fd, name, out / relative, None)
+        temporary = f".{name}.{secrets.token_hex(6)}.tmp"
+        handle = os.open(temporary, _NEW, 0o600, dir_fd=fd)
+        try:
+            with os.fdopen(handle, "wb") as f:
+                f.write(text.encode("utf-8"))
+                os.fchmod(f.fileno(), mode)
+            os.replace(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary, dir_fd=fd)
+    except OSError as e:
+        raise HzError(f"cannot write {shown}: {e.strerror or e}") from e
+    finally:
+        os.close(fd)
+
+
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _refuse_link(fd: int, name: str, shown: Path, error: OSError | None) -> None:
+    """``HzError`` when ``name`` in the directory ``fd`` is a symbolic link; else nothing."""
+    from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.artifacts.printable import printable
+
+    try:
+        is_link = stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode)
+    except OSError:  # not there (yet): nothing to refuse
+        return
+    if is_link:
+        raise HzError(
+            f"{printable(str(shown))} is a symbolic link inside the output folder: hz migrate "
+            "does not write through it",
+            hint="remove the link, or choose an output folder without links",
+        ) from error
+
+
 @click.command(
     epilog=examples(
         "hz migrate workflows/ --check",
@@ -76,7 +147,8 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
     to decide (`hz explain HZ170`). A file that is already an hz contract is left as it is.
     Exit 1 when a file cannot be migrated, or with --check when one would change."""
     from hz.compiler.migrate import migrate as migrate_one
-    from hz.runtime.artifacts.files import write_file
+    from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.artifacts.files import write_atomically
     from hz.runtime.artifacts.printable import printable
 
     files = _files(target)
@@ -102,8 +174,16 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
         if check:
             click.echo(f"{shown}: would be migrated ({decide} to decide)")
             continue
+        # The file keeps its permissions: a private contract stays private.
+        mode = stat.S_IMODE(path.lstat().st_mode)
         dest = (out / relative) if out is not None else path
-        write_file(dest, result.text)
+        if out is not None:
+            _write_beneath(out, relative, result.text, mode)
+        else:
+            try:
+                write_atomically(path, result.text, mode=mode)
+            except OSError as e:
+                raise HzError(f"cannot write {shown}: {e.strerror or e}") from e
         click.echo(f"{shown}: migrated to {printable(str(dest))} ({decide} to decide)")
     if not files:
         looked = "looked for *.md with an hz: frontmatter"

@@ -4,6 +4,7 @@ hostile ones) converted key by key, reported line by line, idempotent."""
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 
 import pytest
@@ -424,3 +425,37 @@ def test_a_quoted_input_key_stays_one_key_when_its_read_is_rewritten() -> None:
     assert result.text is not None
     assert '\n    "a\\n  publishes: [x]": {read: "contract:team-x"}\n' in result.text
     assert "\n  publishes" not in result.text
+
+
+@pytest.mark.parametrize("link", ["contracts/team", "contracts/team/status.md"])
+def test_out_never_writes_through_a_link_inside_the_output_folder(
+    cli: Cli, tmp_path: Path, link: str
+) -> None:
+    """The repository chose the relative paths and planted a link in the output folder."""
+    (tmp_path / "wf" / "team").mkdir(parents=True)
+    (tmp_path / "wf" / "team" / "status.md").write_text(
+        HEINZEL.format(outputs="    s: {format: json}")
+    )
+    (tmp_path / "victim").mkdir()
+    (tmp_path / link).parent.mkdir(parents=True)
+    victim = tmp_path / "victim"
+    (tmp_path / link).symlink_to(victim / "status.md" if link.endswith(".md") else victim)
+    done = cli("migrate", "wf", "--out", "contracts", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"hz: error: {link} is a symbolic link inside the output folder: hz migrate does not "
+        "write through it\n"
+        "  hint: remove the link, or choose an output folder without links\n"
+    )
+    assert list((tmp_path / "victim").iterdir()) == []
+    assert (tmp_path / link).is_symlink()
+
+
+@pytest.mark.parametrize("out", [[], ["--out", "hz"]])
+def test_a_migrated_file_keeps_its_permissions(cli: Cli, tmp_path: Path, out: list[str]) -> None:
+    (tmp_path / "status.md").write_text(HEINZEL.format(outputs="    s: {format: json}"))
+    (tmp_path / "status.md").chmod(0o600)
+    assert cli("migrate", "status.md", *out, cwd=tmp_path).returncode == 0
+    written = tmp_path / ("hz/status.md" if out else "status.md")
+    assert "  contract: 1\n" in written.read_text()
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600
