@@ -52,6 +52,13 @@ _CONTRACT_READ = re.compile(
 _SUFFIXES = (".prose.md", ".md")
 #: hz.name's form (the contract schema's pattern and length).
 _HZ_NAME = re.compile(r"(?=.{1,64}\Z)[a-z][a-z0-9]*(-[a-z0-9]+)*\Z")
+#: The characters YAML reads as line breaks besides \n (and \r, which the loader made \n).
+_ODD_BREAK = re.compile("[\u0085\u2028\u2029]")
+_BREAK_NAMES = {
+    "\u0085": "U+0085 (next line)",
+    "\u2028": "U+2028 (line separator)",
+    "\u2029": "U+2029 (paragraph separator)",
+}
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
 
@@ -525,6 +532,20 @@ def migrate(data: bytes, path: str, namespace: str | None = None) -> Migration:
         return Migration(path, None, tuple(left))
     end = frontmatter_end(doc.text)
     assert end is not None  # the loader found it
+    odd = _ODD_BREAK.search(doc.text, 0, end)
+    if odd:  # YAML breaks lines there, the line edits do not: every position would be off
+        line = doc.text.count("\n", 0, odd.start()) + 1
+        column = odd.start() - (doc.text.rfind("\n", 0, odd.start()) + 1) + 1
+        note = Note(
+            HZ178,
+            "error",
+            line,
+            column,
+            f"the frontmatter holds the character {_BREAK_NAMES[odd.group()]}, which YAML reads "
+            "as a line break: hz migrate edits the frontmatter line by line and does not edit it",
+            decide="replace it with a line break or a space, then migrate again",
+        )
+        return Migration(path, None, (note,))
     lines = doc.text[:end].split("\n")
     migrator = _Migrator(doc, lines)
     migrator.run(path, namespace)

@@ -459,3 +459,31 @@ def test_a_migrated_file_keeps_its_permissions(cli: Cli, tmp_path: Path, out: li
     written = tmp_path / ("hz/status.md" if out else "status.md")
     assert "  contract: 1\n" in written.read_text()
     assert stat.S_IMODE(written.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    ("line", "where", "shown"),
+    [
+        ("  title: T\u2028  bogus: 1\n", (4, 11), "U+2028 (line separator)"),
+        ('  title: "T\u0085x"\n', (4, 12), "U+0085 (next line)"),
+        ("# note\u2029# more\n", (2, 7), "U+2029 (paragraph separator)"),
+    ],
+)
+def test_a_yaml_line_break_besides_newline_is_a_located_error(
+    line: str, where: tuple[int, int], shown: str
+) -> None:
+    """YAML breaks lines at these, the line edits did not: an IndexError (exit 3) or edits
+    landing a line low."""
+    head = line if line.startswith("#") else ""
+    body = "" if head else line
+    text = f"---\n{head}hz:\n  schema: 1\n{body}  outputs:\n    d: {{format: markdown}}\n---\nb\n"
+    result = migrate(text.encode(), "c.md")
+    assert result.text is None
+    assert [(n.code, n.line, n.column, n.message) for n in result.notes] == [
+        (
+            "HZ178",
+            *where,
+            f"the frontmatter holds the character {shown}, which YAML reads as a line break: hz "
+            "migrate edits the frontmatter line by line and does not edit it",
+        )
+    ]
