@@ -59,6 +59,7 @@ _BREAK_NAMES = {
     "\u2028": "U+2028 (line separator)",
     "\u2029": "U+2029 (paragraph separator)",
 }
+_CATCH_UP = ("latest", "all", "skip")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
 
@@ -415,14 +416,27 @@ class _Migrator:
     def schedule(self) -> None:
         cron = self.hz["schedule"]
         catch_up = self.hz.get("catch_up")
-        if isinstance(cron, str) and isinstance(catch_up, str):
+        if isinstance(cron, str) and catch_up in _CATCH_UP:
             start = self.key_line("schedule")
             pad = " " * _indent(self.lines[start])
-            spec = f"{{cron: {json.dumps(cron)}, catch_up: {catch_up}}}"
+            spec = f"{{cron: {json.dumps(cron)}, catch_up: {json.dumps(catch_up)}}}"
             self.edits.replace(start, _span(self.lines, start), [f"{pad}schedule: {spec}"])
             gone = self.key_line("catch_up")
             self.edits.replace(gone, _span(self.lines, gone), [])
             self.note(HZ170, "mapped", ["catch_up"], "catch_up is hz.schedule's catch_up")
+        elif "catch_up" in self.hz and catch_up not in _CATCH_UP:
+            # Never pasted: a value of its own choosing could write further keys into the
+            # schedule (a time zone); hz knows three.
+            self.note(
+                HZ174,
+                "decide",
+                ["catch_up"],
+                f"catch_up: {printable(json.dumps(catch_up, ensure_ascii=False, default=str))} "
+                "is not one of hz's (latest, all or skip): commented out",
+                decide="write schedule: {cron: …, catch_up: latest|all|skip}, or leave hz's "
+                "default (latest)",
+            )
+            self.comment_out("catch_up", "not one of latest, all or skip")
         self.note(
             HZ170,
             "decide",

@@ -487,3 +487,33 @@ def test_a_yaml_line_break_besides_newline_is_a_located_error(
             "migrate edits the frontmatter line by line and does not edit it",
         )
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ('"latest, timezone: Pacific/Kiritimati"', '"latest, timezone: Pacific/Kiritimati"'),
+        ("true", "true"),
+    ],
+)
+def test_a_catch_up_hz_does_not_know_is_left_to_decide_not_pasted(value: str, shown: str) -> None:
+    """Pasted into the schedule's flow mapping, it wrote a time zone of its own choosing."""
+    text = (
+        "---\nhz:\n  schema: 1\n  outputs:\n    d: {format: markdown}\n"
+        f'  schedule: "0 7 * * MON"\n  catch_up: {value}\n---\nb\n'
+    )
+    result = migrate(text.encode(), "c.md")
+    assert result.text is not None
+    assert '\n  schedule: "0 7 * * MON"\n' in result.text
+    assert f"\n  # hz migrate: not one of latest, all or skip\n  # catch_up: {value}\n" in (
+        result.text
+    )
+    assert [(n.kind, n.line, n.message, n.decide) for n in result.notes if n.code == "HZ174"] == [
+        (
+            "decide",
+            7,
+            f"catch_up: {shown} is not one of hz's (latest, all or skip): commented out",
+            "write schedule: {cron: …, catch_up: latest|all|skip}, or leave hz's default (latest)",
+        )
+    ]
+    assert "timezone" not in yaml.safe_load(result.text.split("---\n")[1])["hz"]["schedule"]
