@@ -24,11 +24,12 @@ from typing import Any, BinaryIO, TypeVar
 
 from hz.compiler.checks.tools import PolicySource
 from hz.compiler.contract import Contract
-from hz.compiler.diagnostics import Diagnostic, sort_diagnostics
+from hz.compiler.diagnostics import Diagnostic
 from hz.compiler.validate import (
     DEFAULT_MAX_USD_CEILING,
     Ceiling,
     expand_paths,
+    gather,
     validate_each,
     validate_paths,
 )
@@ -89,27 +90,19 @@ def check_paths(
             names, run.diagnostics, run.files_checked, run.empty_dirs, run.skipped, run.contracts
         )
     expansion = expand_paths(paths)
-    diags: list[Diagnostic] = list(expansion.diagnostics)
-    valid: list[str] = []
-    for name, found in check_each(
-        expansion.files,
-        max_usd_ceiling=max_usd_ceiling,
-        stdin=stdin,
-        tools=tools,
-        operations=operations,
-        targets=targets,
-        processes=processes,
-    ):
-        diags += found
-        if name is not None:
-            valid.append(name)
-    return CheckRun(
-        tuple(valid),
-        sort_diagnostics(diags),
-        len(expansion.files),
-        expansion.empty_dirs,
-        expansion.skipped,
+    names, diags = gather(
+        expansion,
+        check_each(
+            expansion.files,
+            max_usd_ceiling=max_usd_ceiling,
+            stdin=stdin,
+            tools=tools,
+            operations=operations,
+            targets=targets,
+            processes=processes,
+        ),
     )
+    return CheckRun(names, diags, len(expansion.files), expansion.empty_dirs, expansion.skipped)
 
 
 def check_each(

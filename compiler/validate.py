@@ -9,10 +9,10 @@ from __future__ import annotations
 import copy
 import os
 import stat
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, cast
+from typing import Any, BinaryIO, Literal, TypeVar, cast
 
 from hz.compiler.checks.limits import check_max_usd, check_timeout, check_version
 from hz.compiler.checks.tools import PolicySource, check_tools
@@ -29,6 +29,7 @@ SUFFIXES = (".yaml", ".yml")
 MARKDOWN_SUFFIX = ".md"
 #: The keys beside ``hz:`` that say what a contract is, carried into its job as ``identity``.
 IDENTITY_KEYS = ("name", "kind", "version", "description")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,27 +278,36 @@ def validate_paths(
 ) -> ValidationRun:
     """Load and validate files, directories (recursively) and ``-`` (stdin), with
     ``operations`` the operations an input may ``read``."""
-    contracts: list[Contract] = []
     expansion = expand_paths(paths)
-    diags: list[Diagnostic] = list(expansion.diagnostics)
-    for contract, found in validate_each(
-        expansion.files,
-        max_usd_ceiling=max_usd_ceiling,
-        stdin=stdin,
-        tools=tools,
-        operations=operations,
-        targets=targets,
-    ):
-        diags += found
-        if contract is not None:
-            contracts.append(contract)
-    return ValidationRun(
-        tuple(contracts),
-        sort_diagnostics(diags),
-        len(expansion.files),
-        expansion.empty_dirs,
-        expansion.skipped,
+    contracts, diags = gather(
+        expansion,
+        validate_each(
+            expansion.files,
+            max_usd_ceiling=max_usd_ceiling,
+            stdin=stdin,
+            tools=tools,
+            operations=operations,
+            targets=targets,
+        ),
     )
+    return ValidationRun(
+        contracts, diags, len(expansion.files), expansion.empty_dirs, expansion.skipped
+    )
+
+
+def gather(
+    expansion: Expansion, verdicts: Iterable[tuple[V | None, list[Diagnostic]]]
+) -> tuple[tuple[V, ...], tuple[Diagnostic, ...]]:
+    """Each file's verdict (``validate_each``'s, or one made of it) in one pass: the valid
+    files' values in order (a contract, or its name) and every diagnostic, the expansion's
+    first, sorted."""
+    diags: list[Diagnostic] = list(expansion.diagnostics)
+    valid: list[V] = []
+    for value, found in verdicts:
+        diags += found
+        if value is not None:
+            valid.append(value)
+    return tuple(valid), sort_diagnostics(diags)
 
 
 def validate_each(
