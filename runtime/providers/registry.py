@@ -17,10 +17,10 @@ wins.
 from __future__ import annotations
 
 import functools
-import importlib
 import re
 from typing import TYPE_CHECKING, cast
 
+from hz.runtime.artifacts import plugins
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.suggest import did_you_mean_suffix
 
@@ -52,26 +52,13 @@ NAME_PATTERN = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 @functools.cache
 def _plugins() -> dict[str, EntryPoint]:
     # The installed plugins do not change during one hz process; scanning them is slow.
-    from importlib.metadata import entry_points
-
-    found: dict[str, EntryPoint] = {}
-    for point in entry_points(group=GROUP):
-        if point.name not in CORE and NAME_PATTERN.fullmatch(point.name):
-            found.setdefault(point.name, point)
-    return found
-
-
-def _distribution(point: EntryPoint) -> str:
-    dist = point.dist
-    return dist.name if dist is not None else "unknown distribution"
+    return plugins.scan(GROUP, CORE, accept=NAME_PATTERN.fullmatch)
 
 
 def available() -> list[tuple[str, str]]:
     """Every registered provider as ``(name, source)``: source is ``core`` or the plugin's
     distribution name. Nothing is imported to list them."""
-    rows = [(name, "core") for name in CORE]
-    rows += [(name, _distribution(point)) for name, point in _plugins().items()]
-    return sorted(rows)
+    return plugins.listing(CORE, _plugins())
 
 
 def names() -> list[str]:
@@ -90,26 +77,18 @@ def unknown(name: str) -> ConfigError:
 def resolve(name: str) -> ProviderClass:
     """The provider class registered as ``name``; ``ConfigError`` when unknown or broken."""
     if name in CORE:
-        module_name, _, attr = CORE[name].partition(":")
         origin = f"core provider '{name}'"
-        try:
-            loaded = getattr(importlib.import_module(module_name), attr)
-        except Exception as e:  # a broken or missing module is a problem of what binds it
-            raise ConfigError(
-                f"{origin} cannot be loaded: {type(e).__name__}: {e}",
-                hint="bind the capability to another provider, or install the extra it needs",
-            ) from e
+        loaded = plugins.load_core(
+            CORE[name],
+            origin,
+            hint="bind the capability to another provider, or install the extra it needs",
+        )
     else:
         point = _plugins().get(name)
         if point is None:
             raise unknown(name)
-        origin = f"provider plugin '{name}' from {_distribution(point)}"
-        try:
-            loaded = point.load()
-        except Exception as e:  # third-party code: any failure to import is reported
-            raise ConfigError(
-                f"{origin} failed to load ({point.value}): {type(e).__name__}: {e}"
-            ) from e
+        origin = f"provider plugin '{name}' from {plugins.distribution(point)}"
+        loaded = plugins.load_plugin(point, origin)
     _check_declarations(origin, loaded)
     return cast("ProviderClass", loaded)
 

@@ -14,9 +14,9 @@ cannot replace a core runner: the core name wins.
 from __future__ import annotations
 
 import functools
-import importlib
 from typing import TYPE_CHECKING, cast
 
+from hz.runtime.artifacts import plugins
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.suggest import did_you_mean_suffix
 from hz.runtime.runners.claude_code import tools as claude_code_tools
@@ -105,26 +105,13 @@ def declared_key(key: str) -> bool:
 def _plugins() -> dict[str, EntryPoint]:
     # Scanning every installed distribution's metadata is slow (and importing importlib.metadata
     # takes a while too); the set of installed plugins does not change during one hz process.
-    from importlib.metadata import entry_points
-
-    found: dict[str, EntryPoint] = {}
-    for point in entry_points(group=GROUP):
-        if point.name not in CORE:
-            found.setdefault(point.name, point)
-    return found
-
-
-def _distribution(point: EntryPoint) -> str:
-    dist = point.dist
-    return dist.name if dist is not None else "unknown distribution"
+    return plugins.scan(GROUP, CORE)
 
 
 def available() -> list[tuple[str, str]]:
     """Every registered runner as ``(name, source)``: source is ``core`` or the plugin's
     distribution name. Nothing is imported to list them."""
-    rows = [(name, "core") for name in CORE]
-    rows += [(name, _distribution(point)) for name, point in _plugins().items()]
-    return sorted(rows)
+    return plugins.listing(CORE, _plugins())
 
 
 def target(name: str) -> str | None:
@@ -139,12 +126,8 @@ def target(name: str) -> str | None:
 def resolve(name: str) -> RunnerClass:
     """The runner class registered as ``name``; ``ConfigError`` when unknown or broken."""
     if name in CORE:
-        module_name, _, attr = CORE[name].partition(":")
         origin = "core runner"
-        try:
-            loaded = getattr(importlib.import_module(module_name), attr)
-        except Exception as e:  # a broken module is a configuration problem, not a crash
-            raise ConfigError(f"{origin} '{name}' cannot be loaded: {type(e).__name__}: {e}") from e
+        loaded = plugins.load_core(CORE[name], f"{origin} '{name}'")
     else:
         point = _plugins().get(name)
         if point is None:
@@ -153,13 +136,8 @@ def resolve(name: str) -> RunnerClass:
                 f"unknown runner '{name}'{did_you_mean_suffix(name, [n for n, _ in available()])}",
                 hint=f"known runners: {known}",
             )
-        origin = f"runner plugin '{name}' from {_distribution(point)}"
-        try:
-            loaded = point.load()
-        except Exception as e:  # third-party code: any failure to import is reported
-            raise ConfigError(
-                f"{origin} failed to load ({point.value}): {type(e).__name__}: {e}"
-            ) from e
+        origin = f"runner plugin '{name}' from {plugins.distribution(point)}"
+        loaded = plugins.load_plugin(point, origin)
     missing = [
         attr
         for attr in ("name", "settings_model", "capabilities", "doctor")

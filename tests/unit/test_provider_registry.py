@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.operations import CATALOG
 from hz.runtime.providers import registry
 from hz.runtime.providers.binding import Bindings
@@ -20,3 +23,18 @@ def test_catalog_only_providers_serve_catalog_operations_alone(tmp_path: Path) -
         assert offered, name
         assert {op: CATALOG.get(op) for op in offered} == dict(offered), name
     assert set(registry.CORE) > registry.CATALOG_ONLY
+
+
+def test_broken_core_module_is_a_config_error_with_a_hint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(registry.CORE, "gone", "hz.runtime.providers.no_such_provider:Gone")
+    with pytest.raises(ConfigError) as caught:
+        registry.resolve("gone")
+    assert caught.value.message == (
+        "core provider 'gone' cannot be loaded: ModuleNotFoundError: "
+        "No module named 'hz.runtime.providers.no_such_provider'"
+    )
+    assert caught.value.hint == (
+        "bind the capability to another provider, or install the extra it needs"
+    )

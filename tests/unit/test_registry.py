@@ -106,6 +106,7 @@ def test_broken_core_module_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -
         "core runner 'gone' cannot be loaded: ModuleNotFoundError: "
         "No module named 'hz.runtime.runners.no_such_runner'"
     )
+    assert caught.value.hint is None
 
 
 def test_plugin_settings_keys_are_known_to_configuration(
