@@ -22,7 +22,7 @@ Every field read is checked: an answer of another shape is ``HZ724`` naming the 
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -116,8 +116,24 @@ def _repo_path(args: Mapping[str, Any]) -> str:
     return f"/repos/{quote(owner, safe='')}/{quote(name, safe='')}"
 
 
-def _list_url(session: Session, path: str, params: Mapping[str, str]) -> str:
-    return f"{session.url(path)}?{urlencode({**params, 'per_page': str(PER_PAGE)})}"
+def _listed(
+    shape: _Shape,
+    path: str,
+    params: Mapping[str, str] | None = None,
+    *,
+    stop: Callable[[], bool] = lambda: False,
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each object of the list at ``path``, page after page, with where it stands in GitHub's
+    answer (``page 2 item 5``); ``stop``, asked once the caller is done with a page, ends the
+    paging there (no further page is read)."""
+    session = shape.session
+    url = f"{session.url(path)}?{urlencode({**(params or {}), 'per_page': str(PER_PAGE)})}"
+    for page, items in enumerate(session.pages(url, shape.what), start=1):
+        for index, raw in enumerate(items):
+            where = f"page {page} item {index}"
+            yield where, shape.obj(raw, where)
+        if stop():
+            return
 
 
 def _pull_fields(shape: _Shape, item: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -142,22 +158,22 @@ def merged_pull_requests(
         params["base"] = str(args["base"])
     shape = _Shape(session, what)
     found: list[tuple[datetime, int, dict[str, Any]]] = []
-    url = _list_url(session, f"{_repo_path(args)}/pulls", params)
-    for page, items in enumerate(session.pages(url, what), start=1):
-        oldest: datetime | None = None
-        for index, raw in enumerate(items):
-            where = f"page {page} item {index}"
-            item = shape.obj(raw, where)
-            updated = shape.moment(item, "updated_at", where)
-            merged = shape.moment(item, "merged_at", where)
-            if updated is not None:
-                oldest = updated if oldest is None else min(oldest, updated)
-            if merged is None or not _within(merged, window):
-                continue
-            record = _pull_fields(shape, item, where)
-            found.append((merged, record["number"], record))
-        if window is not None and oldest is not None and oldest < window.since:
-            break
+    # The oldest update seen: paging stops after the first page that goes back before the
+    # window (every page before it stayed within, so the oldest so far is that page's).
+    oldest: datetime | None = None
+
+    def past_window() -> bool:
+        return window is not None and oldest is not None and oldest < window.since
+
+    for where, item in _listed(shape, f"{_repo_path(args)}/pulls", params, stop=past_window):
+        updated = shape.moment(item, "updated_at", where)
+        merged = shape.moment(item, "merged_at", where)
+        if updated is not None:
+            oldest = updated if oldest is None else min(oldest, updated)
+        if merged is None or not _within(merged, window):
+            continue
+        record = _pull_fields(shape, item, where)
+        found.append((merged, record["number"], record))
     found.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
     return [record for _, _, record in found]
 
@@ -176,22 +192,15 @@ def pull_request(
 
     files_what = f"the files of pull request {number} of {repository}"
     files_shape = _Shape(session, files_what)
-    files: list[dict[str, Any]] = []
-    for page, items in enumerate(
-        session.pages(_list_url(session, f"{path}/files", {}), files_what), 1
-    ):
-        for index, raw_file in enumerate(items):
-            where = f"page {page} item {index}"
-            entry = files_shape.obj(raw_file, where)
-            files.append(
-                {
-                    "path": files_shape.text(entry, "filename", where),
-                    "status": files_shape.text(entry, "status", where),
-                    "additions": files_shape.whole(entry, "additions", where),
-                    "deletions": files_shape.whole(entry, "deletions", where),
-                }
-            )
-    record["files"] = files
+    record["files"] = [
+        {
+            "path": files_shape.text(entry, "filename", where),
+            "status": files_shape.text(entry, "status", where),
+            "additions": files_shape.whole(entry, "additions", where),
+            "deletions": files_shape.whole(entry, "deletions", where),
+        }
+        for where, entry in _listed(files_shape, f"{path}/files")
+    ]
     record["diff"], record["truncated"] = _diff(session, session.url(path), number, repository)
     # The diff is read up to the bytes the budget has left; the fetch counts the whole value
     # as JSON, where a line break takes two bytes: cut further so that it fits that count.
@@ -234,18 +243,14 @@ def issues_updated(
         params["labels"] = ",".join(str(label) for label in args["labels"])
     shape = _Shape(session, what)
     found: list[dict[str, Any]] = []
-    url = _list_url(session, f"{_repo_path(args)}/issues", params)
-    for page, items in enumerate(session.pages(url, what), start=1):
-        for index, raw in enumerate(items):
-            where = f"page {page} item {index}"
-            item = shape.obj(raw, where)
-            if "pull_request" in item:
-                continue
-            updated = shape.moment(item, "updated_at", where)
-            if updated is None:
-                raise shape.bad(f"{where}.updated_at is missing")
-            if _within(updated, window):
-                found.append(_issue_fields(shape, item, where))
+    for where, item in _listed(shape, f"{_repo_path(args)}/issues", params):
+        if "pull_request" in item:
+            continue
+        updated = shape.moment(item, "updated_at", where)
+        if updated is None:
+            raise shape.bad(f"{where}.updated_at is missing")
+        if _within(updated, window):
+            found.append(_issue_fields(shape, item, where))
     return found
 
 
@@ -261,21 +266,17 @@ def issue(
     comments_what = f"the comments of issue {number} of {repository}"
     comments_shape = _Shape(session, comments_what)
     comments: list[dict[str, Any]] = []
-    url = _list_url(session, f"{path}/comments", {})
-    for page, items in enumerate(session.pages(url, comments_what), start=1):
-        for index, raw_comment in enumerate(items):
-            where = f"page {page} item {index}"
-            entry = comments_shape.obj(raw_comment, where)
-            created = comments_shape.moment(entry, "created_at", where)
-            if created is None:
-                raise comments_shape.bad(f"{where}.created_at is missing")
-            comments.append(
-                {
-                    "author": comments_shape.author(entry, where),
-                    "created_at": utc(created),
-                    "body": comments_shape.text(entry, "body", where),
-                }
-            )
+    for where, entry in _listed(comments_shape, f"{path}/comments"):
+        created = comments_shape.moment(entry, "created_at", where)
+        if created is None:
+            raise comments_shape.bad(f"{where}.created_at is missing")
+        comments.append(
+            {
+                "author": comments_shape.author(entry, where),
+                "created_at": utc(created),
+                "body": comments_shape.text(entry, "body", where),
+            }
+        )
     record["comments"] = comments
     return record
 
