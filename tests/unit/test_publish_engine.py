@@ -4,7 +4,6 @@ sidecar found by its digest; credentials never recorded."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -12,52 +11,34 @@ from typing import Any
 
 import pytest
 
-from hz.runtime.artifacts.models import OutputSpec, PublishSpec
+from hz.runtime.artifacts.models import PublishSpec
 from hz.runtime.config.publish import PublishSettings
 from hz.runtime.ledger.store import Ledger
-from hz.runtime.providers.github.settings import GitHubSettings
 from hz.runtime.publish.engine import Publishing, publish_run, stage
 from hz.runtime.publish.policy import refusals
 from tests.fakes.github_server import FakeGitHub, error, huge, trickle
-from tests.helpers.packets import make_packet
+from tests.helpers.publish_engine import (
+    ISSUE_COMMENT,
+    OPEN,
+    TOKEN,
+    attempted,
+    completed,
+    github_publishing,
+    open_publishing,
+    webhook_publishing,
+    webhook_settings,
+)
 from tests.helpers.webhook import Webhook
 
-TOKEN = "ghp_plantedsecret0000000000000000000000"
 HOOK_SECRET = "https://127.0.0.1/hooks/planted-secret"
-#: A policy that lets every target write anywhere: these tests are about the engine.
-OPEN: dict[str, Any] = {"allow": ["*"], "repositories": ["*"]}
-
-
-def _completed(
-    tmp_path: Path, publishes: list[PublishSpec], draft: str, *, fmt: str = "markdown"
-) -> tuple[Ledger, str]:
-    ledger = Ledger(tmp_path / "ledger.sqlite3")
-    packet = make_packet(output=OutputSpec(format=fmt)).model_copy(update={"publishes": publishes})
-    run_id, _ = ledger.create(packet, key="k", workdir=tmp_path, receipt_dir=None)
-    with ledger.tx() as c:
-        c.execute(
-            "UPDATE runs SET state = 'completed', result_json = ? WHERE id = ?",
-            (json.dumps({"status": "completed", "draft": draft}), run_id),
-        )
-    return ledger, run_id
-
-
-def _ctx(**settings: Any) -> Publishing:
-    return Publishing(PublishSettings.model_validate(OPEN | settings), environ={})
 
 
 def test_a_target_that_refuses_leaves_failed_and_nothing_written(tmp_path: Path) -> None:
     with FakeGitHub() as github:
         github.fail(r"/repos/acme/app/issues/9/comments", error(404, "Not Found"), method="POST")
-        spec = PublishSpec(
-            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
-        )
-        ledger, run_id = _completed(tmp_path, [spec], "hello")
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN),
-            GitHubSettings(api_url=github.url),
-            environ={"GITHUB_TOKEN": TOKEN},
-        )
+        spec = ISSUE_COMMENT
+        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ctx = github_publishing(github.url)
         [step] = publish_run(ledger, run_id, ctx)
     assert (step.state, step.attempts) == ("failed", 1)
     assert step.detail == (
@@ -66,13 +47,9 @@ def test_a_target_that_refuses_leaves_failed_and_nothing_written(tmp_path: Path)
 
 
 def test_a_missing_token_fails_the_step_naming_the_variable(tmp_path: Path) -> None:
-    spec = PublishSpec(to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9})
-    ledger, run_id = _completed(tmp_path, [spec], "hello")
-    ctx = Publishing(
-        PublishSettings.model_validate(OPEN),
-        GitHubSettings(api_url="http://127.0.0.1:9"),
-        environ={},
-    )
+    spec = ISSUE_COMMENT
+    ledger, run_id = completed(tmp_path, [spec], "hello")
+    ctx = github_publishing("http://127.0.0.1:9", token=None)
     [step] = publish_run(ledger, run_id, ctx)
     assert (step.state, step.attempts) == ("failed", 0)  # checked before the attempt
     assert step.detail == (
@@ -84,11 +61,8 @@ def test_a_missing_token_fails_the_step_naming_the_variable(tmp_path: Path) -> N
 def test_an_invalid_json_draft_fails_before_anything_is_sent(tmp_path: Path) -> None:
     with Webhook() as hook:
         spec = PublishSpec(to="webhook.post", args={"webhook": "metrics", "body": "json"})
-        ledger, run_id = _completed(tmp_path, [spec], "{not json", fmt="json")
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN | {"webhooks": {"metrics": {"url_env": "HOOK"}}}),
-            environ={"HOOK": hook.url},
-        )
+        ledger, run_id = completed(tmp_path, [spec], "{not json", fmt="json")
+        ctx = webhook_publishing("metrics", hook.url)
         [step] = publish_run(ledger, run_id, ctx)
         assert hook.received == []
     assert (step.state, step.attempts) == ("failed", 0)
@@ -99,11 +73,8 @@ def test_an_invalid_json_draft_fails_before_anything_is_sent(tmp_path: Path) -> 
 def test_a_json_draft_is_posted_as_itself_with_its_idempotency_key(tmp_path: Path) -> None:
     with Webhook() as hook:
         spec = PublishSpec(to="webhook.post", args={"webhook": "metrics", "body": "json"})
-        ledger, run_id = _completed(tmp_path, [spec], '{"open": 3}', fmt="json")
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN | {"webhooks": {"metrics": {"url_env": "HOOK"}}}),
-            environ={"HOOK": hook.url},
-        )
+        ledger, run_id = completed(tmp_path, [spec], '{"open": 3}', fmt="json")
+        ctx = webhook_publishing("metrics", hook.url)
         [step] = publish_run(ledger, run_id, ctx)
         [(headers, body)] = hook.received
     assert (step.state, step.location) == ("published", "webhook metrics")
@@ -113,9 +84,9 @@ def test_a_json_draft_is_posted_as_itself_with_its_idempotency_key(tmp_path: Pat
 
 def test_a_command_that_is_stopped_leaves_the_step_uncertain(tmp_path: Path) -> None:
     spec = PublishSpec(to="command.run", args={"command": "slow"})
-    ledger, run_id = _completed(tmp_path, [spec], "hello")
+    ledger, run_id = completed(tmp_path, [spec], "hello")
     argv = [sys.executable, "-c", "import time; time.sleep(30)"]
-    ctx = _ctx(commands={"slow": {"argv": argv, "timeout_seconds": 0.5}})
+    ctx = open_publishing(commands={"slow": {"argv": argv, "timeout_seconds": 0.5}})
     [step] = publish_run(ledger, run_id, ctx)
     assert (step.state, step.attempts) == ("uncertain", 1)
     assert step.detail == (
@@ -128,8 +99,8 @@ def test_a_command_that_is_stopped_leaves_the_step_uncertain(tmp_path: Path) -> 
 def test_a_file_written_before_its_sidecar_is_found_by_its_digest(tmp_path: Path) -> None:
     (tmp_path / "reports").mkdir()
     spec = PublishSpec(to="files.write", args={"path": "reports/a.md"})
-    ledger, run_id = _completed(tmp_path, [spec], "the report")
-    ctx = _ctx(folders=["reports"])
+    ledger, run_id = completed(tmp_path, [spec], "the report")
+    ctx = open_publishing(folders=["reports"])
     [step] = publish_run(ledger, run_id, ctx)
     assert step.state == "published"
     # As if hz was killed between the file and its sidecar, with the step left publishing.
@@ -147,11 +118,8 @@ def test_a_file_written_before_its_sidecar_is_found_by_its_digest(tmp_path: Path
 
 def test_credentials_are_never_recorded_or_staged(tmp_path: Path) -> None:
     spec = PublishSpec(to="webhook.post", args={"webhook": "chat"})
-    ledger, run_id = _completed(tmp_path, [spec], "hello")
-    ctx = Publishing(
-        PublishSettings.model_validate(OPEN | {"webhooks": {"chat": {"url_env": "HOOK"}}}),
-        environ={"HOOK": HOOK_SECRET, "GITHUB_TOKEN": TOKEN},
-    )
+    ledger, run_id = completed(tmp_path, [spec], "hello")
+    ctx = Publishing(webhook_settings("chat"), environ={"HOOK": HOOK_SECRET, "GITHUB_TOKEN": TOKEN})
     [staged] = stage(ledger, run_id, ctx)
     assert (staged.where, staged.credential) == ("webhook chat (the URL in HOOK)", "HOOK")
     [step] = publish_run(ledger, run_id, ctx)  # nothing listens there: refused
@@ -200,26 +168,15 @@ def test_the_policy_names_each_refusal(
 def test_a_comment_someone_else_wrote_with_the_marker_is_not_taken_for_ours(
     tmp_path: Path,
 ) -> None:
-    from hz.runtime.publish.engine import make_steps
-
     with FakeGitHub() as github:
-        spec = PublishSpec(
-            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
-        )
-        ledger, run_id = _completed(tmp_path, [spec], "hello")
+        spec = ISSUE_COMMENT
+        ledger, run_id = completed(tmp_path, [spec], "hello")
         # hz was killed after recording its attempt, before GitHub stored anything; meanwhile
         # someone posted a comment carrying the step's marker.
-        make_steps(ledger, run_id)
-        taken = ledger.take_step(run_id, 1, now=0.0, lease_seconds=1)
-        assert taken is not None
-        ledger.writing(taken.step, hashlib.sha256(b"hello").hexdigest())
+        attempted(ledger, run_id, "hello")
         planted = f"pwned\n\n<!-- hz-publish:{run_id}:1 -->"
         github.add_issue("acme/app", 9, comments=(("mallory", "2026-03-01T00:00:00Z", planted),))
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN),
-            GitHubSettings(api_url=github.url),
-            environ={"GITHUB_TOKEN": TOKEN},
-        )
+        ctx = github_publishing(github.url)
         [step] = publish_run(ledger, run_id, ctx)
         bodies = [c["body"] for c in github.comments("acme/app", 9)]
     assert (step.state, step.attempts) == ("published", 2)
@@ -233,15 +190,9 @@ def test_a_github_answer_that_trickles_is_unobserved_then_found(tmp_path: Path) 
         github.fail(
             r"/repos/acme/app/issues/9/comments", trickle(body, 0.3), method="POST", times=1
         )
-        spec = PublishSpec(
-            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
-        )
-        ledger, run_id = _completed(tmp_path, [spec], "hello")
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN),
-            GitHubSettings(api_url=github.url, timeout_seconds=0.5),
-            environ={"GITHUB_TOKEN": TOKEN},
-        )
+        spec = ISSUE_COMMENT
+        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ctx = github_publishing(github.url, timeout_seconds=0.5)
         [step] = publish_run(ledger, run_id, ctx)
         github.state.release.set()
     # The trickled answer was a fault: nothing was stored, so the marker is not found and the
@@ -255,15 +206,9 @@ def test_a_lookup_answer_over_the_cap_cannot_tell(tmp_path: Path) -> None:
         github.add_issue("acme/app", 9)
         github.after_write(r"/repos/acme/app/issues/9/comments", "5xx")
         github.fail(r"/repos/acme/app/issues/9/comments", huge(5 * 1024 * 1024))
-        spec = PublishSpec(
-            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
-        )
-        ledger, run_id = _completed(tmp_path, [spec], "hello")
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN),
-            GitHubSettings(api_url=github.url),
-            environ={"GITHUB_TOKEN": TOKEN},
-        )
+        spec = ISSUE_COMMENT
+        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ctx = github_publishing(github.url)
         [step] = publish_run(ledger, run_id, ctx)
     assert (step.state, step.attempts) == ("uncertain", 1)
     assert step.detail == (
@@ -280,10 +225,10 @@ def test_a_writer_gone_before_its_attempt_sent_nothing_and_is_not_looked_up(
 
     (tmp_path / "reports").mkdir()
     spec = PublishSpec(to="files.write", args={"path": "reports/a.md"})
-    ledger, run_id = _completed(tmp_path, [spec], "the report")
+    ledger, run_id = completed(tmp_path, [spec], "the report")
     make_steps(ledger, run_id)
     assert ledger.take_step(run_id, 1, now=0.0, lease_seconds=1) is not None  # then killed
-    [step] = publish_run(ledger, run_id, _ctx(folders=["reports"]))
+    [step] = publish_run(ledger, run_id, open_publishing(folders=["reports"]))
     assert (step.state, step.attempts, step.detail) == ("published", 1, None)
 
 
@@ -319,12 +264,8 @@ def test_each_github_target_is_found_again_after_a_lost_answer(
     with FakeGitHub() as github:
         github.add_issue("acme/app", 9, body="Intro.")
         github.after_write(path, "5xx")
-        ledger, run_id = _completed(tmp_path, [spec], "All green.")
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN),
-            GitHubSettings(api_url=github.url),
-            environ={"GITHUB_TOKEN": TOKEN},
-        )
+        ledger, run_id = completed(tmp_path, [spec], "All green.")
+        ctx = github_publishing(github.url)
         [step] = publish_run(ledger, run_id, ctx)
         writes = [s for s in github.seen if s.method in ("POST", "PATCH")]
     assert (step.state, step.attempts) == ("published", 1)
@@ -342,15 +283,9 @@ def test_a_token_that_cannot_be_sent_fails_the_step_unshown_and_sends_nothing(
 ) -> None:
     with FakeGitHub() as github:
         github.add_issue("acme/app", 9)
-        spec = PublishSpec(
-            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
-        )
-        ledger, run_id = _completed(tmp_path, [spec], "hello")
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN),
-            GitHubSettings(api_url=github.url),
-            environ={"GITHUB_TOKEN": token},
-        )
+        spec = ISSUE_COMMENT
+        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ctx = github_publishing(github.url, token=token)
         [step] = publish_run(ledger, run_id, ctx)
         assert github.seen == []
     assert (step.state, step.attempts, step.detail) == (
@@ -379,8 +314,8 @@ def test_a_webhook_url_that_cannot_be_sent_to_fails_the_step_and_sends_nothing(
     tmp_path: Path, url: str, problem: str
 ) -> None:
     spec = PublishSpec(to="webhook.post", args={"webhook": "chat"})
-    ledger, run_id = _completed(tmp_path, [spec], "hello")
-    settings = PublishSettings.model_validate(OPEN | {"webhooks": {"chat": {"url_env": "HOOK"}}})
+    ledger, run_id = completed(tmp_path, [spec], "hello")
+    settings = webhook_settings("chat")
     ctx = Publishing(settings, environ={"HOOK": url})
     [step] = publish_run(ledger, run_id, ctx)
     assert (step.state, step.attempts, step.detail) == (
@@ -403,8 +338,8 @@ def test_an_unexpected_error_in_a_write_is_an_outcome_not_a_crash(
 
     monkeypatch.setattr(WebhookPublisher, "write", broken)
     spec = PublishSpec(to="webhook.post", args={"webhook": "chat"})
-    ledger, run_id = _completed(tmp_path, [spec], "hello")
-    settings = PublishSettings.model_validate(OPEN | {"webhooks": {"chat": {"url_env": "HOOK"}}})
+    ledger, run_id = completed(tmp_path, [spec], "hello")
+    settings = webhook_settings("chat")
     [step] = publish_run(ledger, run_id, Publishing(settings, environ={"HOOK": HOOK_SECRET}))
     assert (step.state, step.attempts, step.detail) == (
         "uncertain",
@@ -444,15 +379,9 @@ def test_a_github_answer_whose_headers_trickle_is_cut_at_the_deadline(tmp_path: 
         github.fail(
             r"/repos/acme/app/issues/9/comments", header_trickle(0.1), method="POST", times=1
         )
-        spec = PublishSpec(
-            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
-        )
-        ledger, run_id = _completed(tmp_path, [spec], "hello")
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN),
-            GitHubSettings(api_url=github.url, timeout_seconds=0.5),
-            environ={"GITHUB_TOKEN": TOKEN},
-        )
+        spec = ISSUE_COMMENT
+        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ctx = github_publishing(github.url, timeout_seconds=0.5)
         started = time.monotonic()
         [step] = publish_run(ledger, run_id, ctx)
         took = time.monotonic() - started
@@ -470,16 +399,14 @@ def test_the_lease_outlives_the_longest_write_in_flight(tmp_path: Path) -> None:
     lease still holds when the answer is due, so no other writer takes the step over."""
     leases: list[float | None] = []
     spec = PublishSpec(to="webhook.post", args={"webhook": "slow"})
-    ledger, run_id = _completed(tmp_path, [spec], "hello")
+    ledger, run_id = completed(tmp_path, [spec], "hello")
 
     def look() -> None:
         [seen] = Ledger(tmp_path / "ledger.sqlite3").steps(run_id)
         leases.append(seen.lease_until)
 
     with Webhook(during=look) as hook:
-        settings = PublishSettings.model_validate(
-            OPEN | {"webhooks": {"slow": {"url_env": "HOOK", "timeout_seconds": 600}}}
-        )
+        settings = webhook_settings("slow", timeout_seconds=600)
         ctx = Publishing(settings, environ={"HOOK": hook.url}, lease_seconds=300, now=lambda: 1e6)
         [step] = publish_run(ledger, run_id, ctx)
     assert step.state == "published"
@@ -499,12 +426,8 @@ def test_a_lost_status_is_not_found_in_an_older_status_of_its_context(tmp_path: 
             to="code-host.commit_status",
             args={"repository": "acme/app", "sha": SHA, "context": "hz/review", "state": "failure"},
         )
-        ledger, run_id = _completed(tmp_path, [spec], "BROKEN build\nmore")
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN),
-            GitHubSettings(api_url=github.url),
-            environ={"GITHUB_TOKEN": TOKEN},
-        )
+        ledger, run_id = completed(tmp_path, [spec], "BROKEN build\nmore")
+        ctx = github_publishing(github.url)
         [step] = publish_run(ledger, run_id, ctx)
         statuses = github.state.statuses[("acme/app", SHA)]
     assert (step.state, step.attempts) == ("published", 2)
@@ -515,25 +438,14 @@ def test_a_lost_status_is_not_found_in_an_older_status_of_its_context(tmp_path: 
 
 
 def test_a_comment_with_our_exact_body_by_someone_else_is_not_adopted(tmp_path: Path) -> None:
-    from hz.runtime.publish.engine import make_steps
-
     with FakeGitHub() as github:
-        spec = PublishSpec(
-            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
-        )
-        ledger, run_id = _completed(tmp_path, [spec], "hello")
-        make_steps(ledger, run_id)
-        taken = ledger.take_step(run_id, 1, now=0.0, lease_seconds=1)
-        assert taken is not None
-        ledger.writing(taken.step, hashlib.sha256(b"hello").hexdigest())
+        spec = ISSUE_COMMENT
+        ledger, run_id = completed(tmp_path, [spec], "hello")
+        attempted(ledger, run_id, "hello")
         # Someone who learnt the run id posts the exact body and marker first.
         planted = f"hello\n\n<!-- hz-publish:{run_id}:1 -->"
         github.add_issue("acme/app", 9, comments=(("mallory", "2026-03-01T00:00:00Z", planted),))
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN),
-            GitHubSettings(api_url=github.url),
-            environ={"GITHUB_TOKEN": TOKEN},
-        )
+        ctx = github_publishing(github.url)
         [step] = publish_run(ledger, run_id, ctx)
         authors = [c["user"]["login"] for c in github.comments("acme/app", 9)]
         asked = [s.path for s in github.seen if s.path == "/user"]
@@ -548,15 +460,9 @@ def test_a_token_that_cannot_say_who_it_is_still_finds_its_comment(tmp_path: Pat
         github.state.login = None
         github.add_issue("acme/app", 9)
         github.after_write(r"/repos/acme/app/issues/9/comments", "5xx")
-        spec = PublishSpec(
-            to="code-host.issue_comment", args={"repository": "acme/app", "issue": 9}
-        )
-        ledger, run_id = _completed(tmp_path, [spec], "hello")
-        ctx = Publishing(
-            PublishSettings.model_validate(OPEN),
-            GitHubSettings(api_url=github.url),
-            environ={"GITHUB_TOKEN": TOKEN},
-        )
+        spec = ISSUE_COMMENT
+        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ctx = github_publishing(github.url)
         [step] = publish_run(ledger, run_id, ctx)
         assert len(github.comments("acme/app", 9)) == 1
     assert (step.state, step.attempts) == ("published", 1)
