@@ -8,8 +8,6 @@ verifies."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,8 +18,8 @@ from syrupy.assertion import SnapshotAssertion
 from hz.runtime.artifacts.canonical import canonical_json, digest_of
 from tests.conftest import Cli
 from tests.fakes.anthropic_server import FakeAnthropic, text
-from tests.fakes.claude_hz import workspace as claude_workspace
 from tests.fakes.github_server import FakeGitHub
+from tests.helpers.end_to_end import claude_runner_table, hz_process, model_env, no_proxy
 from tests.helpers.fetch_workspace import (
     AT,
     TOKEN,
@@ -42,9 +40,7 @@ NOTES = [
 
 @pytest.fixture
 def github(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
-    for name in list(os.environ):  # the fake is local: no proxy in between
-        if name.lower() in ("http_proxy", "https_proxy", "all_proxy"):
-            monkeypatch.delenv(name)
+    no_proxy(monkeypatch)
     with FakeGitHub() as server:
         serve(server)
         yield server
@@ -149,28 +145,13 @@ def test_run_with_the_echo_runner_carries_the_digests_into_the_receipt(
 def test_run_with_the_real_claude_cli_sees_the_fetched_data(
     hz_argv: list[str], tmp_path: Path, github: FakeGitHub, contract: str
 ) -> None:
-    (tmp_path / "claude").mkdir()
-    claude = claude_workspace(tmp_path / "claude")
-    runner_table = claude.config.read_text().partition("[system.runner]")[2]
-    space = fetch_workspace(
-        tmp_path,
-        github.url,
-        runner="claude-code",
-        runner_table=f"\n[system]\nmax_attempts = 1\n\n[system.runner]{runner_table}",
-    )
+    runner_table = claude_runner_table(tmp_path)
+    space = fetch_workspace(tmp_path, github.url, runner="claude-code", runner_table=runner_table)
     receipts = tmp_path / "receipts"
     with FakeAnthropic([text("Two changes merged.")]) as api:
-        env = {
-            **os.environ,
-            **space.env(),
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": "test-key",
-        }
-        argv = [*hz_argv, "run", contract, "--at", AT, "--format", "json"]
-        argv += ["--receipt-dir", str(receipts)]
-        done = subprocess.run(
-            argv, cwd=space.work, env=env, capture_output=True, text=True, timeout=180
-        )
+        env = model_env(api, space.env())
+        argv = ["run", contract, "--at", AT, "--format", "json", "--receipt-dir", str(receipts)]
+        done = hz_process(hz_argv, *argv, cwd=space.work, env=env, timeout=180)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["status"], result["runner"], result["draft"]) == (
@@ -187,12 +168,6 @@ def test_run_with_the_real_claude_cli_sees_the_fetched_data(
     packet_sources = _ledger_packet(env)["sources"]
     assert receipt["input_digests"] == {n: s["sha256"] for n, s in packet_sources.items()}
     assert [s["window"] for s in packet_sources.values() if "window" in s] == [WEEK, WEEK]
-    verified = subprocess.run(
-        [*hz_argv, "receipts", "verify", str(receipts)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    verified = hz_process(hz_argv, "receipts", "verify", str(receipts), env=env, timeout=60)
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert TOKEN not in done.stdout + done.stderr + json.dumps(receipt)

@@ -3,7 +3,6 @@ against the fake GitHub."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 from hz.runtime.providers.github import GitHubProvider
 from hz.runtime.testing.providers import Failure, ProviderConformance, Sample
 from tests.fakes.github_server import FakeGitHub
+from tests.helpers.end_to_end import no_proxy
 
 
 def _ago(**delta: float) -> str:
@@ -32,9 +32,7 @@ class TestGitHubConformance(ProviderConformance):
 
     @pytest.fixture(autouse=True)
     def _github(self, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-        for name in list(os.environ):  # the fake is local: no proxy in between
-            if name.lower() in ("http_proxy", "https_proxy", "all_proxy"):
-                monkeypatch.delenv(name)
+        no_proxy(monkeypatch)
         with FakeGitHub() as github:
             github.add_pull("acme/app", 1, merged_at=_ago(days=2), labels=("bug",))
             github.add_pull(

@@ -4,7 +4,6 @@ with its exact value, pagination followed and capped, and every failure with its
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -36,6 +35,7 @@ from tests.fakes.github_server import (
     trickle,
 )
 from tests.helpers.clock import FakeClock
+from tests.helpers.end_to_end import no_proxy
 
 TOKEN = "ghp_PlantedGitHubToken0123456789abcdefXYZ"
 WEEK = Window(NOW - timedelta(days=7), NOW)
@@ -45,9 +45,7 @@ HOUR = timedelta(hours=1)
 @pytest.fixture(autouse=True)
 def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    for name in list(os.environ):  # the fake is local: no proxy in between
-        if name.lower() in ("http_proxy", "https_proxy", "all_proxy"):
-            monkeypatch.delenv(name)
+    no_proxy(monkeypatch)
 
 
 @pytest.fixture
