@@ -36,8 +36,7 @@ HOOK_SECRET = "https://127.0.0.1/hooks/planted-secret"
 def test_a_target_that_refuses_leaves_failed_and_nothing_written(tmp_path: Path) -> None:
     with FakeGitHub() as github:
         github.fail(r"/repos/acme/app/issues/9/comments", error(404, "Not Found"), method="POST")
-        spec = ISSUE_COMMENT
-        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ledger, run_id = completed(tmp_path, [ISSUE_COMMENT], "hello")
         ctx = github_publishing(github.url)
         [step] = publish_run(ledger, run_id, ctx)
     assert (step.state, step.attempts) == ("failed", 1)
@@ -47,8 +46,7 @@ def test_a_target_that_refuses_leaves_failed_and_nothing_written(tmp_path: Path)
 
 
 def test_a_missing_token_fails_the_step_naming_the_variable(tmp_path: Path) -> None:
-    spec = ISSUE_COMMENT
-    ledger, run_id = completed(tmp_path, [spec], "hello")
+    ledger, run_id = completed(tmp_path, [ISSUE_COMMENT], "hello")
     ctx = github_publishing("http://127.0.0.1:9", token=None)
     [step] = publish_run(ledger, run_id, ctx)
     assert (step.state, step.attempts) == ("failed", 0)  # checked before the attempt
@@ -169,8 +167,7 @@ def test_a_comment_someone_else_wrote_with_the_marker_is_not_taken_for_ours(
     tmp_path: Path,
 ) -> None:
     with FakeGitHub() as github:
-        spec = ISSUE_COMMENT
-        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ledger, run_id = completed(tmp_path, [ISSUE_COMMENT], "hello")
         # hz was killed after recording its attempt, before GitHub stored anything; meanwhile
         # someone posted a comment carrying the step's marker.
         attempted(ledger, run_id, "hello")
@@ -190,8 +187,7 @@ def test_a_github_answer_that_trickles_is_unobserved_then_found(tmp_path: Path) 
         github.fail(
             r"/repos/acme/app/issues/9/comments", trickle(body, 0.3), method="POST", times=1
         )
-        spec = ISSUE_COMMENT
-        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ledger, run_id = completed(tmp_path, [ISSUE_COMMENT], "hello")
         ctx = github_publishing(github.url, timeout_seconds=0.5)
         [step] = publish_run(ledger, run_id, ctx)
         github.state.release.set()
@@ -206,8 +202,7 @@ def test_a_lookup_answer_over_the_cap_cannot_tell(tmp_path: Path) -> None:
         github.add_issue("acme/app", 9)
         github.after_write(r"/repos/acme/app/issues/9/comments", "5xx")
         github.fail(r"/repos/acme/app/issues/9/comments", huge(5 * 1024 * 1024))
-        spec = ISSUE_COMMENT
-        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ledger, run_id = completed(tmp_path, [ISSUE_COMMENT], "hello")
         ctx = github_publishing(github.url)
         [step] = publish_run(ledger, run_id, ctx)
     assert (step.state, step.attempts) == ("uncertain", 1)
@@ -283,8 +278,7 @@ def test_a_token_that_cannot_be_sent_fails_the_step_unshown_and_sends_nothing(
 ) -> None:
     with FakeGitHub() as github:
         github.add_issue("acme/app", 9)
-        spec = ISSUE_COMMENT
-        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ledger, run_id = completed(tmp_path, [ISSUE_COMMENT], "hello")
         ctx = github_publishing(github.url, token=token)
         [step] = publish_run(ledger, run_id, ctx)
         assert github.seen == []
@@ -379,8 +373,7 @@ def test_a_github_answer_whose_headers_trickle_is_cut_at_the_deadline(tmp_path: 
         github.fail(
             r"/repos/acme/app/issues/9/comments", header_trickle(0.1), method="POST", times=1
         )
-        spec = ISSUE_COMMENT
-        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ledger, run_id = completed(tmp_path, [ISSUE_COMMENT], "hello")
         ctx = github_publishing(github.url, timeout_seconds=0.5)
         started = time.monotonic()
         [step] = publish_run(ledger, run_id, ctx)
@@ -439,8 +432,7 @@ def test_a_lost_status_is_not_found_in_an_older_status_of_its_context(tmp_path: 
 
 def test_a_comment_with_our_exact_body_by_someone_else_is_not_adopted(tmp_path: Path) -> None:
     with FakeGitHub() as github:
-        spec = ISSUE_COMMENT
-        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ledger, run_id = completed(tmp_path, [ISSUE_COMMENT], "hello")
         attempted(ledger, run_id, "hello")
         # Someone who learnt the run id posts the exact body and marker first.
         planted = f"hello\n\n<!-- hz-publish:{run_id}:1 -->"
@@ -460,8 +452,7 @@ def test_a_token_that_cannot_say_who_it_is_still_finds_its_comment(tmp_path: Pat
         github.state.login = None
         github.add_issue("acme/app", 9)
         github.after_write(r"/repos/acme/app/issues/9/comments", "5xx")
-        spec = ISSUE_COMMENT
-        ledger, run_id = completed(tmp_path, [spec], "hello")
+        ledger, run_id = completed(tmp_path, [ISSUE_COMMENT], "hello")
         ctx = github_publishing(github.url)
         [step] = publish_run(ledger, run_id, ctx)
         assert len(github.comments("acme/app", 9)) == 1
