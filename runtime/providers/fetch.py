@@ -482,26 +482,19 @@ def _call(bound: Bound, request: FetchRequest, timeout: float, slow: str) -> Any
     are refused at once (HZ726), ``slow`` the hint of a fetch stopped. Anything but a
     ``ProviderError`` is the provider's bug, said."""
     _refuse_when_abandoned(bound)
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def work() -> None:
-        try:
-            box["value"] = bound.provider.fetch(request)
-        except BaseException as e:  # handed to the waiting thread
-            box["error"] = e
-        finally:
-            done.set()
-
-    thread = threading.Thread(target=work, name=f"hz-fetch-{bound.name}", daemon=True)
-    threads.start(thread, f"fetching {request.operation.name}")
-    if not done.wait(timeout + GRACE_SECONDS):
+    waited = threads.call_within(
+        lambda: bound.provider.fetch(request),
+        timeout + GRACE_SECONDS,
+        name=f"hz-fetch-{bound.name}",
+        what=f"fetching {request.operation.name}",
+    )
+    if not waited.done:
         with _abandoned_lock:
-            _abandoned.setdefault(bound.name, []).append(thread)
+            _abandoned.setdefault(bound.name, []).append(waited.thread)
         raise ProviderError(
             HZ726, f"no answer within {timeout:g} s; the fetch was stopped", hint=slow
         )
-    error = box.get("error")
+    error = waited.error
     if isinstance(error, ProviderError):
         raise error
     if error is not None:
@@ -510,7 +503,7 @@ def _call(bound: Bound, request: FetchRequest, timeout: float, slow: str) -> Any
             f"the provider failed: {_said(error)}",
             hint=f"a bug in the provider '{bound.name}': report it to its authors",
         )
-    return box.get("value")
+    return waited.value
 
 
 def _said(error: BaseException) -> str:

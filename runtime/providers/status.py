@@ -8,9 +8,7 @@ present, the service reachable with ``online``), and the operations it serves.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
-from typing import Any
 
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.operations import CAPABILITIES, CATALOG, Operation
@@ -92,25 +90,17 @@ def _ready(bound: Bound, online: bool) -> Readiness:
     seconds = READY_SECONDS
     if isinstance(own, int | float) and not isinstance(own, bool) and 0 < own < seconds:
         seconds = float(own) + 1.0
-    box: dict[str, Any] = {}
-    done = threading.Event()
-
-    def work() -> None:
-        try:
-            box["value"] = bound.provider.ready(online=online)
-        except BaseException as e:  # handed to the waiting thread
-            box["error"] = e
-        finally:
-            done.set()
-
-    thread = threading.Thread(target=work, name=f"hz-ready-{bound.name}", daemon=True)
-    threads.start(thread, f"checking provider {bound.name}")
-    if not done.wait(seconds):
+    waited = threads.call_within(
+        lambda: bound.provider.ready(online=online),
+        seconds,
+        name=f"hz-ready-{bound.name}",
+        what=f"checking provider {bound.name}",
+    )
+    if not waited.done:
         return Readiness(False, f"its checks did not end within {seconds:g} s")
-    error = box.get("error")
-    if error is not None:
-        return Readiness(False, f"its checks crashed: {_said(error)}")
-    value = box.get("value")
+    if waited.error is not None:
+        return Readiness(False, f"its checks crashed: {_said(waited.error)}")
+    value = waited.value
     if not (
         isinstance(value, Readiness)
         and isinstance(value.ok, bool)

@@ -367,6 +367,7 @@ def test_hz_providers_says_a_broken_ready_and_goes_on(cli: Cli, tmp_path: Path) 
     for mode, said in [
         ("ready-none", "its checks returned NoneType, not a Readiness with a bool and a text"),
         ("ready-int", "its checks returned Readiness, not a Readiness with a bool and a text"),
+        ("ready-raise", "its checks crashed: RuntimeError: boom"),
     ]:
         env["HZ_PROVIDERS_FAKEHOST__MODE"] = mode
         done = cli("providers", cwd=tmp_path, env=env)

@@ -3,7 +3,8 @@
 huge, off its result schema, with an error), reading a token from the environment variable its
 ``token_env`` names, as a real provider would. Other modes misbehave as a broken plugin could:
 ``cjk`` answers non-ASCII text, ``surrogate`` a lone surrogate, ``ops-raise``/``ops-junk``
-break ``operations()``, ``ready-none``/``ready-int``/``ready-hang`` break ``ready()``."""
+break ``operations()``, ``ready-none``/``ready-int``/``ready-hang``/``ready-raise`` break
+``ready()``."""
 
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ class FakeHostSettings(ProviderSettings):
         "ready-none",
         "ready-int",
         "ready-hang",
+        "ready-raise",
     ] = "ok"
     timeout_seconds: float = 5.0
     max_bytes: int | None = None
@@ -78,6 +80,8 @@ class FakeHostProvider:
             return Readiness(True, 12345)  # type: ignore[arg-type]
         if mode == "ready-hang":
             RELEASE.wait(30)
+        if mode == "ready-raise":
+            raise RuntimeError("boom")
         if not os.environ.get(self.settings.token_env):
             return Readiness(
                 False, f"the environment variable {self.settings.token_env} is not set"
