@@ -301,7 +301,6 @@ class PgWorker:
                 await ticking
 
     def _runs_worker(self, app: App) -> _Worker:
-        lease = self.ledger.lease_seconds
         worker = _Worker(
             app,
             superseded=self._superseded,
@@ -309,35 +308,36 @@ class PgWorker:
             name=self.name,
             concurrency=self.slots.jobs,
             wait=not self.options.drain,
-            install_signal_handlers=False,
-            update_heartbeat_interval=max(1.0, lease / 3),
-            stalled_worker_timeout=max(10.0, lease * 4),
-            fetch_job_polling_interval=FETCH_POLL,
-            abort_job_polling_interval=ABORT_POLL,
-            listen_notify=True,
-            shutdown_graceful_timeout=None,
+            **self._worker_options(),
         )
         self._worker = worker
         return worker
 
     def _ticks_worker(self, app: App) -> _Worker:
-        lease = self.ledger.lease_seconds
         queue = self.options.ticks.queue if self.options.ticks else ""
         worker = _TickWorker(
             app,
             queues=[queue],
             name=f"{self.name}/schedules",
             concurrency=1,
-            install_signal_handlers=False,
-            update_heartbeat_interval=max(1.0, lease / 3),
-            stalled_worker_timeout=max(10.0, lease * 4),
-            fetch_job_polling_interval=FETCH_POLL,
-            abort_job_polling_interval=ABORT_POLL,
-            listen_notify=True,
-            shutdown_graceful_timeout=None,
+            **self._worker_options(),
         )
         self._tick_worker = worker
         return worker
+
+    def _worker_options(self) -> dict[str, Any]:
+        """What the runs' and the schedules' procrastinate workers share: hz's own signal
+        handling, a heartbeat and a stall timeout from the ledger's lease, the polls, LISTEN."""
+        lease = self.ledger.lease_seconds
+        return {
+            "install_signal_handlers": False,
+            "update_heartbeat_interval": max(1.0, lease / 3),
+            "stalled_worker_timeout": max(10.0, lease * 4),
+            "fetch_job_polling_interval": FETCH_POLL,
+            "abort_job_polling_interval": ABORT_POLL,
+            "listen_notify": True,
+            "shutdown_graceful_timeout": None,
+        }
 
     async def _keep(
         self, make: Callable[[App], _Worker], app: App, ticks: Ticks | None = None
