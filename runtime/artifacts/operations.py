@@ -96,7 +96,9 @@ class Operation:
         return self.name.partition(".")[0]
 
 
-def _args(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+def args_schema(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The JSON Schema of an operation's (or a publish target's) arguments: an object of
+    ``properties``, ``required`` among them, and nothing else."""
     return {
         "type": "object",
         "additionalProperties": False,
@@ -167,14 +169,14 @@ CATALOG: Final[Mapping[str, Operation]] = {
         Operation(
             "files.read",
             "one file under the working directory, as text",
-            _args({"path": _PATH}, ("path",)),
+            args_schema({"path": _PATH}, ("path",)),
             _FILE,
             examples={"path": "docs/notes.md"},
         ),
         Operation(
             "files.glob",
             "the files under the working directory a glob pattern matches, as text, by path",
-            _args(
+            args_schema(
                 {"pattern": _PATH, "max_files": {"type": "integer", "minimum": 1, "maximum": 1000}},
                 ("pattern",),
             ),
@@ -184,7 +186,7 @@ CATALOG: Final[Mapping[str, Operation]] = {
         Operation(
             "git.log",
             "the commits of a range, or of HEAD within the window, newest first",
-            _args(
+            args_schema(
                 {
                     "range": _RANGE,
                     "path": _PATH,
@@ -208,7 +210,7 @@ CATALOG: Final[Mapping[str, Operation]] = {
         Operation(
             "git.diff",
             "the diff of a range, cut at the size cap",
-            _args({"range": _RANGE, "path": _PATH}, ("range",)),
+            args_schema({"range": _RANGE, "path": _PATH}, ("range",)),
             _record(
                 {"range": _STRING, "diff": _STRING, "truncated": {"type": "boolean"}},
                 ("range", "diff", "truncated"),
@@ -218,7 +220,7 @@ CATALOG: Final[Mapping[str, Operation]] = {
         Operation(
             "git.changed_files",
             "the files a range changed, or the commits of HEAD within the window changed",
-            _args({"range": _RANGE, "path": _PATH}),
+            args_schema({"range": _RANGE, "path": _PATH}),
             _records({"path": _STRING, "status": _STRING}, ("path", "status")),
             window=True,
             examples={"range": "main..HEAD"},
@@ -226,7 +228,7 @@ CATALOG: Final[Mapping[str, Operation]] = {
         Operation(
             "code-host.merged_pull_requests",
             "the pull requests of a repository merged within the window",
-            _args({"repository": _REPOSITORY, "base": _STRING}, ("repository",)),
+            args_schema({"repository": _REPOSITORY, "base": _STRING}, ("repository",)),
             _records(_PULL, ("number", "title", "url", "merged_at")),
             window=True,
             examples={"repository": "acme/app"},
@@ -234,7 +236,7 @@ CATALOG: Final[Mapping[str, Operation]] = {
         Operation(
             "code-host.pull_request",
             "one pull request with its changed files and its diff (capped)",
-            _args({"repository": _REPOSITORY, "number": _NUMBER}, ("repository", "number")),
+            args_schema({"repository": _REPOSITORY, "number": _NUMBER}, ("repository", "number")),
             _record(
                 {
                     **_PULL,
@@ -258,7 +260,7 @@ CATALOG: Final[Mapping[str, Operation]] = {
         Operation(
             "tracker.issues_updated",
             "the issues of a repository updated within the window (pull requests left out)",
-            _args(
+            args_schema(
                 {
                     "repository": _REPOSITORY,
                     "state": {"enum": ["open", "closed", "all"]},
@@ -273,7 +275,7 @@ CATALOG: Final[Mapping[str, Operation]] = {
         Operation(
             "tracker.issue",
             "one issue with its comments",
-            _args({"repository": _REPOSITORY, "number": _NUMBER}, ("repository", "number")),
+            args_schema({"repository": _REPOSITORY, "number": _NUMBER}, ("repository", "number")),
             _record(
                 {
                     **_ISSUE,

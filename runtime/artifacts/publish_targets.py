@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from hz.runtime.artifacts.operations import args_schema
+
 #: GitHub keeps 65,536 characters of a comment or an issue body; hz's marker needs some.
 GITHUB_BODY_CHARS: Final = 65_000
 #: A commit status's description holds at most 140 characters.
@@ -55,15 +57,6 @@ class Target:
         return self.name.partition(".")[0]
 
 
-def _args(properties: dict[str, Any], required: tuple[str, ...]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "required": list(required),
-        "properties": properties,
-    }
-
-
 _REPOSITORY: Final = {
     "type": "string",
     "pattern": r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$",
@@ -91,7 +84,7 @@ TARGETS: Final[Mapping[str, Target]] = {
         Target(
             "code-host.pull_request_comment",
             "a comment on a pull request",
-            _args(
+            args_schema(
                 {"repository": _REPOSITORY, "pull_request": _NUMBER}, ("repository", "pull_request")
             ),
             "text",
@@ -102,7 +95,7 @@ TARGETS: Final[Mapping[str, Target]] = {
         Target(
             "code-host.issue_comment",
             "a comment on an issue",
-            _args({"repository": _REPOSITORY, "issue": _NUMBER}, ("repository", "issue")),
+            args_schema({"repository": _REPOSITORY, "issue": _NUMBER}, ("repository", "issue")),
             "text",
             GITHUB_BODY_CHARS,
             True,
@@ -111,7 +104,7 @@ TARGETS: Final[Mapping[str, Target]] = {
         Target(
             "code-host.commit_status",
             "a commit status whose description is the draft's first line",
-            _args(
+            args_schema(
                 {"repository": _REPOSITORY, "sha": _SHA, "context": _CONTEXT, "state": _STATE},
                 ("repository", "sha", "context"),
             ),
@@ -123,7 +116,7 @@ TARGETS: Final[Mapping[str, Target]] = {
         Target(
             "tracker.create_issue",
             "a new issue whose body is the draft",
-            _args(
+            args_schema(
                 {"repository": _REPOSITORY, "title": _TITLE, "labels": _LABELS},
                 ("repository", "title"),
             ),
@@ -135,7 +128,7 @@ TARGETS: Final[Mapping[str, Target]] = {
         Target(
             "tracker.update_issue_body",
             "the draft as a marked section of an issue's body (the rest is kept)",
-            _args(
+            args_schema(
                 {"repository": _REPOSITORY, "issue": _NUMBER, "section": _SECTION},
                 ("repository", "issue", "section"),
             ),
@@ -147,7 +140,7 @@ TARGETS: Final[Mapping[str, Target]] = {
         Target(
             "files.write",
             "a file in a folder the operator allows, written atomically",
-            _args({"path": _FILE_PATH, "overwrite": {"type": "boolean"}}, ("path",)),
+            args_schema({"path": _FILE_PATH, "overwrite": {"type": "boolean"}}, ("path",)),
             "text",
             FILE_BYTES,
             True,
@@ -156,7 +149,7 @@ TARGETS: Final[Mapping[str, Target]] = {
             "webhook.post",
             'the draft as JSON (`{"text": …}`, or with body: json the JSON draft itself) to a '
             "webhook the operator names",
-            _args({"webhook": OPERATOR_NAME, "body": _BODY}, ("webhook",)),
+            args_schema({"webhook": OPERATOR_NAME, "body": _BODY}, ("webhook",)),
             "text",
             WEBHOOK_BYTES,
             False,
@@ -164,7 +157,7 @@ TARGETS: Final[Mapping[str, Target]] = {
         Target(
             "command.run",
             "the draft on the standard input of a command the operator names",
-            _args({"command": OPERATOR_NAME, "body": _BODY}, ("command",)),
+            args_schema({"command": OPERATOR_NAME, "body": _BODY}, ("command",)),
             "text",
             COMMAND_BYTES,
             False,
