@@ -176,33 +176,36 @@ def _open_dirs(base: Path, parts: tuple[str, ...], *, make: bool, workdir: Path)
         raise Refused(f"files.write: the folder {base} cannot be opened: {e.strerror}") from e
     for part in inside or ():
         try:
-            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            fd = _enter(fd, part)
         except OSError as e:
-            os.close(fd)
             if e.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise Refused(
                     f"files.write: the folder {base} is reached through a link or is not a "
                     f"folder ({part!r}): nothing is written through a link"
                 ) from e
             raise Refused(f"files.write: the folder {base} cannot be opened: {e.strerror}") from e
-        os.close(fd)
-        fd = inner
     for part in parts:
         if make:
             with contextlib.suppress(FileExistsError):
                 os.mkdir(part, 0o755, dir_fd=fd)
         try:
-            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            fd = _enter(fd, part)
         except OSError as e:
-            os.close(fd)
             if e.errno in (errno.ELOOP, errno.ENOTDIR):
                 raise Refused(
                     f"files.write: {part!r} under {base} is a link or not a folder"
                 ) from e
             raise
-        os.close(fd)
-        fd = inner
     return fd
+
+
+def _enter(fd: int, part: str) -> int:
+    """A descriptor of the folder ``part`` in the folder ``fd``, never reached through a link;
+    ``fd`` is closed whether or not it opens."""
+    try:
+        return os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _write_sidecar(directory: int, name: str, step: Step, sha256: str) -> None:
