@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from hz.runtime.artifacts.canonical import canonical_json
 from hz.runtime.artifacts.errors import HzError
@@ -54,6 +54,7 @@ from hz.runtime.publish.targets.webhook import WebhookPublisher
 
 #: Writes of one step at most: the first, and one more after a lookup that found nothing.
 MAX_ATTEMPTS = 2
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -186,13 +187,17 @@ class _Guarded:
     def _said(self, e: Exception) -> str:
         return f"provider {self._name!r} failed: {type(e).__name__}: {e}"
 
-    def credential(self, step: Step) -> str | None:
+    def _guard(self, fail: type[Exception], call: Callable[[], T]) -> T:
+        """``call()``; an exception other than the outcomes is ``fail`` saying what it was."""
         try:
-            return self._inner.credential(step)
+            return call()
         except (Refused, Unobserved, CannotTell):
             raise
         except Exception as e:
-            raise Refused(self._said(e)) from e
+            raise fail(self._said(e)) from e
+
+    def credential(self, step: Step) -> str | None:
+        return self._guard(Refused, lambda: self._inner.credential(step))
 
     def longest_seconds(self, step: Step) -> float:
         longest = getattr(self._inner, "longest_seconds", None)
@@ -202,36 +207,16 @@ class _Guarded:
         ready = getattr(self._inner, "check", None)
         if ready is None:
             return
-        try:
-            ready(step)
-        except (Refused, Unobserved, CannotTell):
-            raise
-        except Exception as e:
-            raise Refused(self._said(e)) from e
+        self._guard(Refused, lambda: ready(step))
 
     def where(self, step: Step) -> str:
-        try:
-            return self._inner.where(step)
-        except (Refused, Unobserved, CannotTell):
-            raise
-        except Exception as e:
-            raise Refused(self._said(e)) from e
+        return self._guard(Refused, lambda: self._inner.where(step))
 
     def write(self, step: Step, payload: Payload) -> str:
-        try:
-            return self._inner.write(step, payload)
-        except (Refused, Unobserved, CannotTell):
-            raise
-        except Exception as e:
-            raise Unobserved(self._said(e)) from e
+        return self._guard(Unobserved, lambda: self._inner.write(step, payload))
 
     def lookup(self, step: Step) -> str | None:
-        try:
-            return self._inner.lookup(step)
-        except (Refused, Unobserved, CannotTell):
-            raise
-        except Exception as e:
-            raise CannotTell(self._said(e)) from e
+        return self._guard(CannotTell, lambda: self._inner.lookup(step))
 
 
 def _draft(ledger: Ledger, run_id: str) -> tuple[str, Packet, Path]:

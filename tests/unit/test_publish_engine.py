@@ -457,3 +457,43 @@ def test_a_token_that_cannot_say_who_it_is_still_finds_its_comment(tmp_path: Pat
         [step] = publish_run(ledger, run_id, ctx)
         assert len(github.comments("acme/app", 9)) == 1
     assert (step.state, step.attempts) == ("published", 1)
+
+
+def test_a_plugin_publishers_unexpected_errors_are_outcomes() -> None:
+    """Each of a plugin publisher's methods: an outcome it raises passes as it is; any other
+    exception becomes the outcome that method's failure means, saying what it was."""
+    from hz.runtime.publish.engine import _Guarded
+    from hz.runtime.publish.targets.base import CannotTell, Refused, Unobserved
+
+    class Broken:
+        def __getattr__(self, name: str) -> Any:
+            def method(*args: object) -> None:
+                raise ValueError(f"{name} broke")
+
+            return method
+
+    class Refusing:
+        def __getattr__(self, name: str) -> Any:
+            def method(*args: object) -> None:
+                raise Refused(f"{name} said no")
+
+            return method
+
+    guarded = _Guarded(Broken(), "fakechat")  # type: ignore[arg-type]
+    step: Any = None
+    calls: list[tuple[Any, type[Exception], str]] = [
+        (lambda: guarded.credential(step), Refused, "credential"),
+        (lambda: guarded.check(step), Refused, "check"),
+        (lambda: guarded.where(step), Refused, "where"),
+        (lambda: guarded.write(step, None), Unobserved, "write"),  # type: ignore[arg-type]
+        (lambda: guarded.lookup(step), CannotTell, "lookup"),
+    ]
+    for call, outcome, name in calls:
+        with pytest.raises(outcome) as caught:
+            call()
+        assert type(caught.value) is outcome
+        assert str(caught.value) == f"provider 'fakechat' failed: ValueError: {name} broke"
+    refusing = _Guarded(Refusing(), "fakechat")  # type: ignore[arg-type]
+    with pytest.raises(Refused) as refused:
+        refusing.write(step, None)  # type: ignore[arg-type]
+    assert str(refused.value) == "write said no"
