@@ -423,7 +423,7 @@ def test_a_quoted_input_key_stays_one_key_when_its_read_is_rewritten() -> None:
     )
     result = migrate(text.encode(), "c.md")
     assert result.text is not None
-    assert '\n    "a\\n  publishes: [x]": {read: "contract:team-x"}\n' in result.text
+    assert '\n    "a\\n  publishes: [x]":\n      read: "contract:team-x"\n' in result.text
     assert "\n  publishes" not in result.text
 
 
@@ -517,3 +517,4 @@ def test_a_catch_up_hz_does_not_know_is_left_to_decide_not_pasted(value: str, sh
         )
     ]
     assert "timezone" not in yaml.safe_load(result.text.split("---\n")[1])["hz"]["schedule"]
+

@@ -1,0 +1,207 @@
+"""``hz migrate``: a Heinzelmännchen contract (``hz.schema: 1``) as an hz contract.
+
+The conversion is a set of targeted edits of the frontmatter's text, located by hz's own
+loader and by the extent of each node (``text``); nothing is re-serialised, so every byte the
+migration does not touch stays as the author wrote it: comments, quotes, folded scalars, key
+order, blank lines, line ends, and the whole body (decision 0026). An hz contract
+(``hz.contract``) is left as it is, which makes the migration idempotent: a migrated file
+migrates to itself.
+
+Every edit, and every key that cannot be carried over, is reported as a ``Note`` with a rule
+code (HZ170-HZ180, explained by ``hz explain``), the line, and what the user must decide.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from hz.compiler.load.markdown import frontmatter_end, load_markdown
+from hz.compiler.migrate.keys import HEINZEL_MAX_USD, HEINZEL_TIMEOUT, Migrator
+from hz.compiler.migrate.names import NAMESPACES, hz_name
+from hz.compiler.migrate.notes import Kind, Migration, Note
+from hz.compiler.migrate.text import Edits, Overlap, extents
+from hz.compiler.rules.registry import HZ172, HZ176, HZ178
+from hz.compiler.source import SourceDoc
+from hz.runtime.artifacts.operations import CATALOG
+from hz.runtime.artifacts.printable import printable
+
+__all__ = [
+    "HEINZEL_MAX_USD",
+    "HEINZEL_TIMEOUT",
+    "NAMESPACES",
+    "Kind",
+    "Migration",
+    "Note",
+    "hz_name",
+    "migrate",
+]
+
+_PLACEHOLDER = re.compile(r"\{\{\s*asset:[^}\n]*\}\}")
+#: The characters YAML reads as line breaks besides \n (and \r, which the loader made \n).
+_ODD_BREAK = re.compile("[\u0085\u2028\u2029]")
+_BREAK_NAMES = {
+    "\u0085": "U+0085 (next line)",
+    "\u2028": "U+2028 (line separator)",
+    "\u2029": "U+2029 (paragraph separator)",
+}
+_BOM = "\ufeff"
+
+
+def _is_heinzel(data: Mapping[str, Any]) -> bool:
+    hz = data.get("hz")
+    return isinstance(hz, dict) and "schema" in hz and "contract" not in hz
+
+
+def _placeholders(text: str) -> list[Note]:
+    """HZ176 for each ``{{asset:…}}`` left, outside the frontmatter's comment lines (where a
+    template explains them)."""
+    out = []
+    # Computed once: per line it made the scan quadratic in the file's size.
+    last_frontmatter_line = text.count("\n", 0, frontmatter_end(text) or 0) + 1
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.lstrip().startswith("#") and number < last_frontmatter_line:
+            continue
+        for found in _PLACEHOLDER.finditer(line):
+            out.append(
+                Note(
+                    HZ176,
+                    "error",
+                    number,
+                    found.start() + 1,
+                    f"the template placeholder {printable(found.group())} was never filled",
+                    decide="fill it with the asset's reference (Heinzelmännchen's `new --asset`) "
+                    "before migrating",
+                )
+            )
+    return out
+
+
+def migrate(data: bytes, path: str, namespace: str | None = None) -> Migration:
+    """The migration of ``data``, a Markdown contract read from ``path``; ``namespace`` is
+    Heinzelmännchen's (``me``, ``team``; ``""`` for none), else found in ``path``."""
+    doc, problems = load_markdown(data, path)
+    if doc is None:
+        first = problems[0]
+        note = Note(first.code, "error", first.line, first.column, first.message, first.hint)
+        return Migration(path, None, (note,))
+    if not _is_heinzel(doc.data):
+        return _as_is(doc, path)
+    text = doc.text
+    left = _placeholders(text)
+    if left:
+        return Migration(path, None, tuple(left))
+    end = frontmatter_end(doc.text)
+    assert end is not None  # the loader found it
+    odd = _ODD_BREAK.search(doc.text, 0, end)
+    if odd:  # YAML breaks lines there, the line edits do not: every position would be off
+        line = doc.text.count("\n", 0, odd.start()) + 1
+        column = odd.start() - (doc.text.rfind("\n", 0, odd.start()) + 1) + 1
+        note = Note(
+            HZ178,
+            "error",
+            line,
+            column,
+            f"the frontmatter holds the character {_BREAK_NAMES[odd.group()]}, which YAML reads "
+            "as a line break: hz migrate edits the frontmatter line by line and does not edit it",
+            decide="replace it with a line break or a space, then migrate again",
+        )
+        return Migration(path, None, (note,))
+    front = doc.text[:end]
+    migrator = Migrator(doc, Edits(front), extents(front))
+    name = migrator.run(path, namespace)
+    notes = sorted(migrator.notes, key=lambda n: (n.line, n.column, n.code))
+    errors = tuple(n for n in notes if n.kind == "error")
+    if errors:  # nothing was migrated: only what keeps it from being
+        return Migration(path, None, errors)
+    # The edits go onto the file's own text: its byte order mark, and each line end as it
+    # was written (the loader read CRLF and a lone CR as LF); a line added ends as the first.
+    raw = data.decode("utf-8")
+    bom = _BOM if raw.startswith(_BOM) else ""
+    raw = raw.removeprefix(_BOM)
+    first_end = re.search(r"\r\n|\r|\n", raw)
+    newline = first_end.group() if first_end else "\n"
+    raw_end = _raw_offset(raw, front.count("\n"))
+    try:
+        migrated = bom + migrator.edits.apply(raw[:raw_end], newline) + raw[raw_end:]
+    except Overlap:
+        migrated = None
+    back, _ = load_markdown(migrated.encode("utf-8"), path) if migrated else (None, [])
+    if back is None or _is_heinzel(back.data) or "contract" not in back.data.get("hz", {}):
+        pos = doc.pos(("hz",), key=True)
+        note = Note(
+            HZ178,
+            "error",
+            pos.line,
+            pos.column,
+            "the hz: block is written in a way hz migrate does not edit (flow style, or a key "
+            "sharing another's line): the result would not read back",
+            decide="write the hz: block one key per line (block style), then migrate again",
+        )
+        return Migration(path, None, (note,))
+    assert migrated is not None
+    notes = sorted(notes + _fit(doc), key=lambda n: (n.line, n.column, n.code))
+    return Migration(path, migrated, tuple(notes), name, _name_at(doc))
+
+
+def _as_is(doc: SourceDoc, path: str) -> Migration:
+    """An hz contract, left as it is: its name, for the folder's view of names."""
+    hz = doc.data.get("hz")
+    name = hz.get("name") if isinstance(hz, dict) else None
+    if not isinstance(name, str):
+        return Migration(path, None)
+    pos = doc.pos(("hz", "name"), key=True)
+    return Migration(path, None, (), name, (pos.line, pos.column))
+
+
+def _name_at(doc: SourceDoc) -> tuple[int, int]:
+    """Where the name a migration writes comes from: the top-level name, else hz.schema."""
+    source = doc.data.get("name")
+    pos = doc.pos(("name",) if isinstance(source, str) and source else ("hz", "schema"), key=True)
+    return pos.line, pos.column
+
+
+def _raw_offset(raw: str, lines: int) -> int:
+    """The offset in ``raw`` after its first ``lines`` line ends (CRLF, LF or a lone CR)."""
+    at = 0
+    for found in re.finditer(r"\r\n|\r|\n", raw):
+        if lines == 0:
+            break
+        lines -= 1
+        at = found.end()
+    return at
+
+
+def _fit(doc: SourceDoc) -> list[Note]:
+    """HZ172 for each read whose arguments or window hz refuses: a catalog operation that
+    takes other arguments than Heinzelmännchen's provider took, a window hz cannot resolve
+    (``next 7d`` looks ahead). Checked on the original,
+    whose inputs are where hz's are (under ``hz:``), so the lines are the original's."""
+    import copy
+    from dataclasses import replace
+
+    from hz.compiler.checks.reads import check_reads
+    from hz.compiler.rules.registry import HZ411, HZ412
+
+    data = copy.deepcopy(doc.data)
+    inputs = data["hz"].get("inputs")
+    for spec in inputs.values() if isinstance(inputs, dict) else ():
+        window = spec.get("window") if isinstance(spec, dict) else None
+        if isinstance(window, str) and window.startswith("last "):
+            spec["window"] = window.removeprefix("last ").strip()  # migrated: last_window
+    doc = replace(doc, data=data)
+    return [
+        Note(
+            HZ172,
+            "decide",
+            d.line,
+            d.column,
+            f"hz reads this input otherwise than Heinzelmännchen did: {d.message}",
+            decide="give the arguments and window hz's operation takes (`hz providers` lists "
+            "them; a window looks back from the run), or serve this input through an operation "
+            "of the operator's command provider under another name",
+        )
+        for d in check_reads(doc, CATALOG)
+        if d.code in (HZ411, HZ412)
+    ]

@@ -1,0 +1,219 @@
+"""The edits of one key of the ``hz:`` block, by where it stands (``text.Extent``): replace a
+value or a key in place, delete an entry that was carried over, comment out one that was not.
+
+An entry stands in one of three ways, and each edit works in all three: on lines of its own
+(block style), as the first key of a block sequence item (``- action: …``: the dash stays),
+or inside a flow collection (``{read: …, stage: draft}``: the text is cut with its comma, and
+what was commented out goes on a comment line above the collection)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from hz.compiler.migrate.notes import Kind, Note
+from hz.compiler.migrate.text import Edits, Extent
+from hz.compiler.source import JsonPath, SourceDoc
+from hz.runtime.artifacts.printable import printable
+
+_DASHES = re.compile(r"[ \t]*(?:-[ \t]+)+\Z")
+#: The most of a value a note shows.
+_SHOWN = 60
+
+
+def indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def span(lines: Sequence[str], start: int, column: int | None = None) -> int:
+    """The end (exclusive) of the block entry whose key is on line ``start`` (0-based) at
+    ``column`` (default: the line's indentation): the lines after it that are blank or
+    indented deeper, less trailing blank and comment lines (those belong to what follows)."""
+    column = indent(lines[start]) if column is None else column
+    end = start + 1
+    while end < len(lines):
+        line = lines[end]
+        if line.strip() and indent(line) <= column:
+            break
+        end += 1
+    while end > start + 1 and (
+        not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")
+    ):
+        end -= 1
+    return end
+
+
+def commented(lines: Sequence[str], why: str) -> list[str]:
+    column = indent(lines[0])
+    pad = " " * column
+    out = [f"{pad}# hz migrate: {why}"]
+    out += [f"{pad}# {line[column:]}" if line.strip() else line for line in lines]
+    return out
+
+
+def shown(value: Any) -> str:
+    """A value as a note shows it: JSON, escaped, and cut at ``_SHOWN`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = printable(text)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+
+
+class Editor:
+    """Edits of the ``hz:`` block of ``doc``; every path is below ``hz``."""
+
+    def __init__(self, doc: SourceDoc, edits: Edits, extents: dict[JsonPath, Extent]) -> None:
+        self.doc = doc
+        self.hz: dict[str, Any] = doc.data["hz"]
+        self.edits = edits
+        self.lines = edits.lines
+        self.extents = extents
+        self.notes: list[Note] = []
+        self._cuts: dict[tuple[str | int, ...], set[str | int]] = {}
+
+    # -- positions -----------------------------------------------------------------------
+    def key_line(self, *path: str | int) -> int:
+        """The 0-based line of the key at ``path``."""
+        return self.doc.pos(("hz", *path), key=True).line - 1
+
+    def column(self, *path: str | int) -> int:
+        return self.doc.pos(("hz", *path), key=True).column
+
+    def extent(self, *path: str | int) -> Extent:
+        return self.extents[("hz", *path)]
+
+    def note(
+        self,
+        code: str,
+        kind: Kind,
+        path: Sequence[str | int],
+        message: str,
+        decide: str | None = None,
+    ) -> None:
+        pos = self.doc.pos(("hz", *path), key=True)
+        self.notes.append(Note(code, kind, pos.line, pos.column, message, decide))
+
+    def start(self, *path: str | int) -> int:
+        """Where the entry at ``path`` starts: its key, or a block sequence item's dash."""
+        extent = self.extent(*path)
+        if extent.key is not None:
+            return extent.key[0]
+        text = self.edits.text
+        at = extent.value[0] - 1
+        while at >= 0 and text[at] in " \t\n":
+            at -= 1
+        if at >= 0 and text[at] == "-" and (at == 0 or text[at - 1] in " \t\n"):
+            return at
+        return extent.value[0]
+
+    def _where(self, path: tuple[str | int, ...]) -> tuple[int, int, str]:
+        """The entry's line, column and what stands before it on its line."""
+        start = self.start(*path)
+        line = self.edits.line_of(start)
+        column = self.edits.column_of(start)
+        return line, column, self.lines[line][:column]
+
+    # -- edits -----------------------------------------------------------------------------
+    def rename(self, path: tuple[str | int, ...], key: str) -> None:
+        extent = self.extent(*path)
+        assert extent.key is not None
+        self.edits.splice(*extent.key, key)
+
+    def replace_value(self, path: tuple[str | int, ...], new: str) -> None:
+        """The value at ``path`` written as ``new`` (one line of YAML), where it stands."""
+        extent = self.extent(*path)
+        start, end = extent.value
+        if extent.block_scalar or (extent.style is None and not extent.flow):
+            # A block scalar's or block collection's text runs to the end of its entry.
+            line, column, _ = self._where(path)
+            end = self.edits.starts[span(self.lines, line, column)]
+            new += "\n"
+        self.edits.splice(start, end, new)
+
+    def remove(self, path: tuple[str | int, ...]) -> None:
+        """Delete the entry at ``path``, carried over elsewhere; a comment on its line stays."""
+        line, column, lead = self._where(path)
+        if lead.strip() and not _DASHES.match(lead):
+            self._cut_from_flow(path)
+            return
+        end = span(self.lines, line, column)
+        extent = self.extent(*path)
+        after = self.lines[line][self.edits.column_of(extent.value[1]) :].strip()
+        single = self.edits.line_of(extent.value[1]) == line and not extent.block_scalar
+        keep = [" " * column + after] if single and after.startswith("#") else []
+        if not single:
+            keep = commented(
+                [" " * column + self.lines[line][column:], *self.lines[line + 1 : end]],
+                "carried over",
+            )
+        self.edits.replace_lines(line, end, ([lead.rstrip()] if lead.strip() else []) + keep)
+
+    def drop(self, path: tuple[str | int, ...], why: str) -> None:
+        """Comment out the entry at ``path`` where it stands, under ``# hz migrate: why``."""
+        line, column, lead = self._where(path)
+        end = span(self.lines, line, column)
+        if not lead.strip():
+            self.edits.replace_lines(line, end, commented(self.lines[line:end], why))
+        elif _DASHES.match(lead):
+            # The first key of a sequence item: the dash stays, the entry goes beneath it.
+            moved = [" " * column + self.lines[line][column:], *self.lines[line + 1 : end]]
+            self.edits.replace_lines(line, end, [lead.rstrip(), *commented(moved, why)])
+        else:
+            written = self._cut_from_flow(path)
+            above = self._flow_line(path)
+            pad = " " * indent(self.lines[above])
+            comment = [f"{pad}# hz migrate: {why}"]
+            comment += [f"{pad}# {part.strip()}" for part in written.split("\n")]
+            self.edits.replace_lines(above, above, comment)
+
+    def _cut_from_flow(self, path: tuple[str | int, ...]) -> str:
+        """Cut the entry at ``path`` out of its flow collection (with a comma, ``finish``);
+        its text."""
+        self._cuts.setdefault(path[:-1], set()).add(path[-1])
+        return self.edits.text[self.start(*path) : self.extent(*path).value[1]]
+
+    def finish(self) -> None:
+        """Make the cuts: each run of entries cut from a flow collection goes up to the next
+        entry kept (``a: 1, ``), or after the last one kept (``, c: 3``), so that the commas
+        left are the ones between entries kept."""
+        for parent, cut in self._cuts.items():
+            value: Any = self.hz
+            for part in parent:
+                value = value[part]
+            entries = list(value) if isinstance(value, dict) else list(range(len(value)))
+            index = 0
+            while index < len(entries):
+                if entries[index] not in cut:
+                    index += 1
+                    continue
+                run = index
+                while index < len(entries) and entries[index] in cut:
+                    index += 1
+                first = self.start(*parent, entries[run])
+                last = self.extent(*parent, entries[index - 1]).value[1]
+                if index < len(entries):
+                    self.edits.splice(first, self.start(*parent, entries[index]), "")
+                elif run > 0:
+                    self.edits.splice(self.extent(*parent, entries[run - 1]).value[1], last, "")
+                else:
+                    self.edits.splice(first, last, "")
+        self._cuts = {}
+
+    def _flow_line(self, path: tuple[str | int, ...]) -> int:
+        """The line of the entry that holds the outermost flow collection around ``path``."""
+        for depth in range(1, len(path)):
+            if self.extent(*path[:depth]).flow:
+                return self.edits.line_of(self.start(*path[:depth]))
+        return self.edits.line_of(self.start(*path))  # pragma: no cover - called in a flow
+
+    def first_key_column(self, *path: str | int) -> int | None:
+        """The column (0-based) of the first key of the block mapping at ``path``."""
+        mapping: Any = self.hz
+        for part in path:
+            mapping = mapping[part]
+        if not isinstance(mapping, dict) or not mapping:
+            return None
+        first = next(iter(mapping))
+        key = self.extent(*path, first).key
+        return None if key is None else self.edits.column_of(key[0])

@@ -1,0 +1,378 @@
+"""The key map: each key of a Heinzelmännchen ``hz:`` block, edited into hz's and noted."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hz.compiler.migrate.edit import Editor, indent, shown, span
+from hz.compiler.migrate.names import hz_name
+from hz.compiler.migrate.notes import Note
+from hz.compiler.migrate.publishes import publishes
+from hz.compiler.rules.registry import (
+    HZ170,
+    HZ171,
+    HZ173,
+    HZ174,
+    HZ175,
+    HZ177,
+    HZ179,
+)
+from hz.runtime.artifacts.operations import CATALOG
+from hz.runtime.artifacts.printable import printable
+
+#: Heinzelmännchen's own defaults, which hz makes explicit (hz requires both keys).
+HEINZEL_TIMEOUT = "10m"
+HEINZEL_MAX_USD = "1.0"
+_CONTRACT_READ = re.compile(
+    r"contract:(?P<namespace>[a-z][a-z0-9-]*)/(?P<name>[a-z][a-z0-9-]*)(?:#(?P<output>[a-z_][a-z0-9_]*))?\Z"
+)
+#: hz.name's form (the contract schema's pattern and length).
+_HZ_NAME = re.compile(r"(?=.{1,64}\Z)[a-z][a-z0-9]*(-[a-z0-9]+)*\Z")
+_CATCH_UP = ("latest", "all", "skip")
+#: A window written plain that stays plain without its "last ".
+_PLAIN_WINDOW = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.-]*\Z")
+#: The keys an hz input that reads a contract has besides ``read``, kept as written.
+_CONTRACT_INPUT_KEYS = ("description", "max_age")
+
+
+class Migrator(Editor):
+    def run(self, path: str, namespace: str | None) -> str | None:
+        """Edit every key; the ``hz.name`` written (``None``: the name is refused)."""
+        pad = " " * (self.column("schema") - 1)
+        schema_line = self.key_line("schema")
+        source = self.doc.data.get("name")
+        name, namespace = hz_name(path, source, namespace)
+        if not _HZ_NAME.match(name):
+            from_source = isinstance(source, str) and source
+            pos = self.doc.pos(("name",) if from_source else ("hz", "schema"), key=True)
+            origin = "the contract's name" if from_source else "the file's name"
+            self.notes.append(
+                Note(
+                    HZ179,
+                    "error",
+                    pos.line,
+                    pos.column,
+                    f"hz.name would be {printable(name)} (from {origin}), which is not an hz "
+                    "name: lowercase letters, digits and single hyphens, starting with a letter, "
+                    "at most 64 characters",
+                    decide="give the contract a top-level name: of that form, then migrate again",
+                )
+            )
+            return None
+        base = name[len(namespace) + 1 :] if namespace else name
+        self.rename(("schema",), "contract")
+        after = span(self.lines, schema_line, self.column("schema") - 1)
+        self.edits.replace_lines(after, after, [f"{pad}name: {json.dumps(name)}"])
+        self.note(HZ170, "mapped", ["schema"], "hz.schema: 1 is hz.contract: 1")
+        if namespace:
+            self.note(
+                HZ177,
+                "mapped",
+                ["schema"],
+                f"hz.name is {name}: the contract is of Heinzelmännchen's namespace {namespace}, "
+                f"so its name carries it (contract:{namespace}/{base} "
+                f"is read as contract:{name})",
+            )
+        else:
+            self.note(HZ170, "mapped", ["schema"], f"hz.name is {name}, the contract's name")
+        handled = {"schema", "title", "inputs", "outputs", "agent", "timeout"}
+        for key in list(self.hz):
+            if key == "inputs":
+                self.inputs()
+            elif key == "outputs":
+                self.outputs()
+            elif key == "publishes":
+                publishes(self)
+            elif key == "schedule":
+                self.schedule()
+            elif key == "catch_up":
+                if "schedule" not in self.hz:
+                    self.note(
+                        HZ174,
+                        "mapped",
+                        [key],
+                        "catch_up without a schedule has nothing to catch up: commented out",
+                    )
+                    self.drop((key,), "no schedule, nothing to catch up")
+            elif key == "requires":
+                self.note(
+                    HZ174,
+                    "mapped",
+                    [key],
+                    "hz.requires is not needed: hz knows each input's capability from its read, "
+                    "and the operator binds it ([capabilities]); commented out",
+                )
+                self.drop((key,), "hz reads the capabilities from the inputs' read")
+            elif key == "retries":
+                self.retries()
+            elif key not in handled:
+                self.note(
+                    HZ174,
+                    "decide",
+                    [key],
+                    f"hz.{printable(key)} has no counterpart in hz: commented out",
+                    decide="keep the intent in the body's prose, or delete the comment",
+                )
+                self.drop((key,), f"hz has no hz.{printable(key)}")
+        self.limits()
+        self.finish()
+        return name
+
+    def inputs(self) -> None:
+        inputs = self.hz["inputs"]
+        if not isinstance(inputs, dict):
+            return
+        for name, spec in inputs.items():
+            if not isinstance(spec, dict) or not isinstance(spec.get("read"), str):
+                continue
+            read: str = spec["read"]
+            upstream = _CONTRACT_READ.match(read)
+            if upstream:
+                self.chain(name, spec, upstream)
+                continue
+            window = spec.get("window")
+            if isinstance(window, str) and window.startswith("last "):
+                self.last_window(name, window)
+            if read in CATALOG:
+                self.note(
+                    HZ170,
+                    "mapped",
+                    ["inputs", name, "read"],
+                    f"{read} is hz's operation of that name",
+                )
+            else:
+                self.note(
+                    HZ171,
+                    "decide",
+                    ["inputs", name, "read"],
+                    f"{printable(read)} is not an operation of hz's providers: it stays as "
+                    "written, "
+                    "for the operator's command provider",
+                    decide="declare "
+                    f'[providers.command.operations."{printable(read)}"] (argv, args, '
+                    "result, window) in the hz configuration of whoever runs the job",
+                )
+
+    def last_window(self, name: str, window: str) -> None:
+        """``last 7d`` is Heinzelmännchen's long form of ``7d``: back from the run."""
+        short = window.removeprefix("last ").strip()
+        plain = self.extent("inputs", name, "window").style == "" and _PLAIN_WINDOW.match(short)
+        self.replace_value(("inputs", name, "window"), short if plain else json.dumps(short))
+        self.note(
+            HZ170,
+            "mapped",
+            ["inputs", name, "window"],
+            f"window: {printable(window)} is window: {printable(short)} (back from the run)",
+        )
+
+    def chain(self, name: str, spec: dict[str, Any], upstream: re.Match[str]) -> None:
+        """``contract:NS/NAME#OUTPUT`` is ``contract:NS-NAME``; ``stage: draft`` is what hz
+        reads; any other key is commented out where it stands, and left to decide."""
+        target = f"{upstream['namespace']}-{upstream['name']}"
+        output = upstream["output"]
+        self.note(
+            HZ170,
+            "mapped",
+            ("inputs", name, "read"),
+            f"{printable(spec['read'])} is contract:{target}: the newest completed draft of "
+            f"{target}"
+            + (f" (hz has one draft per job: the output name {output} is gone)" if output else ""),
+        )
+        self.replace_value(("inputs", name, "read"), json.dumps(f"contract:{target}"))
+        for key, value in spec.items():
+            path = ("inputs", name, key)
+            if key == "read" or key in _CONTRACT_INPUT_KEYS:
+                continue
+            if key == "stage" and value == "draft":
+                self.remove(path)
+                continue
+            if key == "window":
+                decide = (
+                    f"hz reads the newest completed draft of {target}; to refuse one older than "
+                    "a span, write max_age: (such as 7d), or delete the comment"
+                )
+            else:
+                decide = "keep the intent in the body's prose, or delete the comment"
+            self.note(
+                HZ174,
+                "decide",
+                path,
+                f"hz.inputs.{printable(name)}.{printable(key)}: {shown(value)} has no "
+                f"counterpart in an input that reads another contract's draft: commented out",
+                decide=decide,
+            )
+            self.drop(path, f"an input that reads a contract has no {printable(key)}")
+
+    def outputs(self) -> None:
+        outputs = self.hz["outputs"]
+        if not isinstance(outputs, dict) or len(outputs) != 1:
+            count = len(outputs) if isinstance(outputs, dict) else 0
+            self.note(
+                HZ173,
+                "error",
+                ["outputs"],
+                f"hz.outputs names {count} outputs; an hz job has one draft",
+                decide="split the contract into one contract per output (one may read another's "
+                "draft), or keep one output",
+            )
+            return
+        (output,) = outputs
+        outer = self.extent("outputs")
+        inner = self.extent("outputs", output)
+        self.note(
+            HZ170,
+            "mapped",
+            ["outputs"],
+            f"hz.outputs.{printable(output)} is hz.output: the job's one draft (the name "
+            f"{printable(output)} is gone)",
+        )
+        if outer.flow:  # outputs: {NAME: VALUE} is output: VALUE, as written
+            self.rename(("outputs",), "output")
+            start, end = inner.value
+            self.edits.splice(*outer.value, self.edits.text[start:end] if end > start else "{}")
+            return
+        assert outer.key is not None
+        assert inner.key is not None
+        edits = self.edits
+        start = edits.line_of(outer.key[0])
+        column = edits.column_of(outer.key[0])
+        end = span(self.lines, start, column)
+        first = self.lines[start]
+        outer_rest = first[edits.column_of(outer.key[1]) :]
+        outer_comment = outer_rest[outer_rest.index(":") + 1 :].strip()
+        inner_line = edits.line_of(inner.key[0])
+        inner_rest = self.lines[inner_line][edits.column_of(inner.key[1]) :]
+        head = inner_rest[inner_rest.index(":") + 1 :].strip()
+        shift = edits.column_of(inner.key[0]) - column
+        body = [
+            line[shift:] if line[:shift].strip() == "" else line
+            for line in (*self.lines[start + 1 : inner_line], *self.lines[inner_line + 1 : end])
+        ]
+        head_line = (
+            first[:column]
+            + "output:"
+            + (f" {head}" if head else "")
+            + (f"  {outer_comment}" if outer_comment else "")
+        )
+        edits.replace_lines(start, end, [head_line, *body])
+
+    def schedule(self) -> None:
+        cron = self.hz["schedule"]
+        catch_up = self.hz.get("catch_up")
+        known = isinstance(catch_up, str) and catch_up in _CATCH_UP
+        if "catch_up" in self.hz and known and isinstance(cron, str):
+            spec = f"{{cron: {json.dumps(cron)}, catch_up: {json.dumps(catch_up)}}}"
+            self.replace_value(("schedule",), spec)
+            self.remove(("catch_up",))
+            self.note(HZ170, "mapped", ["catch_up"], "catch_up is hz.schedule's catch_up")
+        elif "catch_up" in self.hz and not known:
+            # Never pasted: a value of its own choosing could write further keys into the
+            # schedule (a time zone); hz knows three.
+            self.note(
+                HZ174,
+                "decide",
+                ["catch_up"],
+                f"catch_up: {shown(json.dumps(catch_up, ensure_ascii=False, default=str))} "
+                "is not one of hz's (latest, all or skip): commented out",
+                decide="write schedule: {cron: …, catch_up: latest|all|skip}, or leave hz's "
+                "default (latest)",
+            )
+            self.drop(("catch_up",), "not one of latest, all or skip")
+        elif "catch_up" in self.hz:
+            self.note(
+                HZ174,
+                "decide",
+                ["catch_up"],
+                f"catch_up: {catch_up} belongs in hz.schedule, which is no cron expression "
+                "here: commented out",
+                decide="write schedule: {cron: …, catch_up: " + str(catch_up) + "}",
+            )
+            self.drop(("catch_up",), "hz.schedule is no cron expression to merge it into")
+        self.note(
+            HZ170,
+            "decide",
+            ["schedule"],
+            "hz.schedule is carried over; Heinzelmännchen read it in the machine's local time, "
+            "hz reads it in UTC",
+            decide="add the time zone it means: schedule: {cron: …, timezone: Europe/Berlin}",
+        )
+
+    def retries(self) -> None:
+        retries = self.hz["retries"]
+        if retries == 0:
+            self.note(
+                HZ174,
+                "mapped",
+                ["retries"],
+                "retries: 0 is what hz does (a run starts at most once): commented out",
+            )
+        else:
+            self.note(
+                HZ174,
+                "decide",
+                ["retries"],
+                f"retries: {shown(str(retries))} has no counterpart: hz starts a run at most "
+                "once and never repeats a failed one by itself (its cost would count again); "
+                "commented out",
+                decide="start a failed run again by hand or from CI, or accept one attempt",
+            )
+        self.drop(("retries",), "hz starts a run at most once")
+
+    def limits(self) -> None:
+        """hz requires ``timeout`` and ``agent.max_usd``; Heinzelmännchen had defaults."""
+        hz_start = self.doc.pos(("hz",), key=True).line - 1
+        hz_end = span(self.lines, hz_start)
+        pad = " " * (self.column("schema") - 1)
+        added: list[str] = []
+        agent = self.hz.get("agent")
+        budget = f"max_usd: {HEINZEL_MAX_USD}"
+        where: list[str | int] = ["agent"] if "agent" in self.hz else []
+        if isinstance(agent, dict) and "max_usd" in agent:
+            pass
+        elif isinstance(agent, dict) and self.extent("agent").flow:
+            close = self.extent("agent").value[1] - 1  # the closing brace
+            before = self.edits.text[:close].rstrip()
+            self.edits.splice(close, close, budget if before[-1] in "{," else f", {budget}")
+        elif isinstance(agent, dict) or (agent is None and "agent" in self.hz):
+            start = self.key_line("agent")
+            column = self.first_key_column("agent")
+            inner = " " * (indent(self.lines[start]) + 2 if column is None else column)
+            if agent is None and self.extent("agent").value[1] > self.extent("agent").value[0]:
+                self.replace_value(("agent",), "")  # an explicit null: ~ or null
+            end = span(self.lines, start)
+            self.edits.replace_lines(end, end, [f"{inner}{budget}"])
+        else:
+            if "agent" in self.hz:
+                self.note(
+                    HZ174,
+                    "decide",
+                    ["agent"],
+                    f"hz.agent: {shown(agent)} is not a mapping: commented out",
+                    decide="keep the intent in the body's prose, or delete the comment",
+                )
+                self.drop(("agent",), "hz.agent is a mapping of tools and max_usd")
+            added += [f"{pad}agent:", f"{pad}  {budget}"]
+            where = []
+        if not isinstance(agent, dict) or "max_usd" not in agent:
+            self.note(
+                HZ175,
+                "decide",
+                where,
+                f"hz requires a budget: agent.max_usd: {HEINZEL_MAX_USD} added, Heinzelmännchen's "
+                "default cap ([heinzel] max_usd)",
+                decide="set the most one run of this job may cost",
+            )
+        if "timeout" not in self.hz:
+            added.insert(0, f"{pad}timeout: {HEINZEL_TIMEOUT}")
+            self.note(
+                HZ175,
+                "decide",
+                [],
+                f"hz requires a timeout: timeout: {HEINZEL_TIMEOUT} added, Heinzelmännchen's "
+                "default",
+                decide="set how long one session of this job may take",
+            )
+        if added:
+            self.edits.replace_lines(hz_end, hz_end, added)

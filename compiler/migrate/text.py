@@ -1,0 +1,219 @@
+"""Where each node of a frontmatter stands, and edits of its text by character range.
+
+The loader keeps where each key and value *starts*; an edit that replaces a value in place
+(a ``read`` inside a flow mapping, a key written in quotes) must know where it *ends* too.
+``extents`` reads the frontmatter's YAML events once more for that: the loader has accepted
+the text already (its size, depth, node count; no anchors or tags), so this pass is bounded
+by the same limits.
+
+``Edits`` replaces character ranges of the frontmatter (whole lines are a range too) and
+applies them bottom up onto the file's own text, whose line ends the loader had made ``\\n``:
+every byte outside an edit stays as written, a CRLF, a lone CR and all (decision 0026).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.events import (
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+
+from hz.compiler.source import JsonPath
+
+_CParser: Any
+try:  # libyaml's parser: fast; its marks count characters, as PyYAML's do
+    from yaml._yaml import CParser as _CParser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    _CParser = None
+
+
+@dataclass(frozen=True, slots=True)
+class Extent:
+    """A node of the frontmatter as character offsets: ``key`` is the range of its key
+    (``None`` for a sequence item), ``value`` the range of its value. ``flow`` is true for a
+    flow collection (``{…}``, ``[…]``); ``style`` is a scalar's (``""`` plain, ``'``, ``"``,
+    ``|``, ``>``) or ``None`` for a collection. A block collection's end is not where its text
+    ends (the parser ends it at the next token): use lines for those."""
+
+    key: tuple[int, int] | None
+    value: tuple[int, int]
+    flow: bool
+    style: str | None
+
+    @property
+    def block_scalar(self) -> bool:
+        return self.style in ("|", ">")
+
+
+class _Frame:
+    __slots__ = ("flow", "index", "key", "path", "start")
+
+    def __init__(self, path: JsonPath, start: int, flow: bool, key: tuple[int, int] | None):
+        self.path = path
+        self.start = start
+        self.flow = flow
+        self.key = key
+        self.index = 0
+
+
+def extents(text: str) -> dict[JsonPath, Extent]:
+    """The extent of every node of ``text``, a YAML document the loader accepted."""
+    starts = line_starts(text)
+
+    def offset(mark: Any) -> int:
+        return starts[int(mark.line)] + int(mark.column)
+
+    parser: Any = _CParser(text) if _CParser is not None else yaml.SafeLoader(text)
+    out: dict[JsonPath, Extent] = {}
+    stack: list[_Frame] = []
+    # For a mapping: its pending key (name and range) once the key's event was read.
+    pending: list[tuple[str, tuple[int, int]] | None] = []
+    while True:
+        event = parser.get_event()
+        kind = type(event)
+        if kind is StreamEndEvent:
+            return out
+        if kind in (ScalarEvent, MappingStartEvent, SequenceStartEvent):
+            span = (offset(event.start_mark), offset(event.end_mark))
+            if stack and pending[-1] is None and stack[-1].index < 0:
+                # A mapping waiting for a key: this is the key.
+                pending[-1] = (str(event.value), span) if kind is ScalarEvent else ("", span)
+                stack[-1].index = 0
+                continue
+            path, key = _child(stack, pending)
+            if kind is ScalarEvent:
+                out[path] = Extent(key, span, False, event.style or "")
+                _advance(stack, pending)
+            else:
+                flow = bool(event.flow_style)
+                frame = _Frame(path, span[0], flow, key)
+                frame.index = -1 if kind is MappingStartEvent else 0
+                stack.append(frame)
+                pending.append(None)
+        elif kind in (MappingEndEvent, SequenceEndEvent):
+            frame = stack.pop()
+            pending.pop()
+            end = offset(event.end_mark)
+            out[frame.path] = Extent(frame.key, (frame.start, end), frame.flow, None)
+            _advance(stack, pending)
+
+
+def _child(
+    stack: list[_Frame], pending: list[tuple[str, tuple[int, int]] | None]
+) -> tuple[JsonPath, tuple[int, int] | None]:
+    if not stack:
+        return (), None
+    parent = stack[-1]
+    waiting = pending[-1]
+    if waiting is not None:  # the value of a mapping entry
+        return (*parent.path, waiting[0]), waiting[1]
+    return (*parent.path, parent.index), None
+
+
+def _advance(stack: list[_Frame], pending: list[tuple[str, tuple[int, int]] | None]) -> None:
+    if not stack:
+        return
+    parent = stack[-1]
+    if pending[-1] is not None:  # a mapping's value was read: the next event is a key
+        pending[-1] = None
+        parent.index = -1
+    else:
+        parent.index += 1
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset each line of ``text`` starts at, and one past the end."""
+    out = [0]
+    at = text.find("\n")
+    while at >= 0:
+        out.append(at + 1)
+        at = text.find("\n", at + 1)
+    out.append(len(text) + 1)
+    return out
+
+
+class Overlap(Exception):
+    """Two edits of one range: the migration would not be what either meant."""
+
+
+@dataclass
+class Edits:
+    """Edits of ``text`` (the frontmatter with ``\\n`` line ends), each replacing a character
+    range; two at the same place apply in the order they were made."""
+
+    text: str
+    lines: list[str] = field(init=False)
+    starts: list[int] = field(init=False)
+    edits: list[tuple[int, int, int, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.lines = self.text.split("\n")
+        self.starts = line_starts(self.text)
+
+    def line_of(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset) - 1
+
+    def column_of(self, offset: int) -> int:
+        return offset - self.starts[self.line_of(offset)]
+
+    def splice(self, start: int, end: int, new: str) -> None:
+        self.edits.append((start, end, len(self.edits), new))
+
+    def replace_lines(self, start: int, end: int, new: list[str]) -> None:
+        """Lines [start, end) (0-based) replaced by ``new``."""
+        self.splice(self.starts[start], self.starts[end], "".join(f"{n}\n" for n in new))
+
+    def apply(self, raw: str, newline: str) -> str:
+        """The edits applied to ``raw``: ``text`` as the file has it, each line ending as
+        written (a line of ``text`` is the same line of ``raw``); new line ends are
+        ``newline``. ``Overlap`` when two edits overlap."""
+        raw_starts = _raw_line_starts(raw)
+
+        def at(offset: int) -> int:
+            line = self.line_of(offset)
+            return raw_starts[line] + offset - self.starts[line]
+
+        # Two cuts that share text (two entries of one flow mapping, each cut with a comma
+        # that is the same one) are one cut.
+        merged: list[tuple[int, int, int, str]] = []
+        for edit in sorted(self.edits):
+            if merged and not edit[3] and not merged[-1][3] and edit[0] < merged[-1][1]:
+                previous = merged.pop()
+                edit = (previous[0], max(previous[1], edit[1]), previous[2], "")
+            merged.append(edit)
+        out = raw
+        last = len(self.text) + 1
+        for start, end, _, new in sorted(merged, reverse=True):
+            if end > last:
+                raise Overlap
+            last = start
+            out = out[: at(start)] + new.replace("\n", newline) + out[at(end) :]
+        return out
+
+
+def _raw_line_starts(raw: str) -> list[int]:
+    """Where each line of ``raw`` starts, its lines ended by CRLF, LF or a lone CR (the
+    loader's reading), and one past the end."""
+    out = [0]
+    at = 0
+    while True:
+        cr = raw.find("\r", at)
+        lf = raw.find("\n", at)
+        if cr < 0 and lf < 0:
+            break
+        if lf < 0 or (0 <= cr < lf):
+            at = cr + 2 if raw.startswith("\r\n", cr) else cr + 1
+        else:
+            at = lf + 1
+        out.append(at)
+    out.append(len(raw) + 1)
+    return out
