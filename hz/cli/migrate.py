@@ -7,10 +7,14 @@ import os
 import secrets
 import stat
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 import click
 
 from hz.cli.help import examples
+
+if TYPE_CHECKING:
+    from hz.compiler.migrate import Migration, Note
 
 #: A directory's files that can be contracts (a Markdown file with an hz: frontmatter).
 SUFFIX = ".md"
@@ -52,13 +56,23 @@ def _read(path: Path) -> bytes:
         raise HzError(f"cannot read {path}: {e.strerror or e}") from e
 
 
-def _write_beneath(out: Path, relative: PurePath, text: str, mode: int) -> None:
+def _mode(path: Path) -> int:
+    from hz.runtime.artifacts.errors import HzError
+
+    try:
+        return stat.S_IMODE(path.lstat().st_mode)
+    except OSError as e:  # pragma: no cover - a file that went after it was read
+        raise HzError(f"cannot read {path}: {e.strerror or e}") from e
+
+
+def _write_beneath(out: Path, relative: PurePath, text: str, mode: int, *, place: str) -> None:
     """Write ``text`` to ``out/relative`` atomically, never through a symbolic link below
-    ``out``: the source repository chooses the relative paths and may have planted a link in
-    the output folder (``contracts/team -> ~/.claude``). Each folder is made and opened by
-    descriptor from the one before, without following a link (``O_NOFOLLOW``), so what is
-    written into is what was checked; a link met on the way is an error naming it. ``out``
-    itself is the operator's choice and is followed."""
+    ``out`` (``place`` names ``out`` in the error): the source repository chooses the relative
+    paths and may have planted a link in the output folder (``contracts/team -> ~/.claude``),
+    and a folder migrated in place may be swapped for a link between listing and writing.
+    Each folder is made and opened by descriptor from the one before, without following a link
+    (``O_NOFOLLOW``), so what is written into is what was checked; a link met on the way is an
+    error naming it. ``out`` itself is the operator's choice and is followed."""
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.artifacts.printable import printable
 
@@ -78,11 +92,11 @@ def _write_beneath(out: Path, relative: PurePath, text: str, mode: int) -> None:
             try:
                 inner = os.open(folder, _DIRECTORY, dir_fd=fd)
             except OSError as e:
-                _refuse_link(fd, folder, walked, e)
+                _refuse_link(fd, folder, walked, e, place)
                 raise
             os.close(fd)
             fd = inner
-        _refuse_link(fd, name, out / relative, None)
+        _refuse_link(fd, name, out / relative, None, place)
         temporary = f".{name}.{secrets.token_hex(6)}.tmp"
         handle = os.open(temporary, _NEW, 0o600, dir_fd=fd)
         try:
@@ -99,11 +113,20 @@ def _write_beneath(out: Path, relative: PurePath, text: str, mode: int) -> None:
         os.close(fd)
 
 
+#: Where a migrated file is written, as an error names it, and what to do about a link there.
+_OUT = "the output folder"
+_IN_PLACE = "the folder being migrated"
+_LINK_HINTS = {
+    _OUT: "remove the link, or choose an output folder without links",
+    _IN_PLACE: "a folder became a link after hz migrate listed it: see what made it, then "
+    "migrate again",
+}
+
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _refuse_link(fd: int, name: str, shown: Path, error: OSError | None) -> None:
+def _refuse_link(fd: int, name: str, shown: Path, error: OSError | None, place: str) -> None:
     """``HzError`` when ``name`` in the directory ``fd`` is a symbolic link; else nothing."""
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.artifacts.printable import printable
@@ -114,9 +137,9 @@ def _refuse_link(fd: int, name: str, shown: Path, error: OSError | None) -> None
         return
     if is_link:
         raise HzError(
-            f"{printable(str(shown))} is a symbolic link inside the output folder: hz migrate "
-            "does not write through it",
-            hint="remove the link, or choose an output folder without links",
+            f"{printable(str(shown))} is a symbolic link inside {place}: hz migrate does not "
+            "write through it",
+            hint=_LINK_HINTS[place],
         ) from error
 
 
@@ -147,22 +170,26 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
     to decide (`hz explain HZ170`). A file that is already an hz contract is left as it is.
     Exit 1 when a file cannot be migrated, or with --check when one would change."""
     from hz.compiler.migrate import migrate as migrate_one
-    from hz.runtime.artifacts.errors import HzError
-    from hz.runtime.artifacts.files import write_atomically
     from hz.runtime.artifacts.printable import printable
 
     files = _files(target)
+    # In place, each file is written relative to the folder that was listed, by descriptor.
+    base = target if target.is_dir() else target.parent
+    given = "" if namespace == "none" else namespace
+    results = [migrate_one(_read(path), str(path), given) for path, _ in files]
+    # Each file keeps its permissions (a private contract stays private), as they were read.
+    modes = [_mode(path) for path, _ in files]
+    clashes = _collisions(results)
     failed = changed = 0
-    for path, relative in files:
+    for (path, relative), result, clash, mode in zip(files, results, clashes, modes, strict=True):
         shown = printable(str(path))
-        given = "" if namespace == "none" else namespace
-        result = migrate_one(_read(path), str(path), given)
-        for note in result.notes:
+        # Not migrated for a clash: only what keeps it from being, as for any other error.
+        for note in clash or result.notes:
             where = f"{shown}:{note.line}:{note.column}"
             click.echo(f"{where}: {note.kind}: {printable(note.message)} [{note.code}]")
             if note.decide:
                 click.echo(f"  decide: {printable(note.decide)}")
-        if result.failed:
+        if result.failed or clash:
             failed += 1
             click.echo(f"{shown}: not migrated")
             continue
@@ -174,19 +201,51 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
         if check:
             click.echo(f"{shown}: would be migrated ({decide} to decide)")
             continue
-        # The file keeps its permissions: a private contract stays private.
-        mode = stat.S_IMODE(path.lstat().st_mode)
-        dest = (out / relative) if out is not None else path
         if out is not None:
-            _write_beneath(out, relative, result.text, mode)
+            _write_beneath(out, relative, result.text, mode, place=_OUT)
         else:
-            try:
-                write_atomically(path, result.text, mode=mode)
-            except OSError as e:
-                raise HzError(f"cannot write {shown}: {e.strerror or e}") from e
+            _write_beneath(base, relative, result.text, mode, place=_IN_PLACE)
+        dest = (out / relative) if out is not None else path
         click.echo(f"{shown}: migrated to {printable(str(dest))} ({decide} to decide)")
     if not files:
         looked = "looked for *.md with an hz: frontmatter"
         click.echo(f"no contracts found in {printable(str(target))} ({looked})")
         return 1
     return 1 if failed or (check and changed) else 0
+
+
+def _collisions(results: list[Migration]) -> list[tuple[Note, ...]]:
+    """For each result, the HZ180 error when the hz.name it would write is another
+    contract's: one that is an hz contract already, or one migrated before it."""
+    from hz.compiler.migrate import Note
+    from hz.compiler.rules.registry import HZ180
+    from hz.runtime.artifacts.printable import printable
+
+    holders: dict[str, str] = {}
+    for result in results:
+        if result.text is None and result.name is not None and not result.failed:
+            holders.setdefault(result.name, result.path)
+    out: list[tuple[Note, ...]] = []
+    for result in results:
+        if result.text is None or result.name is None:
+            out.append(())
+            continue
+        other = holders.setdefault(result.name, result.path)
+        if other == result.path:
+            out.append(())
+            continue
+        line, column = result.name_at
+        out.append(
+            (
+                Note(
+                    HZ180,
+                    "error",
+                    line,
+                    column,
+                    f"hz.name would be {result.name}, the name of {printable(other)} too: two "
+                    "jobs of one name are one job",
+                    decide="give one of them a top-level name: of its own, then migrate again",
+                ),
+            )
+        )
+    return out

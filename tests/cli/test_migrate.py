@@ -518,3 +518,75 @@ def test_a_catch_up_hz_does_not_know_is_left_to_decide_not_pasted(value: str, sh
     ]
     assert "timezone" not in yaml.safe_load(result.text.split("---\n")[1])["hz"]["schedule"]
 
+
+def _clash(path: str, name: str, other: str) -> str:
+    return (
+        f"{path}:2:1: error: hz.name would be {name}, the name of {other} too: two jobs of one "
+        "name are one job [HZ180]\n"
+        "  decide: give one of them a top-level name: of its own, then migrate again\n"
+        f"{path}: not migrated\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("files", "option", "name"),
+    [
+        (["team/status.md", "team/status.prose.md"], [], "team-status"),
+        (["team/a.md", "team/b.md"], [], "team-status"),
+        (["me/status.md", "team/status.md"], ["--namespace", "none"], "status"),
+    ],
+    ids=["md-beside-prose-md", "one-name-in-one-namespace", "namespace-none"],
+)
+def test_two_contracts_of_one_hz_name_are_reported_with_both_paths(
+    cli: Cli, tmp_path: Path, files: list[str], option: list[str], name: str
+) -> None:
+    """Both were migrated to one hz.name (exit 0): two jobs that are one."""
+    for file in files:
+        (tmp_path / file).parent.mkdir(exist_ok=True)
+        (tmp_path / file).write_text(HEINZEL.format(outputs="    s: {format: json}"))
+    first, second = files
+    check = cli("migrate", ".", "--check", *option, cwd=tmp_path)
+    assert check.returncode == 1
+    assert check.stdout.endswith(
+        f"{first}: would be migrated (4 to decide)\n" + _clash(second, name, first)
+    )
+    done = cli("migrate", ".", *option, cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.endswith(_clash(second, name, first))
+    assert "  schema: 1\n" in (tmp_path / second).read_text()
+    # The first is an hz contract now and keeps its name; the second still may not take it.
+    again = cli("migrate", ".", "--check", *option, cwd=tmp_path)
+    assert (again.returncode, again.stdout) == (
+        1,
+        f"{first}: an hz contract already, unchanged\n" + _clash(second, name, first),
+    )
+
+
+def test_in_place_never_writes_through_a_folder_swapped_for_a_link(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rewrite went by path: a folder replaced by a link after the listing was followed."""
+    import hz.cli.migrate
+
+    (tmp_path / "wf" / "team").mkdir(parents=True)
+    contract = HEINZEL.format(outputs="    s: {format: json}")
+    (tmp_path / "wf" / "team" / "status.md").write_text(contract)
+    (tmp_path / "victim").mkdir()
+    listed = hz.cli.migrate._collisions
+
+    def swap(results: list[hz.compiler.migrate.Migration]) -> object:
+        (tmp_path / "wf" / "team").rename(tmp_path / "moved")
+        (tmp_path / "wf" / "team").symlink_to(tmp_path / "victim")
+        return listed(results)
+
+    monkeypatch.setattr(hz.cli.migrate, "_collisions", swap)
+    done = cli("migrate", "wf", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "hz: error: wf/team is a symbolic link inside the folder being migrated: hz migrate "
+        "does not write through it\n"
+        "  hint: a folder became a link after hz migrate listed it: see what made it, then "
+        "migrate again\n"
+    )
+    assert list((tmp_path / "victim").iterdir()) == []
+    assert (tmp_path / "moved" / "status.md").read_text() == contract
