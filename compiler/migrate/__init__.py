@@ -21,8 +21,8 @@ from hz.compiler.load.markdown import frontmatter_end, load_markdown
 from hz.compiler.migrate.keys import HEINZEL_MAX_USD, HEINZEL_TIMEOUT, Migrator
 from hz.compiler.migrate.names import NAMESPACES, hz_name
 from hz.compiler.migrate.notes import Kind, Migration, Note
-from hz.compiler.migrate.text import Edits, Overlap, extents
-from hz.compiler.rules.registry import HZ172, HZ176, HZ178
+from hz.compiler.migrate.text import Edits, Unedited, extents
+from hz.compiler.rules.registry import HZ003, HZ012, HZ013, HZ172, HZ176, HZ178
 from hz.compiler.source import SourceDoc
 from hz.runtime.artifacts.operations import CATALOG
 from hz.runtime.artifacts.printable import printable
@@ -47,6 +47,8 @@ _BREAK_NAMES = {
     "\u2029": "U+2029 (paragraph separator)",
 }
 _BOM = "\ufeff"
+#: The loader's limits a migrated file may cross that the original did not.
+_LIMITS = (HZ003, HZ012, HZ013)
 
 
 def _is_heinzel(data: Mapping[str, Any]) -> bool:
@@ -110,7 +112,10 @@ def migrate(data: bytes, path: str, namespace: str | None = None) -> Migration:
         return Migration(path, None, (note,))
     front = doc.text[:end]
     migrator = Migrator(doc, Edits(front), extents(front))
-    name = migrator.run(path, namespace)
+    try:
+        name = migrator.run(path, namespace)
+    except Unedited:
+        return Migration(path, None, (_unedited(doc),))
     notes = sorted(migrator.notes, key=lambda n: (n.line, n.column, n.code))
     errors = tuple(n for n in notes if n.kind == "error")
     if errors:  # nothing was migrated: only what keeps it from being
@@ -125,24 +130,40 @@ def migrate(data: bytes, path: str, namespace: str | None = None) -> Migration:
     raw_end = _raw_offset(raw, front.count("\n"))
     try:
         migrated = bom + migrator.edits.apply(raw[:raw_end], newline) + raw[raw_end:]
-    except Overlap:
+    except Unedited:
         migrated = None
-    back, _ = load_markdown(migrated.encode("utf-8"), path) if migrated else (None, [])
-    if back is None or _is_heinzel(back.data) or "contract" not in back.data.get("hz", {}):
-        pos = doc.pos(("hz",), key=True)
+    back, unread = load_markdown(migrated.encode("utf-8"), path) if migrated else (None, [])
+    if back is None and unread and unread[0].code in _LIMITS:
+        # Written as hz writes it, the contract outgrows what hz reads (say, more nodes).
+        first = unread[0]
+        pos = doc.pos(("hz",), key=True)  # the migrated file's lines are not the original's
         note = Note(
-            HZ178,
+            first.code,
             "error",
             pos.line,
             pos.column,
-            "the hz: block is written in a way hz migrate does not edit (flow style, or a key "
-            "sharing another's line): the result would not read back",
-            decide="write the hz: block one key per line (block style), then migrate again",
+            f"migrated, the contract would not be read by hz: {first.message}",
+            decide="split the contract or shorten its hz: block, then migrate again",
         )
         return Migration(path, None, (note,))
+    if back is None or _is_heinzel(back.data) or "contract" not in back.data.get("hz", {}):
+        return Migration(path, None, (_unedited(doc),))
     assert migrated is not None
     notes = sorted(notes + _fit(doc), key=lambda n: (n.line, n.column, n.code))
     return Migration(path, migrated, tuple(notes), name, _name_at(doc))
+
+
+def _unedited(doc: SourceDoc) -> Note:
+    pos = doc.pos(("hz",), key=True)
+    return Note(
+        HZ178,
+        "error",
+        pos.line,
+        pos.column,
+        "the hz: block is written in a way hz migrate does not edit (flow style, or a key "
+        "sharing another's line): the result would not read back",
+        decide="write the hz: block one key per line (block style), then migrate again",
+    )
 
 
 def _as_is(doc: SourceDoc, path: str) -> Migration:

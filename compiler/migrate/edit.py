@@ -14,11 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from hz.compiler.migrate.notes import Kind, Note
-from hz.compiler.migrate.text import Edits, Extent
+from hz.compiler.migrate.text import Edits, Extent, Unedited
 from hz.compiler.source import JsonPath, SourceDoc
 from hz.runtime.artifacts.printable import printable
 
 _DASHES = re.compile(r"[ \t]*(?:-[ \t]+)+\Z")
+#: A line that holds only a sequence item's dash (and maybe a comment).
+_DASH_LINE = re.compile(r"[ \t]*(?:-[ \t]+)*(?P<dash>-)(?:[ \t]+#.*)?[ \t]*\Z")
 #: The most of a value a note shows.
 _SHOWN = 60
 
@@ -101,10 +103,21 @@ class Editor:
             return extent.key[0]
         text = self.edits.text
         at = extent.value[0] - 1
-        while at >= 0 and text[at] in " \t\n":
+        while at >= 0 and text[at] in " \t":
             at -= 1
         if at >= 0 and text[at] == "-" and (at == 0 or text[at - 1] in " \t\n"):
             return at
+        line = self.edits.line_of(extent.value[0])
+        if at < 0 or text[at] != "\n" or self._in_flow(path[:-1]):
+            return extent.value[0]
+        # The item's value starts a line: its dash is on the last line before it that is no
+        # blank or comment line (`-  # a comment`).
+        for before in range(line - 1, -1, -1):
+            found = _DASH_LINE.match(self.lines[before])
+            if found:
+                return self.edits.starts[before] + found.end("dash") - 1
+            if self.lines[before].strip() and not self.lines[before].lstrip().startswith("#"):
+                break
         return extent.value[0]
 
     def _where(self, path: tuple[str | int, ...]) -> tuple[int, int, str]:
@@ -134,7 +147,7 @@ class Editor:
     def remove(self, path: tuple[str | int, ...]) -> None:
         """Delete the entry at ``path``, carried over elsewhere; a comment on its line stays."""
         line, column, lead = self._where(path)
-        if lead.strip() and not _DASHES.match(lead):
+        if self._in_flow(path):
             self._cut_from_flow(path)
             return
         end = span(self.lines, line, column)
@@ -153,19 +166,21 @@ class Editor:
         """Comment out the entry at ``path`` where it stands, under ``# hz migrate: why``."""
         line, column, lead = self._where(path)
         end = span(self.lines, line, column)
-        if not lead.strip():
-            self.edits.replace_lines(line, end, commented(self.lines[line:end], why))
-        elif _DASHES.match(lead):
-            # The first key of a sequence item: the dash stays, the entry goes beneath it.
-            moved = [" " * column + self.lines[line][column:], *self.lines[line + 1 : end]]
-            self.edits.replace_lines(line, end, [lead.rstrip(), *commented(moved, why)])
-        else:
+        if self._in_flow(path):
             written = self._cut_from_flow(path)
             above = self._flow_line(path)
             pad = " " * indent(self.lines[above])
             comment = [f"{pad}# hz migrate: {why}"]
             comment += [f"{pad}# {part.strip()}" for part in written.split("\n")]
             self.edits.replace_lines(above, above, comment)
+        elif not lead.strip():
+            self.edits.replace_lines(line, end, commented(self.lines[line:end], why))
+        elif _DASHES.match(lead):
+            # The first key of a sequence item: the dash stays, the entry goes beneath it.
+            moved = [" " * column + self.lines[line][column:], *self.lines[line + 1 : end]]
+            self.edits.replace_lines(line, end, [lead.rstrip(), *commented(moved, why)])
+        else:  # a key after "? " (a complex key): not worth guessing at
+            raise Unedited
 
     def _cut_from_flow(self, path: tuple[str | int, ...]) -> str:
         """Cut the entry at ``path`` out of its flow collection (with a comma, ``finish``);
@@ -193,12 +208,42 @@ class Editor:
                 first = self.start(*parent, entries[run])
                 last = self.extent(*parent, entries[index - 1]).value[1]
                 if index < len(entries):
-                    self.edits.splice(first, self.start(*parent, entries[index]), "")
+                    cut_range = (first, self.start(*parent, entries[index]))
                 elif run > 0:
-                    self.edits.splice(self.extent(*parent, entries[run - 1]).value[1], last, "")
+                    cut_range = (self.extent(*parent, entries[run - 1]).value[1], last)
                 else:
-                    self.edits.splice(first, last, "")
+                    cut_range = (first, last)
+                written = [
+                    (self.start(*parent, e), self.extent(*parent, e).value[1])
+                    for e in entries[run:index]
+                ]
+                self.edits.splice(*cut_range, self._comments_between(cut_range, written))
         self._cuts = {}
+
+    def _comments_between(self, cut: tuple[int, int], entries: list[tuple[int, int]]) -> str:
+        """What of the text ``cut`` stays: the comments between the ``entries`` cut (a
+        multi-line flow collection may hold them), with their line breaks; no comma."""
+        text = self.edits.text
+        gaps = []
+        at = cut[0]
+        for start, end in entries:
+            gaps.append(text[at:start] if start > at else "")
+            at = max(at, end)
+        gaps.append(text[at : cut[1]])
+        kept = []
+        for gap in gaps:
+            if "#" not in gap:
+                continue
+            lines = []
+            for line in gap.split("\n"):
+                code, hash_, comment = line.partition("#")
+                lines.append(code.replace(",", "") + hash_ + comment)
+            kept.append("\n".join(lines))
+        return "".join(kept)
+
+    def _in_flow(self, path: tuple[str | int, ...]) -> bool:
+        """Whether the entry at ``path`` stands inside a flow collection (``hz`` included)."""
+        return any(self.extents[("hz", *path[:depth])].flow for depth in range(len(path)))
 
     def _flow_line(self, path: tuple[str | int, ...]) -> int:
         """The line of the entry that holds the outermost flow collection around ``path``."""

@@ -141,7 +141,12 @@ def line_starts(text: str) -> list[int]:
     return out
 
 
-class Overlap(Exception):
+class Unedited(Exception):
+    """Text written in a way the edits do not handle (a complex key, two edits of one
+    range): the file is refused (HZ178) rather than guessed at."""
+
+
+class Overlap(Unedited):
     """Two edits of one range: the migration would not be what either meant."""
 
 

@@ -309,3 +309,56 @@ def test_line_ends_outside_the_edits_stay_as_written(cli: Cli, tmp_path: Path) -
     assert migrated is not None
     assert migrated.encode().startswith(b'---\rname: c\rhz:\r  contract: 1\r  name: "c"\r')
     assert b"\n" not in migrated.encode()
+
+
+@pytest.mark.parametrize(
+    ("extra", "written"),
+    [
+        (
+            "  publishes:\n    -   # c\n      {output: draft}\n    - action: a.b\n",
+            "  publishes:\n"
+            "    # hz migrate: a publish hz cannot carry out\n"
+            "    # -   # c\n"
+            "    #   {output: draft}\n"
+            "    - to: command.run\n"
+            '      args: {command: "a-b"}\n',
+        ),
+        (
+            "  publishes: [\n    {action: a.b,\n     when: x},  # c\n    {action: 7}\n  ]\n",
+            "  # hz migrate: an hz publish has no when\n"
+            "  # when: x\n"
+            "  # hz migrate: a publish hz cannot carry out\n"
+            "  # {action: 7}\n"
+            "  publishes: [\n"
+            '    {to: command.run, args: {command: "a-b"}}  # c\n'
+            "    \n"
+            "  ]\n",
+        ),
+    ],
+    ids=["comment-after-the-dash", "flow-over-lines"],
+)
+def test_an_item_is_commented_out_as_it_stands(
+    cli: Cli, tmp_path: Path, extra: str, written: str
+) -> None:
+    """A dash with a comment after it stayed behind as a null item (validate: HZ103); a key on
+    its own line inside a flow mapping was commented out as if in block style (HZ178), and a
+    comment between flow items was cut with the item."""
+    front, _ = _hz_block(cli, tmp_path, BASE.format(inputs="", extra=extra).encode())
+    assert front.split("  output: {format: markdown}\n")[1] == written + LIMITS
+
+
+def test_a_migration_hz_could_not_read_says_so() -> None:
+    """Each publish grows by a few nodes: past the loader's limit, the refusal was HZ178's
+    "written in a way hz migrate does not edit"."""
+    extra = "  publishes:\n" + "".join(f"    - action: a{i}.b\n" for i in range(1900))
+    result = migrate(BASE.format(inputs="", extra=extra).encode(), "c.md")
+    assert [(n.code, n.kind, n.line, n.column, n.message) for n in result.notes] == [
+        (
+            "HZ013",
+            "error",
+            3,
+            1,
+            "migrated, the contract would not be read by hz: more than 10,000 YAML nodes in "
+            "the file",
+        )
+    ]
