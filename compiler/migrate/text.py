@@ -187,18 +187,10 @@ class Edits:
             line = self.line_of(offset)
             return raw_starts[line] + offset - self.starts[line]
 
-        # Two cuts that share text (two entries of one flow mapping, each cut with a comma
-        # that is the same one) are one cut.
-        merged: list[tuple[int, int, int, str]] = []
-        for edit in sorted(self.edits):
-            if merged and not edit[3] and not merged[-1][3] and edit[0] < merged[-1][1]:
-                previous = merged.pop()
-                edit = (previous[0], max(previous[1], edit[1]), previous[2], "")
-            merged.append(edit)
         out = raw
         last = len(self.text) + 1
-        for start, end, _, new in sorted(merged, reverse=True):
-            if end > last:
+        for start, end, _, new in sorted(self.edits, reverse=True):
+            if end > last:  # pragma: no cover - each key is edited once, where it stands
                 raise Overlap
             last = start
             out = out[: at(start)] + new.replace("\n", newline) + out[at(end) :]

@@ -362,3 +362,33 @@ def test_a_migration_hz_could_not_read_says_so() -> None:
             "the file",
         )
     ]
+
+
+def test_a_first_key_after_the_dash_and_a_stage_over_two_lines(cli: Cli, tmp_path: Path) -> None:
+    extra = "  publishes:\n    - when: y  # y\n      action: c.d\n"
+    inputs = "  inputs:\n    up:\n      read: contract:team/x\n      stage:\n        draft\n"
+    front, _ = _hz_block(cli, tmp_path, BASE.format(inputs=inputs, extra=extra).encode())
+    assert front.split("  title: T\n")[1] == (
+        "  inputs:\n"
+        "    up:\n"
+        '      read: "contract:team-x"\n'
+        "      # hz migrate: carried over\n"
+        "      # stage:\n"
+        "      #   draft\n"
+        "  output: {format: markdown}\n"
+        "  publishes:\n"
+        "    -\n"
+        "      # hz migrate: an hz publish has no when\n"
+        "      # when: y  # y\n"
+        "      to: command.run\n"
+        '      args: {command: "c-d"}\n' + LIMITS
+    )
+
+
+def test_a_complex_key_in_a_publish_is_refused_not_guessed_at() -> None:
+    extra = "  publishes:\n    - action: a.b\n      ? when\n      : x\n"
+    result = migrate(BASE.format(inputs="", extra=extra).encode(), "c.md")
+    assert (result.text, [(n.code, n.line, n.column) for n in result.notes]) == (
+        None,
+        [("HZ178", 3, 1)],
+    )
