@@ -122,11 +122,19 @@ def _arg_problems(
 
 
 def argument_problem(schema: Any, value: Any) -> str | None:
-    """What is wrong with one argument's value by its schema (the validator's first message)."""
+    """What is wrong with one argument's value by its schema (the validator's first message;
+    a pattern the catalog describes in words, in those words rather than as a regex)."""
+    from hz.compiler.checks.common import short
     from hz.runtime.jsonschema import errors
 
     found = errors(schema, value)
-    return None if not found else found[0].message
+    if not found:
+        return None
+    first = found[0]
+    about = first.schema.get("description") if isinstance(first.schema, dict) else None
+    if first.validator == "pattern" and isinstance(about, str):
+        return f"{short(first.instance)} is not in the expected form ({about})"
+    return first.message
 
 
 def _template_problems(

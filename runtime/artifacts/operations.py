@@ -118,12 +118,15 @@ def _record(properties: dict[str, Any], required: tuple[str, ...]) -> dict[str, 
 _STRING: Final = {"type": "string"}
 _TIME: Final = {"type": "string", "description": "an ISO 8601 UTC time"}
 #: GitHub's owner and repository names; neither is ``.`` or ``..`` (``acme/..`` would leave
-#: ``/repos/{owner}/{name}``).
-_REPOSITORY: Final = {
+#: ``/repos/{owner}/{name}``: an HTTP client folds the path to ``/repos``). The one form for
+#: reads, publishes and the code host's own check before it sends (``REPOSITORY_FORM``).
+REPOSITORY: Final = {
     "type": "string",
     "pattern": r"^(?!\.\.?/)[A-Za-z0-9_.-]{1,100}/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}$(?!\n)",
     "description": "owner/name",
 }
+REPOSITORY_FORM: Final = re.compile(REPOSITORY["pattern"])
+_REPOSITORY: Final = REPOSITORY
 _NUMBER: Final = {"type": "integer", "minimum": 1}
 _LABELS: Final = {"type": "array", "items": _STRING}
 _PATH: Final = {"type": "string", "minLength": 1, "maxLength": 4096}

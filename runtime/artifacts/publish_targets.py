@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from hz.runtime.artifacts.operations import args_schema
+from hz.runtime.artifacts.operations import REPOSITORY, args_schema
 
 #: GitHub keeps 65,536 characters of a comment or an issue body; hz's marker needs some.
 GITHUB_BODY_CHARS: Final = 65_000
@@ -57,11 +57,7 @@ class Target:
         return self.name.partition(".")[0]
 
 
-_REPOSITORY: Final = {
-    "type": "string",
-    "pattern": r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$",
-    "description": "owner/name",
-}
+_REPOSITORY: Final = REPOSITORY
 _NUMBER: Final = {"type": "integer", "minimum": 1}
 _TITLE: Final = {"type": "string", "minLength": 1, "maxLength": 256}
 _LABELS: Final = {

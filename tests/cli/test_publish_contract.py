@@ -38,6 +38,24 @@ def test_a_rendered_argument_that_does_not_fit_stops_the_render(cli: Any, tmp_pa
     assert done.stdout == ""
 
 
+def test_a_rendered_repository_that_would_leave_its_path_stops_the_render(
+    cli: Any, tmp_path: Path
+) -> None:
+    # "acme/.." passes an "acme/*" policy glob and an HTTP client folds /repos/acme/.. away.
+    templated = CONTRACT.replace(
+        "    pr: {schema: {type: string}}\n",
+        "    pr: {schema: {type: string}}\n    repo: {schema: {type: string}}\n",
+    ).replace("repository: acme/app", 'repository: "{{ inputs.repo }}"')
+    (tmp_path / "review.yaml").write_text(templated)
+    done = cli("render", "review.yaml", "--input", "pr=4", "--input", "repo=acme/..", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "review.yaml:11:26: error: publishes[0].args.repository rendered to 'acme/..': "
+        "'acme/..' is not in the expected form (owner/name) [HZ712]\n"
+    )
+    assert done.stdout == ""
+
+
 def test_the_packet_holds_the_rendered_publishes(cli: Any, tmp_path: Path) -> None:
     (tmp_path / "review.yaml").write_text(CONTRACT)
     done = cli("render", "review.yaml", "--input", "pr=42", cwd=tmp_path)

@@ -45,6 +45,24 @@ def test_a_target_that_refuses_leaves_failed_and_nothing_written(tmp_path: Path)
     )
 
 
+@pytest.mark.parametrize("repository", ["acme/..", "acme/.", "../app", "acme/app/x"])
+def test_a_repository_github_has_no_path_for_fails_the_step_and_sends_nothing(
+    tmp_path: Path, repository: str
+) -> None:
+    # A forged packet or ledger row: "acme/.." would be folded into /repos/issues/9 by the
+    # HTTP client, a repository the policy's "acme/*" never allowed.
+    spec = PublishSpec(to="code-host.issue_comment", args={"repository": repository, "issue": 9})
+    with FakeGitHub() as github:
+        ledger, run_id = completed(tmp_path, [spec], "hello")
+        [step] = publish_run(ledger, run_id, github_publishing(github.url))
+        assert github.requests == []
+    assert (step.state, step.attempts) == ("failed", 0)
+    assert step.detail == (
+        f"repository {repository!r} is not a GitHub repository's owner/name "
+        "(letters, digits, '_', '.', '-'; neither part . or ..)"
+    )
+
+
 def test_a_missing_token_fails_the_step_naming_the_variable(tmp_path: Path) -> None:
     ledger, run_id = completed(tmp_path, [ISSUE_COMMENT], "hello")
     ctx = github_publishing("http://127.0.0.1:9", token=None)

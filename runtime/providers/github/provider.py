@@ -11,14 +11,13 @@ the ``Authorization`` header to ``api_url``'s origin; any string of the value eq
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hz.runtime.artifacts.distribution import extra_command
-from hz.runtime.artifacts.operations import CATALOG, Operation
+from hz.runtime.artifacts.operations import CATALOG, REPOSITORY_FORM, Operation
 from hz.runtime.artifacts.printable import printable
 from hz.runtime.providers.github.settings import TOKEN_CHARS, GitHubSettings, key_name
 from hz.runtime.providers.protocol import (
@@ -41,9 +40,6 @@ OPERATIONS = (
     "tracker.issue",
 )
 REDACTED = "[token]"
-#: ``owner/name`` as GitHub allows them: the catalog's pattern, and neither part ``.``/``..``
-#: (a URL path would lose them: ``/repos/acme/..`` is ``/repos``).
-_REPOSITORY = re.compile(r"(?!\.\.?/)[A-Za-z0-9_.-]{1,100}/(?!\.\.?$)[A-Za-z0-9_.-]{1,100}")
 
 
 class GitHubProvider:
@@ -95,7 +91,7 @@ class GitHubProvider:
                 hint=f"it serves {', '.join(OPERATIONS)}",
             )
         repository = request.args.get("repository")
-        if isinstance(repository, str) and not _REPOSITORY.fullmatch(repository):
+        if isinstance(repository, str) and not REPOSITORY_FORM.match(repository):
             raise ProviderError(
                 HZ727,
                 f"repository {printable(repository)!r} is not a GitHub repository's owner/name",

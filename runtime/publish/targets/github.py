@@ -20,6 +20,7 @@ import httpx
 
 from hz import __version__
 from hz.runtime.artifacts import strict_json
+from hz.runtime.artifacts.operations import REPOSITORY_FORM
 from hz.runtime.artifacts.printable import cut, printable
 from hz.runtime.ledger.store import Step
 from hz.runtime.providers.github.client import API_VERSION, JSON_MEDIA
@@ -109,7 +110,7 @@ class GitHubPublisher:
         the step sent (its sha256), so a comment someone else wrote with the marker in it does
         not count."""
         args = step.args
-        repo = self._repo(args)
+        repo = self._repo(args, CannotTell)
         match step.target:
             case "code-host.pull_request_comment" | "code-host.issue_comment":
                 number = _number(args)
@@ -192,8 +193,17 @@ class GitHubPublisher:
 
     # -- HTTP --------------------------------------------------------------------------------
 
-    def _repo(self, args: dict[str, Any]) -> str:
-        owner, _, name = str(args.get("repository", "")).partition("/")
+    def _repo(self, args: dict[str, Any], error: type[Exception] = Refused) -> str:
+        """The repository as a URL path, or ``error`` for one GitHub has no path for (an HTTP
+        client folds ``acme/..`` into ``/repos``: another repository, past the policy)."""
+        repository = args.get("repository")
+        if not isinstance(repository, str) or not REPOSITORY_FORM.match(repository):
+            shown = repr(printable(repository)) if isinstance(repository, str) else "(none)"
+            raise error(
+                f"repository {shown} is not a GitHub repository's owner/name "
+                "(letters, digits, '_', '.', '-'; neither part . or ..)"
+            )
+        owner, _, name = repository.partition("/")
         return f"{quote(owner, safe='')}/{quote(name, safe='')}"
 
     def longest_seconds(self, step: Step) -> float:
@@ -203,7 +213,9 @@ class GitHubPublisher:
         return exchanges * self._timeout
 
     def check(self, step: Step) -> None:
-        """Before the attempt is recorded: ``Refused`` for a token that cannot be sent."""
+        """Before the attempt is recorded: ``Refused`` for a repository with no path or a
+        token that cannot be sent."""
+        self._repo(step.args)
         self._token()
 
     def _token(self) -> str:
