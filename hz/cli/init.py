@@ -4,11 +4,15 @@ It writes the contract schema where the editor modeline of the starter contract 
 a starter contract that validates and runs with the echo runner. It never overwrites a
 contract: running it again refreshes only the schema (after upgrading hz) and adds what is
 missing. Nothing needs a ``.gitignore`` line: hz keeps its receipts and its run ledger in the
-operator's state directory, outside the working tree.
+operator's state directory, outside the working tree. Both files are written by descriptor
+(``hz.runtime.artifacts.beneath``), never through a symbolic link, even one swapped in while it
+runs.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import shlex
 from pathlib import Path
 
@@ -16,8 +20,9 @@ import click
 
 from hz.cli.help import examples
 from hz.cli.params import JOB_NAME
+from hz.runtime.artifacts.beneath import open_directory, open_folders, place_file
 from hz.runtime.artifacts.errors import HzError
-from hz.runtime.artifacts.files import write_file
+from hz.runtime.artifacts.printable import printable
 from hz.runtime.artifacts.regular_file import check_links, read_regular_text
 
 #: hz.name's pattern in the contract schema.
@@ -137,18 +142,33 @@ def init(directory: Path, contracts_dir: str, name: str, markdown: bool) -> int:
     for path in (schema, contract):
         _inside(path, directory)
     changed = _read(schema, directory) != text
-    if changed:
-        write_file(schema, text)
-    _report("wrote" if changed else "unchanged", schema)
-
-    if contract.exists() or contract.is_symlink():
-        _report("kept", contract)
-    else:
+    # Written by descriptor, each folder from DIRECTORY down opened without following a link:
+    # a link swapped in after the checks above is refused, not written through.
+    folders: list[int] = []
+    root = _open(directory)
+    try:
+        for parts, path in ((SCHEMA_PATH.parent.parts, schema), (contracts.parts, contract)):
+            folders.append(_folders(root, directory, parts, path))
+    except HzError:
+        for fd in folders:
+            os.close(fd)
+        raise
+    finally:
+        os.close(root)
+    try:
+        if changed:
+            _place(folders[0], schema, text, replace=True)
+        _report("wrote" if changed else "unchanged", schema)
         up = "/".join([".."] * len(contracts.parts))
         modeline = f"{up}/{SCHEMA_PATH.as_posix()}" if up else SCHEMA_PATH.as_posix()
         starter = STARTER_MARKDOWN if markdown else STARTER
-        write_file(contract, starter.format(schema=modeline, name=name))
-        _report("wrote", contract)
+        written = _place(
+            folders[1], contract, starter.format(schema=modeline, name=name), replace=False
+        )
+        _report("wrote" if written else "kept", contract)
+    finally:
+        for fd in folders:
+            os.close(fd)
 
     folder, starter = shlex.quote(str(contract.parent)), shlex.quote(str(contract))
     steps = [
@@ -173,6 +193,51 @@ def _inside(path: Path, directory: Path) -> None:
             f"{path} is {e.strerror}",
             hint="remove the link, or run hz init in the tree it leads to",
         ) from e
+
+
+def _open(directory: Path) -> int:
+    try:
+        return open_directory(directory)
+    except OSError as e:
+        raise HzError(f"cannot open {printable(str(directory))}: {e.strerror}") from e
+
+
+def _folders(root: int, directory: Path, parts: tuple[str, ...], path: Path) -> int:
+    """A descriptor of the folder ``path`` goes into (``parts`` below ``directory``), the
+    missing folders made; ``HzError`` for a link (or no folder) on the way."""
+    try:
+        return open_folders(root, parts, make=True)
+    except OSError as e:
+        shown = printable(str(path))
+        if e.errno not in (errno.ELOOP, errno.ENOTDIR) or e.filename not in parts:
+            raise HzError(f"cannot write {shown}: {e.strerror}") from e
+        where = printable(str(directory.joinpath(*parts[: parts.index(e.filename) + 1])))
+        if e.errno == errno.ENOTDIR:
+            raise HzError(f"cannot write {shown}: {where} is not a folder") from e
+        raise HzError(
+            f"{shown} is reached through a symbolic link ({where}): hz init does not write "
+            "through a link",
+            hint="remove the link, or run hz init in the tree it leads to",
+        ) from e
+
+
+def _place(folder: int, path: Path, text: str, *, replace: bool) -> bool:
+    """``text`` as ``path`` in ``folder``; False when ``replace`` is off and it exists."""
+    temporary = f".{path.name}.hz-init-{os.getpid()}.tmp"
+    try:
+        place_file(
+            folder,
+            path.name,
+            text.encode("utf-8"),
+            temporary=temporary,
+            replace=replace,
+            mode=0o666,
+        )
+    except OSError as e:
+        if isinstance(e, FileExistsError) and not replace:
+            return False  # there already (made meanwhile, a link included): kept, not followed
+        raise HzError(f"cannot write {printable(str(path))}: {e.strerror}") from e
+    return True
 
 
 def _read(path: Path, directory: Path) -> str | None:

@@ -19,12 +19,20 @@ so a link ``docs/cfg -> ../.git/config`` is refused as ``.git/config`` itself is
 Used by the files provider and by ``regular_file.read_regular(..., confined_to=TREE)`` (an
 input file, ``hz init``'s files): the walk lives with the artifacts, the lowest layer, so that
 both reach it.
+
+Writing beneath a directory is stricter: ``open_folders`` opens each folder on the way without
+following a link at all (a link is ``ELOOP``, never read), making the missing ones, and
+``place_file`` puts a file into the folder so reached by a temporary name made anew and a link
+or rename of it, both relative to that descriptor: nothing swapped in after a check is written
+through. The ``files.write`` publish target and ``hz init`` write this way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import stat
 from collections.abc import Callable, Sequence
 
 #: Symbolic links followed for one path, at most (as the kernel's own limit).
@@ -101,6 +109,76 @@ def open_beneath(
     finally:
         for fd in entered:
             os.close(fd)
+
+
+def open_folders(root: int, parts: Sequence[str], *, make: bool = False) -> int:
+    """A new descriptor (the caller closes it; ``root`` stays open) of the folder ``parts``
+    names under the directory ``root``, each name opened relative to the one before without
+    following a link; with ``make`` a missing folder is made (``0o755``, less the umask).
+    ``OSError`` naming the part (``filename``): ``ELOOP`` for a symbolic link, ``ENOTDIR`` for
+    something else that is no folder."""
+    fd = os.open(".", _DIRECTORY, dir_fd=root)
+    for part in parts:
+        try:
+            if make:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+            try:
+                inner = os.open(part, _DIRECTORY, dir_fd=fd)
+            except OSError as e:
+                if e.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, part):
+                    raise OSError(errno.ELOOP, "a symbolic link", part) from e
+                raise
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+        fd = inner
+    return fd
+
+
+def _is_link(directory: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=directory).st_mode)
+    except OSError:
+        return False
+
+
+def place_file(
+    directory: int,
+    name: str,
+    data: bytes,
+    *,
+    temporary: str,
+    replace: bool,
+    mode: int = 0o644,
+) -> None:
+    """``data`` as ``name`` in the folder ``directory``, whole or not at all: written to
+    ``temporary`` (made anew: a stale one is removed first, and a link there is never opened),
+    synced, then linked to ``name`` — ``FileExistsError`` when the name exists, a symbolic link
+    included: nothing is overwritten or followed — or, with ``replace``, renamed over it (a link
+    there is replaced, not followed). ``mode`` less the umask; ``temporary`` never stays."""
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary, dir_fd=directory)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(temporary, flags, mode, dir_fd=directory)
+        try:
+            view = memoryview(data)
+            while view:  # os.write may write less than it is given
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if replace:
+            os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
+        else:
+            os.link(
+                temporary, name, src_dir_fd=directory, dst_dir_fd=directory, follow_symlinks=False
+            )
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=directory)
 
 
 def _target(target: str, top: str) -> list[str]:

@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from hz.compiler.checks.structure import schema_text
 from tests.conftest import Cli, CliResult
 
@@ -173,3 +175,37 @@ def test_init_neither_blocks_on_nor_replaces_what_is_no_text_file(cli: Cli, tmp_
     done = hz(cli, tmp_path, "init")
     assert done.stderr == "hz: error: cannot read .hz/contract.schema.json: Is a directory\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".hz"]
+
+
+@pytest.mark.parametrize("planted", [".hz", "contracts"])
+def test_init_refuses_a_link_swapped_in_after_its_check(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, planted: str
+) -> None:
+    """The write went by name: a folder swapped for a link to another tree between the check
+    for links and the write was followed. Each folder is now opened without following one."""
+    import hz.cli.init as init
+
+    repo, outside = tmp_path / "repo", tmp_path / "outside"
+    (repo / planted).mkdir(parents=True)
+    outside.mkdir()
+    read = init._read
+
+    def read_then_swap(path: Path, directory: Path) -> str | None:
+        found = read(path, directory)  # after the checks for links; the last look before writing
+        (repo / planted).rmdir()
+        (repo / planted).symlink_to(outside)
+        return found
+
+    monkeypatch.setattr(init, "_read", read_then_swap)
+    done = hz(cli, repo, "init")
+    shown = ".hz/contract.schema.json" if planted == ".hz" else "contracts/todo-summary.yaml"
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"hz: error: {shown} is reached through a symbolic link ({planted}): hz init does not "
+        "write through a link\n"
+        "  hint: remove the link, or run hz init in the tree it leads to\n",
+    )
+    assert list(outside.iterdir()) == []
+    assert sorted(p.name for p in repo.iterdir()) == sorted({".hz", planted})
+    assert (repo / planted).is_symlink()

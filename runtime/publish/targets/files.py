@@ -24,7 +24,7 @@ import json
 import os
 from pathlib import Path, PurePosixPath
 
-from hz.runtime.artifacts.beneath import open_directory
+from hz.runtime.artifacts.beneath import open_directory, open_folders, place_file
 from hz.runtime.ledger.store import Step
 from hz.runtime.publish.draft import Payload
 from hz.runtime.publish.targets.base import Refused
@@ -124,19 +124,7 @@ def _place(
     a file) or with ``replace`` renamed into place. ``Refused`` when it is not in place."""
     tmp = f".{name}.hz-{step.run_id}-{step.step}.tmp"
     try:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp, dir_fd=directory)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-        fd = os.open(tmp, flags, 0o644, dir_fd=directory)
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if replace:
-            os.replace(tmp, name, src_dir_fd=directory, dst_dir_fd=directory)
-        else:
-            os.link(tmp, name, src_dir_fd=directory, dst_dir_fd=directory, follow_symlinks=False)
+        place_file(directory, name, data, temporary=tmp, replace=replace)
     except FileExistsError as e:
         raise Refused(
             f"files.write: {where} exists and is not replaced (overwrite needs "
@@ -144,9 +132,6 @@ def _place(
         ) from e
     except OSError as e:
         raise Refused(f"files.write: cannot write {where}: {e.strerror}") from e
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=directory)
 
 
 def _inside(base: Path, workdir: Path) -> tuple[str, ...] | None:
@@ -171,39 +156,28 @@ def _open_dirs(base: Path, parts: tuple[str, ...], *, make: bool, workdir: Path)
     without following a link, ``base``'s own included; ``make``: missing ``parts`` made."""
     inside = _inside(base, workdir)
     try:
-        fd = open_directory(workdir if inside is not None else base)
+        root = open_directory(workdir if inside is not None else base)
     except OSError as e:
         raise Refused(f"files.write: the folder {base} cannot be opened: {e.strerror}") from e
-    for part in inside or ():
-        try:
-            fd = _enter(fd, part)
-        except OSError as e:
-            if e.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise Refused(
-                    f"files.write: the folder {base} is reached through a link or is not a "
-                    f"folder ({part!r}): nothing is written through a link"
-                ) from e
-            raise Refused(f"files.write: the folder {base} cannot be opened: {e.strerror}") from e
-    for part in parts:
-        if make:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(part, 0o755, dir_fd=fd)
-        try:
-            fd = _enter(fd, part)
-        except OSError as e:
-            if e.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise Refused(
-                    f"files.write: {part!r} under {base} is a link or not a folder"
-                ) from e
-            raise
-    return fd
-
-
-def _enter(fd: int, part: str) -> int:
-    """A descriptor of the folder ``part`` in the folder ``fd``, never reached through a link;
-    ``fd`` is closed whether or not it opens."""
     try:
-        return os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        fd = open_folders(root, inside or ())
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise Refused(
+                f"files.write: the folder {base} is reached through a link or is not a "
+                f"folder ({e.filename!r}): nothing is written through a link"
+            ) from e
+        raise Refused(f"files.write: the folder {base} cannot be opened: {e.strerror}") from e
+    finally:
+        os.close(root)
+    try:
+        return open_folders(fd, parts, make=make)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise Refused(
+                f"files.write: {e.filename!r} under {base} is a link or not a folder"
+            ) from e
+        raise
     finally:
         os.close(fd)
 
@@ -211,23 +185,7 @@ def _enter(fd: int, part: str) -> int:
 def _write_sidecar(directory: int, name: str, step: Step, sha256: str) -> None:
     sidecar = SIDECAR.format(name=name)
     text = json.dumps({"marker": step.marker, "sha256": sha256}) + "\n"
-    tmp = sidecar + ".tmp"
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(tmp, dir_fd=directory)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=directory)
-    try:
-        _write_all(fd, text.encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, sidecar, src_dir_fd=directory, dst_dir_fd=directory)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """All of ``data``: ``os.write`` may write less than it is given."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    place_file(directory, sidecar, text.encode(), temporary=sidecar + ".tmp", replace=True)
 
 
 def _read_sidecar(directory: int, name: str) -> str | None:
