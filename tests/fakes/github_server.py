@@ -135,6 +135,8 @@ class _State:
     )
     #: Writes whose answer goes wrong *after* the write is stored: (path, mode, times left).
     after_write: list[tuple[re.Pattern[str], str, list[int]]] = field(default_factory=list)
+    #: Writes whose answer (the stored item) has these fields changed; None: left out.
+    answer_fields: list[tuple[re.Pattern[str], dict[str, Any], bool]] = field(default_factory=list)
     statuses: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     #: The token's user (``GET /user``, and the author of every write); None: a token that
     #: cannot ask (a GitHub App's).
@@ -237,6 +239,15 @@ class _Handler(JsonSseHandler):
             self._fault(fault)
             return
         status, payload = self._store(method, path, data)
+        with state.lock:
+            kept = payload
+            for pattern, fields, stored in state.answer_fields:
+                if pattern.fullmatch(path) and isinstance(payload, dict):
+                    payload = {k: v for k, v in {**payload, **fields}.items() if v is not None}
+                    if stored and isinstance(kept, dict):  # what GET lists back holds it too
+                        kept.update(fields)
+                        for name in [k for k, v in fields.items() if v is None]:
+                            kept.pop(name, None)
         mode = None
         with state.lock:
             for pattern, chosen, left in state.after_write:
@@ -529,6 +540,13 @@ class FakeGitHub(LoopbackServer[_State]):
         ``5xx`` (a 502)."""
         with self.state.lock:
             self.state.after_write.append((re.compile(path), mode, [times]))
+
+    def answer_fields(self, path: str, *, stored: bool = False, **fields: Any) -> None:
+        """Store the writes to ``path`` (a regular expression), then answer with ``fields``
+        changed in what was stored (None: the field left out), as a server whose answer lacks
+        or garbles one; ``stored``: changed in what is stored too (and listed back)."""
+        with self.state.lock:
+            self.state.answer_fields.append((re.compile(path), fields, stored))
 
     def comments(self, repo: str, number: int) -> list[dict[str, Any]]:
         with self.state.lock:

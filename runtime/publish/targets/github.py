@@ -31,6 +31,12 @@ from hz.runtime.publish.targets.http import MAX_ANSWER_BYTES, Answer, NotSent, T
 
 #: Pages of 100 comments or issues searched for a marker before hz says it cannot tell.
 MAX_LOOKUP_PAGES = 20
+#: An ``html_url`` hz records as where a draft went: an http(s) URL of printable ASCII without a
+#: blank, of a sane length. Anything else in GitHub's answer (missing, not a string, a newline,
+#: an escape sequence, ``javascript:``) is not recorded.
+_HTML_URL = re.compile(r"https?://[!-~]{1,2000}")
+#: Said after the location hz built itself when GitHub's answer gave none it records.
+NO_HTML_URL = "GitHub's answer gave no usable html_url"
 _MESSAGE_CHARS = 200
 
 
@@ -77,13 +83,13 @@ class GitHubPublisher:
                 answer = self._send(
                     "POST", f"/repos/{repo}/issues/{number}/comments", {"body": body}
                 )
-                return str(answer.get("html_url", ""))
+                return self._comment_location(answer, repo, number)
             case "tracker.create_issue":
                 sent: dict[str, Any] = {"title": args["title"], "body": body}
                 if args.get("labels"):
                     sent["labels"] = list(args["labels"])
                 answer = self._send("POST", f"/repos/{repo}/issues", sent)
-                return str(answer.get("html_url", ""))
+                return self._issue_location(answer, repo, answer.get("number"))
             case "tracker.update_issue_body":
                 path = f"/repos/{repo}/issues/{int(args['issue'])}"
                 try:
@@ -93,7 +99,7 @@ class GitHubPublisher:
                 old = issue.get("body") or "" if isinstance(issue, dict) else ""
                 new = with_section(str(old), str(args["section"]), body)
                 answer = self._send("PATCH", path, {"body": new})
-                return str(answer.get("html_url", ""))
+                return self._issue_location(answer, repo, int(args["issue"]))
             case _:
                 # The draft's first line, escaped and held to GitHub's 140 characters by
                 # ``prepare`` (refused over it, never cut here).
@@ -116,20 +122,20 @@ class GitHubPublisher:
                 number = _number(args)
                 for item in self._pages(f"/repos/{repo}/issues/{number}/comments?per_page=100"):
                     if _ours(step, str(item.get("body") or "")) and self._by_us(item, "user"):
-                        return str(item.get("html_url", ""))
+                        return self._comment_location(item, repo, number)
                 return None
             case "tracker.create_issue":
                 query = "?state=all&sort=created&direction=desc&per_page=100"
                 for item in self._pages(f"/repos/{repo}/issues{query}"):
                     if _ours(step, str(item.get("body") or "")) and self._by_us(item, "user"):
-                        return str(item.get("html_url", ""))
+                        return self._issue_location(item, repo, item.get("number"))
                 return None
             case "tracker.update_issue_body":
                 issue = self._get(f"/repos/{repo}/issues/{int(args['issue'])}")
                 body = str(issue.get("body") or "") if isinstance(issue, dict) else ""
                 section = section_of(body, str(args["section"]))
                 found = section is not None and _ours(step, section)
-                return str(issue.get("html_url", "")) if found else None
+                return self._issue_location(issue, repo, int(args["issue"])) if found else None
             case _:
                 # A status holds no marker. It counts only when the commit's newest status of
                 # the context (GitHub lists them newest first) is what this step sent — the
@@ -152,6 +158,25 @@ class GitHubPublisher:
                         )
                     return None
                 return None
+
+    def _comment_location(self, answer: dict[str, Any], repo: str, number: int) -> str:
+        """Where a comment is: its ``html_url``, else its API URL from its ``id`` (else the
+        issue's comments), said to be hz's own (``NO_HTML_URL``)."""
+        if (url := _html_url(answer)) is not None:
+            return url
+        found = answer.get("id")
+        if _whole(found):
+            return f"{self.settings.api_url}/repos/{repo}/issues/comments/{found}; {NO_HTML_URL}"
+        return f"{self.settings.api_url}/repos/{repo}/issues/{number}/comments; {NO_HTML_URL}"
+
+    def _issue_location(self, answer: dict[str, Any], repo: str, number: Any) -> str:
+        """Where an issue is: its ``html_url``, else its API URL from its number (else the
+        repository's issues), said to be hz's own (``NO_HTML_URL``)."""
+        if (url := _html_url(answer)) is not None:
+            return url
+        if _whole(number):
+            return f"{self.settings.api_url}/repos/{repo}/issues/{number}; {NO_HTML_URL}"
+        return f"{self.settings.api_url}/repos/{repo}/issues; {NO_HTML_URL}"
 
     def _by_us(self, item: dict[str, Any], field: str) -> bool:
         """Whether ``item`` (a comment, an issue: ``user``; a status: ``creator``) was written
@@ -316,6 +341,16 @@ class GitHubPublisher:
         if token:
             text = text.replace(token, "[token]")
         return cut(printable(text), _MESSAGE_CHARS)
+
+
+def _html_url(answer: Any) -> str | None:
+    url = answer.get("html_url") if isinstance(answer, dict) else None
+    return url if isinstance(url, str) and _HTML_URL.fullmatch(url) else None
+
+
+def _whole(value: Any) -> bool:
+    """A positive whole number (an id, an issue's number), as GitHub gives them."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 1 << 63
 
 
 def _ours(step: Step, body: str) -> bool:
