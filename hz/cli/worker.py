@@ -140,6 +140,7 @@ def _fire(config: Any, directory: Path, note: Any) -> Any:
 
     from hz.cli.schedules import firing_maker, load_jobs
     from hz.runtime.artifacts.errors import HzError
+    from hz.runtime.config.tables import SchedulesSettings
     from hz.runtime.ledger.schedules import Fired, Firing
     from hz.runtime.ledger.session import backend, ledger_for
     from hz.runtime.process.threads import start
@@ -170,6 +171,7 @@ def _fire(config: Any, directory: Path, note: Any) -> Any:
         receipt_dir=RunTargets.receipts_of(config),
         report=report,
         trouble=trouble,
+        max_followers=SchedulesSettings.from_config(config).max_followers,
     )
     scheduled = sum(1 for job in jobs if job.schedule is not None)
     chained = sum(1 for job in jobs if job.after)

@@ -37,6 +37,10 @@ from pydantic_core import PydanticCustomError
 FIELDS: Final = ("minute", "hour", "day of month", "month", "day of week")
 #: How many missed slots ``catch_up: all`` fires at most after a worker was down (the newest).
 CATCH_UP_CAP: Final = 100
+#: The most followers' runs (``after``) queued or running at once over a ledger, by default
+#: (``[system.schedules] max_followers``), and the most that setting takes.
+MAX_FOLLOWERS: Final = 100
+MOST_FOLLOWERS: Final = 100_000
 #: The longest jitter a schedule may ask for.
 MAX_JITTER: Final = 3600
 #: How far ahead a slot is looked for before a cron is said to match no date: the Gregorian

@@ -17,6 +17,7 @@ from pydantic import AfterValidator, Field
 
 from hz.runtime.artifacts.errors import ConfigError
 from hz.runtime.artifacts.operations import BUILT_IN_BINDINGS
+from hz.runtime.artifacts.schedule import MAX_FOLLOWERS, MOST_FOLLOWERS
 from hz.runtime.config.publish import PublishSettings
 from hz.runtime.process.threads import MAX_PARALLEL
 from hz.runtime.runners.capabilities import NAMES
@@ -283,6 +284,20 @@ class SchedulesSettings(TableSettings):
         ),
         Expect("must be the path of a directory of compiled jobs, got {value!r}"),
     ] = None
+    max_followers: Annotated[
+        int,
+        Field(
+            strict=True,
+            ge=1,
+            le=MOST_FOLLOWERS,
+            description="the most runs of followers (`hz.after`) queued or running at once "
+            "over the ledger; at the limit a worker queues no more until some end",
+        ),
+        Expect(
+            f"must be an integer from 1 to {MOST_FOLLOWERS}, got {{value!r}}",
+            hint="each follower run may spend its job's max_usd",
+        ),
+    ] = MAX_FOLLOWERS
 
 
 #: The model of each table but ``[system.runner]``, whose keys are the shared ones

@@ -33,6 +33,7 @@ from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.models import Job, Packet
 from hz.runtime.artifacts.schedule import (
     CATCH_UP_CAP,
+    MAX_FOLLOWERS,
     jitter_of,
     request_key,
     slots_between,
@@ -182,14 +183,21 @@ def fire_followers(
     receipt_dir: Path | None = None,
     look_back: int = 20,
     now: datetime | None = None,
+    most: int = MAX_FOLLOWERS,
 ) -> Fired:
     """Queue each job of ``jobs`` once for each completed run of a job it follows
     (``after``): the newest ``look_back`` completed runs of that job that ended after the
     ledger first saw the follower (its ``schedule_state`` row), and the newest one before
     that. A new follower, or one given ``after`` later, is queued once for the upstream's
-    past (its newest completion), not once for each of the 20 newest."""
+    past (its newest completion), not once for each of the 20 newest.
+
+    At most ``most`` followers' runs (``MAX_FOLLOWERS`` by default) are queued or running at
+    once, over every job of the ledger: a fan-out (many jobs after one, chains of chains)
+    queues nothing more at the limit (said in ``notes``); what was left is queued at a later
+    look, as runs end, within the ``look_back`` newest completions."""
     fired = Fired()
     moment = (now or datetime.now(UTC)).timestamp()
+    room: int | None = None  # counted when the first run would be queued
     for job in jobs:
         if not job.after:
             continue
@@ -202,13 +210,27 @@ def fire_followers(
                     key = f"after:{row.id}:{job.name}"
                     if ledger.select("request_key = ?", (key,)):
                         continue
+                    if room is None:
+                        room = most - ledger.live_followers()
+                    if room <= 0:
+                        fired.notes.append(_full_note(most))
+                        return fired
                     occasion = Occasion(job, key, upstream_run=row.id, upstream=upstream)
+                    queued = len(fired.queued)
                     _queue(ledger, occasion, make, fired, workdir, receipt_dir, 0.0)
+                    room -= len(fired.queued) - queued
         except LedgerError:
             raise
         except Exception as e:  # as fire_schedules: the other jobs go on
             fired.failed.append((f"after:{job.name}", _failure(e)))
     return fired
+
+
+def _full_note(most: int) -> str:
+    return (
+        f"after: followers' runs queued or running are at the limit, {most} "
+        "([system.schedules] max_followers): no more are queued until some end"
+    )
 
 
 def _queue(
@@ -255,8 +277,10 @@ class Firing:
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         report: Callable[[Fired], None] = lambda fired: None,
         trouble: Callable[[HzError], None] = lambda error: None,
+        max_followers: int = MAX_FOLLOWERS,
     ) -> None:
         self.ledger = ledger
+        self.max_followers = max_followers
         self.jobs = jobs
         self.workdir = workdir
         self.receipt_dir = receipt_dir
@@ -303,8 +327,12 @@ class Firing:
                 workdir=self.workdir,
                 receipt_dir=self.receipt_dir,
                 now=self.clock(),
+                most=self.max_followers,
             )
         )
+        full = _full_note(self.max_followers)
+        if full not in fired.notes:  # below the limit: said again when it is reached again
+            self._said.discard(full)
         self._report(fired)
         return fired
 

@@ -87,6 +87,7 @@ def test_text(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
         "[system.schedules]\n"
         "# not set:\n"
         "# jobs is unset\n"
+        "# max_followers = 100\n"
         "\n"
         "[publish]\n"
         "# not set:\n"
@@ -179,6 +180,7 @@ def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
                 ("system.queue", "dsn_env", None),
                 ("system.queue", "lease_seconds", 15.0),
                 ("system.schedules", "jobs", None),
+                ("system.schedules", "max_followers", 100),
                 ("publish", "mode", "auto"),
                 ("publish", "allow", []),
                 ("publish", "folders", []),

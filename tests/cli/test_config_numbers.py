@@ -62,6 +62,12 @@ def test_a_ceiling_of_400_digits_is_refused_before_anything_runs(
             "must be an integer from 1 to 256",
             "  hint: each run holds two threads and an agent: a machine takes a few hundred\n",
         ),
+        (
+            "system.schedules",
+            "max_followers",
+            "must be an integer from 1 to 100000",
+            "  hint: each follower run may spend its job's max_usd\n",
+        ),
     ],
 )
 @pytest.mark.parametrize(("toml", "shown"), [(DIGITS_400, SHOWN_400), ("1e999", "inf")])

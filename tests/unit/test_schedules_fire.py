@@ -473,3 +473,49 @@ def test_a_job_first_seen_by_a_clock_ahead_fires_from_now(
     ]
     clock.now += timedelta(minutes=1)
     assert [key for key, _ in worker.look().queued] == ["schedule:minutely:2026-01-01T00:01:00Z"]
+
+
+def test_followers_queued_or_running_are_bounded_over_the_ledger(
+    ledgers: Callable[[], Ledger], tmp_path: Path
+) -> None:
+    """Attack on issue 26 (hits 5 and 9): nothing bounded what followers queue in total; ten
+    jobs after one queued ten runs per completion, however many were waiting. Decided: at most
+    ``max_followers`` runs with an ``after:`` key queued or running at once, said once."""
+    start = datetime(2026, 1, 1, 0, 0, 30, tzinfo=UTC)
+    up = job("up")
+    followers = tuple(job(f"f{n}", after=("up",)) for n in range(10))
+    ledger, other = ledgers(), ledgers()
+    done = plant(ledger, up, "up-1", tmp_path)
+    finish_at(ledger, done, start - timedelta(minutes=1))
+    clock = Clock(start)
+    said = (
+        "after: followers' runs queued or running are at the limit, 4 ([system.schedules] "
+        "max_followers): no more are queued until some end"
+    )
+    one, two = (
+        Firing(each, (up, *followers), packet, workdir=tmp_path, clock=clock, max_followers=4)
+        for each in (ledger, other)
+    )
+    first = one.look()
+    assert ([key for key, _ in first.queued], first.notes) == (
+        [f"after:{done}:f{n}" for n in range(4)],
+        [said],
+    )
+    assert (two.look().queued, one.look().notes) == ([], [])  # another worker too; said once
+    for _, run_id in first.queued[:2]:
+        finish(ledger, run_id)
+    assert [key for key, _ in two.look().queued] == [f"after:{done}:f4", f"after:{done}:f5"]
+    for _, run_id in first.queued[2:]:
+        finish(ledger, run_id)
+    for row in ledger.select("request_key LIKE ?", ("after:%",)):
+        finish(ledger, row.id)
+    last = one.look()
+    assert ([key for key, _ in last.queued], last.notes) == (
+        [f"after:{done}:f{n}" for n in range(6, 10)],
+        [],
+    )
+    assert len(keys(ledger, "after:")) == 10
+    again = plant(ledger, up, "up-2", tmp_path)
+    finish_at(ledger, again, start)
+    full = one.look()  # f6..f9 still queued: none for up-2 yet
+    assert (full.queued, full.notes) == ([], [said])  # said again: the limit reached again

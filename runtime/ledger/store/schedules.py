@@ -9,11 +9,13 @@ from datetime import UTC, datetime
 
 from hz.runtime.artifacts.schedule import parse_slot, slot_name
 from hz.runtime.ledger.rows import RunRow
-from hz.runtime.ledger.states import RunState
+from hz.runtime.ledger.states import LIVE, RunState
 from hz.runtime.ledger.store.base import LedgerBase
 
 #: The request keys of a job's slots start so; a job name is a slug (no LIKE wildcards).
 SLOT_PREFIX = "schedule:"
+#: The request keys of followers' runs start so (``after:RUN:JOB``).
+FOLLOWER_PREFIX = "after:"
 #: How far (seconds) another worker's clock may be ahead of this one's: a fired slot, a
 #: job's ``since`` or a run's end later than now by more is not trusted (a clock ahead, or a
 #: planted row, would otherwise silence a schedule or pin a draft until that date).
@@ -120,6 +122,17 @@ class Schedules(LedgerBase):
             if slot is not None:
                 return slot.timestamp(), row
         return None
+
+    def live_followers(self) -> int:
+        """How many followers' runs (request key ``after:…``) are queued or running: not yet
+        ended, whichever job and worker queued them."""
+        marks = ", ".join("?" * len(LIVE))
+        found = self.connection.execute(
+            f"SELECT COUNT(*) AS n FROM runs WHERE state IN ({marks}) "  # noqa: S608
+            "AND request_key LIKE ?",
+            (*(str(state) for state in LIVE), f"{FOLLOWER_PREFIX}%"),
+        ).fetchone()
+        return int(found["n"])
 
     def completed_costs(self, job: str, limit: int = 200) -> tuple[list[float], int]:
         """What ``job``'s newest completed runs cost (US dollars; runs that say nothing are
