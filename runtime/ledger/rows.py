@@ -28,8 +28,12 @@ LATEST = 253402300799.0
 MAX_PID = 1 << 22
 #: What a number column may hold in magnitude (money, counts): beyond it, a hand edit.
 MAX_NUMBER = 1e15
-#: A stored result object longer than this is not hz's (8 MiB per stream, and some JSON).
+#: A stored result object longer than this (characters) is not hz's (8 MiB per stream, and
+#: some JSON). The database measures it (``RUN_SELECT``): a longer one is never fetched.
 MAX_RESULT = 64 << 20
+#: What the database hands back instead of a ``result_json`` over ``MAX_RESULT``: this, then
+#: its length. A result hz stored is a JSON object: it never starts so.
+OVERSIZE = "hz-oversize:"
 
 
 def _shown(value: Any) -> str:
@@ -118,8 +122,10 @@ def _from_text(
 
 def _read_result(text: str) -> tuple[Any, str | None]:
     """The stored result object (``hz run --format json``'s), or why it is none."""
-    if len(text) > MAX_RESULT:
-        return None, f"{len(text)} characters is more than a result holds"
+    if text.startswith(OVERSIZE) or len(text) > MAX_RESULT:
+        size = text[len(OVERSIZE) :] if text.startswith(OVERSIZE) else str(len(text))
+        size = f"{int(size):,}" if size.isdigit() and len(size) < 20 else "?"
+        return None, f"{size} characters, more than the {MAX_RESULT >> 20} MiB a result holds"
     try:
         found = json_loads(text)
     except JsonError as e:

@@ -467,6 +467,12 @@ def _draft(row: Any, job: str, max_age: float | None, now: datetime) -> Draft:
             f"the {_age(max_age)} max_age allows",
             hint=f"run {job} again, or allow an older draft with a longer max_age",
         )
+    unread = next((b for b in row.bad if b.startswith("result_json: ")), None)
+    if unread is not None:  # too long (never fetched), not JSON, not text: said, and why
+        raise _Unreadable(
+            f"run {row.id} of {job}: its result in the ledger cannot be read "
+            f"({unread.removeprefix('result_json: ')})"
+        )
     result = row.result if isinstance(row.result, dict) else {}
     draft = result.get("draft")
     if not isinstance(draft, str):

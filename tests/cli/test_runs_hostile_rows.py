@@ -201,8 +201,9 @@ def test_a_ledger_without_its_events_table_is_a_clear_exit_2(hz: Cli, tmp_path: 
 def test_a_worker_meeting_damage_as_it_starts_a_run_exits_2_with_one_line(
     hz: Cli, tmp_path: Path
 ) -> None:
-    """A column hz checks only when it writes it (a damaged page read later does the same):
-    the worker used to say it as the run's error and carry on, ``--drain`` for ever."""
+    """A column missing (a damaged page read later does the same): the worker used to say it
+    as the run's error and carry on, ``--drain`` for ever. Every read names the columns it
+    reads (``run_select``), so the first one, before the worker starts, says it."""
     hz("submit", "greet.yaml", "--input", "who=Cy")
     poke(tmp_path, "ALTER TABLE runs DROP COLUMN held_since", ())
     path = tmp_path / "s" / "ledger.sqlite3"
@@ -210,7 +211,7 @@ def test_a_worker_meeting_damage_as_it_starts_a_run_exits_2_with_one_line(
     assert (done.returncode, done.stdout, done.stderr) == (
         2,
         "",
-        worker_started(path.parent) + damaged(path, "no such column: held_since"),
+        damaged(path, "no such column: held_since"),
     )
 
 

@@ -433,7 +433,8 @@ def test_the_draft_read_is_the_newest_readable_one_not_one_from_the_future(
         good,
         (
             f"run {broken} of up completed without a draft hz can read",
-            f"run {odd} of up completed without a draft hz can read",
+            f"run {odd} of up: its result in the ledger cannot be read (a JSON list, not an "
+            "object)",
         ),
     )
     with pytest.raises(NoDraft) as older:
@@ -519,3 +520,37 @@ def test_followers_queued_or_running_are_bounded_over_the_ledger(
     finish_at(ledger, again, start)
     full = one.look()  # f6..f9 still queued: none for up-2 yet
     assert (full.queued, full.notes) == ([], [said])  # said again: the limit reached again
+
+
+def test_a_planted_result_over_the_bound_is_measured_by_the_database_never_fetched(
+    ledgers: Callable[[], Ledger], tmp_path: Path
+) -> None:
+    """Attack on issue 26: a planted 200 MB ``result_json`` was fetched, decoded and held (830
+    MB per render of a follower that reads its draft). The database now measures it: over
+    ``MAX_RESULT`` hz never receives it, and says which run and why."""
+    import tracemalloc
+
+    from hz.runtime.ledger.rows import MAX_RESULT
+    from hz.runtime.ledger.schedules import NoDraft, upstream_draft
+
+    ledger = ledgers()
+    now = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    up = job("up")
+    planted = plant(ledger, up, "up-1", tmp_path)
+    huge = '{"draft": "' + "x" * MAX_RESULT + '"}'
+    finish_at(ledger, planted, now - timedelta(hours=1), huge)
+    del huge
+    why = f"{MAX_RESULT + 13:,} characters, more than the 64 MiB a result holds"
+    tracemalloc.start()
+    try:
+        with pytest.raises(NoDraft) as refused:
+            upstream_draft(ledger, "up", None, now)
+        row = ledger.get(planted)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert refused.value.message == (
+        f"run {planted} of up: its result in the ledger cannot be read ({why})"
+    )
+    assert (row.result, row.bad) == (None, (f"result_json: {why}",))
+    assert peak < 4 << 20  # the 64 MiB text never reached Python

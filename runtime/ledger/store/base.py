@@ -22,7 +22,7 @@ from hz.runtime.artifacts.models import Packet
 from hz.runtime.ledger import host
 from hz.runtime.ledger.backend import Connection, Db, Dispatcher
 from hz.runtime.ledger.db import SqliteDb
-from hz.runtime.ledger.rows import EventRow, RunRow
+from hz.runtime.ledger.rows import MAX_RESULT, OVERSIZE, RUN_COLUMNS, EventRow, RunRow
 from hz.runtime.ledger.states import CANCEL_EVENT, STATES, RunState
 from hz.runtime.ledger.store.errors import RunVanished, StaleOwner, UnknownRun, UnknownState
 from hz.runtime.ledger.store.identity import LEASE_SECONDS, LeaseClock, Owner
@@ -31,6 +31,19 @@ from hz.runtime.ledger.store.identity import LEASE_SECONDS, LeaseClock, Owner
 Param = str | int | float | bytes | None
 #: How many of a job's last completed runs ``window_end`` looks at.
 LOOK_BACK = 50
+
+
+def run_select() -> str:
+    """``SELECT`` of every column of ``runs`` (``RUN_COLUMNS``), a ``result_json`` longer than
+    ``MAX_RESULT`` replaced by ``OVERSIZE`` and its length by the database itself: a planted
+    one of gigabytes is measured there, never fetched, decoded or parsed (the same SQL on
+    SQLite and PostgreSQL)."""
+    bounded = (
+        f"CASE WHEN length(result_json) > {int(MAX_RESULT)} "
+        f"THEN '{OVERSIZE}' || length(result_json) ELSE result_json END AS result_json"
+    )
+    columns = (bounded if name == "result_json" else name for name in RUN_COLUMNS)
+    return f"SELECT {', '.join(columns)} FROM runs"  # noqa: S608
 
 
 def read_packet(row: RunRow) -> Packet | None:
@@ -78,7 +91,7 @@ class LedgerBase:
     # -- reading ---------------------------------------------------------------------------
 
     def get(self, run_id: str) -> RunRow:
-        found = self.connection.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        found = self.connection.execute(f"{run_select()} WHERE id = ?", (run_id,)).fetchone()
         if found is None:
             raise UnknownRun(f"no run {run_id} in the ledger at {self.db.where}")
         row = RunRow.read(found)
@@ -95,7 +108,7 @@ class LedgerBase:
         """Inside a transaction: the run's row, locked until the transaction ends; None when
         there is no such run."""
         found = c.execute(
-            f"SELECT * FROM runs WHERE id = ?{self.db.for_update}",  # noqa: S608
+            f"{run_select()} WHERE id = ?{self.db.for_update}",
             (run_id,),
         ).fetchone()
         return None if found is None else RunRow.read(found)
@@ -123,7 +136,7 @@ class LedgerBase:
         passed over; at most ``LOOK_BACK`` runs are looked at). ``until`` is the text the row
         holds: the fetch judges it (a row is outside input), and reads no more than it needs."""
         found = self.connection.execute(
-            "SELECT * FROM runs WHERE job_name = ? AND state = ? "
+            f"{run_select()} WHERE job_name = ? AND state = ? "
             "ORDER BY ended_at DESC, created_at DESC LIMIT ?",
             (job_name, str(RunState.COMPLETED), LOOK_BACK),
         ).fetchall()
@@ -138,7 +151,7 @@ class LedgerBase:
         """The runs ``where`` holds, oldest first. ``created_at`` orders them as the database
         compares its values (a malformed one sorts where SQL puts it); each row is checked
         (``RunRow.read``), none left out."""
-        query = f"SELECT * FROM runs WHERE {where} ORDER BY created_at, id"  # noqa: S608
+        query = f"{run_select()} WHERE {where} ORDER BY created_at, id"
         return [RunRow.read(found) for found in self.connection.execute(query, params).fetchall()]
 
     def listed(
@@ -161,7 +174,7 @@ class LedgerBase:
         # A limit past what a database's integer holds is no limit (1 << 62 rows are none).
         bound = "" if limit is None else f" LIMIT {min(max(limit, 0), 1 << 62)}"
         c = self.connection
-        query = f"SELECT * FROM runs WHERE {matching} {order}{bound}"  # noqa: S608
+        query = f"{run_select()} WHERE {matching} {order}{bound}"
         found = c.execute(query, tuple(params)).fetchall()
         counted = f"SELECT COUNT(*) AS n FROM runs WHERE {matching}"  # noqa: S608
         total = c.execute(counted, tuple(params)).fetchone()

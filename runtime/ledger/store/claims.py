@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from hz.runtime.ledger.backend import Connection
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.states import LIVE, RunState, sql_list
-from hz.runtime.ledger.store.base import Param
+from hz.runtime.ledger.store.base import Param, run_select
 from hz.runtime.ledger.store.ceilings import Hold
 from hz.runtime.ledger.store.holds import Holds
 from hz.runtime.ledger.store.identity import Owner
@@ -86,7 +86,7 @@ class Claims(Holds):
             params += queues
         with self.tx() as c:
             rows = c.execute(
-                f"SELECT * FROM runs WHERE {where} "  # noqa: S608
+                f"{run_select()} WHERE {where} "
                 f"ORDER BY priority DESC, not_before, created_at LIMIT ?{self.db.skip_locked}",
                 # SQLite locks no rows: a few more, so that one unaddressable row (an id
                 # that is no text) does not hide the rest.

@@ -12,6 +12,7 @@ from hz.runtime.ledger.backend import Connection
 from hz.runtime.ledger.paths import path_text
 from hz.runtime.ledger.rows import COPIED, RunRow
 from hz.runtime.ledger.states import TERMINAL, RunState
+from hz.runtime.ledger.store.base import run_select
 from hz.runtime.ledger.store.claims import Claims
 from hz.runtime.ledger.store.errors import KeyHeld, KeyReused
 from hz.runtime.ledger.store.identity import Owner, new_run_id
@@ -59,7 +60,7 @@ class Requests(Claims):
         with self.tx() as c:
             self.db.lock(c, f"request_key:{key}")
             found = c.execute(
-                "SELECT * FROM runs WHERE request_key = ? "  # noqa: S608
+                f"{run_select()} WHERE request_key = ? "
                 f"ORDER BY created_at DESC, {self.db.insert_order} DESC LIMIT 1"
                 f"{self.db.for_update}",
                 (key,),

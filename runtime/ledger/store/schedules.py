@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 from hz.runtime.artifacts.schedule import parse_slot, slot_name
 from hz.runtime.ledger.rows import RunRow
-from hz.runtime.ledger.states import LIVE, RunState
-from hz.runtime.ledger.store.base import LedgerBase
+from hz.runtime.ledger.states import LIVE, RunState, sql_list
+from hz.runtime.ledger.store.base import LedgerBase, run_select
 
 #: The request keys of a job's slots start so; a job name is a slug (no LIKE wildcards).
 SLOT_PREFIX = "schedule:"
@@ -23,11 +23,11 @@ CLOCK_ALLOWANCE = 300.0
 #: The most rows looked at for a job's newest readable slot.
 _SLOT_ROWS = 20
 _AT_OR_BEFORE = (
-    "SELECT * FROM runs WHERE request_key LIKE ? AND request_key <= ? "
+    f"{run_select()} WHERE request_key LIKE ? AND request_key <= ? "
     "ORDER BY request_key DESC, created_at DESC LIMIT ?"
 )
 _AFTER = (
-    "SELECT * FROM runs WHERE request_key LIKE ? AND request_key > ? "
+    f"{run_select()} WHERE request_key LIKE ? AND request_key > ? "
     "ORDER BY request_key DESC, created_at DESC LIMIT ?"
 )
 
@@ -126,11 +126,10 @@ class Schedules(LedgerBase):
     def live_followers(self) -> int:
         """How many followers' runs (request key ``after:…``) are queued or running: not yet
         ended, whichever job and worker queued them."""
-        marks = ", ".join("?" * len(LIVE))
         found = self.connection.execute(
-            f"SELECT COUNT(*) AS n FROM runs WHERE state IN ({marks}) "  # noqa: S608
+            f"SELECT COUNT(*) AS n FROM runs WHERE state IN {sql_list(LIVE)} "  # noqa: S608
             "AND request_key LIKE ?",
-            (*(str(state) for state in LIVE), f"{FOLLOWER_PREFIX}%"),
+            (f"{FOLLOWER_PREFIX}%",),
         ).fetchone()
         return int(found["n"])
 
@@ -160,7 +159,7 @@ class Schedules(LedgerBase):
         ended after it; with ``not_after``, none that ended after it (a row from a clock
         ahead, or planted, would otherwise be the newest until its date)."""
         found = self.connection.execute(
-            "SELECT * FROM runs WHERE job_name = ? AND state = ? "
+            f"{run_select()} WHERE job_name = ? AND state = ? "
             "AND COALESCE(ended_at, created_at) > ? AND COALESCE(ended_at, created_at) <= ? "
             "ORDER BY ended_at DESC, created_at DESC LIMIT ?",
             (
