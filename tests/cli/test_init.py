@@ -209,3 +209,15 @@ def test_init_refuses_a_link_swapped_in_after_its_check(
     assert list(outside.iterdir()) == []
     assert sorted(p.name for p in repo.iterdir()) == sorted({".hz", planted})
     assert (repo / planted).is_symlink()
+
+
+def test_init_says_which_folder_on_the_way_is_a_file(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "contracts").write_text("x\n", encoding="utf-8")
+    done = hz(cli, tmp_path, "init")
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        "hz: error: cannot write contracts/todo-summary.yaml: contracts is not a folder\n",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".hz", "contracts"]
+    assert list((tmp_path / ".hz").iterdir()) == []  # no file written before the refusal
