@@ -92,9 +92,15 @@ def compose(text: str, path: str) -> Composer:
     return _compose(text, path, fast=_CParser is not None)
 
 
+def events(text: str) -> EventSource:
+    """A parser of ``text``'s YAML events: libyaml's when PyYAML was built with it (its marks
+    count characters, as PyYAML's do), else PyYAML's own."""
+    return _CParser(text) if _CParser is not None else yaml.SafeLoader(text)
+
+
 def _compose(text: str, path: str, *, fast: bool, retry: bool = True) -> Composer:
     composer = Composer(path)
-    parser: EventSource = _CParser(text) if fast and _CParser is not None else yaml.SafeLoader(text)
+    parser: EventSource = events(text) if fast else yaml.SafeLoader(text)
     try:
         composer.run(parser)
     except Stop:

@@ -17,7 +17,6 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 from yaml.events import (
     MappingEndEvent,
     MappingStartEvent,
@@ -27,13 +26,8 @@ from yaml.events import (
     StreamEndEvent,
 )
 
+from hz.compiler.load.loader import events
 from hz.compiler.source import JsonPath
-
-_CParser: Any
-try:  # libyaml's parser: fast; its marks count characters, as PyYAML's do
-    from yaml._yaml import CParser as _CParser
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    _CParser = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +66,7 @@ def extents(text: str) -> dict[JsonPath, Extent]:
     def offset(mark: Any) -> int:
         return starts[int(mark.line)] + int(mark.column)
 
-    parser: Any = _CParser(text) if _CParser is not None else yaml.SafeLoader(text)
+    parser: Any = events(text)
     out: dict[JsonPath, Extent] = {}
     stack: list[_Frame] = []
     # For a mapping: its pending key (name and range) once the key's event was read.
