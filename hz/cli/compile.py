@@ -18,6 +18,7 @@ from hz.cli.params import CEILING, format_choice, path_option
 from hz.cli.validate import (
     format_option,
     list_skipped,
+    processes_asked,
     project_files,
     refuse_empty,
     verbose_option,
@@ -117,6 +118,7 @@ def compile_(
     from hz.compiler.report.formats import write_report
 
     options = authoring(max_usd_ceiling)
+    processes = processes_asked()
     refuse_linked_out_dir(out_dir, compile_root(paths, root))
     # One contract at a time (memory flat in the number of contracts): each job is checked
     # or staged as it is compiled; a failed compile discards what was staged.
@@ -130,6 +132,7 @@ def compile_(
                 max_usd_ceiling=options.max_usd_ceiling,
                 operations=options.operations,
                 targets=options.targets,
+                processes=processes,
             )
         else:
             run = compile_each(

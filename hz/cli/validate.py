@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,29 @@ verbose_option = click.option(
     help="List on stderr the Markdown files skipped as not contracts (no hz: frontmatter), "
     "and the next slots of each scheduled contract.",
 )
+
+
+#: The number of processes ``hz validate`` and ``hz compile`` split many contracts over.
+PROCESSES_VARIABLE = "HZ_PROCESSES"
+
+
+def processes_asked(environ: Mapping[str, str] = os.environ) -> int | None:
+    """``HZ_PROCESSES``: a number of processes (1 never forks), or None when unset (hz
+    judges by the CPUs and the load average)."""
+    from hz.compiler.fanout import MAX_PROCESSES
+    from hz.runtime.artifacts.errors import ConfigError
+
+    raw = environ.get(PROCESSES_VARIABLE, "")
+    if not raw:
+        return None
+    if raw not in {str(n) for n in range(1, MAX_PROCESSES + 1)}:
+        shown = raw if len(raw) <= 20 else raw[:20] + "..."
+        raise ConfigError(
+            f"environment variable {PROCESSES_VARIABLE}: {shown!r} is not a number of "
+            f"processes from 1 to {MAX_PROCESSES}",
+            hint=f"unset {PROCESSES_VARIABLE} to let hz judge by the CPUs and the load average",
+        )
+    return int(raw)
 
 
 def list_skipped(skipped: Sequence[str]) -> None:
@@ -131,6 +155,7 @@ def validate(
         operations=options.operations,
         keep=verbose,  # -v lists the slots of scheduled contracts
         targets=options.targets,
+        processes=processes_asked(),
     )
     if verbose:
         list_skipped(run.skipped)

@@ -303,3 +303,21 @@ def test_compile_holds_one_contract_at_a_time(tmp_path: Path) -> None:
     assert (run.compiled, run.failed) == (4, False)
     # When a contract is compiled, it is the only document and the only job alive.
     assert held == [(1, 1)] * 4
+
+
+@pytest.mark.parametrize("command", ["compile", "validate"])
+@pytest.mark.parametrize("value", ["0", "9", "two", " 2", "3" * 40])
+def test_hz_processes_is_a_number_from_1_to_8(
+    cli: Cli, tmp_path: Path, command: str, value: str
+) -> None:
+    root = project(tmp_path, "alpha")
+    shown = repr(value if len(value) <= 20 else value[:20] + "...")
+    args = ("--out", "jobs") if command == "compile" else ()
+    done = cli(command, "contracts", *args, cwd=root, env={"HZ_PROCESSES": value})
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"hz: error: environment variable HZ_PROCESSES: {shown} is not a number of processes "
+        "from 1 to 8\n"
+        "  hint: unset HZ_PROCESSES to let hz judge by the CPUs and the load average\n"
+    )
+    assert not (root / "jobs").exists()

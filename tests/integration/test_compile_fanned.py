@@ -22,12 +22,11 @@ from hz.compiler.compile import compile_fanned
 from hz.compiler.jobdir import JobWriter
 
 contracts, out, processes = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
-fanout._cpus = lambda: 2  # a fork on any machine, idle or not
 forks = []
 fork = fanout._fork
-def counting(work, share):
+def counting(work, share, *rest):
     forks.append(len(share))
-    return fork(work, share)
+    return fork(work, share, *rest)
 fanout._fork = counting
 writer = JobWriter(out)
 run = compile_fanned([contracts], writer, processes=processes)

@@ -21,9 +21,9 @@ from hz.compiler import fanout
 directory, mode = sys.argv[1], sys.argv[2]
 forks = []
 fork = fanout._fork
-def counting(serial, share):
+def counting(serial, share, *rest):
     forks.append(len(share))
-    return fork(serial, share)
+    return fork(serial, share, *rest)
 fanout._fork = counting
 parent = os.getpid()
 each = fanout.validate_each

@@ -24,7 +24,20 @@ def test_a_process_per_hundred_files_up_to_the_cpus(
     monkeypatch: pytest.MonkeyPatch, files: int, processes: int
 ) -> None:
     monkeypatch.setattr(fanout, "_cpus", lambda: 2)
+    monkeypatch.setattr(fanout.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert fanout._processes(files, None) == processes
+
+
+@pytest.mark.parametrize(
+    ("files", "asked", "processes"), [(5000, 3, 3), (5000, 20, 8), (250, 8, 2), (99, 4, 1)]
+)
+def test_processes_asked_for_whatever_the_cpus_and_load(
+    monkeypatch: pytest.MonkeyPatch, files: int, asked: int, processes: int
+) -> None:
+    """``HZ_PROCESSES``: that many, still a hundred files each and at most MAX_PROCESSES."""
+    monkeypatch.setattr(fanout, "_cpus", lambda: 1)
+    monkeypatch.setattr(fanout.os, "getloadavg", lambda: (9.0, 0.0, 0.0))
+    assert fanout._processes(files, asked) == processes
 
 
 def test_shares_are_contiguous_and_nearly_equal() -> None:
