@@ -197,8 +197,10 @@ class JobWriter:
         try:
             if _read(path) == text:
                 return False, path
-            # "x": a second job of one name fails here (and HZ601 stops the compile).
-            with open(self._staging() / path.name, "x", encoding="utf-8", newline="") as f:
+            # Replaces what is there: the share of a forked process that died is staged again
+            # (its last file perhaps cut short). A name given twice is HZ601, which fails the
+            # compile, so nothing staged twice is ever committed.
+            with open(self._staging() / path.name, "w", encoding="utf-8", newline="") as f:
                 f.write(text)
         except OSError as e:
             raise HzError(f"cannot write {e.filename or path}: {e.strerror or e}") from e

@@ -199,6 +199,22 @@ def test_a_bug_in_the_parent_while_children_work_exits_3_with_none_left(start: S
     assert [gone(pid) for pid in children] == [True, True]
 
 
+def test_a_compile_child_that_dies_costs_only_time(start: Start, project: Path) -> None:
+    serial = start("die5", "compile", "contracts", "--out", "serial", processes="1")
+    assert serial.end()[0] == 0
+    fanned = start("die5", "compile", "contracts", "--out", "jobs")
+    # Before, the parent's redo of the dead children's shares found their staged files:
+    # "cannot write .../.hz-compile-*/NAME.job.json: File exists", exit 2.
+    code, out, err = fanned.end()
+    assert (code, out) == (0, "")
+    assert err.endswith(f"{FILES} jobs in jobs: {FILES} written, 0 unchanged, 0 removed\n")
+    names = sorted(p.name for p in (project / "serial").iterdir())
+    assert sorted(p.name for p in (project / "jobs").iterdir()) == names
+    assert len(names) == FILES
+    for name in names:
+        assert (project / "jobs" / name).read_bytes() == (project / "serial" / name).read_bytes()
+
+
 def test_children_die_with_a_sigkilled_compile(start: Start, project: Path) -> None:
     hz = start("hold", "compile", "contracts", "--out", "jobs")
     children = [os.pidfd_open(pid) for pid, _ in hz.reports(2)]
