@@ -8,6 +8,7 @@ a diagnostic so CI shows it like any other problem.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
@@ -163,6 +164,8 @@ class JobChecker:
 
 #: The prefix of the private directory a compile stages changed jobs in, inside --out.
 STAGING_PREFIX = ".hz-compile-"
+#: Attempts at a staging directory that another compile's cleanup removes as it is made.
+_STAGING_ATTEMPTS = 5
 
 
 class JobWriter:
@@ -171,7 +174,12 @@ class JobWriter:
     ``out_dir`` as it comes and dropped. ``commit`` then renames each staged file into place
     (each appears whole: a rename within one file system) and removes the jobs no contract
     compiles to; ``abort`` removes the staging directory, so a failed compile changes
-    nothing in ``out_dir``."""
+    nothing in ``out_dir``.
+
+    The staging directory is locked (``flock``) while its compile lives, forked processes
+    included; the lock goes with the last of them, however they end. ``commit`` also removes
+    the staging directories nobody holds: those of a compile that was SIGKILLed or lost its
+    machine (decision 0027)."""
 
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = out_dir
@@ -179,6 +187,7 @@ class JobWriter:
         self.staged: list[Path] = []
         self.unchanged: list[Path] = []
         self._stage: Path | None = None
+        self._lock = -1  # the locked descriptor of the staging directory
         self._made: list[Path] = []
 
     def add(self, compiled: CompiledJob) -> None:
@@ -217,7 +226,7 @@ class JobWriter:
             missing = [d for d in (self.out_dir, *self.out_dir.parents) if not d.exists()]
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self._made = missing
-            self._stage = Path(tempfile.mkdtemp(dir=self.out_dir, prefix=STAGING_PREFIX))
+            self._stage, self._lock = _locked_staging(self.out_dir)
         return self._stage
 
     def commit(self) -> WriteSummary:
@@ -235,6 +244,7 @@ class JobWriter:
         finally:
             self._made = []  # committed: the directories made stay
             self.abort()
+        remove_abandoned_staging(self.out_dir)
         return WriteSummary(
             tuple(sorted(self.staged)), tuple(sorted(self.unchanged)), tuple(removed)
         )
@@ -243,9 +253,64 @@ class JobWriter:
         if self._stage is not None:
             shutil.rmtree(self._stage, ignore_errors=True)
             self._stage = None
+        if self._lock >= 0:
+            os.close(self._lock)
+            self._lock = -1
         for directory in self._made:
             try:
                 directory.rmdir()
             except OSError:
                 break  # not empty (another writer): leave it and what is above it
         self._made = []
+
+
+def _locked_staging(out_dir: Path) -> tuple[Path, int]:
+    """A new staging directory in ``out_dir`` and its descriptor, locked. Made, then locked,
+    then checked to be still there: another compile's ``remove_abandoned_staging`` may find
+    it unlocked in between and remove it (then another is made)."""
+    for _ in range(_STAGING_ATTEMPTS):
+        stage = Path(tempfile.mkdtemp(dir=out_dir, prefix=STAGING_PREFIX))
+        fd = os.open(stage, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if os.stat(stage, follow_symlinks=False).st_ino == os.fstat(fd).st_ino:
+                return stage, fd
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    raise HzError(
+        f"cannot write {out_dir}: its staging directories keep being removed",
+        hint="run one hz compile at a time into the same --out",
+    )
+
+
+def remove_abandoned_staging(out_dir: Path) -> tuple[Path, ...]:
+    """Remove the staging directories (``STAGING_PREFIX``) in ``out_dir`` that no process
+    holds locked: left by a compile that could not clean up (SIGKILL, a power cut). A live
+    compile's is left alone, as is anything that is not a directory of that name. Best
+    effort: what cannot be removed stays. The directories removed."""
+    removed: list[Path] = []
+    try:
+        with os.scandir(out_dir) as found:
+            entries = [e for e in found if e.name.startswith(STAGING_PREFIX)]
+    except OSError:
+        return ()
+    for entry in entries:
+        try:
+            fd = os.open(entry.path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # gone, a link, not a directory
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # a compile at work
+        try:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        finally:
+            os.close(fd)
+        removed.append(Path(entry.path))
+    return tuple(removed)

@@ -104,8 +104,30 @@ def compile_(
 
     Exit status: 0 ok (with --check: OUT is exactly what compile would write), 1 when a
     contract has an error or (with --check) a job is stale, missing or extra, 2 on a usage
-    error.
+    error; 130 on Ctrl-C, 143 on SIGTERM (129 on SIGHUP), with OUT as it was.
     """
+    from hz.runtime.process.signals import Terminated, raising
+
+    try:
+        # SIGTERM unwinds the compile as Ctrl-C does: its forked processes are killed and
+        # reaped, the staging directory removed (decision 0027).
+        with raising():
+            return _compile(paths, out_dir, check, fmt, root, max_usd_ceiling, quiet, verbose)
+    except Terminated as e:
+        click.echo("hz: aborted", err=True)
+        return e.exit_status
+
+
+def _compile(
+    paths: tuple[str, ...],
+    out_dir: Path,
+    check: bool,
+    fmt: str,
+    root: Path | None,
+    max_usd_ceiling: float | None,
+    quiet: bool,
+    verbose: bool,
+) -> int:
     if not paths:
         raise click.UsageError("give at least one PATH: a contract file or a directory")
     if "-" in paths:
@@ -116,6 +138,7 @@ def compile_(
     from hz.compiler.compile import compile_each, compile_fanned, compile_root
     from hz.compiler.jobdir import JobChecker, JobWriter, refuse_linked_out_dir
     from hz.compiler.report.formats import write_report
+    from hz.runtime.process.uninterrupted import to_the_end
 
     options = authoring(max_usd_ceiling)
     processes = processes_asked()
@@ -145,7 +168,7 @@ def compile_(
             )
     except BaseException:
         if isinstance(sink, JobWriter):
-            sink.abort()
+            to_the_end(sink.abort)  # a further Ctrl-C cannot leave the staging directory
         raise
     if verbose:
         list_skipped(run.skipped)

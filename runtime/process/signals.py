@@ -9,6 +9,11 @@ after the grace); later ones are ignored, so they cannot cut short the killing o
 processes, the removal of their private files or the writing of their receipts. Once one came,
 they stay ignored to the end of hz. A handler does no more than set values (a ``CancelToken``,
 a flag): the loops that wait poll them.
+
+A command with no loop to poll (``hz compile``: CPU-bound work, in forked processes too) uses
+``raising`` instead: SIGTERM and SIGHUP unwind it as Ctrl-C does (SIGINT stays Python's
+KeyboardInterrupt), through every cleanup on the way, and then it exits 128 + the signal's
+number, as a process the signal had killed would.
 """
 
 from __future__ import annotations
@@ -74,6 +79,49 @@ def routed(
     finally:
         escalation.closed = True
         if escalation.count:
+            atexit.register(_ignore, signals)
+        else:
+            for signum, old in previous.items():
+                signal.signal(signum, old)
+
+
+#: The signals ``raising`` turns into ``Terminated`` (SIGINT is KeyboardInterrupt already;
+#: SIGQUIT keeps its core dump).
+RAISED_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the program was (a ``BaseException``, as
+    KeyboardInterrupt: no ``except Exception`` takes it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_status(self) -> int:
+        """What a shell shows for a process the signal killed."""
+        return 128 + self.signum
+
+
+@contextmanager
+def raising() -> Iterator[None]:
+    """While the block runs, the first of ``RAISED_SIGNALS`` raises ``Terminated``; later ones
+    are ignored to the end of hz, so that they cannot cut the cleanup short. A signal hz was
+    started with ignored stays ignored."""
+    signals = tuple(s for s in RAISED_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN)
+    came: list[int] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        if not came:
+            came.append(signum)
+            raise Terminated(signum)
+
+    previous = {s: signal.signal(s, on_signal) for s in signals}
+    try:
+        yield
+    finally:
+        if came:
             atexit.register(_ignore, signals)
         else:
             for signum, old in previous.items():

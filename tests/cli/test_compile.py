@@ -321,3 +321,36 @@ def test_hz_processes_is_a_number_from_1_to_8(
         "  hint: unset HZ_PROCESSES to let hz judge by the CPUs and the load average\n"
     )
     assert not (root / "jobs").exists()
+
+
+def test_a_compile_removes_staging_directories_nobody_holds(cli: Cli, tmp_path: Path) -> None:
+    import fcntl
+    import os
+
+    root = project(tmp_path, "alpha")
+    out = root / "jobs"
+    out.mkdir()
+    abandoned = out / ".hz-compile-crashed"  # a SIGKILLed compile's
+    abandoned.mkdir()
+    (abandoned / "alpha.job.json").write_text("half", encoding="utf-8")
+    live = out / ".hz-compile-running"  # another compile's, at work
+    live.mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (out / ".hz-compile-link").symlink_to(outside, target_is_directory=True)
+    held = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        failed = hz(cli, root, "compile", "contracts", "--out", "jobs", "--check")
+        assert failed.returncode == 1  # --check writes nothing: it leaves them
+        assert abandoned.exists()
+        done = hz(cli, root, "compile", "contracts", "--out", "jobs")
+        assert done.returncode == 0
+    finally:
+        os.close(held)
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".hz-compile-link",
+        ".hz-compile-running",
+        "alpha.job.json",
+    ]
+    assert outside.is_dir()

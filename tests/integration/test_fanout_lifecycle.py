@@ -215,6 +215,21 @@ def test_a_compile_child_that_dies_costs_only_time(start: Start, project: Path) 
         assert (project / "jobs" / name).read_bytes() == (project / "serial" / name).read_bytes()
 
 
+def test_sigterm_to_compile_kills_the_children_and_removes_the_staging(
+    start: Start, project: Path
+) -> None:
+    hz = start("hold", "compile", "contracts", "--out", "jobs")
+    children = [pid for pid, _ in hz.reports(2)]  # each has staged its share
+    # The first file (the parent's, before the fork) and the children's shares.
+    assert len(list((project / "jobs").glob(".hz-compile-*/*.job.json"))) == 1 + 200
+    hz.process.send_signal(signal.SIGTERM)
+    # Before, hz died at once, its children went on staging jobs into jobs/ (here: stayed
+    # held), and the staging directory stayed.
+    assert hz.end() == (143, "", "hz: aborted\n")
+    assert [gone(pid) for pid in children] == [True, True]
+    assert not (project / "jobs").exists()  # made by the compile, removed with it
+
+
 def test_children_die_with_a_sigkilled_compile(start: Start, project: Path) -> None:
     hz = start("hold", "compile", "contracts", "--out", "jobs")
     children = [os.pidfd_open(pid) for pid, _ in hz.reports(2)]
@@ -227,6 +242,12 @@ def test_children_die_with_a_sigkilled_compile(start: Start, project: Path) -> N
     finally:
         for pidfd in children:
             os.close(pidfd)
+    [stale] = (project / "jobs").glob(".hz-compile-*")
+    # The next compile removes the staging directory nobody holds any more.
+    again = start("none", "compile", "contracts", "--out", "jobs", processes="1")
+    assert again.end()[0] == 0
+    assert not stale.exists()
+    assert len(list((project / "jobs").iterdir())) == FILES
 
 
 def test_hz_started_with_sigchld_ignored_does_not_fork(start: Start) -> None:
