@@ -15,8 +15,12 @@ replaces it, and that it is started early instead: ``start_early`` spawns the ch
 command that will render begins (``hz run CONTRACT``, ``hz render``), so that its interpreter
 and Jinja2 start beside hz's own imports, validation and compile; the first render hands it
 the job (``start_bounded``: its clock starts then), and ``discard_early`` kills it unused
-when nothing rendered. This module imports neither Jinja2 nor the renderer until a render
-runs in process, so that starting early costs the command nothing it would not pay anyway.
+when nothing rendered. The early child waits for as long as hz validates, compiles and
+fetches: if it ends before it has read its job (the OOM killer under unrelated pressure, an
+operator's kill, a spawn that failed), the render starts a fresh child, once, instead of
+blaming the template (the child's ``TAKEN`` on stdout says it had the job). This module
+imports neither Jinja2 nor the renderer until a render runs in process, so that starting
+early costs the command nothing it would not pay anyway.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import hz
 from hz.compiler.render.outcome import (
     EXIT_OUT_OF_MEMORY,
+    TAKEN,
     Crashed,
     Outcome,
     OutOfMemory,
@@ -104,31 +109,41 @@ def render_bounded(template: str, values: dict[str, Any], seconds: float) -> Out
         "seconds": seconds,
         "memory_headroom": MEMORY_HEADROOM,
     }
-    ended = _child().run(
-        json.dumps(job).encode("ascii"),
-        limits=Limits(
-            timeout=seconds + GRACE_SECONDS,
-            kill_grace=0.5,
-            max_stdout=_MAX_OUTPUT,
-            max_stderr=64 * 1024,
-        ),
+    given = json.dumps(job).encode("ascii")
+    limits = Limits(
+        timeout=seconds + GRACE_SECONDS,
+        kill_grace=0.5,
+        max_stdout=_MAX_OUTPUT,
+        max_stderr=64 * 1024,
     )
+    ended = _child().run(given, limits=limits)
+    if not _taken(ended) and not ended.cancelled:
+        # It ended, or never started, without the job: killed while it waited (started early,
+        # it lives through validation, compile and fetches), or a spawn that failed now. No
+        # fault of the template: a fresh child, once; a second such end is reported.
+        ended = _spawn().run(given, limits=limits)
     return outcome_of(ended)
 
 
+def _taken(ended: ProcessOutcome) -> bool:
+    """Whether the child read its job and limited itself (``TAKEN``) before it ended."""
+    return ended.stdout.startswith(TAKEN)
+
+
 def outcome_of(ended: ProcessOutcome) -> Outcome:
-    """What a child's end means for the render."""
-    if ended.timed_out or ended.signal == signal.SIGXCPU:
-        return TimedOut()
-    if ended.signal == signal.SIGKILL or ended.exit_code == EXIT_OUT_OF_MEMORY:
-        return OutOfMemory()  # SIGKILL that was not ours: the kernel's out-of-memory killer
+    """What a child's end means for the render. Memory is blamed only once the child had its
+    job and its limits: an end before that is no outcome of the template's."""
     if ended.launch_error is not None:
         return Crashed(None, ended.launch_error)
+    if ended.timed_out or ended.signal == signal.SIGXCPU:
+        return TimedOut()
+    if _taken(ended) and (ended.signal == signal.SIGKILL or ended.exit_code == EXIT_OUT_OF_MEMORY):
+        return OutOfMemory()  # SIGKILL that was not ours: the kernel's out-of-memory killer
     status = -ended.signal if ended.signal is not None else ended.exit_code
-    if status != 0 or ended.stdout_truncated:
+    if status != 0 or ended.stdout_truncated or not _taken(ended):
         return Crashed(status)
     try:
-        return finished_from_json(ended.stdout)
+        return finished_from_json(ended.stdout[len(TAKEN) :])
     except ValueError:  # no outcome, or not one (json.JSONDecodeError is a ValueError)
         return Crashed(0)
 

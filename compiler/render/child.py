@@ -2,8 +2,9 @@
 
 Reads one job from stdin — ``{"template": str, "inputs": {...}, "seconds": float,
 "memory_headroom": int}`` — limits itself (address space: what it holds once the job is read,
-plus ``memory_headroom``; CPU time: ``seconds`` past what it has used, plus one), renders, and
-writes the outcome to stdout as JSON (``hz.compiler.render.outcome``). Exit status 0 when an
+plus ``memory_headroom``; CPU time: ``seconds`` past what it has used, plus one), says so on
+stdout (``TAKEN``), renders, and writes the outcome after it as JSON
+(``hz.compiler.render.outcome``). Exit status 0 when an
 outcome was written, ``EXIT_OUT_OF_MEMORY`` when even that ran out of memory, 1 for anything else.
 ``hz.compiler.render.bound`` starts it and reads the rest from how it ended.
 """
@@ -18,7 +19,7 @@ import resource
 import sys
 import traceback
 
-from hz.compiler.render.outcome import EXIT_OUT_OF_MEMORY
+from hz.compiler.render.outcome import EXIT_OUT_OF_MEMORY, TAKEN
 
 
 def _address_space() -> int | None:
@@ -49,6 +50,8 @@ def main() -> int:
         job = json.loads(sys.stdin.buffer.read())
         seconds = float(job["seconds"])
         limit_self(seconds, int(job["memory_headroom"]))
+        sys.stdout.buffer.write(TAKEN)
+        sys.stdout.buffer.flush()  # out now: a death after it is the render's
         text = finished_json(generate(job["template"], job["inputs"], seconds))
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -41,6 +41,11 @@ class Crashed:
 
 #: The child's exit status when it ran out of memory outside the render's own handling.
 EXIT_OUT_OF_MEMORY = 3
+#: What the child writes on stdout, before its outcome, once it has read its job and limited
+#: itself: from then on how it ends is the render's. A child that ends without it never had
+#: the job (the child started early, killed while it waited: decision 0022), so hz starts
+#: another rather than blame the template.
+TAKEN = b"+"
 #: What the render itself decides; it crosses the pipe from the child.
 Finished = Rendered | Failed
 #: Everything a bounded render can end in.

@@ -193,3 +193,32 @@ def test_render_uses_the_child_started_early_and_leaves_none(
     assert len(early) == 2
     assert bound._early == []
     assert is_gone(spawned[1])
+
+
+def test_render_survives_the_child_started_early_being_killed(
+    cli: Cli, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Killed while hz validated and compiled (the OOM killer under other pressure, an
+    # operator): a fresh child renders; no "needs more than 512 MiB" against the contract.
+    import os
+    import signal
+
+    import hz.compiler.render.bound as bound
+
+    killed: list[int] = []
+    start_early = bound.start_early
+
+    def started_and_killed() -> None:
+        start_early()
+        [early] = bound._early
+        assert early.proc is not None
+        os.kill(early.proc.pid, signal.SIGKILL)
+        killed.append(early.proc.pid)
+        assert is_gone(early.proc.pid)
+
+    monkeypatch.setattr(bound, "start_early", started_and_killed)
+    shown = hz(cli, project, "render", "greet.yaml", "--input", "who=Ada", "--input", "times=1")
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert json.loads(shown.stdout)["prompt"] == "Hello Ada!\n\n"
+    assert len(killed) == 1
+    assert bound._early == []

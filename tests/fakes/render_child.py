@@ -6,11 +6,14 @@
 - ``spin``: loops in C (untraced): RLIMIT_CPU stops it;
 - ``hog``: asks for 2 GiB (mapped, never touched: only RLIMIT_AS refuses it);
 - ``leave``: raises ``SystemExit(7)``, which no handler of the render catches;
-- ``flood``: writes a line to stdout outside the outcome, so the outcome is no JSON.
+- ``flood``: writes a line to stdout outside the outcome, so the outcome is no JSON;
+- ``killed``: SIGKILLs its own process, as the kernel's out-of-memory killer does.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import time
 from typing import Any
@@ -42,6 +45,13 @@ def flood(value: Any) -> Any:
     return value
 
 
+def killed(value: Any) -> Any:
+    os.kill(os.getpid(), signal.SIGKILL)
+    return value
+
+
 def main() -> int:
-    environment().filters.update(nap=nap, spin=spin, hog=hog, leave=leave, flood=flood)
+    environment().filters.update(
+        nap=nap, spin=spin, hog=hog, leave=leave, flood=flood, killed=killed
+    )
     return real_main()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import time
 
 import pytest
@@ -15,6 +17,7 @@ from hz.compiler.render.bound import outcome_of, render_bounded
 from hz.compiler.render.generate import OUT_OF_MEMORY
 from hz.compiler.render.outcome import Crashed, Failed, OutOfMemory, Rendered, TimedOut
 from hz.compiler.render.packet import TemplatePlace, render_prompt
+from hz.runtime.process.bounded import Started
 from hz.runtime.process.limits import ProcessOutcome
 from tests.fakes.agent import is_gone
 
@@ -78,16 +81,23 @@ def test_outcomes_round_trip_through_the_child() -> None:
     [
         (ProcessOutcome(exit_code=None, signal=signal.SIGTERM, timed_out=True), TimedOut()),
         (ProcessOutcome(exit_code=None, signal=signal.SIGXCPU), TimedOut()),
-        (ProcessOutcome(exit_code=None, signal=signal.SIGKILL), OutOfMemory()),
-        (ProcessOutcome(exit_code=3, stdout=b'{"prompt": "x"'), OutOfMemory()),
+        (ProcessOutcome(exit_code=None, signal=signal.SIGKILL, stdout=b"+"), OutOfMemory()),
+        (ProcessOutcome(exit_code=3, stdout=b'+{"prompt": "x"'), OutOfMemory()),
+        # Ended before it had its job (killed while it waited): no fault of the template's.
+        (ProcessOutcome(exit_code=None, signal=signal.SIGKILL), Crashed(-signal.SIGKILL)),
+        (ProcessOutcome(exit_code=3), Crashed(3)),
+        (ProcessOutcome(exit_code=0, stdout=b'{"prompt": "x"}'), Crashed(0)),
         (ProcessOutcome(exit_code=None, signal=signal.SIGSEGV), Crashed(-signal.SIGSEGV)),
         (
             ProcessOutcome(exit_code=None, launch_error="x: program not found"),
             Crashed(None, "x: program not found"),
         ),
-        (ProcessOutcome(exit_code=0, stdout=b'{"prompt": "x"}', stdout_truncated=True), Crashed(0)),
-        (ProcessOutcome(exit_code=0, stdout=b'{"prompt": 1}'), Crashed(0)),
-        (ProcessOutcome(exit_code=0, stdout=b'{"prompt": "x"}'), Rendered("x")),
+        (
+            ProcessOutcome(exit_code=0, stdout=b'+{"prompt": "x"}', stdout_truncated=True),
+            Crashed(0),
+        ),
+        (ProcessOutcome(exit_code=0, stdout=b'+{"prompt": 1}'), Crashed(0)),
+        (ProcessOutcome(exit_code=0, stdout=b'+{"prompt": "x"}'), Rendered("x")),
     ],
 )
 def test_how_a_child_ended_is_its_outcome(ended: ProcessOutcome, outcome: object) -> None:
@@ -149,6 +159,79 @@ def test_a_child_started_early_and_unused_is_killed() -> None:
     hz.compiler.render.bound.discard_early()
     assert hz.compiler.render.bound._early == []
     assert is_gone(pid)
+
+
+@pytest.fixture
+def spawns(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pids of the render children spawned (one started early too)."""
+    started: list[int] = []
+    spawn = hz.compiler.render.bound._spawn
+
+    def recorded() -> Started:
+        child = spawn()
+        assert child.proc is not None
+        started.append(child.proc.pid)
+        return child
+
+    monkeypatch.setattr(hz.compiler.render.bound, "_spawn", recorded)
+    return started
+
+
+def test_a_child_started_early_and_killed_before_its_job_is_replaced(spawns: list[int]) -> None:
+    # The OOM killer under unrelated pressure, or an operator, while hz validated, compiled
+    # and fetched: the render starts a fresh child rather than blame the template's memory.
+    hz.compiler.render.bound.start_early()
+    pid = _early_pid()
+    os.kill(pid, signal.SIGKILL)
+    assert is_gone(pid)
+    assert render_bounded("Hi {{ inputs.who }}", {"who": "Ann"}, 10.0) == Rendered("Hi Ann")
+    early, fresh = spawns
+    assert early == pid
+    assert hz.compiler.render.bound._early == []
+    assert is_gone(fresh)
+
+
+def test_an_early_spawn_that_failed_is_tried_again(spawns: list[int]) -> None:
+    # A transient EAGAIN (a process limit reached for a moment) as hz started.
+    failed = Started(None, "python3: Resource temporarily unavailable", time.monotonic())
+    hz.compiler.render.bound._early.append(failed)
+    assert render_bounded("Hi {{ inputs.who }}", {"who": "Ann"}, 10.0) == Rendered("Hi Ann")
+    assert len(spawns) == 1
+
+
+def test_a_child_that_dies_before_its_job_twice_is_no_memory_failure(
+    spawns: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Killed as it starts, each time: one fresh child is tried, then the end is reported as
+    # what it is, never as "needs more than 512 MiB".
+    suicide = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    monkeypatch.setattr(
+        hz.compiler.render.bound, "child_argv", lambda: [sys.executable, "-c", suicide]
+    )
+    assert render_bounded("Hi", {}, 10.0) == Crashed(-signal.SIGKILL)
+    assert len(spawns) == 2  # the one a render starts, and one more
+    assert render_prompt("Hi", {}, TemplatePlace("j")) == (
+        None,
+        [
+            Diagnostic(
+                "HZ707",
+                f"prompt: rendering stopped unexpectedly (its process exited with status "
+                f"{-signal.SIGKILL})",
+                "j",
+            )
+        ],
+    )
+
+
+@pytest.mark.usefixtures("misbehaving")
+def test_a_child_killed_while_it_renders_ran_out_of_memory(spawns: list[int]) -> None:
+    # SIGKILL after the child had its job and its limits: the kernel's out-of-memory killer.
+    assert render_bounded("{{ 1 | killed }}", {}, 10.0) == OutOfMemory()
+    assert len(spawns) == 1  # not tried again
+    assert render_prompt("x\n{{ 1 | killed }}", {}, TemplatePlace("j")) == (
+        None,
+        [Diagnostic("HZ708", f"prompt: {OUT_OF_MEMORY}", "j")],
+    )
 
 
 @pytest.mark.parametrize(
