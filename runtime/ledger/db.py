@@ -166,6 +166,12 @@ class LedgerDamaged(LedgerError):
     the message names the file and how to set it aside."""
 
 
+class LedgerReplaced(LedgerError):
+    """The ledger's file was moved, removed or replaced at its path while this process used
+    it: this process stops rather than go on with the file it opened (which no new run
+    reaches) or switch files under the runs it owns (their records split between two)."""
+
+
 #: SQLite's primary result codes that say "not now" rather than "never" (sqlite.org/rescode):
 #: BUSY, LOCKED, NOMEM, IOERR, FULL, CANTOPEN (no file descriptor left), PROTOCOL, SCHEMA.
 _TRANSIENT = {5, 6, 7, 10, 13, 14, 15, 17}
@@ -204,8 +210,8 @@ def translate(e: sqlite3.Error, path: Path) -> LedgerError | None:
 
 def damaged(path: Path, what: str) -> LedgerDamaged:
     # Its WAL and shared-memory files go with it: a new ledger beside an old WAL would be
-    # damaged too. Workers go first: one that runs on keeps the file it opened, moved or not,
-    # and never sees the new ledger's runs.
+    # damaged too. Workers go first: one that runs on keeps the file it opened until its next
+    # look sees it moved, and then stops its runs (``LedgerReplaced``).
     return LedgerDamaged(
         f"{path}: the run ledger is damaged ({what})",
         hint=f"stop the hz workers that use it, keep a copy (cp -p {path}* /somewhere/safe/), "
@@ -253,7 +259,13 @@ class SqliteConnection:
 
 
 class SqliteDb:
-    """One ledger file; a connection per thread (sqlite3 connections are not shared)."""
+    """One ledger file; a connection per thread (sqlite3 connections are not shared).
+
+    The file is the one at ``path`` when it was opened (its device and inode): a thread's
+    new connection, and a worker's every claim (``check_file``), first make sure the file at
+    the path is still that one. A connection opened earlier keeps the file it opened, moved
+    or not, as SQLite does; none is opened on another file, nor a new empty ledger created
+    where the old one was removed."""
 
     for_update = ""
     skip_locked = ""
@@ -266,12 +278,17 @@ class SqliteDb:
         self.path = path
         self.where = str(path)
         self._local = threading.local()
+        #: The file opened (device, inode), once opened; None: not known, nothing compared.
+        self.opened: tuple[int, int] | None = None
         self.connection  # noqa: B018 -- open (and migrate) now, so errors surface here
+        with suppress(OSError):
+            self.opened = _file_at(path)
 
     @property
     def connection(self) -> SqliteConnection:
         found: SqliteConnection | None = getattr(self._local, "connection", None)
         if found is None:
+            self.check_file()  # before connect(), which would create a ledger where none is
             found = connect(self.path)
             self._local.connection = found
         return found
@@ -297,6 +314,26 @@ class SqliteDb:
     def lock(self, c: Any, name: str) -> None:
         """Nothing: ``BEGIN IMMEDIATE`` already holds the database's one write lock."""
 
+    def check_file(self) -> None:
+        """``LedgerReplaced`` when the file at the path is not the one opened (moved or
+        removed, another perhaps created there: a restore from a backup, ``rm`` and a new
+        ledger). A path that cannot be looked at now (a directory made unreadable) passes:
+        the statements say what is wrong with it."""
+        if self.opened is None:
+            return
+        try:
+            now = _file_at(self.path)
+        except OSError:
+            return
+        if now != self.opened:
+            raise LedgerReplaced(
+                f"{self.path}: the run ledger was moved, removed or replaced while this hz "
+                "process used it",
+                hint="hz stopped rather than go on with the file it had opened, which no new "
+                "run reaches, or switch files under the runs it owned; start it again "
+                "(hz worker) to use the ledger now at that path",
+            )
+
     def thread_done(self) -> None:
         """Close the calling thread's connection. A thread that ends without it leaves its
         connection (three open files, SQLite's caches) to the garbage collector: one per run's
@@ -308,6 +345,16 @@ class SqliteDb:
 
     def close(self) -> None:
         self.thread_done()
+
+
+def _file_at(path: Path) -> tuple[int, int] | None:
+    """The device and inode of the file at ``path`` (its link's target), None when there is
+    none; ``OSError`` when it cannot be looked at."""
+    try:
+        found = path.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return found.st_dev, found.st_ino
 
 
 def connect(path: Path) -> SqliteConnection:

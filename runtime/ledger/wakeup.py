@@ -12,6 +12,9 @@ A slot's own empty claim commits nothing, so it does not wake the others; the co
 running runs (their lease renewals, every few seconds) wake idle slots for one cheap look.
 The poll stays as the fallback: without inotify (another system, a limit of watches reached,
 a file system that does not report changes) a slot still looks every ``IDLE_POLL``.
+
+The ledger's files moved away, removed or created anew ring too: a slot's look then finds the
+ledger replaced under the worker (``SqliteDb.check_file``) at once, and the pool stops.
 """
 
 from __future__ import annotations
@@ -25,8 +28,12 @@ from pathlib import Path
 
 #: inotify(7): what changes a file in the watched directory.
 _IN_MODIFY = 0x00000002
-_IN_CREATE = 0x00000100
+_IN_MOVED_FROM = 0x00000040
 _IN_MOVED_TO = 0x00000080
+_IN_CREATE = 0x00000100
+_IN_DELETE = 0x00000200
+#: What is watched: a change of a file's content, and a file moved or removed, or new.
+_MASK = _IN_MODIFY | _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE
 _IN_Q_OVERFLOW = 0x00004000
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 #: One read of events, at most (the kernel never splits an event across reads).
@@ -136,7 +143,7 @@ def _watch(directory: Path) -> int | None:
     fd = int(init(os.O_NONBLOCK | os.O_CLOEXEC))
     if fd < 0:
         return None  # the per-user limit of instances
-    if add(fd, os.fsencode(directory), _IN_MODIFY | _IN_CREATE | _IN_MOVED_TO) < 0:
+    if add(fd, os.fsencode(directory), _MASK) < 0:
         with contextlib.suppress(OSError):
             os.close(fd)
         return None  # the limit of watches, or a directory it cannot watch

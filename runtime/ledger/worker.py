@@ -9,7 +9,11 @@ A slot survives what the database does: a claim that fails because it cannot be 
 said once on ``on_error``; a run settled by another process before it started (a cancel racing
 the claim: ``StaleOwner``) is let go. What a slot cannot go on from (a damaged ledger, a bug)
 stops the pool: every slot ends, and ``run()`` raises it, so ``hz worker`` exits non-zero with
-one line saying why.
+one line saying why. So does a SQLite ledger moved, removed or replaced at its path since the
+pool opened it (``LedgerReplaced``): a slot looks before every claim, and the main thread as
+the ledger's files change (inotify rings the bell) and every ``WAIT_SLICE``, for when every
+slot is busy with a long run. Its runs are cancelled and recorded in the file they belong to;
+no run is claimed from a file nobody submits to any more, nor from two files.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import threading
 from collections.abc import Callable
 
 from hz.runtime.artifacts.errors import HzError
-from hz.runtime.ledger.db import LedgerDamaged, LedgerUnavailable, SqliteDb
+from hz.runtime.ledger.db import LedgerDamaged, LedgerReplaced, LedgerUnavailable, SqliteDb
 from hz.runtime.ledger.owner import Slots, Told, run_owned
 from hz.runtime.ledger.store import Hold, Ledger, Owner, StaleOwner
 from hz.runtime.ledger.wakeup import Bell, LedgerWatch
@@ -31,6 +35,9 @@ from hz.runtime.process.threads import start
 IDLE_POLL = 0.2
 #: The longest wait between two claims while the database cannot be written.
 TROUBLE_WAIT = 15.0
+#: How long the main thread waits for the slots before it looks at the ledger's file again,
+#: unless a slot's end or a change of the ledger (the bell) wakes it sooner.
+WAIT_SLICE = 0.2
 
 
 class Running:
@@ -92,6 +99,8 @@ class Pool:
         self.bell = Bell()
         self._troubled = False
         self._lock = threading.Lock()
+        #: Slots that ended (each rings the bell as it ends).
+        self._ended = 0
 
     def run(self) -> None:
         """Run the slots until the source is done or ``stop()``; raises what stopped a slot
@@ -114,13 +123,43 @@ class Pool:
             raise
         finally:
             go.set()
-            for thread in threads:
-                while thread.is_alive():
-                    thread.join(timeout=0.2)  # joins in slices so signals reach the main thread
+            self._wait_for(threads)
             if watch is not None:
                 watch.close()
         if self.failure is not None:
             raise self.failure
+
+    def _wait_for(self, threads: list[threading.Thread]) -> None:
+        """Until every slot ended, waiting in slices so signals reach the main thread. At each
+        slice, and as the bell rings (a slot ended, the ledger's files changed), a SQLite
+        ledger replaced at its path stops the pool: with every slot busy with a long run, no
+        claim would look for hours."""
+        while True:
+            seen = self.bell.seen()
+            self._look_at_file()
+            with self._lock:
+                ended = self._ended
+            if ended >= len(threads) or not any(t.is_alive() for t in threads):
+                break
+            self.bell.wait(seen, WAIT_SLICE)
+        for thread in threads:
+            while thread.is_alive():  # ending: its last act was to say so
+                thread.join(timeout=WAIT_SLICE)
+
+    def _look_at_file(self) -> None:
+        if self.stopping.is_set():
+            return
+        try:
+            self._same_file()
+        except LedgerReplaced as e:
+            self._fail(e)
+
+    def _fail(self, error: BaseException) -> None:
+        """What a slot cannot go on from: the pool stops, and ``run()`` raises it."""
+        with self._lock:
+            if self.failure is None:
+                self.failure = error
+        self.stop("the worker cannot go on")
 
     def _watch(self) -> LedgerWatch | None:
         """On SQLite, what rings the bell when the ledger changes (None elsewhere, and where
@@ -133,12 +172,14 @@ class Pool:
             go.wait()
             self._slot()
         except BaseException as e:  # a damaged ledger, a bug: the pool stops, run() says why
-            with self._lock:
-                if self.failure is None:
-                    self.failure = e
-            self.stop("the worker cannot go on")
+            self._fail(e)
         finally:
-            self.ledger.thread_done()
+            try:
+                self.ledger.thread_done()
+            finally:
+                with self._lock:
+                    self._ended += 1
+                self.bell.ring()  # the main thread waits for it
 
     def stop(self, reason: str, *, now: bool = False) -> None:
         """Claim nothing more; cancel what runs (intent committed, then signals: SIGTERM and
@@ -157,6 +198,7 @@ class Pool:
         wait = IDLE_POLL
         while not self.stopping.is_set():
             seen = self.bell.seen()  # a change after this wakes the wait below at once
+            self._same_file()
             try:
                 claimed = self.claim(ledger, self.owner)
             except LedgerUnavailable as e:
@@ -183,7 +225,7 @@ class Pool:
                 )
             except StaleOwner:
                 continue  # settled by another process before it started (a cancel): let go
-            except LedgerDamaged:
+            except (LedgerDamaged, LedgerReplaced):
                 raise  # no run's record can be kept: the pool stops, and run() says why
             except HzError as e:  # the run could not be started, or its record kept
                 self.told.error(run_id, e)
@@ -200,6 +242,13 @@ class Pool:
                     self.told.done(outcome)
                 except LedgerUnavailable as e:  # its report could not be read: said instead
                     self.told.error(run_id, e)
+
+    def _same_file(self) -> None:
+        """``LedgerReplaced`` when the SQLite ledger's file is no longer the one at its path:
+        the pool stops (``run()`` raises it) rather than claim from a file nobody submits to."""
+        db = self.ledger.db
+        if isinstance(db, SqliteDb):
+            db.check_file()
 
     def _trouble(self, error: LedgerUnavailable | None) -> None:
         """A spell of trouble said once as it starts (every slot meets it) and once as it
