@@ -47,6 +47,8 @@ _BREAK_NAMES = {
     "\u2029": "U+2029 (paragraph separator)",
 }
 _BOM = "\ufeff"
+#: The most of a migrated line a note shows.
+_SHOWN = 60
 #: The loader's limits a migrated file may cross that the original did not.
 _LIMITS = (HZ003, HZ012, HZ013)
 
@@ -128,10 +130,15 @@ def migrate(data: bytes, path: str, namespace: str | None = None) -> Migration:
     first_end = re.search(r"\r\n|\r|\n", raw)
     newline = first_end.group() if first_end else "\n"
     raw_end = _raw_offset(raw, front.count("\n"))
+    edited_lines = 0
     try:
-        migrated = bom + migrator.edits.apply(raw[:raw_end], newline) + raw[raw_end:]
+        edited = migrator.edits.apply(raw[:raw_end], newline)
     except Unedited:
         migrated = None
+    else:
+        migrated = bom + edited + raw[raw_end:]
+        # Past the edited lines, a line of the migrated file is a line of the original, shifted.
+        edited_lines = len(re.findall(r"\r\n|\r|\n", edited))
     back, unread = load_markdown(migrated.encode("utf-8"), path) if migrated else (None, [])
     if back is None and unread and unread[0].code in _LIMITS:
         # Written as hz writes it, the contract outgrows what hz reads (say, more nodes).
@@ -149,8 +156,66 @@ def migrate(data: bytes, path: str, namespace: str | None = None) -> Migration:
     if back is None or _is_heinzel(back.data) or "contract" not in back.data.get("hz", {}):
         return Migration(path, None, (_unedited(doc),))
     assert migrated is not None
-    notes = sorted(notes + _fit(doc), key=lambda n: (n.line, n.column, n.code))
+    fit, decided = _fit(doc)
+    kept = migrator.edits.kept_lines()
+    refused = _validated(back, doc, decided, kept, edited_lines, edited_lines - front.count("\n"))
+    if refused:  # the safety net: what the key map missed, hz validate would refuse
+        return Migration(path, None, tuple(refused))
+    notes = sorted(notes + fit, key=lambda n: (n.line, n.column, n.code))
     return Migration(path, migrated, tuple(notes), name, _name_at(doc))
+
+
+def _validated(
+    back: SourceDoc,
+    doc: SourceDoc,
+    decided: set[tuple[str, str]],
+    kept: dict[int, int],
+    edited: int,
+    shift: int,
+) -> list[Note]:
+    """Every error ``hz validate`` finds in ``back``, the migrated file, that the report does
+    not leave to decide already (``decided``: an operation for the command provider, HZ171;
+    arguments or a window hz's operation does not take, HZ172), as an error of the original:
+    the migrated file is not written, so each names the line and column of the migrated file
+    it is on, and stands where the original has that line: a line no edit touched (``kept``:
+    a line of the migrated frontmatter, 0-based, and the original's) or past the ``edited``
+    ones (the body: ``shift`` lines further on) at that line and column, any other at the
+    original's ``hz:`` key. The checks are
+    those of ``hz validate`` with hz's own catalog, publish targets and default budget
+    ceiling: an operator's configuration is ``hz validate``'s to apply."""
+    from hz.compiler.validate import validate_source
+
+    _, found = validate_source(back)
+    errors = [d for d in found if d.severity == "error" and (d.code, d.message) not in decided]
+    if not errors:
+        return []
+    hz = doc.pos(("hz",), key=True)
+    lines = back.text.split("\n")
+    out = []
+    for d in errors:
+        written = lines[d.line - 1].strip() if 0 < d.line <= len(lines) else ""
+        cut = written if len(written) <= _SHOWN else written[: _SHOWN - 1] + "…"
+        shown = f": {printable(cut)}" if written else ""
+        if d.line > edited:
+            line, column = d.line - shift, d.column
+        elif d.line - 1 in kept:
+            line, column = kept[d.line - 1] + 1, d.column
+        else:
+            line, column = hz.line, hz.column
+        out.append(
+            Note(
+                d.code,
+                "error",
+                line,
+                column,
+                f"migrated, the file would fail hz validate (line {d.line}, column {d.column} "
+                f"of the migrated file{shown}): {d.message}",
+                decide="change the original so that hz validate passes its migration"
+                + (f" (hz validate's hint: {printable(d.hint)})" if d.hint else "")
+                + ", then migrate again",
+            )
+        )
+    return out
 
 
 def _unedited(doc: SourceDoc) -> Note:
@@ -194,16 +259,18 @@ def _raw_offset(raw: str, lines: int) -> int:
     return at
 
 
-def _fit(doc: SourceDoc) -> list[Note]:
+def _fit(doc: SourceDoc) -> tuple[list[Note], set[tuple[str, str]]]:
     """HZ172 for each read whose arguments or window hz refuses: a catalog operation that
     takes other arguments than Heinzelmännchen's provider took, a window hz cannot resolve
     (``next 7d`` looks ahead). Checked on the original,
-    whose inputs are where hz's are (under ``hz:``), so the lines are the original's."""
+    whose inputs are where hz's are (under ``hz:``), so the lines are the original's. And the
+    code and message of each diagnostic left to decide so (with HZ410, an operation left to
+    the command provider: HZ171), which ``hz validate`` of the migrated file repeats."""
     import copy
     from dataclasses import replace
 
     from hz.compiler.checks.reads import check_reads
-    from hz.compiler.rules.registry import HZ411, HZ412
+    from hz.compiler.rules.registry import HZ410, HZ411, HZ412
 
     data = copy.deepcopy(doc.data)
     inputs = data["hz"].get("inputs")
@@ -212,7 +279,8 @@ def _fit(doc: SourceDoc) -> list[Note]:
         if isinstance(window, str) and window.startswith("last "):
             spec["window"] = window.removeprefix("last ").strip()  # migrated: last_window
     doc = replace(doc, data=data)
-    return [
+    found = [d for d in check_reads(doc, CATALOG) if d.code in (HZ410, HZ411, HZ412)]
+    notes = [
         Note(
             HZ172,
             "decide",
@@ -223,6 +291,7 @@ def _fit(doc: SourceDoc) -> list[Note]:
             "them; a window looks back from the run), or serve this input through an operation "
             "of the operator's command provider under another name",
         )
-        for d in check_reads(doc, CATALOG)
-        if d.code in (HZ411, HZ412)
+        for d in found
+        if d.code != HZ410
     ]
+    return notes, {(d.code, d.message) for d in found}

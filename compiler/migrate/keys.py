@@ -228,10 +228,13 @@ class Migrator(Editor):
             f"hz.outputs.{printable(output)} is hz.output: the job's one draft (the name "
             f"{printable(output)} is gone)",
         )
+        # NAME: with no value (or ~) is Heinzelmännchen's output of the defaults: hz's is {}.
+        empty = outputs[output] is None
         if outer.flow:  # outputs: {NAME: VALUE} is output: VALUE, as written
             self.rename(("outputs",), "output")
             start, end = inner.value
-            self.edits.splice(*outer.value, self.edits.text[start:end] if end > start else "{}")
+            written = self.edits.text[start:end] if end > start and not empty else "{}"
+            self.edits.splice(*outer.value, written)
             return
         assert outer.key is not None
         assert inner.key is not None
@@ -245,6 +248,11 @@ class Migrator(Editor):
         inner_line = edits.line_of(inner.key[0])
         inner_rest = self.lines[inner_line][edits.column_of(inner.key[1]) :]
         head = inner_rest[inner_rest.index(":") + 1 :].strip()
+        if empty:  # ~, null or nothing, and maybe a comment after it
+            value_end = edits.column_of(inner.value[1]) if inner.value[1] > inner.value[0] else 0
+            rest = self.lines[inner_line][value_end:] if value_end else head
+            comment = rest[rest.index("#") :] if "#" in rest else ""
+            head = "{}" + (f"  {comment}" if comment else "")
         shift = edits.column_of(inner.key[0]) - column
         body = [
             line[shift:] if line[:shift].strip() == "" else line

@@ -17,6 +17,9 @@ from hz.compiler.migrate.edit import Editor, shown, span
 from hz.compiler.rules.registry import HZ171, HZ174
 from hz.runtime.artifacts.printable import printable
 
+#: The most publishes an hz job has (the contract schema's maxItems; the job model's
+#: ``MAX_PUBLISHES``, not imported: that module builds its models as it is imported).
+MAX_PUBLISHES = 16
 _KEEP_IN_PROSE = "keep the intent in the body's prose, or delete the comment"
 _NEW_ITEM = (
     "write it as an hz publish (to: command.run, args: {command: NAME}, or another target of "
@@ -53,7 +56,7 @@ def publishes(editor: Editor) -> None:
             commands[index] = command_name(action)
             taken[commands[index]] = (action, editor.doc.pos(("hz", "publishes", index)).line)
         else:
-            editor.note(HZ174, "decide", refusal[0], refusal[1], decide=_NEW_ITEM)
+            editor.note(HZ174, "decide", *refusal)
     if not commands:
         editor.drop(("publishes",), "no publish hz can carry out")
         return
@@ -66,25 +69,36 @@ def publishes(editor: Editor) -> None:
 
 def _refusal(
     editor: Editor, index: int, item: object, taken: dict[str, tuple[str, int]]
-) -> tuple[list[str | int], str] | None:
-    """Why item ``index`` cannot be carried over (where, and the message), or ``None``."""
+) -> tuple[list[str | int], str, str] | None:
+    """Why item ``index`` cannot be carried over (where, the message and what to decide), or
+    ``None``."""
     where: list[str | int] = ["publishes", index]
     if not isinstance(item, dict) or "action" not in item:
-        return where, f"publish {shown(item)} names no action: commented out"
+        return where, f"publish {shown(item)} names no action: commented out", _NEW_ITEM
     action = item["action"]
     if not isinstance(action, str) or not command_name(action):
         return (
             [*where, "action"],
             f"publish action {shown(action)} names no command (a command's name is lowercase "
             "letters, digits and dashes): commented out",
+            _NEW_ITEM,
         )
     command = command_name(action)
+    if len(taken) == MAX_PUBLISHES and command not in taken:
+        return (
+            where,
+            f"publish action {shown(action)} is past the {MAX_PUBLISHES} publishes an hz job "
+            "has: commented out",
+            "publish from one of the operator's commands that does what several did, or delete "
+            "the comment",
+        )
     if command in taken:
         first, line = taken[command]
         return (
             [*where, "action"],
             f"publish action {shown(action)} is the operator's command {command}, as action "
             f"{shown(first)} on line {line} is: commented out",
+            _NEW_ITEM,
         )
     return None
 

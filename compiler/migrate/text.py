@@ -171,6 +171,35 @@ class Edits:
         """Lines [start, end) (0-based) replaced by ``new``."""
         self.splice(self.starts[start], self.starts[end], "".join(f"{n}\n" for n in new))
 
+    def kept_lines(self) -> dict[int, int]:
+        """The lines of the edited text that no edit touched, each (0-based) with the line of
+        ``text`` it is: where a problem found in the migrated file stands in the original."""
+        out: dict[int, int] = {}
+        line = 0  # the edited text's line at offset ``at`` of ``text``
+        at = 0
+        at_line_start = True  # whether the edited text has a line start at ``at``
+        ordered = sorted(self.edits)
+        for start, end, _, new in [*ordered, (len(self.text), len(self.text), -1, "")]:
+            if start >= at:
+                first = self.line_of(at)
+                if self.starts[first] < at or not at_line_start:
+                    first += 1  # the line ``at`` is in starts with what an edit wrote
+                    line_there = line + self.text.count("\n", at, self.starts[first])
+                else:
+                    line_there = line
+                kept = first
+                while kept + 1 < len(self.starts) and self.starts[kept + 1] <= start:
+                    out[line_there + kept - first] = kept
+                    kept += 1
+                line += self.text.count("\n", at, start)
+                if start > at:
+                    at_line_start = self.text[start - 1] == "\n"
+            line += new.count("\n")
+            if new:
+                at_line_start = new.endswith("\n")
+            at = max(at, end)
+        return out
+
     def apply(self, raw: str, newline: str) -> str:
         """The edits applied to ``raw``: ``text`` as the file has it, each line ending as
         written (a line of ``text`` is the same line of ``raw``); new line ends are

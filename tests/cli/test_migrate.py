@@ -115,6 +115,9 @@ def test_a_placeholder_left_in_a_template_is_a_located_error(cli: Cli, tmp_path:
     assert path.read_bytes() == before
 
 
+#: A body hz validate accepts, for contracts whose body is not the point.
+BODY = "## Goal\n\nThe status is current.\n\n## Done when\n\n- [ ] Done.\n"
+
 HEINZEL = """\
 ---
 name: status
@@ -253,7 +256,7 @@ def test_a_look_ahead_window_of_an_own_operation_is_left_to_decide() -> None:
     text = (
         "---\nhz:\n  schema: 1\n  title: Agenda\n  inputs:\n    meetings:\n"
         "      read: meetings.upcoming\n      window: next 7d\n"
-        "  outputs:\n    agenda: {format: markdown}\n---\n"
+        "  outputs:\n    agenda: {format: markdown}\n---\n" + BODY
     )
     notes = migrate(text.encode(), "agenda.md").notes
     assert [
@@ -293,6 +296,33 @@ def test_a_last_window_is_hz_s_window_back_from_the_run(cli: Cli, tmp_path: Path
     )
     assert "window: 7d}" in (tmp_path / "digest.md").read_text()
     assert cli("validate", "digest.md", cwd=tmp_path).returncode == 0
+
+
+def test_a_window_hz_cannot_read_is_left_to_decide_once_at_its_own_line(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """'last &a' is migrated to "&a", which hz validate refuses (HZ412): reported once, as the
+    decision it is (HZ172) at the original's line, and not again by the safety net."""
+    text = (
+        "---\nhz:\n  schema: 1\n  title: Digest\n  inputs:\n    merged:\n"
+        "      read: code-host.merged_pull_requests\n      args: {repository: acme/app}\n"
+        "      window: 'last &a'\n  outputs:\n    digest: {format: markdown}\n"
+        "  agent: {max_usd: 0.5}\n  timeout: 5m\n---\n" + BODY.replace("current", "`merged`")
+    )
+    (tmp_path / "digest.md").write_text(text)
+    done = cli("migrate", "digest.md", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout
+    assert [line for line in done.stdout.splitlines() if "HZ172" in line or "HZ412" in line] == [
+        "digest.md:9:15: decide: hz reads this input otherwise than Heinzelmännchen did: "
+        "hz.inputs.merged.window: '&a' is not a window: write a count and a unit (m, h, d or "
+        "w) such as '24h', '7d' or '2w', or 'since-last-success' [HZ172]"
+    ]
+    assert '      window: "&a"\n' in (tmp_path / "digest.md").read_text()
+    checked = cli("validate", "digest.md", cwd=tmp_path)
+    assert checked.returncode == 1
+    assert "digest.md:10:15: error: hz.inputs.merged.window: '&a' is not a window" in (
+        checked.stdout
+    )
 
 
 def test_a_link_is_not_followed_and_inputs_without_read_stay(cli: Cli, tmp_path: Path) -> None:
@@ -340,11 +370,40 @@ def test_the_namespace_comes_from_the_folder_or_the_option(
     assert f'\n  name: "{name}"\n' in (tmp_path / "team" / "status.md").read_text()
 
 
-def test_inputs_that_are_no_mapping_are_left_for_validate_to_report() -> None:
-    text = "---\nhz:\n  schema: 1\n  title: T\n  inputs: [merged]\n  outputs:\n    t: {}\n---\n"
-    result = migrate(text.encode(), "t.md")
-    assert result.text is not None
-    assert "\n  inputs: [merged]\n  output: {}\n" in result.text
+def test_what_hz_validate_would_refuse_is_a_located_error_not_written(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """The safety net: migrated, inputs: [merged] and a body without sections failed
+    hz validate (HZ103, HZ111) after migrate had exited 0."""
+    text = "---\nhz:\n  schema: 1\n  title: T\n  inputs: [merged]\n  outputs:\n    t: {}\n---\nb\n"
+    (tmp_path / "t.md").write_text(text)
+    for argv in (["t.md", "--check"], ["t.md"]):
+        done = cli("migrate", *argv, cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (
+            1,
+            "t.md:5:11: error: migrated, the file would fail hz validate (line 6, column 11 of "
+            "the migrated file: inputs: [merged]): hz.inputs: expected a mapping, got a list "
+            "[HZ103]\n"
+            "  decide: change the original so that hz validate passes its migration, then "
+            "migrate again\n"
+            "t.md:9:1: error: migrated, the file would fail hz validate (line 12, column 1 of the "
+            "migrated file: b): a Markdown contract without a prompt needs a '## Done when' "
+            "section [HZ111]\n"
+            "  decide: change the original so that hz validate passes its migration (hz "
+            "validate's hint: add a heading '## Done when' and what belongs under it), then "
+            "migrate again\n"
+            "t.md:9:1: error: migrated, the file would fail hz validate (line 12, column 1 of the "
+            "migrated file: b): a Markdown contract without a prompt needs a '## Goal' section "
+            "[HZ111]\n"
+            "  decide: change the original so that hz validate passes its migration (hz "
+            "validate's hint: add a heading '## Goal' and what belongs under it), then migrate "
+            "again\n"
+            "t.md: not migrated\n",
+        )
+        assert (tmp_path / "t.md").read_text() == text
+    (tmp_path / "t.md").write_text(text.replace("[merged]", "{}").replace("b\n", BODY))
+    assert cli("migrate", "t.md", cwd=tmp_path).returncode == 0
+    assert cli("validate", "t.md", cwd=tmp_path).returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -419,12 +478,20 @@ def test_a_name_that_is_no_hz_name_is_a_located_error_not_written(
 def test_a_quoted_input_key_stays_one_key_when_its_read_is_rewritten() -> None:
     text = (
         '---\nhz:\n  schema: 1\n  inputs:\n    "a\\n  publishes: [x]":\n'
-        "      read: contract:team/x\n  outputs:\n    d: {format: markdown}\n---\nb\n"
+        "      read: contract:team/x\n  outputs:\n    d: {format: markdown}\n---\n" + BODY
     )
     result = migrate(text.encode(), "c.md")
-    assert result.text is not None
-    assert '\n    "a\\n  publishes: [x]":\n      read: "contract:team-x"\n' in result.text
-    assert "\n  publishes" not in result.text
+    # Not an input name hz takes, and still one key: no publishes.
+    assert [(n.code, n.line, n.column, n.message) for n in result.notes] == [
+        (
+            "HZ104",
+            5,
+            5,
+            "migrated, the file would fail hz validate (line 6, column 5 of the migrated file: "
+            "\"a\\n  publishes: [x]\":): hz.inputs: 'a\\n  publishes: [x]' is not a valid input "
+            "name",
+        )
+    ]
 
 
 @pytest.mark.parametrize("link", ["contracts/team", "contracts/team/status.md"])
@@ -500,7 +567,7 @@ def test_a_catch_up_hz_does_not_know_is_left_to_decide_not_pasted(value: str, sh
     """Pasted into the schedule's flow mapping, it wrote a time zone of its own choosing."""
     text = (
         "---\nhz:\n  schema: 1\n  outputs:\n    d: {format: markdown}\n"
-        f'  schedule: "0 7 * * MON"\n  catch_up: {value}\n---\nb\n'
+        f'  schedule: "0 7 * * MON"\n  catch_up: {value}\n---\n' + BODY
     )
     result = migrate(text.encode(), "c.md")
     assert result.text is not None

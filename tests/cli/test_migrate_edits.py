@@ -348,15 +348,17 @@ def test_an_item_is_commented_out_as_it_stands(
 
 
 def test_a_migration_hz_could_not_read_says_so() -> None:
-    """Each publish grows by a few nodes: past the loader's limit, the refusal was HZ178's
-    "written in a way hz migrate does not edit"."""
-    extra = "  publishes:\n" + "".join(f"    - action: a{i}.b\n" for i in range(1900))
-    result = migrate(BASE.format(inputs="", extra=extra).encode(), "c.md")
+    """The keys a migration adds (name, timeout, budget) are nodes too: past the loader's
+    limit, the refusal was HZ178's "written in a way hz migrate does not edit"."""
+    many = "tags: [" + ", ".join(["1"] * 9980) + "]\n"
+    result = migrate(
+        BASE.format(inputs="", extra="").replace("hz:\n", many + "hz:\n").encode(), "c.md"
+    )
     assert [(n.code, n.kind, n.line, n.column, n.message) for n in result.notes] == [
         (
             "HZ013",
             "error",
-            3,
+            4,
             1,
             "migrated, the contract would not be read by hz: more than 10,000 YAML nodes in "
             "the file",
@@ -392,3 +394,56 @@ def test_a_complex_key_in_a_publish_is_refused_not_guessed_at() -> None:
         None,
         [("HZ178", 3, 1)],
     )
+
+
+@pytest.mark.parametrize(
+    ("outputs", "output"),
+    [
+        ("  outputs:\n    draft:\n", "  output: {}\n"),
+        ("  outputs:\n    draft: ~  # the digest\n", "  output: {}  # the digest\n"),
+        ("  outputs:\n    draft:   # the digest\n", "  output: {}  # the digest\n"),
+        ("  outputs: {draft: null}\n", "  output: {}\n"),
+    ],
+    ids=["nothing", "tilde-and-comment", "comment", "flow-null"],
+)
+def test_an_output_of_no_value_is_hz_s_output_of_the_defaults(
+    cli: Cli, tmp_path: Path, outputs: str, output: str
+) -> None:
+    """``draft:`` with no value became ``output:`` with none (null): HZ103 at validate after
+    migrate exited 0; a comment after it was read as the whole value."""
+    data = BASE.format(inputs="", extra="").replace(
+        "  outputs:\n    draft: {format: markdown}\n", outputs
+    )
+    front, _ = _hz_block(cli, tmp_path, data.encode())
+    assert front == f'---\nname: c\nhz:\n  contract: 1\n  name: "c"\n  title: T\n{output}' + (
+        "  timeout: 10m\n  agent:\n    max_usd: 1.0\n"
+    )
+
+
+def test_publishes_past_the_sixteen_an_hz_job_has_are_commented_out(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Seventeen carried over: HZ104 at validate after migrate had exited 0."""
+    extra = "  publishes:\n" + "".join(f"    - action: a{i}\n" for i in range(18))
+    front, notes = _hz_block(cli, tmp_path, BASE.format(inputs="", extra=extra).encode())
+    assert front.endswith(
+        "    - to: command.run\n"
+        '      args: {command: "a15"}\n'
+        "    # hz migrate: a publish hz cannot carry out\n"
+        "    # - action: a16\n"
+        "    # hz migrate: a publish hz cannot carry out\n"
+        "    # - action: a17\n"
+        "  timeout: 10m\n  agent:\n    max_usd: 1.0\n"
+    )
+    past = [n for n in notes if n[0] == "HZ174"]
+    assert past == [
+        (
+            "HZ174",
+            9 + i,
+            7,
+            f"publish action a{i} is past the 16 publishes an hz job has: commented out",
+            "publish from one of the operator's commands that does what several did, or delete "
+            "the comment",
+        )
+        for i in (16, 17)
+    ]
