@@ -20,10 +20,12 @@ if TYPE_CHECKING:
 SUFFIX = ".md"
 
 
-def _files(target: Path) -> list[tuple[Path, Path]]:
-    """Each Markdown contract under ``target`` with its path relative to ``target`` (a file:
-    its name), sorted; hidden folders are not entered."""
-    from hz.compiler.load.markdown import has_hz_block
+def _files(target: Path) -> tuple[Path, list[PurePath]]:
+    """The folder a migration reads from and writes into in place (``target``, or the folder
+    of a file ``target``), and each Markdown file under it that may be a contract, relative to
+    it, sorted; hidden folders are not entered. Only listed here: each is read by descriptor
+    from the folder (``_read``), so a folder swapped for a link after the listing is not
+    followed."""
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.artifacts.printable import printable
 
@@ -31,38 +33,88 @@ def _files(target: Path) -> list[tuple[Path, Path]]:
         # A migration rewrites the file: never the one a link points at, nor the link.
         raise HzError(f"{printable(str(target))} is a symbolic link: hz migrate edits files only")
     if target.is_file():
-        return [(target, Path(target.name))]
+        return target.parent, [PurePath(target.name)]
     if not target.is_dir():
         raise HzError(f"no such file or directory: {printable(str(target))}")
-    found = []
+    found: list[PurePath] = []
     for root, dirs, names in os.walk(target):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             path = Path(root) / name
-            regular = name.endswith(SUFFIX) and path.is_file() and not path.is_symlink()
-            if regular and has_hz_block(_read(path).decode("utf-8", errors="replace")):
-                found.append((path, path.relative_to(target)))
+            if name.endswith(SUFFIX) and path.is_file() and not path.is_symlink():
+                found.append(path.relative_to(target))
+    return target, found
+
+
+def _contracts(base: Path, listed: list[PurePath], place: str) -> list[tuple[PurePath, bytes, int]]:
+    """Each of ``listed`` under ``base`` that has an hz: frontmatter: its bytes and its
+    permissions, as read."""
+    from hz.compiler.load.markdown import has_hz_block
+
+    found = []
+    for relative in listed:
+        data, mode = _read(base, relative, place)
+        if has_hz_block(data.decode("utf-8", errors="replace")):
+            found.append((relative, data, mode))
     return found
 
 
-def _read(path: Path) -> bytes:
+def _read(base: Path, relative: PurePath, place: str) -> tuple[bytes, int]:
+    """The bytes (at most the loader's limit and one) and the permissions of the regular file
+    ``base/relative``, opened by descriptor from ``base`` without following a link
+    (``_beneath``): a folder or the file swapped for a link after the listing is an error
+    naming it, never a read of what it points at (which a migration would write back)."""
     from hz.compiler.load.loader import MAX_BYTES
     from hz.runtime.artifacts.errors import HzError
-    from hz.runtime.artifacts.regular_file import read_regular
+    from hz.runtime.artifacts.printable import printable
+    from hz.runtime.artifacts.regular_file import read_descriptor
 
+    shown = base / relative
+    *folders, name = relative.parts
     try:
-        return read_regular(path, limit=MAX_BYTES + 1)
-    except OSError as e:  # pragma: no cover - a file that changed after it was listed
-        raise HzError(f"cannot read {path}: {e.strerror or e}") from e
+        fd = _beneath(base, folders, place, verb="read")
+        try:
+            _refuse_link(fd, name, shown, None, place, verb="read")
+            handle = os.open(name, _FILE, dir_fd=fd)
+        finally:
+            os.close(fd)
+        try:
+            return read_descriptor(handle, limit=MAX_BYTES + 1, path=shown), stat.S_IMODE(
+                os.fstat(handle).st_mode
+            )
+        finally:
+            os.close(handle)
+    except OSError as e:  # the file went, or became no regular file, after it was listed
+        raise HzError(f"cannot read {printable(str(shown))}: {e.strerror or e}") from e
 
 
-def _mode(path: Path) -> int:
-    from hz.runtime.artifacts.errors import HzError
-
+def _beneath(base: Path, folders: list[str], place: str, *, verb: str, make: bool = False) -> int:
+    """A descriptor of the folder ``base/folders``, each folder opened (and with ``make``
+    made) by descriptor from the one before, without following a link (``O_NOFOLLOW``): what
+    is read from or written into is what was checked. A link met on the way is an ``HzError``
+    naming it (``place`` names ``base``, ``verb`` what hz migrate does not do through it);
+    ``base`` itself is the operator's choice and is followed."""
+    if make:
+        base.mkdir(parents=True, exist_ok=True)
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    walked = base
     try:
-        return stat.S_IMODE(path.lstat().st_mode)
-    except OSError as e:  # pragma: no cover - a file that went after it was read
-        raise HzError(f"cannot read {path}: {e.strerror or e}") from e
+        for folder in folders:
+            walked = walked / folder
+            if make:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(folder, dir_fd=fd)
+            try:
+                inner = os.open(folder, _DIRECTORY, dir_fd=fd)
+            except OSError as e:
+                _refuse_link(fd, folder, walked, e, place, verb=verb)
+                raise
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _write_beneath(out: Path, relative: PurePath, text: str, mode: int, *, place: str) -> None:
@@ -70,33 +122,18 @@ def _write_beneath(out: Path, relative: PurePath, text: str, mode: int, *, place
     ``out`` (``place`` names ``out`` in the error): the source repository chooses the relative
     paths and may have planted a link in the output folder (``contracts/team -> ~/.claude``),
     and a folder migrated in place may be swapped for a link between listing and writing.
-    Each folder is made and opened by descriptor from the one before, without following a link
-    (``O_NOFOLLOW``), so what is written into is what was checked; a link met on the way is an
-    error naming it. ``out`` itself is the operator's choice and is followed."""
+    The folders are made and opened as ``_beneath`` walks them."""
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.artifacts.printable import printable
 
     shown = printable(str(out / relative))
     *folders, name = relative.parts
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        fd = _beneath(out, folders, place, verb="write", make=True)
     except OSError as e:
         raise HzError(f"cannot write {shown}: {e.strerror or e}") from e
-    walked = out
     try:
-        for folder in folders:
-            walked = walked / folder
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(folder, dir_fd=fd)
-            try:
-                inner = os.open(folder, _DIRECTORY, dir_fd=fd)
-            except OSError as e:
-                _refuse_link(fd, folder, walked, e, place)
-                raise
-            os.close(fd)
-            fd = inner
-        _refuse_link(fd, name, out / relative, None, place)
+        _refuse_link(fd, name, out / relative, None, place, verb="write")
         temporary = f".{name}.{secrets.token_hex(6)}.tmp"
         handle = os.open(temporary, _NEW, 0o600, dir_fd=fd)
         try:
@@ -118,15 +155,18 @@ _OUT = "the output folder"
 _IN_PLACE = "the folder being migrated"
 _LINK_HINTS = {
     _OUT: "remove the link, or choose an output folder without links",
-    _IN_PLACE: "a folder became a link after hz migrate listed it: see what made it, then "
+    _IN_PLACE: "it became a link after hz migrate listed the folder: see what made it, then "
     "migrate again",
 }
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _refuse_link(fd: int, name: str, shown: Path, error: OSError | None, place: str) -> None:
+def _refuse_link(
+    fd: int, name: str, shown: Path, error: OSError | None, place: str, *, verb: str
+) -> None:
     """``HzError`` when ``name`` in the directory ``fd`` is a symbolic link; else nothing."""
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.artifacts.printable import printable
@@ -138,7 +178,7 @@ def _refuse_link(fd: int, name: str, shown: Path, error: OSError | None, place: 
     if is_link:
         raise HzError(
             f"{printable(str(shown))} is a symbolic link inside {place}: hz migrate does not "
-            "write through it",
+            f"{verb} through it",
             hint=_LINK_HINTS[place],
         ) from error
 
@@ -172,16 +212,16 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
     from hz.compiler.migrate import migrate as migrate_one
     from hz.runtime.artifacts.printable import printable
 
-    files = _files(target)
-    # In place, each file is written relative to the folder that was listed, by descriptor.
-    base = target if target.is_dir() else target.parent
+    # Each file is read, and in place written, by descriptor from the folder that was listed.
+    base, listed = _files(target)
+    files = _contracts(base, listed, _IN_PLACE)
     given = "" if namespace == "none" else namespace
-    results = [migrate_one(_read(path), str(path), given) for path, _ in files]
-    # Each file keeps its permissions (a private contract stays private), as they were read.
-    modes = [_mode(path) for path, _ in files]
+    results = [migrate_one(data, str(base / relative), given) for relative, data, _ in files]
     clashes = _collisions(results)
     failed = changed = 0
-    for (path, relative), result, clash, mode in zip(files, results, clashes, modes, strict=True):
+    # Each file keeps its permissions (a private contract stays private), as they were read.
+    for (relative, _, mode), result, clash in zip(files, results, clashes, strict=True):
+        path = base / relative
         shown = printable(str(path))
         # Not migrated for a clash: only what keeps it from being, as for any other error.
         for note in clash or result.notes:

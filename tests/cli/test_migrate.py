@@ -652,8 +652,42 @@ def test_in_place_never_writes_through_a_folder_swapped_for_a_link(
     assert done.stderr == (
         "hz: error: wf/team is a symbolic link inside the folder being migrated: hz migrate "
         "does not write through it\n"
-        "  hint: a folder became a link after hz migrate listed it: see what made it, then "
+        "  hint: it became a link after hz migrate listed the folder: see what made it, then "
         "migrate again\n"
     )
     assert list((tmp_path / "victim").iterdir()) == []
     assert (tmp_path / "moved" / "status.md").read_text() == contract
+
+
+@pytest.mark.parametrize("swapped", ["wf/team", "wf/team/status.md"])
+def test_a_folder_or_file_swapped_for_a_link_after_the_listing_is_not_read(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swapped: str
+) -> None:
+    """The reads went by path: what the link pointed at was read, migrated and written into
+    the output folder as if it were the repository's."""
+    import hz.cli.migrate
+
+    (tmp_path / "wf" / "team").mkdir(parents=True)
+    (tmp_path / "wf" / "team" / "status.md").write_text(HEINZEL.format(outputs="    s: {}"))
+    (tmp_path / "victim").mkdir()
+    (tmp_path / "victim" / "status.md").write_text(
+        HEINZEL.format(outputs="    s: {}").replace("Status", "Planted")
+    )
+    listed = hz.cli.migrate._files
+
+    def swap(target: Path) -> object:
+        found = listed(target)
+        (tmp_path / swapped).rename(tmp_path / "moved")
+        (tmp_path / swapped).symlink_to(tmp_path / "victim" / Path(swapped).relative_to("wf/team"))
+        return found
+
+    monkeypatch.setattr(hz.cli.migrate, "_files", swap)
+    done = cli("migrate", "wf", "--out", "out", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"hz: error: {swapped} is a symbolic link inside the folder being migrated: hz migrate "
+        "does not read through it\n"
+        "  hint: it became a link after hz migrate listed the folder: see what made it, then "
+        "migrate again\n"
+    )
+    assert not (tmp_path / "out").exists()
