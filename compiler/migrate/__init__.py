@@ -36,6 +36,7 @@ __all__ = [
     "Note",
     "hz_name",
     "migrate",
+    "name_of",
 ]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*asset:[^}\n]*\}\}")
@@ -239,6 +240,15 @@ def _as_is(doc: SourceDoc, path: str) -> Migration:
         return Migration(path, None)
     pos = doc.pos(("hz", "name"), key=True)
     return Migration(path, None, (), name, (pos.line, pos.column))
+
+
+def name_of(data: bytes, path: str) -> str | None:
+    """The ``hz.name`` of the hz contract in ``data`` (read from ``path``); ``None`` for a
+    file that is no hz contract, or has no name of text."""
+    doc, _ = load_markdown(data, path)
+    if doc is None or _is_heinzel(doc.data):
+        return None
+    return _as_is(doc, path).name
 
 
 def _name_at(doc: SourceDoc) -> tuple[int, int]:

@@ -36,14 +36,38 @@ def _files(target: Path) -> tuple[Path, list[PurePath]]:
         return target.parent, [PurePath(target.name)]
     if not target.is_dir():
         raise HzError(f"no such file or directory: {printable(str(target))}")
+    return target, _listing(target)
+
+
+def _listing(folder: Path) -> list[PurePath]:
+    """Each ``*.md`` file under ``folder`` (no link), relative to it, sorted; hidden folders
+    are not entered."""
     found: list[PurePath] = []
-    for root, dirs, names in os.walk(target):
+    for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             path = Path(root) / name
             if name.endswith(SUFFIX) and path.is_file() and not path.is_symlink():
-                found.append(path.relative_to(target))
-    return target, found
+                found.append(path.relative_to(folder))
+    return found
+
+
+def _names_in(out: Path, replaced: set[PurePath]) -> dict[str, str]:
+    """The hz.name of each hz contract already in the output folder, with its path; not of
+    those at the ``replaced`` paths (this run's migrations go there: an earlier migration of
+    the same file)."""
+    from hz.compiler.migrate import name_of
+
+    if not out.is_dir():
+        return {}
+    names: dict[str, str] = {}
+    for relative, data, _ in _contracts(out, _listing(out), _OUT):
+        if relative in replaced:
+            continue
+        name = name_of(data, str(out / relative))
+        if name is not None:
+            names.setdefault(name, str(out / relative))
+    return names
 
 
 def _contracts(base: Path, listed: list[PurePath], place: str) -> list[tuple[PurePath, bytes, int]]:
@@ -217,7 +241,12 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
     files = _contracts(base, listed, _IN_PLACE)
     given = "" if namespace == "none" else namespace
     results = [migrate_one(data, str(base / relative), given) for relative, data, _ in files]
-    clashes = _collisions(results)
+    # With --out, the names of the hz contracts there are taken too (the file each migration
+    # replaces aside); a file migrated in place, or a folder, is checked against itself only.
+    replaced = {relative for relative, _, _ in files}
+    taken = _names_in(out, replaced) if out is not None else {}
+    skip = {os.path.realpath(out / r) for r in replaced} if out is not None else set()
+    clashes = _collisions(results, taken, skip)
     failed = changed = 0
     # Each file keeps its permissions (a private contract stays private), as they were read.
     for (relative, _, mode), result, clash in zip(files, results, clashes, strict=True):
@@ -254,16 +283,23 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
     return 1 if failed or (check and changed) else 0
 
 
-def _collisions(results: list[Migration]) -> list[tuple[Note, ...]]:
+def _collisions(
+    results: list[Migration], taken: dict[str, str], replaced: set[str]
+) -> list[tuple[Note, ...]]:
     """For each result, the HZ180 error when the hz.name it would write is another
-    contract's: one that is an hz contract already, or one migrated before it."""
+    contract's: one in the output folder (``taken``: by name, its path), one that is an hz
+    contract already, or one migrated before it. A contract of the run that is at one of the
+    ``replaced`` paths (real paths: the output folder inside the folder migrated) is a file
+    this run replaces, and holds no name."""
     from hz.compiler.migrate import Note
     from hz.compiler.rules.registry import HZ180
     from hz.runtime.artifacts.printable import printable
 
-    holders: dict[str, str] = {}
+    holders = dict(taken)
     for result in results:
         if result.text is None and result.name is not None and not result.failed:
+            if replaced and os.path.realpath(result.path) in replaced:
+                continue
             holders.setdefault(result.name, result.path)
     out: list[tuple[Note, ...]] = []
     for result in results:

@@ -641,10 +641,10 @@ def test_in_place_never_writes_through_a_folder_swapped_for_a_link(
     (tmp_path / "victim").mkdir()
     listed = hz.cli.migrate._collisions
 
-    def swap(results: list[hz.compiler.migrate.Migration]) -> object:
+    def swap(results: list[hz.compiler.migrate.Migration], *names: object) -> object:
         (tmp_path / "wf" / "team").rename(tmp_path / "moved")
         (tmp_path / "wf" / "team").symlink_to(tmp_path / "victim")
-        return listed(results)
+        return listed(results, *names)
 
     monkeypatch.setattr(hz.cli.migrate, "_collisions", swap)
     done = cli("migrate", "wf", cwd=tmp_path)
@@ -691,3 +691,39 @@ def test_a_folder_or_file_swapped_for_a_link_after_the_listing_is_not_read(
         "migrate again\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_out_checks_the_names_of_the_hz_contracts_already_there(cli: Cli, tmp_path: Path) -> None:
+    """The clash check saw one run only: a contract migrated into a folder that holds an hz
+    contract of that name already was written beside it (two jobs of one name)."""
+    (tmp_path / "wf" / "team").mkdir(parents=True)
+    (tmp_path / "wf" / "team" / "status.md").write_text(HEINZEL.format(outputs="    s: {}"))
+    assert cli("migrate", "wf", "--out", "contracts", cwd=tmp_path).returncode == 0
+    # Migrated again into the same folder: the copy it replaces is no clash.
+    again = cli("migrate", "wf", "--out", "contracts", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout
+    (tmp_path / "contracts" / "team").rename(tmp_path / "contracts" / "old")
+    for argv in (["wf"], ["wf/team/status.md"]):
+        done = cli("migrate", *argv, "--out", "contracts", cwd=tmp_path)
+        assert (done.returncode, done.stdout) == (
+            1,
+            _clash("wf/team/status.md", "team-status", "contracts/old/status.md"),
+        )
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.md")) == [
+        "contracts/old/status.md",
+        "wf/team/status.md",
+    ]
+
+
+def test_out_inside_the_folder_migrated_is_no_clash_with_itself(cli: Cli, tmp_path: Path) -> None:
+    """The second run found the first one's copy as an hz contract of that name: HZ180 on a
+    file against its own migration."""
+    (tmp_path / "wf" / "team").mkdir(parents=True)
+    (tmp_path / "wf" / "team" / "status.md").write_text(HEINZEL.format(outputs="    s: {}"))
+    assert cli("migrate", "wf", "--out", "wf/hz", cwd=tmp_path).returncode == 0
+    again = cli("migrate", "wf", "--out", "wf/hz", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout
+    assert again.stdout.startswith("wf/hz/team/status.md: an hz contract already, unchanged\n")
+    assert again.stdout.endswith(
+        "wf/team/status.md: migrated to wf/hz/team/status.md (4 to decide)\n"
+    )
