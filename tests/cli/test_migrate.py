@@ -298,6 +298,23 @@ def test_a_last_window_is_hz_s_window_back_from_the_run(cli: Cli, tmp_path: Path
     assert cli("validate", "digest.md", cwd=tmp_path).returncode == 0
 
 
+def test_a_problem_on_a_line_the_migration_edited_stands_at_hz() -> None:
+    """The edited line is not the original's: the note stands at hz: and shows the line."""
+    text = "---\nhz:\n  schema: 1\n  title: T\n  outputs: {draft: markdown}\n---\n" + BODY
+    assert [
+        (n.code, n.kind, n.line, n.column, n.message) for n in migrate(text.encode(), "t.md").notes
+    ] == [
+        (
+            "HZ103",
+            "error",
+            2,
+            1,
+            "migrated, the file would fail hz validate (line 6, column 11 of the migrated file: "
+            "output: markdown): hz.output: expected a mapping, got a string ('markdown')",
+        )
+    ]
+
+
 def test_a_window_hz_cannot_read_is_left_to_decide_once_at_its_own_line(
     cli: Cli, tmp_path: Path
 ) -> None:
@@ -703,6 +720,8 @@ def test_out_checks_the_names_of_the_hz_contracts_already_there(cli: Cli, tmp_pa
     again = cli("migrate", "wf", "--out", "contracts", cwd=tmp_path)
     assert again.returncode == 0, again.stdout
     (tmp_path / "contracts" / "team").rename(tmp_path / "contracts" / "old")
+    # A Heinzelmännchen contract there holds no name.
+    (tmp_path / "contracts" / "heinzel.md").write_text(HEINZEL.format(outputs="    s: {}"))
     for argv in (["wf"], ["wf/team/status.md"]):
         done = cli("migrate", *argv, "--out", "contracts", cwd=tmp_path)
         assert (done.returncode, done.stdout) == (
@@ -710,6 +729,7 @@ def test_out_checks_the_names_of_the_hz_contracts_already_there(cli: Cli, tmp_pa
             _clash("wf/team/status.md", "team-status", "contracts/old/status.md"),
         )
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.md")) == [
+        "contracts/heinzel.md",
         "contracts/old/status.md",
         "wf/team/status.md",
     ]
