@@ -209,9 +209,9 @@ def _folders(root: int, directory: Path, parts: tuple[str, ...], path: Path) -> 
         return open_folders(root, parts, make=True)
     except OSError as e:
         shown = printable(str(path))
-        if e.errno not in (errno.ELOOP, errno.ENOTDIR) or e.filename not in parts:
+        if e.errno not in (errno.ELOOP, errno.ENOTDIR) or not e.filename:
             raise HzError(f"cannot write {shown}: {e.strerror}") from e
-        where = printable(str(directory.joinpath(*parts[: parts.index(e.filename) + 1])))
+        where = printable(str(directory / e.filename))
         if e.errno == errno.ENOTDIR:
             raise HzError(f"cannot write {shown}: {where} is not a folder") from e
         raise HzError(

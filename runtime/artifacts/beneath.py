@@ -24,7 +24,7 @@ Writing beneath a directory is stricter: ``open_folders`` opens each folder on t
 following a link at all (a link is ``ELOOP``, never read), making the missing ones, and
 ``place_file`` puts a file into the folder so reached by a temporary name made anew and a link
 or rename of it, both relative to that descriptor: nothing swapped in after a check is written
-through. The ``files.write`` publish target and ``hz init`` write this way.
+through. The ``files.write`` publish target, ``hz init`` and ``hz migrate`` write this way.
 """
 
 from __future__ import annotations
@@ -115,10 +115,12 @@ def open_folders(root: int, parts: Sequence[str], *, make: bool = False) -> int:
     """A new descriptor (the caller closes it; ``root`` stays open) of the folder ``parts``
     names under the directory ``root``, each name opened relative to the one before without
     following a link; with ``make`` a missing folder is made (``0o755``, less the umask).
-    ``OSError`` naming the part (``filename``): ``ELOOP`` for a symbolic link, ``ENOTDIR`` for
-    something else that is no folder."""
+    ``OSError`` naming the parts walked up to the one it is about, joined by ``/``
+    (``filename``): ``ELOOP`` for a symbolic link, ``ENOTDIR`` for something else that is no
+    folder."""
     fd = os.open(".", _DIRECTORY, dir_fd=root)
-    for part in parts:
+    for depth, part in enumerate(parts, 1):
+        walked = "/".join(parts[:depth])
         try:
             if make:
                 with contextlib.suppress(FileExistsError):
@@ -127,8 +129,8 @@ def open_folders(root: int, parts: Sequence[str], *, make: bool = False) -> int:
                 inner = os.open(part, _DIRECTORY, dir_fd=fd)
             except OSError as e:
                 if e.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, part):
-                    raise OSError(errno.ELOOP, "a symbolic link", part) from e
-                raise
+                    raise OSError(errno.ELOOP, "a symbolic link", walked) from e
+                raise OSError(e.errno, e.strerror, walked) from e
         except BaseException:
             os.close(fd)
             raise
@@ -152,18 +154,29 @@ def place_file(
     temporary: str,
     replace: bool,
     mode: int = 0o644,
+    like: os.stat_result | None = None,
 ) -> None:
     """``data`` as ``name`` in the folder ``directory``, whole or not at all: written to
     ``temporary`` (made anew: a stale one is removed first, and a link there is never opened),
     synced, then linked to ``name`` — ``FileExistsError`` when the name exists, a symbolic link
     included: nothing is overwritten or followed — or, with ``replace``, renamed over it (a link
-    there is replaced, not followed). ``mode`` less the umask; ``temporary`` never stays."""
+    there is replaced, not followed). ``mode`` less the umask; ``temporary`` never stays.
+
+    ``like``, the status of the file ``name`` replaces: the new file takes its permissions
+    (``0o777``: never setuid, setgid or sticky) and its owner and group, before it takes the
+    name. ``PermissionError`` when the owner cannot be given (a file of another user, replaced
+    by one who is not root): nobody's file becomes someone else's."""
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary, dir_fd=directory)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(temporary, flags, mode, dir_fd=directory)
         try:
+            if like is not None:
+                made = os.fstat(fd)
+                if (made.st_uid, made.st_gid) != (like.st_uid, like.st_gid):
+                    os.fchown(fd, like.st_uid, like.st_gid)
+                os.fchmod(fd, stat.S_IMODE(like.st_mode) & 0o777)
             view = memoryview(data)
             while view:  # os.write may write less than it is given
                 view = view[os.write(fd, view) :]
