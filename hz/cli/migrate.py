@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import os
-import secrets
 import stat
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 import click
 
 from hz.cli.help import examples
+from hz.runtime.artifacts.beneath import open_directory, open_folders, place_file
+from hz.runtime.artifacts.errors import HzError
 
 if TYPE_CHECKING:
     from hz.compiler.migrate import Migration, Note
@@ -20,36 +22,83 @@ if TYPE_CHECKING:
 SUFFIX = ".md"
 
 
-def _files(target: Path) -> tuple[Path, list[PurePath]]:
+@dataclass(frozen=True)
+class _Listed:
+    """A file listed, or with ``error`` one that cannot be listed or read (reported as not
+    migrated)."""
+
+    relative: PurePath
+    error: HzError | None = None
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A listed file as read: its bytes and its status (the permissions and the owner that
+    the migrated file keeps)."""
+
+    relative: PurePath
+    data: bytes
+    status: os.stat_result
+
+
+def _files(target: Path) -> tuple[Path, list[_Listed]]:
     """The folder a migration reads from and writes into in place (``target``, or the folder
     of a file ``target``), and each Markdown file under it that may be a contract, relative to
     it, sorted; hidden folders are not entered. Only listed here: each is read by descriptor
     from the folder (``_read``), so a folder swapped for a link after the listing is not
-    followed."""
-    from hz.runtime.artifacts.errors import HzError
+    followed. A folder below ``target`` that cannot be listed is an entry with its error."""
     from hz.runtime.artifacts.printable import printable
 
-    if target.is_symlink():
+    shown = printable(str(target))
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError as e:
+        raise HzError(f"no such file or directory: {shown}") from e
+    except OSError as e:  # a name too long, a loop of links, a file on the way, no access
+        raise HzError(f"cannot read {shown}: {e.strerror or e}") from e
+    if stat.S_ISLNK(mode):
         # A migration rewrites the file: never the one a link points at, nor the link.
-        raise HzError(f"{printable(str(target))} is a symbolic link: hz migrate edits files only")
-    if target.is_file():
-        return target.parent, [PurePath(target.name)]
-    if not target.is_dir():
-        raise HzError(f"no such file or directory: {printable(str(target))}")
+        raise HzError(f"{shown} is a symbolic link: hz migrate edits files only")
+    if stat.S_ISREG(mode):
+        return target.parent, [_Listed(PurePath(target.name))]
+    if not stat.S_ISDIR(mode):
+        raise HzError(f"{shown} is neither a file nor a folder: hz migrate edits files only")
     return target, _listing(target)
 
 
-def _listing(folder: Path) -> list[PurePath]:
+def _listing(folder: Path) -> list[_Listed]:
     """Each ``*.md`` file under ``folder`` (no link), relative to it, sorted; hidden folders
-    are not entered."""
-    found: list[PurePath] = []
-    for root, dirs, names in os.walk(folder):
+    are not entered. A folder that cannot be listed is an entry with its error: ``folder``
+    itself an ``HzError``."""
+    from hz.runtime.artifacts.printable import printable
+
+    found: list[_Listed] = []
+
+    def unlisted(error: OSError) -> None:
+        where = Path(os.fsdecode(error.filename or folder))
+        message = f"cannot list {printable(str(where))}: {error.strerror or error}"
+        if where == folder:
+            raise HzError(message) from error
+        found.append(_Listed(where.relative_to(folder), HzError(message)))
+
+    for root, dirs, names in os.walk(folder, onerror=unlisted):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             path = Path(root) / name
-            if name.endswith(SUFFIX) and path.is_file() and not path.is_symlink():
-                found.append(path.relative_to(folder))
+            if name.endswith(SUFFIX) and _is_file(path):
+                found.append(_Listed(path.relative_to(folder)))
     return found
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file, no link; True when its name cannot be looked at
+    (a path longer than the system takes): the read, by descriptor, tells."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
 
 
 def _names_in(out: Path, replaced: set[PurePath]) -> dict[str, str]:
@@ -61,117 +110,127 @@ def _names_in(out: Path, replaced: set[PurePath]) -> dict[str, str]:
     if not out.is_dir():
         return {}
     names: dict[str, str] = {}
-    for relative, data, _ in _contracts(out, _listing(out), _OUT):
-        if relative in replaced:
+    for source in _contracts(out, _listing(out), _OUT):
+        if isinstance(source, _Listed):  # a name unknown: what it would clash with is too
+            raise source.error or HzError(f"cannot read {source.relative}")
+        if source.relative in replaced:
             continue
-        name = name_of(data, str(out / relative))
+        name = name_of(source.data, str(out / source.relative))
         if name is not None:
-            names.setdefault(name, str(out / relative))
+            names.setdefault(name, str(out / source.relative))
     return names
 
 
-def _contracts(base: Path, listed: list[PurePath], place: str) -> list[tuple[PurePath, bytes, int]]:
-    """Each of ``listed`` under ``base`` that has an hz: frontmatter: its bytes and its
-    permissions, as read."""
+def _contracts(base: Path, listed: list[_Listed], place: str) -> list[_Read | _Listed]:
+    """Each of ``listed`` under ``base`` that has an hz: frontmatter, as read; each that
+    cannot be read, with its error."""
     from hz.compiler.load.markdown import has_hz_block
 
-    found = []
-    for relative in listed:
-        data, mode = _read(base, relative, place)
-        if has_hz_block(data.decode("utf-8", errors="replace")):
-            found.append((relative, data, mode))
+    found: list[_Read | _Listed] = []
+    for listing in listed:
+        if listing.error is not None:
+            found.append(listing)
+            continue
+        try:
+            source = _read(base, listing.relative, place)
+        except HzError as e:
+            found.append(_Listed(listing.relative, e))
+            continue
+        if has_hz_block(source.data.decode("utf-8", errors="replace")):
+            found.append(source)
     return found
 
 
-def _read(base: Path, relative: PurePath, place: str) -> tuple[bytes, int]:
-    """The bytes (at most the loader's limit and one) and the permissions of the regular file
+def _read(base: Path, relative: PurePath, place: str) -> _Read:
+    """The bytes (at most the loader's limit and one) and the status of the regular file
     ``base/relative``, opened by descriptor from ``base`` without following a link
-    (``_beneath``): a folder or the file swapped for a link after the listing is an error
+    (``open_folders``): a folder or the file swapped for a link after the listing is an error
     naming it, never a read of what it points at (which a migration would write back)."""
     from hz.compiler.load.loader import MAX_BYTES
-    from hz.runtime.artifacts.errors import HzError
     from hz.runtime.artifacts.printable import printable
     from hz.runtime.artifacts.regular_file import read_descriptor
 
     shown = base / relative
     *folders, name = relative.parts
     try:
-        fd = _beneath(base, folders, place, verb="read")
+        fd = _folder(base, folders, place, verb="read")
         try:
-            _refuse_link(fd, name, shown, None, place, verb="read")
+            _refuse_link(fd, name, shown, place, verb="read")
             handle = os.open(name, _FILE, dir_fd=fd)
         finally:
             os.close(fd)
         try:
-            return read_descriptor(handle, limit=MAX_BYTES + 1, path=shown), stat.S_IMODE(
-                os.fstat(handle).st_mode
-            )
+            data = read_descriptor(handle, limit=MAX_BYTES + 1, path=shown)
+            return _Read(relative, data, os.fstat(handle))
         finally:
             os.close(handle)
     except OSError as e:  # the file went, or became no regular file, after it was listed
         raise HzError(f"cannot read {printable(str(shown))}: {e.strerror or e}") from e
 
 
-def _beneath(base: Path, folders: list[str], place: str, *, verb: str, make: bool = False) -> int:
+def _folder(base: Path, folders: list[str], place: str, *, verb: str, make: bool = False) -> int:
     """A descriptor of the folder ``base/folders``, each folder opened (and with ``make``
-    made) by descriptor from the one before, without following a link (``O_NOFOLLOW``): what
-    is read from or written into is what was checked. A link met on the way is an ``HzError``
-    naming it (``place`` names ``base``, ``verb`` what hz migrate does not do through it);
-    ``base`` itself is the operator's choice and is followed."""
+    made) by descriptor from the one before, without following a link (``open_folders``):
+    what is read from or written into is what was checked. A link met on the way is an
+    ``HzError`` naming it (``place`` names ``base``, ``verb`` what hz migrate does not do
+    through it); ``base`` itself is the operator's choice and is followed. ``OSError``
+    otherwise."""
     if make:
         base.mkdir(parents=True, exist_ok=True)
-    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    walked = base
+    root = open_directory(base)
     try:
-        for folder in folders:
-            walked = walked / folder
-            if make:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(folder, dir_fd=fd)
-            try:
-                inner = os.open(folder, _DIRECTORY, dir_fd=fd)
-            except OSError as e:
-                _refuse_link(fd, folder, walked, e, place, verb=verb)
-                raise
-            os.close(fd)
-            fd = inner
-    except BaseException:
-        os.close(fd)
+        return open_folders(root, folders, make=make)
+    except OSError as e:
+        if e.errno == errno.ELOOP and e.filename:
+            raise _link(base / e.filename, place, verb) from e
+        if e.errno == errno.ENOTDIR and e.filename:
+            raise OSError(e.errno, f"{base / e.filename} is not a folder") from e
         raise
-    return fd
+    finally:
+        os.close(root)
 
 
-def _write_beneath(out: Path, relative: PurePath, text: str, mode: int, *, place: str) -> None:
-    """Write ``text`` to ``out/relative`` atomically, never through a symbolic link below
-    ``out`` (``place`` names ``out`` in the error): the source repository chooses the relative
-    paths and may have planted a link in the output folder (``contracts/team -> ~/.claude``),
-    and a folder migrated in place may be swapped for a link between listing and writing.
-    The folders are made and opened as ``_beneath`` walks them."""
-    from hz.runtime.artifacts.errors import HzError
+def _write(base: Path, relative: PurePath, text: str, kept: os.stat_result, place: str) -> None:
+    """Write ``text`` to ``base/relative`` atomically (``place_file``), never through a
+    symbolic link below ``base`` (``place`` names ``base`` in the error): the source
+    repository chooses the relative paths and may have planted a link in the output folder
+    (``contracts/team -> ~/.claude``), and a folder migrated in place may be swapped for a link
+    between listing and writing. The folders are made and opened as ``_folder`` walks them.
+
+    The migrated file keeps the original's permissions, never setuid, setgid or sticky (a
+    contract is no program). In place it replaces the original, and keeps its exact
+    permissions, owner and group (``kept``): a file of another user is refused unless hz runs
+    as root, which gives it back to them. In the output folder it is a new file of whoever
+    runs hz, as ``cp`` makes one: the original's permissions less the umask."""
     from hz.runtime.artifacts.printable import printable
 
-    shown = printable(str(out / relative))
+    shown = printable(str(base / relative))
     *folders, name = relative.parts
     try:
-        fd = _beneath(out, folders, place, verb="write", make=True)
-    except OSError as e:
-        raise HzError(f"cannot write {shown}: {e.strerror or e}") from e
-    try:
-        _refuse_link(fd, name, out / relative, None, place, verb="write")
-        temporary = f".{name}.{secrets.token_hex(6)}.tmp"
-        handle = os.open(temporary, _NEW, 0o600, dir_fd=fd)
+        fd = _folder(base, folders, place, verb="write", make=place == _OUT)
         try:
-            with os.fdopen(handle, "wb") as f:
-                f.write(text.encode("utf-8"))
-                os.fchmod(f.fileno(), mode)
-            os.replace(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
+            _refuse_link(fd, name, base / relative, place, verb="write")
+            place_file(
+                fd,
+                name,
+                text.encode("utf-8"),
+                temporary=f".hz-migrate-{os.getpid()}.tmp",
+                replace=True,
+                mode=stat.S_IMODE(kept.st_mode) & 0o777,
+                like=kept if place == _IN_PLACE else None,
+            )
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary, dir_fd=fd)
+            os.close(fd)
+    except PermissionError as e:
+        if e.errno == errno.EPERM and place == _IN_PLACE and kept.st_uid != os.geteuid():
+            raise HzError(
+                f"cannot write {shown}: it is a file of user {kept.st_uid}, and migrated in "
+                "place it would become yours",
+                hint="migrate it as its owner (or as root, which keeps the owner), or with --out",
+            ) from e
+        raise HzError(f"cannot write {shown}: {e.strerror or e}") from e
     except OSError as e:
         raise HzError(f"cannot write {shown}: {e.strerror or e}") from e
-    finally:
-        os.close(fd)
 
 
 #: Where a migrated file is written, as an error names it, and what to do about a link there.
@@ -183,28 +242,37 @@ _LINK_HINTS = {
     "migrate again",
 }
 
-_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _refuse_link(
-    fd: int, name: str, shown: Path, error: OSError | None, place: str, *, verb: str
-) -> None:
+def _refuse_link(fd: int, name: str, shown: Path, place: str, *, verb: str) -> None:
     """``HzError`` when ``name`` in the directory ``fd`` is a symbolic link; else nothing."""
-    from hz.runtime.artifacts.errors import HzError
-    from hz.runtime.artifacts.printable import printable
-
     try:
         is_link = stat.S_ISLNK(os.lstat(name, dir_fd=fd).st_mode)
     except OSError:  # not there (yet): nothing to refuse
         return
     if is_link:
-        raise HzError(
-            f"{printable(str(shown))} is a symbolic link inside {place}: hz migrate does not "
-            f"{verb} through it",
-            hint=_LINK_HINTS[place],
-        ) from error
+        raise _link(shown, place, verb)
+
+
+def _link(shown: Path, place: str, verb: str) -> HzError:
+    from hz.runtime.artifacts.printable import printable
+
+    return HzError(
+        f"{printable(str(shown))} is a symbolic link inside {place}: hz migrate does not "
+        f"{verb} through it",
+        hint=_LINK_HINTS[place],
+    )
+
+
+def _refused(shown: str, error: HzError) -> None:
+    """The report's lines for a file an error kept from being migrated."""
+    from hz.runtime.artifacts.printable import printable
+
+    click.echo(f"{shown}: error: {printable(error.message)}")
+    if error.hint:
+        click.echo(f"  hint: {printable(error.hint)}")
+    click.echo(f"{shown}: not migrated")
 
 
 @click.command(
@@ -240,18 +308,26 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
     base, listed = _files(target)
     files = _contracts(base, listed, _IN_PLACE)
     given = "" if namespace == "none" else namespace
-    results = [migrate_one(data, str(base / relative), given) for relative, data, _ in files]
+    read = [source for source in files if isinstance(source, _Read)]
+    results = [migrate_one(s.data, str(base / s.relative), given) for s in read]
     # With --out, the names of the hz contracts there are taken too (the file each migration
     # replaces aside); a file migrated in place, or a folder, is checked against itself only.
-    replaced = {relative for relative, _, _ in files}
+    replaced = {source.relative for source in files}
     taken = _names_in(out, replaced) if out is not None else {}
     skip = {os.path.realpath(out / r) for r in replaced} if out is not None else set()
     clashes = _collisions(results, taken, skip)
+    migrations = {s.relative: (r, c) for s, r, c in zip(read, results, clashes, strict=True)}
     failed = changed = 0
-    # Each file keeps its permissions (a private contract stays private), as they were read.
-    for (relative, _, mode), result, clash in zip(files, results, clashes, strict=True):
-        path = base / relative
+    # One file's error (a link in the output folder, a file gone) is that file's: reported,
+    # and the others are migrated still.
+    for source in files:
+        path = base / source.relative
         shown = printable(str(path))
+        if isinstance(source, _Listed):
+            failed += 1
+            _refused(shown, source.error or HzError(f"cannot read {shown}"))
+            continue
+        result, clash = migrations[source.relative]
         # Not migrated for a clash: only what keeps it from being, as for any other error.
         for note in clash or result.notes:
             where = f"{shown}:{note.line}:{note.column}"
@@ -270,11 +346,16 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
         if check:
             click.echo(f"{shown}: would be migrated ({decide} to decide)")
             continue
-        if out is not None:
-            _write_beneath(out, relative, result.text, mode, place=_OUT)
-        else:
-            _write_beneath(base, relative, result.text, mode, place=_IN_PLACE)
-        dest = (out / relative) if out is not None else path
+        dest = (out / source.relative) if out is not None else path
+        try:
+            if out is not None:
+                _write(out, source.relative, result.text, source.status, _OUT)
+            else:
+                _write(base, source.relative, result.text, source.status, _IN_PLACE)
+        except HzError as e:
+            failed += 1
+            _refused(shown, e)
+            continue
         click.echo(f"{shown}: migrated to {printable(str(dest))} ({decide} to decide)")
     if not files:
         looked = "looked for *.md with an hz: frontmatter"

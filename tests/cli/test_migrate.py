@@ -4,7 +4,10 @@ hostile ones) converted key by key, reported line by line, idempotent."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from hz.compiler.migrate import migrate
 from hz.runtime.artifacts.printable import printable
 from tests.conftest import Cli
 from tests.helpers.heinzel import CONTRACTS, Contract, original, sdist
+from tests.helpers.users import OTHER_UID, SHARED_GID, as_user
 
 IDS = [c.id for c in CONTRACTS]
 BY_ID = {c.id: c for c in CONTRACTS}
@@ -511,28 +515,63 @@ def test_a_quoted_input_key_stays_one_key_when_its_read_is_rewritten() -> None:
     ]
 
 
+def _files_lines(stdout: str) -> list[str]:
+    """The report's lines about whole files: not those of the keys (code) and their decisions."""
+    return [
+        line
+        for line in stdout.splitlines()
+        if not line.endswith("]") and not line.startswith("  decide: ")
+    ]
+
+
 @pytest.mark.parametrize("link", ["contracts/team", "contracts/team/status.md"])
 def test_out_never_writes_through_a_link_inside_the_output_folder(
     cli: Cli, tmp_path: Path, link: str
 ) -> None:
-    """The repository chose the relative paths and planted a link in the output folder."""
-    (tmp_path / "wf" / "team").mkdir(parents=True)
-    (tmp_path / "wf" / "team" / "status.md").write_text(
-        HEINZEL.format(outputs="    s: {format: json}")
-    )
+    """The repository chose the relative paths and planted a link in the output folder. The
+    refusal stopped the run half-way: the files after it were neither written nor reported."""
+    for folder, name in (("a", "first"), ("team", "status"), ("zz", "last")):
+        (tmp_path / "wf" / folder).mkdir(parents=True)
+        (tmp_path / "wf" / folder / f"{name}.md").write_text(
+            HEINZEL.format(outputs="    s: {format: json}").replace("name: status", f"name: {name}")
+        )
     (tmp_path / "victim").mkdir()
     (tmp_path / link).parent.mkdir(parents=True)
     victim = tmp_path / "victim"
     (tmp_path / link).symlink_to(victim / "status.md" if link.endswith(".md") else victim)
-    done = cli("migrate", "wf", "--out", "contracts", cwd=tmp_path)
-    assert done.returncode == 2
-    assert done.stderr == (
-        f"hz: error: {link} is a symbolic link inside the output folder: hz migrate does not "
-        "write through it\n"
-        "  hint: remove the link, or choose an output folder without links\n"
-    )
+    done = cli("migrate", "wf", "--out", "contracts", "--namespace", "none", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, "")
+    assert _files_lines(done.stdout) == [
+        "wf/a/first.md: migrated to contracts/a/first.md (4 to decide)",
+        f"wf/team/status.md: error: {link} is a symbolic link inside the output folder: hz "
+        "migrate does not write through it",
+        "  hint: remove the link, or choose an output folder without links",
+        "wf/team/status.md: not migrated",
+        "wf/zz/last.md: migrated to contracts/zz/last.md (4 to decide)",
+    ]
     assert list((tmp_path / "victim").iterdir()) == []
     assert (tmp_path / link).is_symlink()
+    assert "  contract: 1\n" in (tmp_path / "contracts" / "zz" / "last.md").read_text()
+
+
+def test_a_link_below_a_folder_of_the_same_name_is_named_where_it_is(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """The walk named the failing folder by its name alone: team/team's link was shown as
+    the first team."""
+    (tmp_path / "wf" / "team" / "team").mkdir(parents=True)
+    (tmp_path / "wf" / "team" / "team" / "status.md").write_text(
+        HEINZEL.format(outputs="    s: {}")
+    )
+    (tmp_path / "contracts" / "team").mkdir(parents=True)
+    (tmp_path / "victim").mkdir()
+    (tmp_path / "contracts" / "team" / "team").symlink_to(tmp_path / "victim")
+    done = cli("migrate", "wf", "--out", "contracts", cwd=tmp_path)
+    assert _files_lines(done.stdout)[0] == (
+        "wf/team/team/status.md: error: contracts/team/team is a symbolic link inside the "
+        "output folder: hz migrate does not write through it"
+    )
+    assert list((tmp_path / "victim").iterdir()) == []
 
 
 @pytest.mark.parametrize("out", [[], ["--out", "hz"]])
@@ -543,6 +582,186 @@ def test_a_migrated_file_keeps_its_permissions(cli: Cli, tmp_path: Path, out: li
     written = tmp_path / ("hz/status.md" if out else "status.md")
     assert "  contract: 1\n" in written.read_text()
     assert stat.S_IMODE(written.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    ("out", "kept"), [([], 0o777), (["--out", "hz"], 0o755)], ids=["in-place", "out"]
+)
+def test_a_migrated_file_is_never_setuid_setgid_or_sticky(
+    cli: Cli, tmp_path: Path, out: list[str], kept: int
+) -> None:
+    """The full mode was copied: a 4777 original became a setuid, world-writable file of root.
+    In place the permissions stay; a new file in the output folder is made as cp makes one
+    (the original's permissions less the umask)."""
+    (tmp_path / "status.md").write_text(HEINZEL.format(outputs="    s: {format: json}"))
+    (tmp_path / "status.md").chmod(0o7777)
+    umask = os.umask(0o022)
+    try:
+        assert cli("migrate", "status.md", *out, cwd=tmp_path).returncode == 0
+    finally:
+        os.umask(umask)
+    written = tmp_path / ("hz/status.md" if out else "status.md")
+    assert "  contract: 1\n" in written.read_text()
+    assert oct(stat.S_IMODE(written.stat().st_mode)) == oct(kept)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives files to other users: root only")
+def test_in_place_a_file_keeps_its_owner_and_group(cli: Cli, tmp_path: Path) -> None:
+    """The rewrite made a new file of whoever ran hz: a contract of another user, migrated by
+    root, came back root's, and its owner could no longer edit it."""
+    path = tmp_path / "status.md"
+    path.write_text(HEINZEL.format(outputs="    s: {format: json}"))
+    os.chown(path, OTHER_UID, SHARED_GID)
+    path.chmod(0o640)
+    assert cli("migrate", "status.md", cwd=tmp_path).returncode == 0
+    status = path.stat()
+    assert "  contract: 1\n" in path.read_text()
+    assert (status.st_uid, status.st_gid, oct(stat.S_IMODE(status.st_mode))) == (
+        OTHER_UID,
+        SHARED_GID,
+        "0o640",
+    )
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="acts as another user: root only")
+def test_in_place_another_user_s_file_is_not_taken_over(cli: Cli) -> None:
+    """A user who may write the folder but is not root replaced another user's contract with
+    a file of their own. Now that file is reported, left as it is, and the others migrated."""
+    base = Path(tempfile.mkdtemp(prefix="hz-migrate-"))  # pytest's tmp_path is root's 0700
+    try:
+        base.chmod(0o755)
+        folder = base / "wf"
+        folder.mkdir(mode=0o777)
+        folder.chmod(0o777)
+        theirs, mine = folder / "a.md", folder / "b.md"
+        contract = HEINZEL.format(outputs="    s: {format: json}")
+        theirs.write_text(contract.replace("name: status", "name: a"))
+        mine.write_text(contract.replace("name: status", "name: b"))
+        os.chown(theirs, OTHER_UID + 1, SHARED_GID)
+        os.chown(mine, OTHER_UID, SHARED_GID)
+        report = base / "report.txt"
+        report.touch()
+        os.chown(report, OTHER_UID, SHARED_GID)
+
+        def act() -> int:
+            done = cli("migrate", "wf", cwd=base)
+            report.write_text(done.stdout + done.stderr)
+            return done.returncode
+
+        assert as_user(act) == 1
+        assert _files_lines(report.read_text()) == [
+            f"wf/a.md: error: cannot write wf/a.md: it is a file of user {OTHER_UID + 1}, and "
+            "migrated in place it would become yours",
+            "  hint: migrate it as its owner (or as root, which keeps the owner), or with --out",
+            "wf/a.md: not migrated",
+            "wf/b.md: migrated to wf/b.md (4 to decide)",
+        ]
+        assert theirs.read_text() == contract.replace("name: status", "name: a")
+        assert theirs.stat().st_uid == OTHER_UID + 1
+        assert mine.stat().st_uid == OTHER_UID
+        assert sorted(p.name for p in folder.iterdir()) == ["a.md", "b.md"]
+        # A folder it may not list is reported, not passed over as if it held nothing.
+        (folder / "private").mkdir(mode=0o700)
+        assert as_user(act) == 1
+        assert _files_lines(report.read_text()) == [
+            f"wf/a.md: error: cannot write wf/a.md: it is a file of user {OTHER_UID + 1}, and "
+            "migrated in place it would become yours",
+            "  hint: migrate it as its owner (or as root, which keeps the owner), or with --out",
+            "wf/a.md: not migrated",
+            "wf/b.md: an hz contract already, unchanged",
+            "wf/private: error: cannot list wf/private: Permission denied",
+            "wf/private: not migrated",
+        ]
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_file_gone_after_the_listing_is_reported_and_the_others_migrated(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that could not be read stopped the whole run (exit 2), the others unreported."""
+    import hz.cli.migrate
+
+    contract = HEINZEL.format(outputs="    s: {format: json}")
+    (tmp_path / "wf").mkdir()
+    (tmp_path / "wf" / "a.md").write_text(contract.replace("name: status", "name: a"))
+    (tmp_path / "wf" / "b.md").write_text(contract.replace("name: status", "name: b"))
+    listed = hz.cli.migrate._files
+
+    def remove(target: Path) -> object:
+        found = listed(target)
+        (tmp_path / "wf" / "a.md").unlink()
+        return found
+
+    monkeypatch.setattr(hz.cli.migrate, "_files", remove)
+    done = cli("migrate", "wf", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, "")
+    assert _files_lines(done.stdout) == [
+        "wf/a.md: error: cannot read wf/a.md: No such file or directory",
+        "wf/a.md: not migrated",
+        "wf/b.md: migrated to wf/b.md (4 to decide)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("target", "why"),
+    [
+        ("a" * 5000, "File name too long"),
+        ("loop/status.md", "Too many levels of symbolic links"),
+        ("status.md/x.md", "Not a directory"),
+    ],
+    ids=["too-long", "loop", "not-a-folder"],
+)
+def test_a_target_that_cannot_be_looked_at_is_an_error_naming_it(
+    cli: Cli, tmp_path: Path, target: str, why: str
+) -> None:
+    """A name too long was an unexpected error (exit 3); a loop of links or a file on the
+    way was "no such file or directory"."""
+    (tmp_path / "status.md").write_text(HEINZEL.format(outputs="    s: {format: json}"))
+    (tmp_path / "loop").symlink_to("loop")
+    done = cli("migrate", target, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"hz: error: cannot read {target}: {why}\n"
+
+
+def test_a_folder_too_deep_to_list_is_reported_and_a_file_too_deep_to_look_at_migrated(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Below a path of PATH_MAX: a folder is reported as not migrated, not passed over; a
+    file is migrated all the same (read and written by descriptor)."""
+    (tmp_path / "wf").mkdir()
+    fd = os.open(tmp_path / "wf", os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(20):
+        os.mkdir("d" * 200, dir_fd=fd)
+        inner = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    try:
+        os.mkdir("e" * 100, dir_fd=fd)
+        handle = os.open("s" * 100 + ".md", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        with os.fdopen(handle, "w") as f:
+            f.write(HEINZEL.format(outputs="    s: {format: json}"))
+        done = cli("migrate", "wf", cwd=tmp_path)
+        deep = "wf/" + "/".join(["d" * 200] * 20)
+        assert (done.returncode, done.stderr) == (1, "")
+        assert _files_lines(done.stdout) == [
+            f"{deep}/{'s' * 100}.md: migrated to {deep}/{'s' * 100}.md (4 to decide)",
+            f"{deep}/{'e' * 100}: error: cannot list {deep}/{'e' * 100}: File name too long",
+            f"{deep}/{'e' * 100}: not migrated",
+        ]
+        with os.fdopen(os.open("s" * 100 + ".md", os.O_RDONLY, dir_fd=fd)) as f:
+            assert "  contract: 1\n" in f.read()
+    finally:
+        os.close(fd)
+
+
+def test_a_target_that_is_no_file_or_folder_is_an_error_naming_it(cli: Cli, tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.md")
+    done = cli("migrate", "pipe.md", cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "hz: error: pipe.md is neither a file nor a folder: hz migrate edits files only\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -665,13 +884,14 @@ def test_in_place_never_writes_through_a_folder_swapped_for_a_link(
 
     monkeypatch.setattr(hz.cli.migrate, "_collisions", swap)
     done = cli("migrate", "wf", cwd=tmp_path)
-    assert done.returncode == 2
-    assert done.stderr == (
-        "hz: error: wf/team is a symbolic link inside the folder being migrated: hz migrate "
-        "does not write through it\n"
+    assert (done.returncode, done.stderr) == (1, "")
+    assert _files_lines(done.stdout) == [
+        "wf/team/status.md: error: wf/team is a symbolic link inside the folder being migrated: "
+        "hz migrate does not write through it",
         "  hint: it became a link after hz migrate listed the folder: see what made it, then "
-        "migrate again\n"
-    )
+        "migrate again",
+        "wf/team/status.md: not migrated",
+    ]
     assert list((tmp_path / "victim").iterdir()) == []
     assert (tmp_path / "moved" / "status.md").read_text() == contract
 
@@ -700,12 +920,13 @@ def test_a_folder_or_file_swapped_for_a_link_after_the_listing_is_not_read(
 
     monkeypatch.setattr(hz.cli.migrate, "_files", swap)
     done = cli("migrate", "wf", "--out", "out", cwd=tmp_path)
-    assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == (
-        f"hz: error: {swapped} is a symbolic link inside the folder being migrated: hz migrate "
-        "does not read through it\n"
+    assert (done.returncode, done.stderr) == (1, "")
+    assert done.stdout == (
+        f"wf/team/status.md: error: {swapped} is a symbolic link inside the folder being "
+        "migrated: hz migrate does not read through it\n"
         "  hint: it became a link after hz migrate listed the folder: see what made it, then "
         "migrate again\n"
+        "wf/team/status.md: not migrated\n"
     )
     assert not (tmp_path / "out").exists()
 
