@@ -554,6 +554,27 @@ def test_out_never_writes_through_a_link_inside_the_output_folder(
     assert "  contract: 1\n" in (tmp_path / "contracts" / "zz" / "last.md").read_text()
 
 
+def test_a_file_where_the_output_folder_needs_a_folder_is_that_file_s_error(
+    cli: Cli, tmp_path: Path
+) -> None:
+    for name in ("team", "zz"):
+        (tmp_path / "wf" / name).mkdir(parents=True)
+        (tmp_path / "wf" / name / f"{name}.md").write_text(
+            HEINZEL.format(outputs="    s: {}").replace("name: status", f"name: {name}")
+        )
+    (tmp_path / "contracts").mkdir()
+    (tmp_path / "contracts" / "team").write_text("a file\n")
+    done = cli("migrate", "wf", "--out", "contracts", "--namespace", "none", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (1, "")
+    assert _files_lines(done.stdout) == [
+        "wf/team/team.md: error: cannot write contracts/team/team.md: contracts/team is not a "
+        "folder",
+        "wf/team/team.md: not migrated",
+        "wf/zz/zz.md: migrated to contracts/zz/zz.md (4 to decide)",
+    ]
+    assert (tmp_path / "contracts" / "team").read_text() == "a file\n"
+
+
 def test_a_link_below_a_folder_of_the_same_name_is_named_where_it_is(
     cli: Cli, tmp_path: Path
 ) -> None:
