@@ -497,7 +497,10 @@ def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
         shown = json.loads(s.cli("runs", "show", second, "--format", "json").stdout)
         assert [e["state"] for e in shown["timeline"]] == ["queued", "queued"]
         if dsn is not None:
-            assert len(s.jobs()) == 2  # one job per run, however often it was looked at
+            # One job per run, however often it was looked at. A look hands the held run to a
+            # new job and then its own job ends: between the two (a loaded machine widens it)
+            # the old job is still 'doing'. Jobs left behind would never come down to two.
+            until(lambda: len(s.jobs()) == 2, ceiling=10, what="one job per run")
     assert worker.returncode == 0
 
 
