@@ -117,8 +117,8 @@ def migrate(data: bytes, path: str, namespace: str | None = None) -> Migration:
     migrator = Migrator(doc, Edits(front), extents(front))
     try:
         name = migrator.run(path, namespace)
-    except Unedited:
-        return Migration(path, None, (_unedited(doc),))
+    except Unedited as cannot:
+        return Migration(path, None, (_unedited(doc, cannot),))
     notes = sorted(migrator.notes, key=lambda n: (n.line, n.column, n.code))
     errors = tuple(n for n in notes if n.kind == "error")
     if errors:  # nothing was migrated: only what keeps it from being
@@ -219,7 +219,12 @@ def _validated(
     return out
 
 
-def _unedited(doc: SourceDoc) -> Note:
+def _unedited(doc: SourceDoc, refused: Unedited | None = None) -> Note:
+    if refused is not None and refused.why and refused.at is not None:
+        before = doc.text[: refused.at]
+        line = before.count("\n") + 1
+        column = refused.at - (before.rfind("\n") + 1) + 1
+        return Note(HZ178, "error", line, column, refused.why, refused.decide)
     pos = doc.pos(("hz",), key=True)
     return Note(
         HZ178,

@@ -29,30 +29,21 @@ def indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
-def span(lines: Sequence[str], start: int, column: int | None = None) -> int:
-    """The end (exclusive) of the block entry whose key is on line ``start`` (0-based) at
-    ``column`` (default: the line's indentation): the lines after it that are blank or
-    indented deeper, less trailing blank and comment lines (those belong to what follows)."""
-    column = indent(lines[start]) if column is None else column
-    end = start + 1
-    while end < len(lines):
-        line = lines[end]
-        if line.strip() and indent(line) <= column:
-            break
-        end += 1
-    while end > start + 1 and (
-        not lines[end - 1].strip() or lines[end - 1].lstrip().startswith("#")
-    ):
-        end -= 1
-    return end
-
-
 def commented(lines: Sequence[str], why: str) -> list[str]:
+    """``lines`` commented out under ``# hz migrate: why``, at the first one's column; a line
+    standing left of it is a comment already (``Editor.entry`` refuses any other) and stays."""
     column = indent(lines[0])
     pad = " " * column
     out = [f"{pad}# hz migrate: {why}"]
-    out += [f"{pad}# {line[column:]}" if line.strip() else line for line in lines]
+    for line in lines:
+        out.append(line if not line.strip() or indent(line) < column else f"{pad}# {line[column:]}")
     return out
+
+
+def dotted(path: Sequence[str | int], root: str = "hz") -> str:
+    """``hz.inputs.up.window``, ``hz.publishes[0].when``: a path as a note names it."""
+    parts = "".join(f"[{p}]" if isinstance(p, int) else f".{printable(p)}" for p in path)
+    return (root + parts).removeprefix(".")
 
 
 def shown(value: Any) -> str:
@@ -73,6 +64,13 @@ class Editor:
         self.extents = extents
         self.notes: list[Note] = []
         self._cuts: dict[tuple[str | int, ...], set[str | int]] = {}
+        # What the edits mean (``intended``): keys renamed, values written, entries gone,
+        # keys added, each by its path in the source's hz: block.
+        self._renamed: dict[tuple[str | int, ...], str] = {}
+        self._values: dict[tuple[str | int, ...], Any] = {}
+        self._gone: set[tuple[str | int, ...]] = set()
+        self._added: dict[tuple[str | int, ...], dict[str, Any]] = {}
+        self._scalar_lines: set[int] | None = None
 
     # -- positions -----------------------------------------------------------------------
     def key_line(self, *path: str | int) -> int:
@@ -120,6 +118,80 @@ class Editor:
                 break
         return extent.value[0]
 
+    def _last_line(self, value: tuple[int, int]) -> int:
+        """The 0-based line of the last character of ``value`` (a range; a block scalar
+        ends with its last line's break: that line)."""
+        start, end = value
+        line = self.edits.line_of(end)
+        if not self.edits.text[self.edits.starts[line] : end].strip():
+            line -= 1
+        return max(line, self.edits.line_of(start))
+
+    def entry(self, path: tuple[str | int, ...]) -> tuple[int, int, int, str]:
+        """The lines of the block entry at ``path``: the first (its key's, or a sequence
+        item's dash's), the end (exclusive: after its value's last line), its column and what
+        stands before it on its first line. ``Unedited`` (HZ178) when its key is no simple key,
+        or a line of it other than a comment stands no deeper than the entry: there its
+        indentation and where YAML ends it would disagree, and the lines are not guessed at."""
+        self.simple_key(path)
+        line, column, lead = self._where(path)
+        return line, self.lines_deeper(path, line, column), column, lead
+
+    def lines_deeper(self, path: tuple[str | int, ...], line: int, column: int) -> int:
+        """The end (exclusive) of the lines from ``line`` to the value at ``path``'s last,
+        each of which (but comments) stands deeper than ``column``; else ``Unedited``."""
+        end = self._last_line(self.extents[("hz", *path)].value) + 1
+        inside = self._inside_scalars()
+        for number in range(line + 1, end):
+            text = self.lines[number]
+            if not text.strip() or indent(text) > column:
+                continue
+            if text.lstrip().startswith("#") and number not in inside:
+                continue  # a comment, at whatever column, is no part of the structure
+            raise Unedited(
+                f"{dotted(path)} runs onto line {number + 1}, which stands no deeper than its "
+                "key: its lines would not say where it ends, and hz migrate does not edit it",
+                self.edits.starts[number] + indent(text),
+                "indent every line of the value deeper than its key (or write it on one "
+                "line), then migrate again",
+            )
+        return end
+
+    def _inside_scalars(self) -> set[int]:
+        """The lines after the first of each scalar of several lines (a ``#`` there is text)."""
+        if self._scalar_lines is None:
+            self._scalar_lines = set()
+            for extent in self.extents.values():
+                for span in (extent.key, extent.value if extent.style is not None else None):
+                    if span is not None:
+                        first = self.edits.line_of(span[0])
+                        self._scalar_lines.update(range(first + 1, self._last_line(span) + 1))
+        return self._scalar_lines
+
+    def simple_key(self, path: tuple[str | int, ...]) -> None:
+        """``Unedited`` unless the key at ``path`` (if any) is a scalar on one line followed by
+        its ``:`` (in a flow mapping, ``{own}`` has none): a key after ``?``, or over lines,
+        is not edited."""
+        extent = self.extent(*path)
+        if extent.key is None:
+            return
+        start, end = extent.key
+        text = self.edits.text
+        line = self.edits.line_of(start)
+        line_end = self.edits.starts[line + 1] - 1
+        before = text[self.edits.starts[line] : start].rstrip(" \t-")
+        if (
+            self.edits.line_of(end) != line
+            or not (self._in_flow(path) or text[end:line_end].lstrip(" \t").startswith(":"))
+            or before.endswith("?")
+        ):
+            raise Unedited(
+                f"{dotted(path)} is a complex key (after ?, or over several lines): hz "
+                "migrate edits a key written on one line before its colon",
+                start,
+                "write the key on one line, followed by its colon, then migrate again",
+            )
+
     def _where(self, path: tuple[str | int, ...]) -> tuple[int, int, str]:
         """The entry's line, column and what stands before it on its line."""
         start = self.start(*path)
@@ -129,31 +201,39 @@ class Editor:
 
     # -- edits -----------------------------------------------------------------------------
     def rename(self, path: tuple[str | int, ...], key: str) -> None:
+        self.simple_key(path)
         extent = self.extent(*path)
         assert extent.key is not None
         self.edits.splice(*extent.key, key)
+        self._renamed[path] = key
 
-    def replace_value(self, path: tuple[str | int, ...], new: str) -> None:
-        """The value at ``path`` written as ``new`` (one line of YAML), where it stands."""
+    def replace_value(self, path: tuple[str | int, ...], new: str, value: Any) -> None:
+        """The value at ``path`` written as ``new`` (one line of YAML, read as ``value``),
+        where it stands."""
         extent = self.extent(*path)
         start, end = extent.value
         if extent.block_scalar or (extent.style is None and not extent.flow):
-            # A block scalar's or block collection's text runs to the end of its entry.
-            line, column, _ = self._where(path)
-            end = self.edits.starts[span(self.lines, line, column)]
+            # A block scalar's or block collection's text runs to the end of its last line.
+            _, last, _, _ = self.entry(path)
+            end = self.edits.starts[last]
             new += "\n"
         self.edits.splice(start, end, new)
+        self._values[path] = value
+
+    def add(self, path: tuple[str | int, ...], key: str, value: Any) -> None:
+        """``key: value`` is written into the mapping at ``path`` (the edit is the caller's)."""
+        self._added.setdefault(path, {})[key] = value
 
     def remove(self, path: tuple[str | int, ...]) -> None:
         """Delete the entry at ``path``, carried over elsewhere; a comment on its line stays."""
-        line, column, lead = self._where(path)
+        self._gone.add(path)
         if self._in_flow(path):
             self._cut_from_flow(path)
             return
-        end = span(self.lines, line, column)
+        line, end, column, lead = self.entry(path)
         extent = self.extent(*path)
         after = self.lines[line][self.edits.column_of(extent.value[1]) :].strip()
-        single = self.edits.line_of(extent.value[1]) == line and not extent.block_scalar
+        single = end == line + 1 and not extent.block_scalar
         keep = [" " * column + after] if single and after.startswith("#") else []
         if not single:
             keep = commented(
@@ -163,9 +243,9 @@ class Editor:
         self.edits.replace_lines(line, end, ([lead.rstrip()] if lead.strip() else []) + keep)
 
     def drop(self, path: tuple[str | int, ...], why: str) -> None:
-        """Comment out the entry at ``path`` where it stands, under ``# hz migrate: why``."""
-        line, column, lead = self._where(path)
-        end = span(self.lines, line, column)
+        """Comment out the entry at ``path`` where it stands, under ``# hz migrate: why``:
+        every line of it, to the end of its value."""
+        self._gone.add(path)
         if self._in_flow(path):
             written = self._cut_from_flow(path)
             above = self._flow_line(path)
@@ -173,18 +253,21 @@ class Editor:
             comment = [f"{pad}# hz migrate: {why}"]
             comment += [f"{pad}# {part.strip()}" for part in written.split("\n")]
             self.edits.replace_lines(above, above, comment)
-        elif not lead.strip():
+            return
+        line, end, column, lead = self.entry(path)
+        if not lead.strip():
             self.edits.replace_lines(line, end, commented(self.lines[line:end], why))
         elif _DASHES.match(lead):
             # The first key of a sequence item: the dash stays, the entry goes beneath it.
             moved = [" " * column + self.lines[line][column:], *self.lines[line + 1 : end]]
             self.edits.replace_lines(line, end, [lead.rstrip(), *commented(moved, why)])
-        else:  # a key after "? " (a complex key): not worth guessing at
+        else:  # pragma: no cover - simple_key refused what else stands before a key
             raise Unedited
 
     def _cut_from_flow(self, path: tuple[str | int, ...]) -> str:
         """Cut the entry at ``path`` out of its flow collection (with a comma, ``finish``);
         its text."""
+        self.simple_key(path)
         self._cuts.setdefault(path[:-1], set()).add(path[-1])
         return self.edits.text[self.start(*path) : self.extent(*path).value[1]]
 
@@ -251,6 +334,36 @@ class Editor:
             if self.extent(*path[:depth]).flow:
                 return self.edits.line_of(self.start(*path[:depth]))
         return self.edits.line_of(self.start(*path))  # pragma: no cover - called in a flow
+
+    def intended(self) -> tuple[dict[str, Any], dict[tuple[str | int, ...], JsonPath]]:
+        """The hz: block the edits mean to write (the source's, as each edit changes it), and
+        for each of its paths the path in the source it comes from (an added key: its
+        mapping's)."""
+        origin: dict[tuple[str | int, ...], JsonPath] = {}
+
+        def build(value: Any, path: tuple[str | int, ...], at: tuple[str | int, ...]) -> Any:
+            origin[at] = path
+            if path in self._values:
+                value = self._values[path]
+            elif isinstance(value, dict):
+                mapping: dict[str, Any] = {}
+                for k, v in value.items():
+                    if (*path, k) not in self._gone:
+                        renamed = self._renamed.get((*path, k))
+                        key = k if renamed is None else renamed
+                        mapping[key] = build(v, (*path, k), (*at, key))
+                value = mapping
+            elif isinstance(value, list):
+                kept = [i for i in range(len(value)) if (*path, i) not in self._gone]
+                value = [build(value[i], (*path, i), (*at, n)) for n, i in enumerate(kept)]
+            added = self._added.get(path)
+            if added:
+                value = {**(value if isinstance(value, dict) else {}), **added}
+                for key in added:
+                    origin[(*at, key)] = path
+            return value
+
+        return build(self.hz, (), ()), origin
 
     def first_key_column(self, *path: str | int) -> int | None:
         """The column (0-based) of the first key of the block mapping at ``path``."""

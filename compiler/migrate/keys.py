@@ -6,7 +6,8 @@ import json
 import re
 from typing import Any
 
-from hz.compiler.migrate.edit import Editor, indent, shown, span
+from hz.compiler.load.scalars import resolve_plain
+from hz.compiler.migrate.edit import Editor, indent, shown
 from hz.compiler.migrate.names import hz_name
 from hz.compiler.migrate.notes import Note
 from hz.compiler.migrate.publishes import publishes
@@ -17,6 +18,7 @@ from hz.compiler.rules.registry import (
     HZ174,
     HZ175,
     HZ177,
+    HZ178,
     HZ179,
 )
 from hz.runtime.artifacts.operations import CATALOG
@@ -39,9 +41,23 @@ _CONTRACT_INPUT_KEYS = ("description", "max_age")
 
 class Migrator(Editor):
     def run(self, path: str, namespace: str | None) -> str | None:
-        """Edit every key; the ``hz.name`` written (``None``: the name is refused)."""
+        """Edit every key; the ``hz.name`` written (``None``: the name or schema is refused)."""
         pad = " " * (self.column("schema") - 1)
-        schema_line = self.key_line("schema")
+        schema = self.hz["schema"]
+        if type(schema) is not int or schema != 1:
+            pos = self.doc.pos(("hz", "schema"))
+            self.notes.append(
+                Note(
+                    HZ178,
+                    "error",
+                    pos.line,
+                    pos.column,
+                    f"hz.schema is {shown(json.dumps(schema, ensure_ascii=False))}: hz "
+                    "migrate knows Heinzelmännchen's schema 1 only",
+                    decide="migrate a contract of Heinzelmännchen's schema 1 (hz.schema: 1)",
+                )
+            )
+            return None
         source = self.doc.data.get("name")
         name, namespace = hz_name(path, source, namespace)
         if not _HZ_NAME.match(name):
@@ -63,8 +79,9 @@ class Migrator(Editor):
             return None
         base = name[len(namespace) + 1 :] if namespace else name
         self.rename(("schema",), "contract")
-        after = span(self.lines, schema_line, self.column("schema") - 1)
+        after = self.entry(("schema",))[1]
         self.edits.replace_lines(after, after, [f"{pad}name: {json.dumps(name)}"])
+        self.add((), "name", name)
         self.note(HZ170, "mapped", ["schema"], "hz.schema: 1 is hz.contract: 1")
         if namespace:
             self.note(
@@ -158,8 +175,12 @@ class Migrator(Editor):
     def last_window(self, name: str, window: str) -> None:
         """``last 7d`` is Heinzelmännchen's long form of ``7d``: back from the run."""
         short = window.removeprefix("last ").strip()
-        plain = self.extent("inputs", name, "window").style == "" and _PLAIN_WINDOW.match(short)
-        self.replace_value(("inputs", name, "window"), short if plain else json.dumps(short))
+        plain = (
+            self.extent("inputs", name, "window").style == ""
+            and _PLAIN_WINDOW.match(short)
+            and resolve_plain(short) == short  # not a number, a boolean or null when plain
+        )
+        self.replace_value(("inputs", name, "window"), short if plain else json.dumps(short), short)
         self.note(
             HZ170,
             "mapped",
@@ -180,7 +201,8 @@ class Migrator(Editor):
             f"{target}"
             + (f" (hz has one draft per job: the output name {output} is gone)" if output else ""),
         )
-        self.replace_value(("inputs", name, "read"), json.dumps(f"contract:{target}"))
+        read = f"contract:{target}"
+        self.replace_value(("inputs", name, "read"), json.dumps(read), read)
         for key, value in spec.items():
             path = ("inputs", name, key)
             if key == "read" or key in _CONTRACT_INPUT_KEYS:
@@ -219,6 +241,7 @@ class Migrator(Editor):
             )
             return
         (output,) = outputs
+        value = outputs[output]
         outer = self.extent("outputs")
         inner = self.extent("outputs", output)
         self.note(
@@ -229,42 +252,47 @@ class Migrator(Editor):
             f"{printable(output)} is gone)",
         )
         # NAME: with no value (or ~) is Heinzelmännchen's output of the defaults: hz's is {}.
-        empty = outputs[output] is None
+        written: dict[str, Any] = {} if value is None else value
+        edits = self.edits
+        text = edits.text
+        self.simple_key(("outputs", output))
         if outer.flow:  # outputs: {NAME: VALUE} is output: VALUE, as written
             self.rename(("outputs",), "output")
             start, end = inner.value
-            written = self.edits.text[start:end] if end > start and not empty else "{}"
-            self.edits.splice(*outer.value, written)
+            edits.splice(*outer.value, "{}" if value is None else text[start:end])
+            self._values[("outputs",)] = written
             return
         assert outer.key is not None
         assert inner.key is not None
-        edits = self.edits
-        start = edits.line_of(outer.key[0])
-        column = edits.column_of(outer.key[0])
-        end = span(self.lines, start, column)
-        first = self.lines[start]
-        outer_rest = first[edits.column_of(outer.key[1]) :]
-        outer_comment = outer_rest[outer_rest.index(":") + 1 :].strip()
-        inner_line = edits.line_of(inner.key[0])
-        inner_rest = self.lines[inner_line][edits.column_of(inner.key[1]) :]
-        head = inner_rest[inner_rest.index(":") + 1 :].strip()
-        if empty:  # ~, null or nothing, and maybe a comment after it
-            value_end = edits.column_of(inner.value[1]) if inner.value[1] > inner.value[0] else 0
-            rest = self.lines[inner_line][value_end:] if value_end else head
-            comment = rest[rest.index("#") :] if "#" in rest else ""
-            head = "{}" + (f"  {comment}" if comment else "")
-        shift = edits.column_of(inner.key[0]) - column
+        start, end, column, _ = self.entry(("outputs",))
+        inner_line, _, inner_column, _ = self.entry(("outputs", output))
+        # After each key's colon (simple_key found it on the key's line): a comment, or the
+        # value's first line.
+        outer_comment = self._after_colon(outer.key[1]).strip()
+        head = self._after_colon(inner.key[1]).strip()
+        if value is None:  # ~, null or nothing, and maybe a comment after it
+            rest = text[inner.value[1] : edits.starts[edits.line_of(inner.value[1]) + 1] - 1]
+            head = "{}" + (f"  {rest.strip()}" if rest.strip() else "")
+        shift = inner_column - column
         body = [
             line[shift:] if line[:shift].strip() == "" else line
             for line in (*self.lines[start + 1 : inner_line], *self.lines[inner_line + 1 : end])
         ]
         head_line = (
-            first[:column]
+            self.lines[start][:column]
             + "output:"
             + (f" {head}" if head else "")
             + (f"  {outer_comment}" if outer_comment else "")
         )
         edits.replace_lines(start, end, [head_line, *body])
+        self._renamed[("outputs",)] = "output"
+        self._values[("outputs",)] = written
+
+    def _after_colon(self, key_end: int) -> str:
+        """The rest of a key's line after its colon."""
+        text = self.edits.text
+        colon = text.index(":", key_end)
+        return text[colon + 1 : self.edits.starts[self.edits.line_of(key_end) + 1] - 1]
 
     def schedule(self) -> None:
         cron = self.hz["schedule"]
@@ -272,7 +300,7 @@ class Migrator(Editor):
         known = isinstance(catch_up, str) and catch_up in _CATCH_UP
         if "catch_up" in self.hz and known and isinstance(cron, str):
             spec = f"{{cron: {json.dumps(cron)}, catch_up: {json.dumps(catch_up)}}}"
-            self.replace_value(("schedule",), spec)
+            self.replace_value(("schedule",), spec, {"cron": cron, "catch_up": catch_up})
             self.remove(("catch_up",))
             self.note(HZ170, "mapped", ["catch_up"], "catch_up is hz.schedule's catch_up")
         elif "catch_up" in self.hz and not known:
@@ -330,8 +358,10 @@ class Migrator(Editor):
 
     def limits(self) -> None:
         """hz requires ``timeout`` and ``agent.max_usd``; Heinzelmännchen had defaults."""
-        hz_start = self.doc.pos(("hz",), key=True).line - 1
-        hz_end = span(self.lines, hz_start)
+        hz_at = self.doc.pos(("hz",), key=True)
+        # After the last line of the block's last value: never inside it (a block scalar's
+        # last lines may start with # or be blank, a quoted one's too).
+        hz_end = self.lines_deeper((), hz_at.line - 1, hz_at.column - 1)
         pad = " " * (self.column("schema") - 1)
         added: list[str] = []
         agent = self.hz.get("agent")
@@ -343,14 +373,16 @@ class Migrator(Editor):
             close = self.extent("agent").value[1] - 1  # the closing brace
             before = self.edits.text[:close].rstrip()
             self.edits.splice(close, close, budget if before[-1] in "{," else f", {budget}")
+            self.add(("agent",), "max_usd", float(HEINZEL_MAX_USD))
         elif isinstance(agent, dict) or (agent is None and "agent" in self.hz):
             start = self.key_line("agent")
             column = self.first_key_column("agent")
             inner = " " * (indent(self.lines[start]) + 2 if column is None else column)
             if agent is None and self.extent("agent").value[1] > self.extent("agent").value[0]:
-                self.replace_value(("agent",), "")  # an explicit null: ~ or null
-            end = span(self.lines, start)
+                self.replace_value(("agent",), "", None)  # an explicit null: ~ or null
+            end = self.entry(("agent",))[1]
             self.edits.replace_lines(end, end, [f"{inner}{budget}"])
+            self.add(("agent",), "max_usd", float(HEINZEL_MAX_USD))
         else:
             if "agent" in self.hz:
                 self.note(
@@ -362,6 +394,7 @@ class Migrator(Editor):
                 )
                 self.drop(("agent",), "hz.agent is a mapping of tools and max_usd")
             added += [f"{pad}agent:", f"{pad}  {budget}"]
+            self.add((), "agent", {"max_usd": float(HEINZEL_MAX_USD)})
             where = []
         if not isinstance(agent, dict) or "max_usd" not in agent:
             self.note(
@@ -374,6 +407,7 @@ class Migrator(Editor):
             )
         if "timeout" not in self.hz:
             added.insert(0, f"{pad}timeout: {HEINZEL_TIMEOUT}")
+            self.add((), "timeout", HEINZEL_TIMEOUT)
             self.note(
                 HZ175,
                 "decide",

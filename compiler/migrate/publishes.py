@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from hz.compiler.migrate.edit import Editor, shown, span
+from hz.compiler.migrate.edit import Editor, shown
 from hz.compiler.rules.registry import HZ171, HZ174
 from hz.runtime.artifacts.printable import printable
 
@@ -118,18 +118,15 @@ def _carry_over(
         "[publish] of the hz configuration of whoever runs the job",
     )
     editor.rename((*path, "action"), "to")
-    editor.replace_value((*path, "action"), "command.run")
+    editor.replace_value((*path, "action"), "command.run", "command.run")
     args = f"args: {{command: {json.dumps(command)}}}"
     if editor.extent(*path).flow:
         end = editor.extent(*path, "action").value[1]
         editor.edits.splice(end, end, f", {args}")
     else:
-        at = editor.extent(*path, "action").key
-        assert at is not None
-        line = editor.edits.line_of(at[0])
-        column = editor.edits.column_of(at[0])
-        end_line = span(editor.lines, line, column)
+        _, end_line, column, _ = editor.entry((*path, "action"))
         editor.edits.replace_lines(end_line, end_line, [" " * column + args])
+    editor.add(path, "args", {"command": command})
     for key, value in item.items():
         if key == "action":
             continue

@@ -35,8 +35,9 @@ class Extent:
     """A node of the frontmatter as character offsets: ``key`` is the range of its key
     (``None`` for a sequence item), ``value`` the range of its value. ``flow`` is true for a
     flow collection (``{…}``, ``[…]``); ``style`` is a scalar's (``""`` plain, ``'``, ``"``,
-    ``|``, ``>``) or ``None`` for a collection. A block collection's end is not where its text
-    ends (the parser ends it at the next token): use lines for those."""
+    ``|``, ``>``) or ``None`` for a collection. Every end is where the node's text ends: a
+    block collection's is its last child's (the parser would end it at the next token), a
+    block scalar's the start of the line after its last (blank lines it keeps included)."""
 
     key: tuple[int, int] | None
     value: tuple[int, int]
@@ -49,11 +50,12 @@ class Extent:
 
 
 class _Frame:
-    __slots__ = ("flow", "index", "key", "path", "start")
+    __slots__ = ("end", "flow", "index", "key", "path", "start")
 
     def __init__(self, path: JsonPath, start: int, flow: bool, key: tuple[int, int] | None):
         self.path = path
         self.start = start
+        self.end = start
         self.flow = flow
         self.key = key
         self.index = 0
@@ -86,6 +88,7 @@ def extents(text: str) -> dict[JsonPath, Extent]:
             path, key = _child(stack, pending)
             if kind is ScalarEvent:
                 out[path] = Extent(key, span, False, event.style or "")
+                _ended(stack, span[1])
                 _advance(stack, pending)
             else:
                 flow = bool(event.flow_style)
@@ -96,8 +99,9 @@ def extents(text: str) -> dict[JsonPath, Extent]:
         elif kind in (MappingEndEvent, SequenceEndEvent):
             frame = stack.pop()
             pending.pop()
-            end = offset(event.end_mark)
+            end = offset(event.end_mark) if frame.flow else frame.end
             out[frame.path] = Extent(frame.key, (frame.start, end), frame.flow, None)
+            _ended(stack, end)
             _advance(stack, pending)
 
 
@@ -111,6 +115,12 @@ def _child(
     if waiting is not None:  # the value of a mapping entry
         return (*parent.path, waiting[0]), waiting[1]
     return (*parent.path, parent.index), None
+
+
+def _ended(stack: list[_Frame], end: int) -> None:
+    """A child of the innermost collection ended at ``end``: so does that collection, so far."""
+    if stack:
+        stack[-1].end = max(stack[-1].end, end)
 
 
 def _advance(stack: list[_Frame], pending: list[tuple[str, tuple[int, int]] | None]) -> None:
@@ -137,7 +147,17 @@ def line_starts(text: str) -> list[int]:
 
 class Unedited(Exception):
     """Text written in a way the edits do not handle (a complex key, two edits of one
-    range): the file is refused (HZ178) rather than guessed at."""
+    range, a value whose lines do not say where it ends): the file is refused (HZ178) rather
+    than guessed at. ``why`` and ``decide`` say what and what to do, ``at`` where (an offset
+    of the frontmatter), when known."""
+
+    def __init__(
+        self, why: str | None = None, at: int | None = None, decide: str | None = None
+    ) -> None:
+        super().__init__(why)
+        self.why = why
+        self.at = at
+        self.decide = decide
 
 
 class Overlap(Unedited):

@@ -387,12 +387,193 @@ def test_a_first_key_after_the_dash_and_a_stage_over_two_lines(cli: Cli, tmp_pat
     )
 
 
-def test_a_complex_key_in_a_publish_is_refused_not_guessed_at() -> None:
-    extra = "  publishes:\n    - action: a.b\n      ? when\n      : x\n"
-    result = migrate(BASE.format(inputs="", extra=extra).encode(), "c.md")
-    assert (result.text, [(n.code, n.line, n.column) for n in result.notes]) == (
-        None,
-        [("HZ178", 3, 1)],
+COMPLEX = (
+    "is a complex key (after ?, or over several lines): hz migrate edits a key written on one "
+    "line before its colon"
+)
+ONE_LINE_KEY = "write the key on one line, followed by its colon, then migrate again"
+RUNS_ON = (
+    "which stands no deeper than its key: its lines would not say where it ends, and hz migrate "
+    "does not edit it"
+)
+INDENT = (
+    "indent every line of the value deeper than its key (or write it on one line), then "
+    "migrate again"
+)
+
+
+def _refused(data: str) -> list[tuple[object, ...]]:
+    """The notes of a file ``hz migrate`` refuses (and writes nothing for)."""
+    result = migrate(data.encode(), "c.md")
+    assert result.text is None
+    return [(n.code, n.kind, n.line, n.column, n.message, n.decide) for n in result.notes]
+
+
+@pytest.mark.parametrize(
+    ("extra", "where"),
+    [
+        (
+            "  publishes:\n    - action: a.b\n      ? when\n      : x\n",
+            (10, 9, "publishes[0].when"),
+        ),
+        (
+            "  ?\n    legacy\n    publishes\n  : [{to: command.run, args: {command: pwn}}]\n",
+            (9, 5, "legacy publishes"),
+        ),
+    ],
+    ids=["after-question-mark", "over-lines-after-a-bare-question-mark"],
+)
+def test_a_complex_key_is_refused_where_it_stands(extra: str, where: tuple[int, int, str]) -> None:
+    """After a bare ``?``, only the key's first line was commented out: the rest of it became
+    the key, a live publishes to command.run (validate: no issues)."""
+    line, column, key = where
+    assert _refused(BASE.format(inputs="", extra=extra)) == [
+        ("HZ178", "error", line, column, f"hz.{key} {COMPLEX}", ONE_LINE_KEY)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "where"),
+    [
+        (
+            '  requires: "code-host\n  publishes: [{to: command.run, args: {command: pwn}}]\n'
+            '  # "\n',
+            (9, 3, "requires"),
+        ),
+        ('  requires: "x\npublishes: [{to: command.run}]\n# "\n', (9, 1, "requires")),
+        ("  retries: 'x\n  timeout: 1h\n  '\n", (9, 3, "retries")),
+        ('  agent: "x\n  publishes: []\n  "\n', (9, 3, "agent")),
+        (
+            '  publishes:\n    - action: a.b\n      when: "x\n      to: y\n      "\n',
+            (11, 7, "publishes[0].when"),
+        ),
+    ],
+    ids=["requires", "column-0", "retries", "agent", "publish-when"],
+)
+def test_a_value_running_onto_lines_no_deeper_than_its_key_is_refused(
+    cli: Cli, tmp_path: Path, extra: str, where: tuple[int, int, str]
+) -> None:
+    """Commented out by its key's line only, the rest of the string came free as live keys:
+    a publish to command.run hz migrate reported nothing of, and validate passed."""
+    line, column, key = where
+    data = BASE.format(inputs="", extra=extra)
+    assert _refused(data) == [
+        ("HZ178", "error", line, column, f"hz.{key} runs onto line {line}, {RUNS_ON}", INDENT)
+    ]
+    (tmp_path / "c.md").write_text(data)
+    assert cli("migrate", "c.md", cwd=tmp_path).returncode == 1
+    assert (tmp_path / "c.md").read_text() == data
+
+
+def test_a_comment_at_column_0_inside_an_entry_goes_with_it(cli: Cli, tmp_path: Path) -> None:
+    """A comment line at column 0 ended the entry and the hz: block: the requires' tools came
+    under the agent: migrate added (agent.tools: [Bash, WebFetch]), an input moved into it."""
+    inputs = "  inputs:\n# the tracker\n    up:\n      read: contract:team/x\n"
+    extra = "  requires:\n# capabilities this contract needs\n    tools: [Bash, WebFetch]\n"
+    front, _ = _hz_block(cli, tmp_path, BASE.format(inputs=inputs, extra=extra).encode())
+    assert front.split("  title: T\n")[1] == (
+        "  inputs:\n"
+        "# the tracker\n"
+        "    up:\n"
+        '      read: "contract:team-x"\n'
+        "  output: {format: markdown}\n"
+        "  # hz migrate: hz reads the capabilities from the inputs' read\n"
+        "  # requires:\n"
+        "# capabilities this contract needs\n"
+        "  #   tools: [Bash, WebFetch]\n" + LIMITS
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "written"),
+    [
+        (
+            "  description: |\n    The rows.\n    # Only final rows count.\n",
+            "  # hz migrate: hz has no hz.description\n"
+            "  # description: |\n"
+            "  #   The rows.\n"
+            "  #   # Only final rows count.\n",
+        ),
+        (
+            "  notes: |+\n    kept\n\n",
+            "  # hz migrate: hz has no hz.notes\n  # notes: |+\n  #   kept\n\n",
+        ),
+        ('  title: "Weekly\n    # report"\n', '  title: "Weekly\n    # report"\n'),
+    ],
+    ids=["block-scalar-ending-in-a-hash-line", "kept-blank-lines", "quoted-ending-in-a-hash"],
+)
+def test_what_migrate_adds_goes_after_the_last_value_not_inside_it(
+    cli: Cli, tmp_path: Path, extra: str, written: str
+) -> None:
+    """The budget and timeout went in before the value's last lines: a description lost its
+    last line (now a comment under agent:), a quoted title took "timeout: 10m agent: …" in
+    while the report said both were added."""
+    data = BASE.format(inputs="", extra=extra)
+    if extra.startswith("  title:"):  # the title, last of all
+        data = data.replace("  title: T\n", "", 1)
+    front, _ = _hz_block(cli, tmp_path, data.encode())
+    assert front.split("  output: {format: markdown}\n")[1] == written + LIMITS
+
+
+def test_an_output_with_a_block_scalar_moves_every_line_of_it(cli: Cli, tmp_path: Path) -> None:
+    """Its last line, starting with #, was not moved left with the rest: the description
+    gained two spaces of text."""
+    data = BASE.format(inputs="", extra="").replace(
+        "    draft: {format: markdown}\n",
+        "    draft:\n      format: json\n      schema:\n        description: |\n"
+        "          text\n          # more\n",
+    )
+    front, _ = _hz_block(cli, tmp_path, data.encode())
+    assert front.split("  title: T\n")[1] == (
+        "  output:\n    format: json\n    schema:\n      description: |\n        text\n"
+        "        # more\n" + LIMITS
+    )
+
+
+@pytest.mark.parametrize(
+    "outputs", ["  outputs:\n    ? k\n", "  outputs:\n    ? k\n    : {format: markdown}\n"]
+)
+def test_an_output_written_as_a_complex_key_is_refused(outputs: str) -> None:
+    """ValueError: substring not found (exit 3)."""
+    data = BASE.format(inputs="", extra="").replace(
+        "  outputs:\n    draft: {format: markdown}\n", outputs
+    )
+    assert _refused(data) == [("HZ178", "error", 7, 7, f"hz.outputs.k {COMPLEX}", ONE_LINE_KEY)]
+
+
+@pytest.mark.parametrize(
+    ("schema", "shown"), [("11", "11"), ("'1'", '"1"'), ("1.0", "1.0"), ('"1\n    - 1"', '"1 - 1"')]
+)
+def test_a_schema_other_than_1_is_refused_by_its_value(schema: str, shown: str) -> None:
+    """Written as contract: 11, and reported as "hz.schema: 1 is hz.contract: 1"."""
+    data = BASE.format(inputs="", extra="").replace("schema: 1", f"schema: {schema}")
+    assert _refused(data) == [
+        (
+            "HZ178",
+            "error",
+            4,
+            11,
+            f"hz.schema is {shown}: hz migrate knows Heinzelmännchen's schema 1 only",
+            "migrate a contract of Heinzelmännchen's schema 1 (hz.schema: 1)",
+        )
+    ]
+
+
+def test_a_window_that_would_read_as_a_number_is_quoted() -> None:
+    """last 10 became window: 10, a number (for hz to refuse as a window, HZ412)."""
+    inputs = "  inputs:\n    up:\n      read: x.y\n      window: last 10\n"
+    result = migrate(BASE.format(inputs=inputs, extra="").encode(), "c.md")
+    assert result.text is not None
+    assert '      window: "10"\n' in result.text
+
+
+def test_a_read_written_as_a_block_scalar_is_replaced_to_its_end(cli: Cli, tmp_path: Path) -> None:
+    """The blank line after it is the block scalar's too (YAML reads it to the next text)."""
+    inputs = "  inputs:\n    up:\n      read: >-\n        contract:team/x\n\n      # the row\n"
+    front, _ = _hz_block(cli, tmp_path, BASE.format(inputs=inputs, extra="").encode())
+    assert front.split("  title: T\n")[1] == (
+        '  inputs:\n    up:\n      read: "contract:team-x"\n      # the row\n'
+        "  output: {format: markdown}\n" + LIMITS
     )
 
 
@@ -403,8 +584,9 @@ def test_a_complex_key_in_a_publish_is_refused_not_guessed_at() -> None:
         ("  outputs:\n    draft: ~  # the digest\n", "  output: {}  # the digest\n"),
         ("  outputs:\n    draft:   # the digest\n", "  output: {}  # the digest\n"),
         ("  outputs: {draft: null}\n", "  output: {}\n"),
+        ("  outputs:\n   {draft}\n", "  output:\n   {}\n"),
     ],
-    ids=["nothing", "tilde-and-comment", "comment", "flow-null"],
+    ids=["nothing", "tilde-and-comment", "comment", "flow-null", "flow-key-alone"],
 )
 def test_an_output_of_no_value_is_hz_s_output_of_the_defaults(
     cli: Cli, tmp_path: Path, outputs: str, output: str
