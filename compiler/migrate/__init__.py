@@ -19,6 +19,7 @@ from typing import Any
 
 from hz.compiler.load.markdown import frontmatter_end, load_markdown
 from hz.compiler.migrate.keys import HEINZEL_MAX_USD, HEINZEL_TIMEOUT, Migrator
+from hz.compiler.migrate.meaning import unmeant
 from hz.compiler.migrate.names import NAMESPACES, hz_name
 from hz.compiler.migrate.notes import Kind, Migration, Note
 from hz.compiler.migrate.text import Edits, Unedited, extents
@@ -157,6 +158,9 @@ def migrate(data: bytes, path: str, namespace: str | None = None) -> Migration:
     if back is None or _is_heinzel(back.data) or "contract" not in back.data.get("hz", {}):
         return Migration(path, None, (_unedited(doc),))
     assert migrated is not None
+    changed = unmeant(doc, back, migrator)
+    if changed is not None:  # an edit that says something else than it means
+        return Migration(path, None, (changed,))
     fit, decided = _fit(doc)
     kept = migrator.edits.kept_lines()
     refused = _validated(back, doc, decided, kept, edited_lines, edited_lines - front.count("\n"))

@@ -5,7 +5,9 @@ migrating to itself."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -565,6 +567,97 @@ def test_a_window_that_would_read_as_a_number_is_quoted() -> None:
     result = migrate(BASE.format(inputs=inputs, extra="").encode(), "c.md")
     assert result.text is not None
     assert '      window: "10"\n' in result.text
+
+
+def test_an_edit_that_would_change_the_meaning_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last check, read back: with the requires' entry ended by its first line (as by
+    indentation it was), the string's second line would be a live publishes."""
+    from hz.compiler.migrate.edit import Editor
+
+    deeper = Editor.lines_deeper
+
+    def first_line(self: Editor, path: tuple[str | int, ...], line: int, column: int) -> int:
+        return line + 1 if path == ("requires",) else deeper(self, path, line, column)
+
+    monkeypatch.setattr(Editor, "lines_deeper", first_line)
+    extra = '  requires: "x\n  publishes: [{to: command.run, args: {command: pwn}}]\n  # "\n'
+    assert _refused(BASE.format(inputs="", extra=extra)) == [
+        (
+            "HZ178",
+            "error",
+            3,
+            1,
+            "the edit would change the contract's meaning: hz.publishes would appear, written "
+            "by no edit",
+            "write that key's value on lines deeper than its key (or on one line), or migrate "
+            "it by hand; then migrate again",
+        )
+    ]
+
+
+def _unmeant_title(want: dict[str, Any]) -> None:
+    del want["title"]
+
+
+def _other_title(want: dict[str, Any]) -> None:
+    want["title"] = "U"
+
+
+def _scope(want: dict[str, Any]) -> None:
+    want["scope"] = 1
+
+
+def _other_target(want: dict[str, Any]) -> None:
+    want["publishes"][0]["to"] = "x"
+
+
+@pytest.mark.parametrize(
+    ("fault", "where", "message"),
+    [
+        (_unmeant_title, (5, 3), "hz.title would appear, written by no edit"),
+        (_other_title, (5, 3), "hz.title would be T, not U"),
+        (_scope, (3, 1), "hz.scope would be gone"),
+        (_other_target, (9, 7), "hz.publishes[0].to would be command.run, not x"),
+        (None, (2, 1), "name would be d, not c"),
+    ],
+    ids=["appears", "changed", "gone", "in-a-list", "beside-hz"],
+)
+def test_the_last_check_names_what_would_change_where_it_comes_from(
+    monkeypatch: pytest.MonkeyPatch,
+    fault: Callable[[dict[str, Any]], None] | None,
+    where: tuple[int, int],
+    message: str,
+) -> None:
+    """Each way an edit could mean something else than it says (faults put into what the
+    edits mean, or into the text they write) is refused at the source's key."""
+    from hz.compiler.migrate.edit import Editor
+    from hz.compiler.migrate.text import Edits
+
+    meant = Editor.intended
+    apply = Edits.apply
+
+    def intended(self: Editor) -> tuple[dict[str, Any], dict[Any, Any]]:
+        want, origin = meant(self)
+        if fault is not None:
+            fault(want)
+        return want, origin
+
+    monkeypatch.setattr(Editor, "intended", intended)
+    if fault is None:
+        monkeypatch.setattr(
+            Edits, "apply", lambda self, raw, nl: apply(self, raw, nl).replace("name: c", "name: d")
+        )
+    extra = "  publishes:\n    - action: a.b\n"
+    assert _refused(BASE.format(inputs="", extra=extra)) == [
+        (
+            "HZ178",
+            "error",
+            *where,
+            f"the edit would change the contract's meaning: {message}",
+            "write that key's value on lines deeper than its key (or on one line), or migrate "
+            "it by hand; then migrate again",
+        )
+    ]
 
 
 def test_a_read_written_as_a_block_scalar_is_replaced_to_its_end(cli: Cli, tmp_path: Path) -> None:
