@@ -89,7 +89,6 @@ def chain_through_a_worker(hz: InDir, state: Path, *worker_args: str) -> dict[st
     return found
 
 
-@pytest.mark.serial
 def test_a_chain_with_the_echo_runner(hz_argv: list[str], tmp_path: Path) -> None:
     write_project(tmp_path, CHAIN)
     config = tmp_path / "operator.toml"
@@ -104,7 +103,6 @@ def test_a_chain_with_the_echo_runner(hz_argv: list[str], tmp_path: Path) -> Non
     assert json.loads(found["b"]["result_json"])["draft"] == "Answer Say a."
 
 
-@pytest.mark.serial
 @pytest.mark.real_cli
 def test_a_chain_with_the_real_claude_cli(hz_argv: list[str], tmp_path: Path) -> None:
     space = workspace(tmp_path)
@@ -132,7 +130,6 @@ def test_a_chain_with_the_real_claude_cli(hz_argv: list[str], tmp_path: Path) ->
     assert len(asked) == 3
 
 
-@pytest.mark.serial
 def test_a_chain_with_two_workers_on_postgresql(
     hz_argv: list[str], tmp_path: Path, pg_dsn: str
 ) -> None:

@@ -43,8 +43,6 @@ from tests.helpers.ledger_env import Space, space, until
 from tests.helpers.packets import make_packet
 from tests.helpers.scripted import Answers
 
-pytestmark = pytest.mark.serial
-
 DONE = AgentResult(runner="scripted", status="completed", draft="the paid-for draft")
 
 
@@ -138,6 +136,7 @@ def test_the_finish_is_retried_until_the_disk_has_room_again(
 # -- 5. the lease watcher through a spell of disk full ------------------------------------------
 
 
+@pytest.mark.serial
 def test_the_watcher_keeps_renewing_through_a_full_disk(
     small_disk: SmallDisk, tmp_path: Path
 ) -> None:
@@ -268,6 +267,7 @@ def test_a_queued_row_whose_generation_is_no_whole_number_is_never_claimed(
     assert ledger.get(odd).bad == ("generation: inf is not a whole number",)
 
 
+@pytest.mark.serial
 def test_a_cancel_racing_a_claim_lets_the_slot_go_on(tmp_path: Path) -> None:
     ledger, other = Ledger(tmp_path / "l.sqlite3"), Ledger(tmp_path / "l.sqlite3")
     first, _ = ledger.create(make_packet(), key="a", workdir=tmp_path, receipt_dir=None)
@@ -303,6 +303,7 @@ def limited(after: float) -> AgentResult:
     )
 
 
+@pytest.mark.serial
 def test_a_retry_waited_for_keeps_its_lease_and_can_be_cancelled(tmp_path: Path) -> None:
     path = tmp_path / "ledger.sqlite3"
     ledger = Ledger(path, lease_seconds=0.3)
@@ -359,6 +360,7 @@ def test_a_gone_owner_here_is_gone_whatever_its_lease(tmp_path: Path) -> None:
     assert owner_gone(ledger.get(run_id), Clock(now=time.time() - 3600)) is True
 
 
+@pytest.mark.serial
 def test_an_owner_whose_run_is_being_settled_elsewhere_reports_that_ending(
     tmp_path: Path,
 ) -> None:
@@ -453,6 +455,7 @@ def running(s: Space) -> bool:
         return False
 
 
+@pytest.mark.serial
 def test_hz_run_waits_for_room_to_record_its_result(small_disk: SmallDisk, tmp_path: Path) -> None:
     """The disk fills while the agent works; hz keeps trying its terminal record and takes it
     as soon as there is room: exit 0, the result on record, the agent started once."""
@@ -516,6 +519,7 @@ def faketime() -> str:
     return found
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize("jump", ["+60s", "-60s"])
 def test_a_clock_that_jumps_never_sees_a_live_owner_gone(
     tmp_path: Path, dsn: str | None, faketime: str, jump: str
@@ -536,6 +540,7 @@ def test_a_clock_that_jumps_never_sees_a_live_owner_gone(
         assert lines_of(s) == [f"{s.rows()[0]['id']} running"]
 
 
+@pytest.mark.serial
 def test_an_owner_whose_own_clock_is_behind_is_not_judged_gone(
     tmp_path: Path, faketime: str
 ) -> None:
@@ -569,6 +574,7 @@ def test_an_owner_whose_own_clock_is_behind_is_not_judged_gone(
         assert (listed.returncode, listed.stderr) == (0, "")
 
 
+@pytest.mark.serial
 def test_an_owner_stopped_past_its_lease_is_alive_and_finishes(
     tmp_path: Path, dsn: str | None
 ) -> None:
@@ -587,6 +593,7 @@ def test_an_owner_stopped_past_its_lease_is_alive_and_finishes(
         owner.send_signal(signal.SIGCONT)
 
 
+@pytest.mark.serial
 def test_a_database_restarted_or_cut_mid_run_loses_nothing(
     tmp_path: Path, pg_cluster: Any, pg_dsn: str
 ) -> None:
@@ -810,6 +817,7 @@ def test_a_stopped_owner_at_any_phase_is_left_alone(tmp_path: Path, state: str) 
     assert ledger.get(alive).state == state
 
 
+@pytest.mark.serial
 def test_a_watcher_that_cannot_keep_the_record_stops_its_run_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -83,7 +83,6 @@ def test_an_abort_without_hzs_intent_cancels_nothing(
     assert len(s.starts()) == 1
 
 
-@pytest.mark.serial
 def test_hz_runs_cancel_by_a_role_with_grants_cancels_and_is_named(
     tmp_path: Path, pg_dsn: str, pg_cluster: Any, cleanup: list[Space]
 ) -> None:

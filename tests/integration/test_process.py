@@ -15,10 +15,6 @@ from hz.runtime.process.bounded import DRAIN_SECONDS, Limits, run_bounded
 from hz.runtime.process.environment import child_environment
 from tests.fakes.agent import is_gone, recorded_pids
 
-# Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
-# serial lane, on an otherwise quiet machine.
-pytestmark = pytest.mark.serial
-
 AGENT = str(Path(__file__).resolve().parents[1] / "fakes" / "agent.py")
 MIB = 1024 * 1024
 
@@ -58,6 +54,7 @@ def test_child_that_never_reads_a_large_stdin_does_not_block_us() -> None:
     assert (outcome.exit_code, outcome.stdout) == (0, b"ok\n")
 
 
+@pytest.mark.serial
 def test_missing_program_is_a_value_within_milliseconds() -> None:
     outcome = run(["hz-no-such-program-anywhere"])
     assert outcome.launch_error == "hz-no-such-program-anywhere: program not found on PATH"
@@ -98,6 +95,7 @@ def test_child_runs_in_its_own_process_group(tmp_path: Path) -> None:
     assert leader["pgid"] != os.getpgrp()
 
 
+@pytest.mark.serial
 def test_wall_timeout_terminates_the_group(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     outcome = run(fake("sleep", "--pids", str(pids)), Limits(timeout=0.5))
@@ -108,6 +106,7 @@ def test_wall_timeout_terminates_the_group(tmp_path: Path) -> None:
     assert outcome.describe_exit() == "killed by signal SIGTERM"
 
 
+@pytest.mark.serial
 def test_sigterm_ignored_means_sigkill_after_the_grace(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     outcome = run(fake("ignore-term", "--pids", str(pids)), Limits(timeout=0.5, kill_grace=0.5))
@@ -117,6 +116,7 @@ def test_sigterm_ignored_means_sigkill_after_the_grace(tmp_path: Path) -> None:
     assert all(is_gone(int(p["pid"])) for p in recorded_pids(pids))
 
 
+@pytest.mark.serial
 def test_grandchild_holding_the_pipe_does_not_hang_us_and_is_killed(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     outcome = run(fake("grandchild", "--pids", str(pids), "--draft", "done\n"), Limits(timeout=60))
@@ -128,6 +128,7 @@ def test_grandchild_holding_the_pipe_does_not_hang_us_and_is_killed(tmp_path: Pa
     assert all(is_gone(pid) for pid in roles.values())
 
 
+@pytest.mark.serial
 def test_a_descendant_that_left_the_group_cannot_hold_us_past_the_drain(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     outcome = run(fake("escape", "--pids", str(pids), "--draft", "done\n"), Limits(timeout=60))
@@ -143,6 +144,7 @@ def test_a_descendant_that_left_the_group_cannot_hold_us_past_the_drain(tmp_path
         os.kill(roles["escapee"], signal.SIGKILL)  # the documented limit: hz can't find it
 
 
+@pytest.mark.serial
 def test_inactivity_timeout(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     outcome = run(fake("sleep", "--pids", str(pids)), Limits(timeout=120, inactivity=0.5))
@@ -151,6 +153,7 @@ def test_inactivity_timeout(tmp_path: Path) -> None:
     assert all(is_gone(int(p["pid"])) for p in recorded_pids(pids))
 
 
+@pytest.mark.serial
 def test_result_then_hang_finishes_after_done_grace(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     seen: list[bytes] = []
@@ -215,6 +218,7 @@ def test_stop_over_cap_stops_an_endless_flood_at_the_cap() -> None:
     assert outcome.signal == signal.SIGTERM
 
 
+@pytest.mark.serial
 def test_the_leaders_exit_after_its_output_closed_ends_the_wait(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

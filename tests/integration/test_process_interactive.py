@@ -12,10 +12,6 @@ import pytest
 
 from hz.runtime.process.interactive import CEILINGS, Ceilings, Interactive
 
-# Timing-sensitive (signals, cancels, timeouts, kill grace): `make test` runs it in the
-# serial lane, on an otherwise quiet machine.
-pytestmark = pytest.mark.serial
-
 ENV = {"PATH": os.environ["PATH"]}
 #: Short ceilings: each test waits them out instead of hz's (``CEILINGS``: 5, 2, 2 and 1 s).
 SHORT = Ceilings(write=0.5, reap=0.4, collect=0.5, drain=0.3)
@@ -37,6 +33,7 @@ def test_a_line_answered(tmp_path: Path) -> None:
     assert (stopped.exit_code, stopped.signal, stopped.uncollected) == (0, None, False)
 
 
+@pytest.mark.serial
 def test_read_line_returns_at_the_deadline_and_at_the_end(tmp_path: Path) -> None:
     proc = start(tmp_path, "import sys, time\nsys.stdin.readline()\nprint('bye')")
     began = time.monotonic()
@@ -50,6 +47,7 @@ def test_read_line_returns_at_the_deadline_and_at_the_end(tmp_path: Path) -> Non
     assert proc.stop(graceful=True).exit_code == 0
 
 
+@pytest.mark.serial
 def test_a_child_that_stops_reading_costs_at_most_the_write_ceiling(tmp_path: Path) -> None:
     proc = start(tmp_path, "import time\ntime.sleep(60)")
     began = time.monotonic()
@@ -59,6 +57,7 @@ def test_a_child_that_stops_reading_costs_at_most_the_write_ceiling(tmp_path: Pa
     assert stopped.signal == signal.SIGKILL
 
 
+@pytest.mark.serial
 def test_stop_settles_against_a_wedged_child(tmp_path: Path) -> None:
     # It ignores SIGTERM and stdin's end, and a detached helper holds its stderr open.
     pidfile = tmp_path / "helper.pid"

@@ -30,10 +30,6 @@ from tests.helpers.clock import FakeClock
 from tests.helpers.operator import command_binding
 from tests.helpers.packets import make_packet
 
-# Timing-sensitive (cancels from another thread, SIGINT, kill grace): `make test` runs it in
-# the serial lane, on an otherwise quiet machine.
-pytestmark = pytest.mark.serial
-
 
 class Scripted:
     """A runner that answers with the given results in order."""
@@ -170,6 +166,7 @@ def started(tmp_path: Path, count: int = 1) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.serial
 def test_a_cancel_from_another_thread_stops_a_stubborn_agent(
     new_ledger: Any, tmp_path: Path
 ) -> None:
@@ -203,6 +200,7 @@ def test_a_cancel_from_another_thread_stops_a_stubborn_agent(
     assert result["reason"] == "cancelled (hz runs cancel); the run's processes were killed"
 
 
+@pytest.mark.serial
 def test_a_cancel_committed_before_the_running_record_kills_the_agent_as_it_starts(
     new_ledger: Any, tmp_path: Path
 ) -> None:
@@ -231,6 +229,7 @@ def test_a_cancel_committed_before_the_running_record_kills_the_agent_as_it_star
     assert all(is_gone(int(str(p["pid"]))) for p in (recorded_pids(pids) if pids.exists() else []))
 
 
+@pytest.mark.serial
 def test_a_worker_pool_stops_and_cancels_what_runs(new_ledger: Any, tmp_path: Path) -> None:
     binding = command_binding(tmp_path, "sleep")
     ledger = new_ledger()
@@ -252,6 +251,7 @@ def test_a_worker_pool_stops_and_cancels_what_runs(new_ledger: Any, tmp_path: Pa
     assert ("cancel", "the worker got SIGTERM") in timeline
 
 
+@pytest.mark.serial
 def test_reconcile_kills_an_orphaned_group_and_removes_its_private_dir(
     new_ledger: Any, tmp_path: Path
 ) -> None:
@@ -356,6 +356,7 @@ class Interrupting(Scripted):
         raise KeyboardInterrupt
 
 
+@pytest.mark.serial
 @pytest.mark.parametrize(("turns", "state"), [(0, "cancelled"), (2, "cancelled")])
 def test_an_owner_interrupted_inside_the_runner_settles_by_what_it_saw(
     new_ledger: Any, tmp_path: Path, turns: int, state: str

@@ -57,7 +57,6 @@ def firing(ledger: Ledger, clock: Clock, tmp_path: Path, jobs: tuple[Job, ...] =
     return Firing(ledger, jobs, packet, workdir=tmp_path, clock=clock)
 
 
-@pytest.mark.serial
 def test_two_workers_fire_each_slot_once_across_a_dst_gap(
     ledgers: Callable[[], Ledger], tmp_path: Path
 ) -> None:
