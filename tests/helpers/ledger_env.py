@@ -70,18 +70,20 @@ class Space:
         noun = "slot" if slots == 1 else "slots"
         return f"hz: worker: started: {where}, {queues}, {slots} {noun}\n"
 
-    def cli(self, *args: str, stdin: str | None = None, **extra: str) -> CliResult:
+    def cli(
+        self, *args: str, stdin: str | None = None, cwd: Path | None = None, **extra: str
+    ) -> CliResult:
         """``hz ARGS`` in this process, as ``hz`` would run in this space (its configuration,
-        state directory and DSN; ``extra`` variables on top): for reads and set-up, where no
-        process is the point. It fails if the call leaves a thread, a descriptor or a signal
-        handler behind."""
+        state directory and DSN; ``extra`` variables on top), in ``cwd`` (default: the space's
+        root): for reads and set-up, where no process is the point. It fails if the call
+        leaves a thread, a descriptor or a signal handler behind."""
         env = {
             "HZ_CONFIG": str(self.config),
             "HZ_STATE_DIR": str(self.state),
             **({DSN_VARIABLE: self.dsn} if self.dsn else {}),
             **extra,
         }
-        with leaves_nothing(f"hz {' '.join(args)[:80]}"), contextlib.chdir(self.root):
+        with leaves_nothing(f"hz {' '.join(args)[:80]}"), contextlib.chdir(cwd or self.root):
             return run_main(args, stdin=stdin, env=env)
 
     def submit(self, who: str, *args: str) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import CliResult
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.ledger_env import REPO, Space, space, until
 from tests.helpers.workers import Worker, running_worker
@@ -375,15 +376,8 @@ def test_runs_show_prints_the_transcript_as_receipts_show_does(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
 
-    def hz(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "hz", *args],
-            cwd=elsewhere,
-            env=s.env(),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+    def hz(*args: str) -> CliResult:  # from another directory: the paths are the ledger's
+        return s.cli(*args, cwd=elsewhere)
 
     receipts = hz("receipts", "show", str(s.state / "receipts"), "--transcript")
     assert receipts.returncode == 0, receipts.stderr
