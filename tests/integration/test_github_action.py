@@ -134,24 +134,39 @@ def action(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.Comple
     )
 
 
-@pytest.fixture
-def repo(tmp_path: Path, hz_argv: list[str]) -> Path:
-    root = tmp_path / "repo"
+@pytest.fixture(scope="module")
+def compiled_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository with its jobs compiled, made once per module: compiling is the same for
+    every test (the jobs hold no path of the checkout), and a real ``hz compile`` costs about
+    a CPU-second under coverage."""
+    root = tmp_path_factory.mktemp("compiled") / "repo"
     (root / "contracts").mkdir(parents=True)
     (root / "inputs").mkdir()
     for name, text in CONTRACTS.items():
         (root / "contracts" / f"{name}.yaml").write_text(text)
     (root / "inputs" / "digest.json").write_text(json.dumps({"body": HOSTILE}))
     (root / "inputs" / "triage.yaml").write_text("answer: {kind: bug}\n")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # Made before the test's isolated HOME: no configuration of the developer's shell.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HZ_", "XDG_"))}
+    env.update(
+        PYTHONPATH=str(REPO),
+        HOME=str(root.parent),
+        HZ_SITE_CONFIG=str(root.parent / "no-site-config.toml"),
+    )
     subprocess.run(
-        [*hz_argv, "compile", "contracts", "--out", "build/jobs"],
+        [sys.executable, "-m", "hz", "compile", "contracts", "--out", "build/jobs"],
         cwd=root,
         env=env,
         check=True,
         capture_output=True,
     )
     return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path, compiled_repo: Path) -> Path:
+    """A copy of the compiled repository the test may change."""
+    return Path(shutil.copytree(compiled_repo, tmp_path / "repo", symlinks=True))
 
 
 def test_a_matrix_of_three_jobs(tmp_path: Path, repo: Path, hz_argv: list[str]) -> None:
