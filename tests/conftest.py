@@ -53,6 +53,17 @@ def isolated_home(
     return home
 
 
+@pytest.fixture(autouse=True)
+def child_coverage(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Coverage measures the Python children a test starts (``[tool.coverage.run] patch``: the
+    variable ``COVERAGE_PROCESS_CONFIG`` that a child's environment inherits) only in tests
+    marked ``child_coverage``: those whose children run code no test runs in process (a
+    worker's loop and its faults, signal paths, the action's script). Elsewhere a measured
+    ``python -m hz`` costs over half again its CPU for lines the in-process tests reach."""
+    if request.node.get_closest_marker("child_coverage") is None:
+        monkeypatch.delenv("COVERAGE_PROCESS_CONFIG", raising=False)
+
+
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Any]:
     """One throwaway PostgreSQL cluster for the session (tests/pg.py), started on first use."""

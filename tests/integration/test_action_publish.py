@@ -9,8 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hz.ci.github import markdown_text
 from tests.fakes.github_server import FakeGitHub
+
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACT = """\

@@ -89,6 +89,7 @@ def chain_through_a_worker(hz: InDir, state: Path, *worker_args: str) -> dict[st
     return found
 
 
+@pytest.mark.child_coverage
 def test_a_chain_with_the_echo_runner(hz_argv: list[str], tmp_path: Path) -> None:
     write_project(tmp_path, CHAIN)
     config = tmp_path / "operator.toml"

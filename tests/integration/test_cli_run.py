@@ -16,6 +16,9 @@ from tests.conftest import Cli, default_receipt_dir
 from tests.helpers.contracts import GREET as CONTRACT
 from tests.helpers.in_process import ECHO, leaves_nothing
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 REPO = Path(__file__).resolve().parents[2]
 
 

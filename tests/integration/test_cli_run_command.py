@@ -21,6 +21,9 @@ from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.contracts import contract
 from tests.helpers.operator import AGENT, REPO, hz, operator, run_greet
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 # The tests that signal hz or time it out (timeouts, interrupts, kill grace) are marked
 # `serial`: `make test` runs them alone, on an otherwise quiet machine.
 

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 PLUGIN = """
 from hz.runtime.runners.protocol import Capabilities, Check
 from hz.runtime.runners.settings import RunnerSettings

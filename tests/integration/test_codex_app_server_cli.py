@@ -397,6 +397,7 @@ def wait_for(condition: Callable[[], bool]) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.child_coverage
 def test_hz_run_sigterm_mid_turn_interrupts_and_exits_cancelled(
     hz_argv: list[str], codex: Path, work: Path, key: str, tmp_path: Path
 ) -> None:

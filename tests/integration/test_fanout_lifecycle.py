@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))
 from gen_contracts import generate  # noqa: E402

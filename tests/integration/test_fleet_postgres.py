@@ -168,6 +168,7 @@ def test_three_workers_run_ninety_runs_each_exactly_once(
 # -- a worker killed ---------------------------------------------------------------------------
 
 
+@pytest.mark.child_coverage
 def test_a_killed_worker_runs_become_uncertain_elsewhere_and_never_run_again(
     tmp_path: Path, pg_dsn: str, fleet: list[Any]
 ) -> None:
@@ -220,6 +221,7 @@ def test_a_killed_worker_runs_become_uncertain_elsewhere_and_never_run_again(
     assert set(states(s, doomed).values()) == {"uncertain"}
 
 
+@pytest.mark.child_coverage
 def test_a_worker_killed_alone_loses_its_agents_at_once_and_its_restart_settles_them(
     tmp_path: Path, pg_dsn: str, fleet: list[Any]
 ) -> None:
@@ -244,6 +246,7 @@ def test_a_worker_killed_alone_loses_its_agents_at_once_and_its_restart_settles_
     assert {row["owner_host"] for row in s.rows()} == {"alpha"}  # settled by alpha itself
 
 
+@pytest.mark.child_coverage
 def test_a_job_run_again_by_procrastinate_starts_nothing(
     tmp_path: Path, pg_dsn: str, fleet: list[Any]
 ) -> None:
@@ -271,6 +274,7 @@ def test_a_job_run_again_by_procrastinate_starts_nothing(
 # -- the database restarted --------------------------------------------------------------------
 
 
+@pytest.mark.child_coverage
 def test_a_database_restart_mid_batch_loses_and_repeats_nothing(
     tmp_path: Path, pg_cluster: Any, pg_dsn: str, fleet: list[Any]
 ) -> None:
@@ -321,6 +325,7 @@ def test_a_database_restart_mid_batch_loses_and_repeats_nothing(
 # -- a partitioned worker ----------------------------------------------------------------------
 
 
+@pytest.mark.child_coverage
 def test_a_partitioned_worker_cannot_overwrite_the_uncertain_verdict(
     tmp_path: Path, pg_dsn: str, fleet: list[Any]
 ) -> None:
@@ -370,6 +375,7 @@ def documented_grants() -> str:
     return text[start : text.index("```", start)]
 
 
+@pytest.mark.child_coverage
 def test_the_documented_grants_are_enough_for_a_fleet_role(
     tmp_path: Path, pg_cluster: Any, fleet: list[Any]
 ) -> None:
@@ -428,6 +434,7 @@ time.time = lambda: _real() + _skew
 """
 
 
+@pytest.mark.child_coverage
 def test_a_host_whose_clock_runs_ahead_sees_no_live_lease_expired(
     tmp_path: Path, pg_dsn: str, fleet: list[Any]
 ) -> None:
@@ -504,6 +511,7 @@ class Link:
                 sock.close()
 
 
+@pytest.mark.child_coverage
 def test_a_worker_cut_off_from_the_database_cannot_overwrite_the_uncertain_verdict(
     tmp_path: Path, pg_cluster: Any, pg_dsn: str, fleet: list[Any]
 ) -> None:

@@ -19,6 +19,9 @@ import yaml
 
 from hz.ci.github import JobRun, annotation, markdown_text, output_block
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
 

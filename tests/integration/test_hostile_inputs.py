@@ -16,6 +16,9 @@ from hz.compiler.load.loader import load_path
 from tests.conftest import Cli
 from tests.helpers.in_process import leaves_nothing
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 ANCHOR_HINT = "write the value out in full; hz refuses anchors and aliases"
 UTF8_HINT = "hz reads contracts as UTF-8; save the file with that encoding"
 DEPTH_HINT = "a contract is a shallow document; flatten this structure"

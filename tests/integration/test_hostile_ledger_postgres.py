@@ -17,6 +17,9 @@ import pytest
 from tests.helpers.ledger_env import DSN_VARIABLE, Space, pg_rows, space, until
 from tests.helpers.workers import running_worker
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 NOT_A_DSN = (
     f"hz: error: environment variable {DSN_VARIABLE}: not a PostgreSQL connection string "
     "(libpq key=value pairs or a postgresql:// URI)\n"

@@ -43,6 +43,9 @@ from tests.helpers.ledger_env import Space, space, until
 from tests.helpers.packets import make_packet
 from tests.helpers.scripted import Answers
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 DONE = AgentResult(runner="scripted", status="completed", draft="the paid-for draft")
 
 

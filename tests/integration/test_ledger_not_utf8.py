@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.ledger_env import Space, space
 
 #: A directory name in Latin-1, as an old archive or another system wrote it.
@@ -72,6 +74,7 @@ def test_a_checkout_whose_path_is_not_utf8_is_run_and_recorded(
     assert json.loads(json.loads(rows[3]["result_json"])["draft"])["cwd"] == os.fsdecode(checkout)
 
 
+@pytest.mark.child_coverage
 def test_a_request_key_or_run_id_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     s = space(tmp_path, "echo", "--prompt-file={prompt_file}")
     here = os.fsencode(tmp_path)

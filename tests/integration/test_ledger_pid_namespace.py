@@ -19,6 +19,7 @@ from tests.helpers.ledger_env import space, until
 
 pytestmark = [
     pytest.mark.serial,
+    pytest.mark.child_coverage,
     pytest.mark.skipif(
         os.geteuid() != 0 or shutil.which("unshare") is None,
         reason="unshare --pid needs root and util-linux",

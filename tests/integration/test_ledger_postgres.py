@@ -19,6 +19,9 @@ from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.ledger_env import Space, space, until, watchdogs
 from tests.helpers.workers import running_worker
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 # The tests that measure time or attack the worker (a cancel's ceiling, a lost worker, cut
 # connections) are marked `serial`: `make test` runs them alone, on an otherwise quiet machine.
 

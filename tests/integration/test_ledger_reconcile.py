@@ -8,7 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.ledger_env import space
+
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
 
 #: Takes every queued run as its owner, prepares each, dispatches every second one, and dies
 #: without a word: three runs that never started and three that may have.

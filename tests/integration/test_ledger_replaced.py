@@ -26,6 +26,9 @@ from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.ledger_env import Space, space, until
 from tests.helpers.workers import running_worker
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 HOUR_POLLS = """\
 import hz.runtime.ledger.worker as worker
 

@@ -10,6 +10,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.ledger_env import Space, space, until
 from tests.helpers.workers import running_worker
@@ -20,6 +22,7 @@ def run(s: Space, who: str, *args: str) -> tuple[int, dict[str, object], str]:
     return done.returncode, json.loads(done.stdout) if done.stdout else {}, done.stderr
 
 
+@pytest.mark.child_coverage
 def test_a_foreground_run_is_recorded_and_a_request_key_is_opt_in(
     dsn: str | None, tmp_path: Path
 ) -> None:
@@ -50,6 +53,7 @@ def test_a_foreground_run_is_recorded_and_a_request_key_is_opt_in(
     assert len(s.starts()) == 5
 
 
+@pytest.mark.child_coverage
 def test_sigkill_of_hz_run_is_recovered_by_the_next_command(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
@@ -171,6 +175,7 @@ def test_a_run_over_the_daily_ceiling_starts_nothing(dsn: str | None, tmp_path: 
     assert len(s.starts()) == 1
 
 
+@pytest.mark.child_coverage
 def test_sigint_cancels_through_the_ledger_within_the_ceiling(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
@@ -199,6 +204,7 @@ def test_sigint_cancels_through_the_ledger_within_the_ceiling(
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
 
 
+@pytest.mark.child_coverage
 def test_a_stopped_batch_reads_no_further_target(tmp_path: Path, cleanup: list[Space]) -> None:
     s = space(tmp_path, "sleep")
     cleanup.append(s)

@@ -23,6 +23,9 @@ from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.ledger_env import REPO, Space, space, until
 from tests.helpers.workers import Worker, running_worker
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 # The tests that measure time (a signal's or a cancel's ceiling, a window for a wrong start to
 # show, a growing wait) are marked `serial`: `make test` runs them alone, on an otherwise quiet
 # machine. The rest wait only for what they assert, under generous ceilings.

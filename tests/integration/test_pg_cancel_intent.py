@@ -22,6 +22,9 @@ from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.ledger_env import DSN_VARIABLE, Space, space, until
 from tests.helpers.workers import running_worker
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 
 def role(pg_cluster: Any, pg_dsn: str, grants: str = "") -> str:
     """A new login role of the test's cluster (roles are the cluster's), and its DSN."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from hz.runtime.ledger.owner import Binding, Policy, Slots, Told
 from hz.runtime.ledger.pg.db import PgDb
@@ -24,6 +25,9 @@ from hz.runtime.ledger.store import Ceilings, Ending, Hold, Ledger, Owner
 from tests.helpers.ledger_env import Space, pg_rows, space, until
 from tests.helpers.packets import make_packet
 from tests.helpers.workers import running_worker
+
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
 
 CEILING = 'command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n'
 

@@ -12,8 +12,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fakes.github_server import FakeGitHub, error
 from tests.helpers.publishing import last_run, run_weekly, space
+
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
 
 COMMENTS = r"/repos/acme/app/issues/7/comments"
 

@@ -16,6 +16,9 @@ import pytest
 
 from tests.helpers.ledger_env import Space, space, until
 
+# Its children run code no in-process test runs: coverage measures them.
+pytestmark = pytest.mark.child_coverage
+
 IDLE = "hz: worker: idle: nothing queued; waiting for runs (hz submit)"
 
 

@@ -74,6 +74,7 @@ def test_unknown_kind_is_refused() -> None:
     )
 
 
+@pytest.mark.child_coverage
 def test_check_and_write_from_the_command_line(tmp_path: Path) -> None:
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         cmd = [sys.executable, "-m", "hz.runtime.artifacts.schemas", *args, "--dir", str(tmp_path)]
