@@ -21,10 +21,16 @@ class Rule:
     code: str
     title: str
     severity: Severity = "error"
+    #: For ``hz migrate``'s report, whose lines say no severity: the kind of line the code is
+    #: printed on (``mapped:``, ``decide:``), listed in place of the severity.
+    printed: str = ""
 
     @property
     def label(self) -> str:
-        """The title as listed: "Declared input never used by the prompt (warning)"."""
+        """The title as listed: "Declared input never used by the prompt (warning)",
+        "Migrated: a namespace carried into the name (mapped:)"."""
+        if self.printed:
+            return f"{self.title} ({self.printed})"
         return self.title + (" (warning)" if self.severity == "warning" else "")
 
     @property
@@ -49,8 +55,8 @@ def explanation_file(code: str) -> str:
 RULES: dict[str, Rule] = {}
 
 
-def _rule(code: str, title: str, severity: Severity = "error") -> str:
-    RULES[code] = Rule(code, title, severity)
+def _rule(code: str, title: str, severity: Severity = "error", printed: str = "") -> str:
+    RULES[code] = Rule(code, title, severity, printed)
     return code
 
 
@@ -81,14 +87,23 @@ HZ104: Final = _rule("HZ104", "Invalid value")
 HZ105: Final = _rule("HZ105", "Heinzelmännchen contract")
 
 # Migrating a Heinzelmännchen contract (`hz migrate`'s report)
-HZ170: Final = _rule("HZ170", "Migrated: a key carried over", "warning")
-HZ171: Final = _rule("HZ171", "Migrated: an operation left to the command provider", "warning")
-HZ172: Final = _rule("HZ172", "Migrated: arguments hz's operation does not take", "warning")
-HZ173: Final = _rule("HZ173", "Cannot migrate: several named outputs")
-HZ174: Final = _rule("HZ174", "Migrated: a key hz has no home for", "warning")
-HZ175: Final = _rule("HZ175", "Migrated: a required budget or timeout added", "warning")
+HZ170: Final = _rule(
+    "HZ170",
+    "Migrated: a key carried over",
+    "warning",
+    "mapped:; decide: for a schedule's time zone",
+)
+HZ171: Final = _rule(
+    "HZ171", "Migrated: an operation left to the command provider", "warning", "decide:"
+)
+HZ172: Final = _rule(
+    "HZ172", "Migrated: arguments hz's operation does not take", "warning", "decide:"
+)
+HZ173: Final = _rule("HZ173", "Cannot migrate: not exactly one named output")
+HZ174: Final = _rule("HZ174", "Migrated: a key hz has no home for", "warning", "mapped: or decide:")
+HZ175: Final = _rule("HZ175", "Migrated: a required budget or timeout added", "warning", "decide:")
 HZ176: Final = _rule("HZ176", "Cannot migrate: a template placeholder left")
-HZ177: Final = _rule("HZ177", "Migrated: a namespace carried into the name", "warning")
+HZ177: Final = _rule("HZ177", "Migrated: a namespace carried into the name", "warning", "mapped:")
 HZ178: Final = _rule("HZ178", "Cannot migrate: an hz: block it cannot edit")
 HZ179: Final = _rule("HZ179", "Cannot migrate: a name that is not an hz name")
 HZ180: Final = _rule("HZ180", "Cannot migrate: a name another contract has")

@@ -10,6 +10,7 @@ import pytest
 
 from hz.compiler.load.loader import Loaded, load_bytes
 from hz.compiler.load.markdown import load_markdown
+from hz.compiler.migrate import migrate
 from hz.compiler.rules import registry
 from hz.compiler.rules.docs import codes, rule_doc, rules_markdown, title
 from hz.compiler.rules.registry import RULES, explanation_file
@@ -118,3 +119,62 @@ def test_index_links_every_code_in_order() -> None:
     assert "\n## HZ101: Unknown key\n" in text
     # Comments inside YAML examples are not headings and stay as they are.
     assert "\n### Why\n" in text
+
+
+#: A body hz reads, for the migrate examples below.
+MIGRATE_BODY = "\n### Goal\n\nA digest.\n\n### Done when\n\n- Done.\n"
+#: Heinzelmännchen contracts that, migrated, print every kind of line each HZ17x code is
+#: printed on (HZ180 is the folder's, printed by the CLI: an error, see test_migrate.py).
+MIGRATE_CASES = {
+    "team/digest.prose.md": "---\nhz:\n  schema: 1\n  title: Digest\n  inputs:\n"
+    "    merged: {read: code-host.merged_pull_requests, args: {repository: acme/app}, "
+    "window: last 7d}\n"
+    "    graph: {read: team-graph.snapshot}\n"
+    "    issues: {read: tracker.issues_updated, args: {project: APP}, window: 7d}\n"
+    "  outputs:\n    digest: {format: markdown}\n"
+    '  schedule: "0 9 * * 1"\n  catch_up: latest\n  requires: [tracker:read]\n'
+    "  scope: team\n  retries: 2\n---\n" + MIGRATE_BODY,
+    "none.md": "---\nhz:\n  schema: 1\n  outputs: {}\n---\n" + MIGRATE_BODY,
+    "asset.md": '---\nhz:\n  schema: 1\n  title: "{{asset:team}}"\n---\n' + MIGRATE_BODY,
+    "flow.md": "---\nhz: {schema: 1}\n---\n" + MIGRATE_BODY,
+    "name.md": "---\nname: Weekly digest\nhz:\n  schema: 1\n---\n" + MIGRATE_BODY,
+}
+
+
+def test_a_migrate_rule_s_title_names_the_kinds_of_line_it_is_printed_on() -> None:
+    """`hz migrate` prints `mapped:`, `decide:` and `error:` lines, never `warning:`: a
+    "Migrated:" rule is titled with the kinds it is printed on, a "Cannot migrate:" one is an
+    error (no suffix, as every error rule)."""
+    printed: dict[str, set[str]] = {}
+    for path, text in MIGRATE_CASES.items():
+        for note in migrate(text.encode(), path).notes:
+            printed.setdefault(note.code, set()).add(note.kind)
+    migrate_codes = [c for c in codes() if re.fullmatch(r"HZ1(7\d|80)", c)]
+    assert sorted(printed) == [c for c in migrate_codes if c != "HZ180"]
+    for code in migrate_codes:
+        rule = RULES[code]
+        if rule.title.startswith("Cannot migrate:"):
+            assert (rule.label, printed.get(code, {"error"})) == (rule.title, {"error"})
+        else:
+            suffix = rule.label.removeprefix(rule.title)
+            assert "warning" not in suffix, code
+            assert set(re.findall(r"(mapped|decide):", suffix)) == printed[code], code
+
+
+@pytest.mark.parametrize(
+    ("code", "path"),
+    [
+        ("HZ170", "tracker-update.md"),
+        ("HZ175", "tracker-update.md"),
+        ("HZ177", "team/workflows/weekly-report.prose.md"),
+    ],
+)
+def test_a_migrate_rule_s_fixed_example_is_what_migrate_writes(code: str, path: str) -> None:
+    """The Fixed example's lines are lines of the migrated Bad example, in their order."""
+    examples = {part: text for part, _, text in FENCED.findall(rule_doc(code))}
+    bad = examples["Bad"].removeprefix("---\n")
+    migrated = migrate(f"---\n{bad}---\n{MIGRATE_BODY}".encode(), path).text
+    assert migrated is not None
+    lines = iter(migrated.splitlines())
+    fixed = examples["Fixed"].removeprefix("---\n").splitlines()
+    assert [line for line in fixed if line in lines] == fixed
