@@ -8,7 +8,7 @@ order, blank lines, line ends, and the whole body (decision 0026). An hz contrac
 migrates to itself.
 
 Every edit, and every key that cannot be carried over, is reported as a ``Note`` with a rule
-code (HZ170-HZ180, explained by ``hz explain``), the line, and what the user must decide.
+code (HZ170-HZ181, explained by ``hz explain``), the line, and what the user must decide.
 """
 
 from __future__ import annotations

@@ -71,6 +71,8 @@ class Editor:
         self._gone: set[tuple[str | int, ...]] = set()
         self._added: dict[tuple[str | int, ...], dict[str, Any]] = {}
         self._scalar_lines: set[int] | None = None
+        #: The keys beside ``hz:`` commented out (``drop_top``).
+        self.gone_top: set[str] = set()
 
     # -- positions -----------------------------------------------------------------------
     def key_line(self, *path: str | int) -> int:
@@ -137,10 +139,13 @@ class Editor:
         line, column, lead = self._where(path)
         return line, self.lines_deeper(path, line, column), column, lead
 
-    def lines_deeper(self, path: tuple[str | int, ...], line: int, column: int) -> int:
-        """The end (exclusive) of the lines from ``line`` to the value at ``path``'s last,
-        each of which (but comments) stands deeper than ``column``; else ``Unedited``."""
-        end = self._last_line(self.extents[("hz", *path)].value) + 1
+    def lines_deeper(
+        self, path: tuple[str | int, ...], line: int, column: int, root: JsonPath = ("hz",)
+    ) -> int:
+        """The end (exclusive) of the lines from ``line`` to the value at ``path``'s last
+        (below ``root``), each of which (but comments) stands deeper than ``column``; else
+        ``Unedited``."""
+        end = self._last_line(self.extents[(*root, *path)].value) + 1
         inside = self._inside_scalars()
         for number in range(line + 1, end):
             text = self.lines[number]
@@ -148,8 +153,9 @@ class Editor:
                 continue
             if text.lstrip().startswith("#") and number not in inside:
                 continue  # a comment, at whatever column, is no part of the structure
+            where = dotted(path, ".".join(map(str, root)))
             raise Unedited(
-                f"{dotted(path)} runs onto line {number + 1}, which stands no deeper than its "
+                f"{where} runs onto line {number + 1}, which stands no deeper than its "
                 "key: its lines would not say where it ends, and hz migrate does not edit it",
                 self.edits.starts[number] + indent(text),
                 "indent every line of the value deeper than its key (or write it on one "
@@ -263,6 +269,33 @@ class Editor:
             self.edits.replace_lines(line, end, [lead.rstrip(), *commented(moved, why)])
         else:  # pragma: no cover - simple_key refused what else stands before a key
             raise Unedited
+
+    def drop_top(self, key: str, why: str) -> None:
+        """Comment out the entry ``key`` beside ``hz:`` where it stands, under
+        ``# hz migrate: why``: a key at column 1, on one line before its colon; ``Unedited``
+        (HZ178) otherwise."""
+        extent = self.extents[(key,)]
+        text = self.edits.text
+        if extent.key is None:  # pragma: no cover - a mapping's entry has a key
+            raise Unedited
+        start, end = extent.key
+        line = self.edits.line_of(start)
+        line_end = self.edits.starts[line + 1] - 1
+        if (
+            self.edits.column_of(start) != 0
+            or self.edits.line_of(end) != line
+            or not text[end:line_end].lstrip(" \t").startswith(":")
+        ):
+            raise Unedited(
+                f"the key {printable(key)} beside hz: is not written at the start of a line, "
+                "on one line before its colon: hz migrate does not edit it",
+                start,
+                "write the frontmatter one key per line, each at the start of its line, then "
+                "migrate again",
+            )
+        last = self.lines_deeper((key,), line, 0, root=())
+        self.edits.replace_lines(line, last, commented(self.lines[line:last], why))
+        self.gone_top.add(key)
 
     def _cut_from_flow(self, path: tuple[str | int, ...]) -> str:
         """Cut the entry at ``path`` out of its flow collection (with a comma, ``finish``);

@@ -20,6 +20,7 @@ from hz.compiler.rules.registry import (
     HZ177,
     HZ178,
     HZ179,
+    HZ181,
 )
 from hz.runtime.artifacts.operations import CATALOG
 from hz.runtime.artifacts.printable import printable
@@ -35,6 +36,16 @@ _HZ_NAME = re.compile(r"(?=.{1,64}\Z)[a-z][a-z0-9]*(-[a-z0-9]+)*\Z")
 _CATCH_UP = ("latest", "all", "skip")
 #: A window written plain that stays plain without its "last ".
 _PLAIN_WINDOW = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.-]*\Z")
+#: Heinzelmännchen's top-level frontmatter keys: its model forbids any other.
+HEINZEL_TOP = ("name", "kind", "description", "id", "version", "hz")
+#: Those of them hz reads as Heinzelmännchen did: all but ``id``.
+_SHARED_TOP = ("name", "kind", "description", "version", "hz")
+#: What hz reads from a top-level key Heinzelmännchen does not have: the file is refused, so
+#: that the request stays the body the author reviewed.
+_HZ_READS = {
+    "prompt": "the agent's request, instead of the one built from the body's sections",
+    "contract": "the contract's text, instead of the body",
+}
 #: The keys an hz input that reads a contract has besides ``read``, kept as written.
 _CONTRACT_INPUT_KEYS = ("description", "max_age")
 
@@ -94,6 +105,7 @@ class Migrator(Editor):
             )
         else:
             self.note(HZ170, "mapped", ["schema"], f"hz.name is {name}, the contract's name")
+        self.top_level()
         handled = {"schema", "title", "inputs", "outputs", "agent", "timeout"}
         for key in list(self.hz):
             if key == "inputs":
@@ -136,6 +148,49 @@ class Migrator(Editor):
         self.limits()
         self.finish()
         return name
+
+    def top_level(self) -> None:
+        """Each key beside ``hz:`` that Heinzelmännchen does not define: one hz reads (a
+        ``prompt`` would replace the request the body makes) refuses the file; any other is
+        commented out, as is ``id`` (Heinzelmännchen's minted id, which hz has no home for);
+        an ``x-`` key, the author's in both, stays as written."""
+        for path in self.extents:
+            key = path[0] if len(path) == 1 else None
+            # An x- key is the author's: both ignore it.
+            if not isinstance(key, str) or key in _SHARED_TOP or key.startswith("x-"):
+                continue
+            pos = self.doc.pos((key,), key=True)
+            if key in self.doc.data and key in _HZ_READS:
+                self.notes.append(
+                    Note(
+                        HZ181,
+                        "error",
+                        pos.line,
+                        pos.column,
+                        f"the top-level {key}: is not Heinzelmännchen's, and hz reads it as "
+                        f"{_HZ_READS[key]}: migrated, the job would not do what the body says",
+                        decide=f"move what it says into the body and delete {key}: (or rename "
+                        f"it x-{key}: to keep it as a note), then migrate again",
+                    )
+                )
+            else:
+                what = (
+                    "Heinzelmännchen's minted id: hz knows a contract by hz.name"
+                    if key == "id"
+                    else "not a key of Heinzelmännchen's frontmatter, nor of hz's"
+                )
+                self.notes.append(
+                    Note(
+                        HZ174,
+                        "decide",
+                        pos.line,
+                        pos.column,
+                        f"the top-level {printable(key)}: is {what}; commented out",
+                        decide=f"rename it x-{printable(key)}: if a tool of yours reads it, or "
+                        "delete the comment",
+                    )
+                )
+                self.drop_top(key, f"hz has no top-level {printable(key)}")
 
     def inputs(self) -> None:
         inputs = self.hz["inputs"]

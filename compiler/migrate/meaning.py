@@ -34,7 +34,8 @@ def unmeant(doc: SourceDoc, back: SourceDoc, editor: Editor) -> Note | None:
             at = at[:-1]
         pos = doc.pos(("hz", *origin[at]), key=True)
     else:  # the keys beside hz: stay as they are
-        top = {k: v for k, v in doc.data.items() if k != "hz"}
+        gone = editor.gone_top
+        top = {k: v for k, v in doc.data.items() if k != "hz" and k not in gone}
         found = _difference(top, {k: v for k, v in back.data.items() if k != "hz"}, (), "")
         if found is None:
             return None

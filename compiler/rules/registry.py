@@ -107,6 +107,7 @@ HZ177: Final = _rule("HZ177", "Migrated: a namespace carried into the name", "wa
 HZ178: Final = _rule("HZ178", "Cannot migrate: an hz: block it cannot edit")
 HZ179: Final = _rule("HZ179", "Cannot migrate: a name that is not an hz name")
 HZ180: Final = _rule("HZ180", "Cannot migrate: a name another contract has")
+HZ181: Final = _rule("HZ181", "Cannot migrate: a top-level key hz reads instead of the body")
 
 # The body of a Markdown contract
 HZ111: Final = _rule("HZ111", "Required section missing")

@@ -352,7 +352,7 @@ def test_an_item_is_commented_out_as_it_stands(
 def test_a_migration_hz_could_not_read_says_so() -> None:
     """The keys a migration adds (name, timeout, budget) are nodes too: past the loader's
     limit, the refusal was HZ178's "written in a way hz migrate does not edit"."""
-    many = "tags: [" + ", ".join(["1"] * 9980) + "]\n"
+    many = "x-tags: [" + ", ".join(["1"] * 9980) + "]\n"
     result = migrate(
         BASE.format(inputs="", extra="").replace("hz:\n", many + "hz:\n").encode(), "c.md"
     )

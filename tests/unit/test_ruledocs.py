@@ -19,9 +19,9 @@ from hz.runtime.artifacts.errors import HzError
 
 REPO = Path(__file__).resolve().parents[2]
 FENCED = re.compile(r"^## (Bad|Fixed)\n\n```(yaml|markdown)\n(.*?)```$", re.S | re.M)
-#: Codes whose Bad example this module can check by validating one file on its own (HZ170-HZ180
+#: Codes whose Bad example this module can check by validating one file on its own (HZ170-HZ181
 #: are `hz migrate`'s report, tested with it: tests/cli/test_migrate*.py).
-SINGLE_FILE = re.compile(r"HZ(?!17|180)[1-5]\d\d")
+SINGLE_FILE = re.compile(r"HZ(?!17|18[01])[1-5]\d\d")
 
 
 def test_docs_rules_md_is_up_to_date() -> None:
@@ -138,6 +138,7 @@ MIGRATE_CASES = {
     "asset.md": '---\nhz:\n  schema: 1\n  title: "{{asset:team}}"\n---\n' + MIGRATE_BODY,
     "flow.md": "---\nhz: {schema: 1}\n---\n" + MIGRATE_BODY,
     "name.md": "---\nname: Weekly digest\nhz:\n  schema: 1\n---\n" + MIGRATE_BODY,
+    "prompt.md": "---\nprompt: Do X.\nhz:\n  schema: 1\n---\n" + MIGRATE_BODY,
 }
 
 
@@ -149,7 +150,7 @@ def test_a_migrate_rule_s_title_names_the_kinds_of_line_it_is_printed_on() -> No
     for path, text in MIGRATE_CASES.items():
         for note in migrate(text.encode(), path).notes:
             printed.setdefault(note.code, set()).add(note.kind)
-    migrate_codes = [c for c in codes() if re.fullmatch(r"HZ1(7\d|80)", c)]
+    migrate_codes = [c for c in codes() if re.fullmatch(r"HZ1(7\d|8[01])", c)]
     assert sorted(printed) == [c for c in migrate_codes if c != "HZ180"]
     for code in migrate_codes:
         rule = RULES[code]
