@@ -263,6 +263,13 @@ class Migrator(Editor):
             if key == "read" or key in _CONTRACT_INPUT_KEYS:
                 continue
             if key == "stage" and value == "draft":
+                self.note(
+                    HZ170,
+                    "mapped",
+                    path,
+                    f"stage: draft is what an hz input that reads {target} reads (its newest "
+                    "completed draft): deleted",
+                )
                 self.remove(path)
                 continue
             if key == "window":

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from hz.compiler.migrate.edit import Editor, shown
-from hz.compiler.rules.registry import HZ171, HZ174
+from hz.compiler.rules.registry import HZ170, HZ171, HZ174
 from hz.runtime.artifacts.printable import printable
 
 #: The most publishes an hz job has (the contract schema's maxItems; the job model's
@@ -131,7 +131,14 @@ def _carry_over(
         if key == "action":
             continue
         if key == "output" and value == draft:
-            editor.remove((*path, key))  # the job's one draft is what hz publishes
+            editor.note(
+                HZ170,
+                "mapped",
+                [*path, key],
+                f"publish output {shown(value)} is the job's one draft, which an hz publish "
+                "publishes: deleted",
+            )
+            editor.remove((*path, key))
             continue
         if key == "output":
             message = (

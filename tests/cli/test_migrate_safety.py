@@ -104,3 +104,31 @@ def test_a_top_level_id_running_onto_a_shallow_line_is_refused() -> None:
             "where it ends, and hz migrate does not edit it",
         )
     ]
+
+
+HEINZEL = CONTRACT.replace("  timeout: 10m\n  agent:\n    max_usd: 1.0\n", "").format(top="")
+
+
+def test_a_deleted_publish_output_and_stage_draft_are_reported_each() -> None:
+    """Both were deleted with no line of their own in the report."""
+    text = HEINZEL.replace(
+        "  outputs:",
+        "  inputs:\n    up: {read: 'contract:team/x#row', stage: draft}\n  outputs:",
+    ).replace(
+        "---\n\n", "  publishes:\n    - action: notes.publish\n      output: draft\n---\n\n", 1
+    )
+    result = migrate(text.encode(), "c.md")
+    assert result.text is not None
+    assert [(n.line, n.column, n.message) for n in result.notes if "deleted" in n.message] == [
+        (
+            7,
+            39,
+            "stage: draft is what an hz input that reads team-x reads (its newest completed "
+            "draft): deleted",
+        ),
+        (
+            12,
+            7,
+            "publish output draft is the job's one draft, which an hz publish publishes: deleted",
+        ),
+    ]
