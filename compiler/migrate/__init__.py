@@ -252,9 +252,14 @@ def _as_is(doc: SourceDoc, path: str) -> Migration:
 
 
 def name_of(data: bytes, path: str) -> str | None:
-    """The ``hz.name`` of the hz contract in ``data`` (read from ``path``); ``None`` for a
-    file that is no hz contract, or has no name of text."""
-    doc, _ = load_markdown(data, path)
+    """The ``hz.name`` of the hz contract in ``data`` (read from ``path``: Markdown, or YAML
+    when it ends in ``.yaml`` or ``.yml``); ``None`` for a file that is no hz contract, or has
+    no name of text."""
+    from hz.compiler.load.loader import read_bytes
+
+    doc, _ = (
+        read_bytes(data, path) if path.endswith((".yaml", ".yml")) else load_markdown(data, path)
+    )
     if doc is None or _is_heinzel(doc.data):
         return None
     return _as_is(doc, path).name

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 #: A directory's files that can be contracts (a Markdown file with an hz: frontmatter).
 SUFFIX = ".md"
+#: The files ``hz validate`` and ``hz compile`` read as contracts besides Markdown: hz
+#: contracts whose names a migrated contract must not take (HZ180).
+YAML_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
@@ -66,10 +69,10 @@ def _files(target: Path) -> tuple[Path, list[_Listed]]:
     return target, _listing(target)
 
 
-def _listing(folder: Path) -> list[_Listed]:
-    """Each ``*.md`` file under ``folder`` (no link), relative to it, sorted; hidden folders
-    are not entered. A folder that cannot be listed is an entry with its error: ``folder``
-    itself an ``HzError``."""
+def _listing(folder: Path, suffixes: tuple[str, ...] = (SUFFIX,)) -> list[_Listed]:
+    """Each file under ``folder`` (no link) whose name ends in one of ``suffixes``, relative
+    to it, sorted; hidden folders are not entered. A folder that cannot be listed is an entry
+    with its error: ``folder`` itself an ``HzError``."""
     from hz.runtime.artifacts.printable import printable
 
     found: list[_Listed] = []
@@ -85,7 +88,7 @@ def _listing(folder: Path) -> list[_Listed]:
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
             path = Path(root) / name
-            if name.endswith(SUFFIX) and _is_file(path):
+            if name.endswith(suffixes) and _is_file(path):
                 found.append(_Listed(path.relative_to(folder)))
     return found
 
@@ -101,20 +104,24 @@ def _is_file(path: Path) -> bool:
         return True
 
 
-def _names_in(out: Path, replaced: set[PurePath]) -> dict[str, str]:
-    """The hz.name of each hz contract already in the output folder, with its path; not of
-    those at the ``replaced`` paths (this run's migrations go there: an earlier migration of
-    the same file)."""
+def _names_in(
+    out: Path, replaced: set[PurePath], place: str, suffixes: tuple[str, ...]
+) -> dict[str, str]:
+    """The hz.name of each hz contract already in the folder ``out`` (the output folder, or
+    the one migrated in place: ``place``) in a file ending in one of ``suffixes`` (those
+    ``hz compile`` reads), with its path; not of those at the ``replaced`` paths (this run's
+    migrations go there: an earlier migration of the same file)."""
     from hz.compiler.migrate import name_of
 
     if not out.is_dir():
         return {}
     names: dict[str, str] = {}
-    for source in _contracts(out, _listing(out), _OUT):
-        if isinstance(source, _Listed):  # a name unknown: what it would clash with is too
-            raise source.error or HzError(f"cannot read {source.relative}")
-        if source.relative in replaced:
+    for listed in _listing(out, suffixes):
+        if listed.relative in replaced:
             continue
+        if listed.error is not None:  # a name unknown: what it would clash with is too
+            raise listed.error
+        source = _read(out, listed.relative, place)
         name = name_of(source.data, str(out / source.relative))
         if name is not None:
             names.setdefault(name, str(out / source.relative))
@@ -311,9 +318,15 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
     read = [source for source in files if isinstance(source, _Read)]
     results = [migrate_one(s.data, str(base / s.relative), given) for s in read]
     # With --out, the names of the hz contracts there are taken too (the file each migration
-    # replaces aside); a file migrated in place, or a folder, is checked against itself only.
+    # replaces aside); in place, those of a folder's hz contracts in YAML; a file migrated in
+    # place on its own is checked against itself only.
     replaced = {source.relative for source in files}
-    taken = _names_in(out, replaced) if out is not None else {}
+    if out is not None:
+        taken = _names_in(out, replaced, _OUT, (SUFFIX, *YAML_SUFFIXES))
+    elif base == target:  # a folder migrated in place: its Markdown contracts are in results
+        taken = _names_in(base, replaced, _IN_PLACE, YAML_SUFFIXES)
+    else:
+        taken = {}
     skip = {os.path.realpath(out / r) for r in replaced} if out is not None else set()
     clashes = _collisions(results, taken, skip)
     migrations = {s.relative: (r, c) for s, r, c in zip(read, results, clashes, strict=True)}

@@ -107,6 +107,40 @@ def test_a_top_level_id_running_onto_a_shallow_line_is_refused() -> None:
 
 
 HEINZEL = CONTRACT.replace("  timeout: 10m\n  agent:\n    max_usd: 1.0\n", "").format(top="")
+YAML_CONTRACT = """\
+hz:
+  contract: 1
+  name: weekly
+  title: Weekly
+  output: {format: markdown}
+  timeout: 10m
+  agent: {max_usd: 1.0}
+contract: Write the digest.
+"""
+CLASH = (
+    "{path}:2:1: error: hz.name would be weekly, the name of {other} too: two jobs of one "
+    "name are one job [HZ180]\n"
+    "  decide: give one of them a top-level name: of its own, then migrate again\n"
+    "{path}: not migrated\n"
+)
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".yml"])
+@pytest.mark.parametrize("out", [False, True], ids=["in-place", "out"])
+def test_the_name_of_an_hz_contract_in_yaml_is_taken_too(
+    cli: Cli, tmp_path: Path, suffix: str, out: bool
+) -> None:
+    """Only *.md was looked at: the migration took the name of a YAML contract beside it."""
+    (tmp_path / "wf").mkdir()
+    (tmp_path / "wf" / "weekly.md").write_text(HEINZEL)
+    folder = tmp_path / ("contracts" if out else "wf")
+    folder.mkdir(exist_ok=True)
+    (folder / f"other{suffix}").write_text(YAML_CONTRACT)
+    argv = ["--out", "contracts"] if out else []
+    done = cli("migrate", "wf", *argv, cwd=tmp_path)
+    other = f"{'contracts' if out else 'wf'}/other{suffix}"
+    assert (done.returncode, done.stdout) == (1, CLASH.format(path="wf/weekly.md", other=other))
+    assert (tmp_path / "wf" / "weekly.md").read_text() == HEINZEL
 
 
 def test_a_deleted_publish_output_and_stage_draft_are_reported_each() -> None:
