@@ -197,6 +197,10 @@ def _folder(base: Path, folders: list[str], place: str, *, verb: str, make: bool
         os.close(root)
 
 
+class _Changed(Exception):
+    """The file migrated in place is no longer the one read."""
+
+
 def _write(base: Path, relative: PurePath, text: str, kept: os.stat_result, place: str) -> None:
     """Write ``text`` to ``base/relative`` atomically (``place_file``), never through a
     symbolic link below ``base`` (``place`` names ``base`` in the error): the source
@@ -208,13 +212,37 @@ def _write(base: Path, relative: PurePath, text: str, kept: os.stat_result, plac
     contract is no program). In place it replaces the original, and keeps its exact
     permissions, owner and group (``kept``): a file of another user is refused unless hz runs
     as root, which gives it back to them. In the output folder it is a new file of whoever
-    runs hz, as ``cp`` makes one: the original's permissions less the umask."""
+    runs hz, as ``cp`` makes one: the original's permissions less the umask.
+
+    In place, just before the migrated file takes the name, the name must still be the file
+    that was read (device, inode, size and modification time as ``kept``): one saved in the
+    meantime (an editor's) is not overwritten, the file's error says so. A file of several
+    hard links is refused: renamed over, the other names would keep the original."""
     from hz.runtime.artifacts.printable import printable
 
     shown = printable(str(base / relative))
     *folders, name = relative.parts
+    if place == _IN_PLACE and kept.st_nlink > 1:
+        raise HzError(
+            f"cannot write {shown}: it has {kept.st_nlink} hard links, and migrated in place "
+            "only this name would hold the migrated contract (the others keep the original)",
+            hint="migrate it with --out, or make it a file of its own (cp FILE NEW && mv NEW "
+            "FILE), then migrate again",
+        )
     try:
         fd = _folder(base, folders, place, verb="write", make=place == _OUT)
+
+        def unchanged() -> None:
+            if place != _IN_PLACE:
+                return
+            try:
+                now = os.lstat(name, dir_fd=fd)
+            except FileNotFoundError as e:
+                raise _Changed from e
+            same = (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns)
+            if same != (kept.st_dev, kept.st_ino, kept.st_size, kept.st_mtime_ns):
+                raise _Changed
+
         try:
             _refuse_link(fd, name, base / relative, place, verb="write")
             place_file(
@@ -225,9 +253,16 @@ def _write(base: Path, relative: PurePath, text: str, kept: os.stat_result, plac
                 replace=True,
                 mode=stat.S_IMODE(kept.st_mode) & 0o777,
                 like=kept if place == _IN_PLACE else None,
+                before=unchanged,
             )
         finally:
             os.close(fd)
+    except _Changed as e:
+        raise HzError(
+            f"cannot write {shown}: it changed after hz migrate read it (saved, replaced or "
+            "removed in the meantime): not overwritten",
+            hint="migrate it again",
+        ) from e
     except PermissionError as e:
         if e.errno == errno.EPERM and place == _IN_PLACE and kept.st_uid != os.geteuid():
             raise HzError(

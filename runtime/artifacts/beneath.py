@@ -155,6 +155,7 @@ def place_file(
     replace: bool,
     mode: int = 0o644,
     like: os.stat_result | None = None,
+    before: Callable[[], None] | None = None,
 ) -> None:
     """``data`` as ``name`` in the folder ``directory``, whole or not at all: written to
     ``temporary`` (made anew: a stale one is removed first, and a link there is never opened),
@@ -165,7 +166,10 @@ def place_file(
     ``like``, the status of the file ``name`` replaces: the new file takes its permissions
     (``0o777``: never setuid, setgid or sticky) and its owner and group, before it takes the
     name. ``PermissionError`` when the owner cannot be given (a file of another user, replaced
-    by one who is not root): nobody's file becomes someone else's."""
+    by one who is not root): nobody's file becomes someone else's.
+
+    ``before`` is called last before the name is taken: what it raises leaves ``name`` as it
+    is (a caller checks that the file it replaces is still the one it read)."""
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary, dir_fd=directory)
@@ -183,6 +187,8 @@ def place_file(
             os.fsync(fd)
         finally:
             os.close(fd)
+        if before is not None:
+            before()
         if replace:
             os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
         else:

@@ -4,6 +4,7 @@ a second run into an output folder the user has edited since."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -141,6 +142,50 @@ def test_the_name_of_an_hz_contract_in_yaml_is_taken_too(
     other = f"{'contracts' if out else 'wf'}/other{suffix}"
     assert (done.returncode, done.stdout) == (1, CLASH.format(path="wf/weekly.md", other=other))
     assert (tmp_path / "wf" / "weekly.md").read_text() == HEINZEL
+
+
+def test_a_file_changed_after_it_was_read_is_not_overwritten(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rewrite renamed over whatever was there: an edit saved meanwhile was lost."""
+    import hz.cli.migrate
+
+    (tmp_path / "weekly.md").write_text(HEINZEL)
+    saved = HEINZEL.replace("Write the digest.", "Write the digest, short.")
+    listed = hz.cli.migrate._collisions
+
+    def save(*args: object) -> object:
+        (tmp_path / "weekly.md").write_text(saved)
+        return listed(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hz.cli.migrate, "_collisions", save)
+    done = cli("migrate", "weekly.md", cwd=tmp_path)
+    assert (done.returncode, done.stdout.split("[HZ170]\n")[-1]) == (
+        1,
+        "weekly.md: error: cannot write weekly.md: it changed after hz migrate read it (saved, "
+        "replaced or removed in the meantime): not overwritten\n"
+        "  hint: migrate it again\n"
+        "weekly.md: not migrated\n",
+    )
+    assert (tmp_path / "weekly.md").read_text() == saved
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["weekly.md"]
+
+
+def test_a_file_of_several_hard_links_is_not_migrated_in_place(cli: Cli, tmp_path: Path) -> None:
+    """Renamed over, the other name silently kept the Heinzelmännchen contract."""
+    (tmp_path / "weekly.md").write_text(HEINZEL)
+    os.link(tmp_path / "weekly.md", tmp_path / "linked.txt")
+    done = cli("migrate", "weekly.md", cwd=tmp_path)
+    assert (done.returncode, done.stdout.split("[HZ170]\n")[-1]) == (
+        1,
+        "weekly.md: error: cannot write weekly.md: it has 2 hard links, and migrated in place "
+        "only this name would hold the migrated contract (the others keep the original)\n"
+        "  hint: migrate it with --out, or make it a file of its own (cp FILE NEW && mv NEW "
+        "FILE), then migrate again\n"
+        "weekly.md: not migrated\n",
+    )
+    assert (tmp_path / "weekly.md").read_text() == HEINZEL
+    assert cli("migrate", "weekly.md", "--out", "hz", cwd=tmp_path).returncode == 0
 
 
 def test_a_deleted_publish_output_and_stage_draft_are_reported_each() -> None:
