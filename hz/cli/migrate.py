@@ -201,6 +201,33 @@ class _Changed(Exception):
     """The file migrated in place is no longer the one read."""
 
 
+def _held(out: Path, relative: PurePath) -> bytes | None:
+    """What the output folder holds at ``relative`` (``None``: nothing), read by descriptor
+    without following a link (``_folder``); what keeps it from being read keeps it from being
+    written: an ``HzError`` saying so."""
+    from hz.compiler.load.loader import MAX_BYTES
+    from hz.runtime.artifacts.printable import printable
+    from hz.runtime.artifacts.regular_file import read_descriptor
+
+    shown = out / relative
+    *folders, name = relative.parts
+    try:
+        fd = _folder(out, folders, _OUT, verb="write")
+        try:
+            _refuse_link(fd, name, shown, _OUT, verb="write")
+            handle = os.open(name, _FILE, dir_fd=fd)
+        finally:
+            os.close(fd)
+        try:
+            return read_descriptor(handle, limit=MAX_BYTES + 1, path=shown)
+        finally:
+            os.close(handle)
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # what is there keeps it from being written
+        raise HzError(f"cannot write {printable(str(shown))}: {e.strerror or e}") from e
+
+
 def _write(base: Path, relative: PurePath, text: str, kept: os.stat_result, place: str) -> None:
     """Write ``text`` to ``base/relative`` atomically (``place_file``), never through a
     symbolic link below ``base`` (``place`` names ``base`` in the error): the source
@@ -329,19 +356,32 @@ def _refused(shown: str, error: HzError) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Write the migrated contracts under this folder (same relative paths), not in place.",
 )
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 when a file would change.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 when a file would change (with --out: when a file there is "
+    "not what hz migrate writes now).",
+)
 @click.option(
     "--namespace",
     type=click.Choice(["me", "team", "none"]),
     help="Heinzelmännchen's namespace of the contracts, carried into their names "
     "(NAMESPACE-NAME); default: a me/ or team/ folder in each file's path as given.",
 )
-def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) -> int:
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --out: overwrite a file there that differs from what hz migrate writes now "
+    "(edited since an earlier migration).",
+)
+def migrate(target: Path, out: Path | None, check: bool, namespace: str | None, force: bool) -> int:
     """Convert Heinzelmännchen contracts (hz.schema: 1) in TARGET, a file or a folder, into hz
     contracts, key by key: the body, the comments and the key order stay as written.
 
     Every mapping and every key hz has no home for is reported with its code, line and what
     to decide (`hz explain HZ170`). A file that is already an hz contract is left as it is.
+    With --out, a file there that differs from what hz migrate writes now is not overwritten
+    without --force, and --check compares with the files there.
     Exit 1 when a file cannot be migrated, or with --check when one would change."""
     from hz.compiler.migrate import migrate as migrate_one
     from hz.runtime.artifacts.printable import printable
@@ -389,12 +429,40 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
         if result.text is None:
             click.echo(f"{shown}: an hz contract already, unchanged")
             continue
-        changed += 1
         decide = sum(1 for n in result.notes if n.kind == "decide")
-        if check:
-            click.echo(f"{shown}: would be migrated ({decide} to decide)")
-            continue
         dest = (out / source.relative) if out is not None else path
+        written = printable(str(dest))
+        try:
+            held = _held(out, source.relative) if out is not None else None
+        except HzError as e:
+            failed += 1
+            _refused(shown, e)
+            continue
+        if held == result.text.encode("utf-8"):
+            click.echo(f"{shown}: {written} is up to date ({decide} to decide)")
+            continue
+        changed += 1
+        # Not the user's edits of an earlier migration (unless told), nor the source itself
+        # when the output folder is the folder migrated.
+        edited = held is not None and os.path.realpath(dest) != os.path.realpath(path)
+        if check:
+            where = f" to {written}" if out is not None else ""
+            was = ", not there yet" if out is not None and held is None else ""
+            was = ", which holds something else" if edited else was
+            click.echo(f"{shown}: would be migrated{where}{was} ({decide} to decide)")
+            continue
+        if edited and not force:
+            failed += 1
+            _refused(
+                shown,
+                HzError(
+                    f"{written} differs from what hz migrate writes now (edited since it was "
+                    "migrated?): not overwritten",
+                    hint="keep your edits (compare with a migration into another folder), or "
+                    "migrate again with --force to overwrite it",
+                ),
+            )
+            continue
         try:
             if out is not None:
                 _write(out, source.relative, result.text, source.status, _OUT)
@@ -404,7 +472,7 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None) 
             failed += 1
             _refused(shown, e)
             continue
-        click.echo(f"{shown}: migrated to {printable(str(dest))} ({decide} to decide)")
+        click.echo(f"{shown}: migrated to {written} ({decide} to decide)")
     if not files:
         looked = "looked for *.md with an hz: frontmatter"
         click.echo(f"no contracts found in {printable(str(target))} ({looked})")

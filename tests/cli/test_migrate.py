@@ -987,5 +987,5 @@ def test_out_inside_the_folder_migrated_is_no_clash_with_itself(cli: Cli, tmp_pa
     assert again.returncode == 0, again.stdout
     assert again.stdout.startswith("wf/hz/team/status.md: an hz contract already, unchanged\n")
     assert again.stdout.endswith(
-        "wf/team/status.md: migrated to wf/hz/team/status.md (4 to decide)\n"
+        "wf/team/status.md: wf/hz/team/status.md is up to date (4 to decide)\n"
     )

@@ -188,6 +188,89 @@ def test_a_file_of_several_hard_links_is_not_migrated_in_place(cli: Cli, tmp_pat
     assert cli("migrate", "weekly.md", "--out", "hz", cwd=tmp_path).returncode == 0
 
 
+def _file_lines(stdout: str) -> list[str]:
+    """The report's lines about whole files."""
+    return [line for line in stdout.splitlines() if not line.endswith("]") and line[:1] != " "]
+
+
+def _migrated_into_hz(cli: Cli, tmp_path: Path) -> list[str]:
+    (tmp_path / "wf").mkdir()
+    (tmp_path / "wf" / "weekly.md").write_text(HEINZEL)
+    (tmp_path / "wf" / "daily.md").write_text(HEINZEL.replace("weekly", "daily"))
+    argv = ["migrate", "wf", "--out", "hz"]
+    assert cli(*argv, cwd=tmp_path).returncode == 0
+    return argv
+
+
+def test_check_with_out_compares_with_the_output_folder(cli: Cli, tmp_path: Path) -> None:
+    """--check with --out looked at the sources only: exit 1 even when the output folder
+    held exactly their migrations."""
+    argv = ["migrate", "wf", "--out", "hz"]
+    (tmp_path / "wf").mkdir()
+    (tmp_path / "wf" / "weekly.md").write_text(HEINZEL)
+    first = cli(*argv, "--check", cwd=tmp_path)
+    assert (first.returncode, _file_lines(first.stdout)) == (
+        1,
+        ["wf/weekly.md: would be migrated to hz/weekly.md, not there yet (2 to decide)"],
+    )
+    (tmp_path / "wf" / "daily.md").write_text(HEINZEL.replace("weekly", "daily"))
+    assert cli(*argv, cwd=tmp_path).returncode == 0
+    current = cli(*argv, "--check", cwd=tmp_path)
+    assert (current.returncode, _file_lines(current.stdout)) == (
+        0,
+        [
+            "wf/daily.md: hz/daily.md is up to date (2 to decide)",
+            "wf/weekly.md: hz/weekly.md is up to date (2 to decide)",
+        ],
+    )
+    (tmp_path / "hz" / "daily.md").unlink()
+    edited = (tmp_path / "hz" / "weekly.md").read_text().replace("max_usd: 1.0", "max_usd: 0.5")
+    (tmp_path / "hz" / "weekly.md").write_text(edited)
+    stale = cli(*argv, "--check", cwd=tmp_path)
+    assert (stale.returncode, _file_lines(stale.stdout)) == (
+        1,
+        [
+            "wf/daily.md: would be migrated to hz/daily.md, not there yet (2 to decide)",
+            "wf/weekly.md: would be migrated to hz/weekly.md, which holds something else "
+            "(2 to decide)",
+        ],
+    )
+    assert (tmp_path / "hz" / "weekly.md").read_text() == edited
+
+
+def test_out_does_not_overwrite_the_edits_made_since_without_force(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A second run into the output folder silently rewrote the user's edits of the first."""
+    argv = _migrated_into_hz(cli, tmp_path)
+    edited = (tmp_path / "hz" / "weekly.md").read_text().replace("max_usd: 1.0", "max_usd: 0.5")
+    (tmp_path / "hz" / "weekly.md").write_text(edited)
+    again = cli(*argv, cwd=tmp_path)
+    assert (again.returncode, _file_lines(again.stdout)) == (
+        1,
+        [
+            "wf/daily.md: hz/daily.md is up to date (2 to decide)",
+            "wf/weekly.md: error: hz/weekly.md differs from what hz migrate writes now (edited "
+            "since it was migrated?): not overwritten",
+            "wf/weekly.md: not migrated",
+        ],
+    )
+    assert again.stdout.endswith(
+        "  hint: keep your edits (compare with a migration into another folder), or migrate "
+        "again with --force to overwrite it\nwf/weekly.md: not migrated\n"
+    )
+    assert (tmp_path / "hz" / "weekly.md").read_text() == edited
+    forced = cli(*argv, "--force", cwd=tmp_path)
+    assert (forced.returncode, _file_lines(forced.stdout)) == (
+        0,
+        [
+            "wf/daily.md: hz/daily.md is up to date (2 to decide)",
+            "wf/weekly.md: migrated to hz/weekly.md (2 to decide)",
+        ],
+    )
+    assert "max_usd: 1.0" in (tmp_path / "hz" / "weekly.md").read_text()
+
+
 def test_a_deleted_publish_output_and_stage_draft_are_reported_each() -> None:
     """Both were deleted with no line of their own in the report."""
     text = HEINZEL.replace(
