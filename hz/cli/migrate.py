@@ -517,7 +517,7 @@ def _collisions(
                     column,
                     f"hz.name would be {result.name}, the name of {printable(other)} too: two "
                     "jobs of one name are one job",
-                    decide="give one of them a top-level name: of its own, then migrate again",
+                    decide="give one of them a top-level `name` of its own, then migrate again",
                 ),
             )
         )

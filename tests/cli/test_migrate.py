@@ -847,7 +847,7 @@ def _clash(path: str, name: str, other: str) -> str:
     return (
         f"{path}:2:1: error: hz.name would be {name}, the name of {other} too: two jobs of one "
         "name are one job [HZ180]\n"
-        "  decide: give one of them a top-level name: of its own, then migrate again\n"
+        "  decide: give one of them a top-level `name` of its own, then migrate again\n"
         f"{path}: not migrated\n"
     )
 

@@ -121,7 +121,7 @@ contract: Write the digest.
 CLASH = (
     "{path}:2:1: error: hz.name would be weekly, the name of {other} too: two jobs of one "
     "name are one job [HZ180]\n"
-    "  decide: give one of them a top-level name: of its own, then migrate again\n"
+    "  decide: give one of them a top-level `name` of its own, then migrate again\n"
     "{path}: not migrated\n"
 )
 
