@@ -291,13 +291,24 @@ class Migrator(Editor):
 
     def outputs(self) -> None:
         outputs = self.hz["outputs"]
-        if not isinstance(outputs, dict) or len(outputs) != 1:
-            count = len(outputs) if isinstance(outputs, dict) else 0
+        if not isinstance(outputs, dict):
+            # A list (`outputs: [a]`) or a scalar names no output: say what it is instead.
             self.note(
                 HZ173,
                 "error",
                 ["outputs"],
-                f"hz.outputs names {count} outputs; an hz job has one draft",
+                f"hz.outputs is {_what(outputs)}, not a mapping of named outputs (NAME: "
+                "{format: ...}); an hz job has one draft",
+                decide="write hz.outputs as a mapping of one named output, such as "
+                "`draft: {format: markdown}`, then migrate again",
+            )
+            return
+        if len(outputs) != 1:
+            self.note(
+                HZ173,
+                "error",
+                ["outputs"],
+                f"hz.outputs names {len(outputs)} outputs; an hz job has one draft",
                 decide="split the contract into one contract per output (one may read another's "
                 "draft), or keep one output",
             )
@@ -480,3 +491,14 @@ class Migrator(Editor):
             )
         if added:
             self.edits.replace_lines(hz_end, hz_end, added)
+
+
+def _what(value: Any) -> str:
+    """What a YAML value that is no mapping is, for a message: ``a list of 1 item``."""
+    if isinstance(value, list):
+        return f"a list of {len(value)} item{'' if len(value) == 1 else 's'}"
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "true or false"
+    return "a string" if isinstance(value, str) else "a number"

@@ -161,6 +161,25 @@ def test_several_outputs_cannot_be_migrated(cli: Cli, tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("outputs", "what"),
+    [("    [status]", "a list of 1 item"), ("    - status\n    - table", "a list of 2 items")],
+)
+def test_a_list_of_outputs_is_said_to_be_a_list(
+    cli: Cli, tmp_path: Path, outputs: str, what: str
+) -> None:
+    (tmp_path / "status.md").write_text(HEINZEL.format(outputs=outputs))
+    done = cli("migrate", "status.md", cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout == (
+        f"status.md:7:3: error: hz.outputs is {what}, not a mapping of named outputs (NAME: "
+        "{format: ...}); an hz job has one draft [HZ173]\n"
+        "  decide: write hz.outputs as a mapping of one named output, such as "
+        "`draft: {format: markdown}`, then migrate again\n"
+        "status.md: not migrated\n"
+    )
+
+
 def test_retries_scope_and_a_missing_budget_are_reported(cli: Cli, tmp_path: Path) -> None:
     (tmp_path / "status.md").write_text(HEINZEL.format(outputs="    status: {format: markdown}"))
     done = cli("migrate", "status.md", cwd=tmp_path)
