@@ -249,13 +249,8 @@ def _write(base: Path, relative: PurePath, text: str, kept: os.stat_result, plac
 
     shown = printable(str(base / relative))
     *folders, name = relative.parts
-    if place == _IN_PLACE and kept.st_nlink > 1:
-        raise HzError(
-            f"cannot write {shown}: it has {kept.st_nlink} hard links, and migrated in place "
-            "only this name would hold the migrated contract (the others keep the original)",
-            hint="migrate it with --out, or make it a file of its own (cp FILE NEW && mv NEW "
-            "FILE), then migrate again",
-        )
+    if place == _IN_PLACE:
+        _refuse_hard_links(shown, kept)
     try:
         fd = _folder(base, folders, place, verb="write", make=place == _OUT)
 
@@ -300,6 +295,18 @@ def _write(base: Path, relative: PurePath, text: str, kept: os.stat_result, plac
         raise HzError(f"cannot write {shown}: {e.strerror or e}") from e
     except OSError as e:
         raise HzError(f"cannot write {shown}: {e.strerror or e}") from e
+
+
+def _refuse_hard_links(shown: str, kept: os.stat_result) -> None:
+    """``HzError`` when the file read (``kept``), to be migrated in place, has several hard
+    links; else nothing. ``--check`` asks it too, so it reports the refusal the run makes."""
+    if kept.st_nlink > 1:
+        raise HzError(
+            f"cannot write {shown}: it has {kept.st_nlink} hard links, and migrated in place "
+            "only this name would hold the migrated contract (the others keep the original)",
+            hint="migrate it with --out, or make it a file of its own (cp FILE NEW && mv NEW "
+            "FILE), then migrate again",
+        )
 
 
 #: Where a migrated file is written, as an error names it, and what to do about a link there.
@@ -446,6 +453,13 @@ def migrate(target: Path, out: Path | None, check: bool, namespace: str | None, 
         # when the output folder is the folder migrated.
         edited = held is not None and os.path.realpath(dest) != os.path.realpath(path)
         if check:
+            try:  # what the run would refuse, --check reports as the run does
+                if out is None:
+                    _refuse_hard_links(written, source.status)
+            except HzError as e:
+                failed += 1
+                _refused(shown, e)
+                continue
             where = f" to {written}" if out is not None else ""
             was = ", not there yet" if out is not None and held is None else ""
             was = ", which holds something else" if edited else was

@@ -188,6 +188,32 @@ def test_a_file_of_several_hard_links_is_not_migrated_in_place(cli: Cli, tmp_pat
     assert cli("migrate", "weekly.md", "--out", "hz", cwd=tmp_path).returncode == 0
 
 
+def test_check_reports_the_refusal_of_a_file_of_several_hard_links(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """--check said "would be migrated" of a file the run refuses: it says what the run says."""
+    (tmp_path / "weekly.md").write_text(HEINZEL)
+    os.link(tmp_path / "weekly.md", tmp_path / "linked.txt")
+    checked = cli("migrate", "weekly.md", "--check", cwd=tmp_path)
+    run = cli("migrate", "weekly.md", cwd=tmp_path)
+    assert (checked.returncode, checked.stdout.split("[HZ170]\n")[-1]) == (
+        1,
+        "weekly.md: error: cannot write weekly.md: it has 2 hard links, and migrated in place "
+        "only this name would hold the migrated contract (the others keep the original)\n"
+        "  hint: migrate it with --out, or make it a file of its own (cp FILE NEW && mv NEW "
+        "FILE), then migrate again\n"
+        "weekly.md: not migrated\n",
+    )
+    assert (run.returncode, run.stdout) == (checked.returncode, checked.stdout)
+    assert (tmp_path / "weekly.md").read_text() == HEINZEL
+    # With --out, the other names are no concern: only a file there is written.
+    out = cli("migrate", "weekly.md", "--check", "--out", "hz", cwd=tmp_path)
+    assert (
+        out.stdout.splitlines()[-1]
+        == "weekly.md: would be migrated to hz/weekly.md, not there yet (2 to decide)"
+    )
+
+
 def _file_lines(stdout: str) -> list[str]:
     """The report's lines about whole files."""
     return [line for line in stdout.splitlines() if not line.endswith("]") and line[:1] != " "]
