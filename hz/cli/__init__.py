@@ -39,7 +39,7 @@ COMMANDS: dict[str, str] = {
     "schedules": "hz.cli.schedules:schedules",
     "plan": "hz.cli.schedules:plan",
     "graph": "hz.cli.graph:graph",
-    "migrate": "hz.cli.migrate:migrate",
+    "migrate": "hz.cli.migrate.command:migrate",
 }
 
 SHORT_HELP: dict[str, str] = {

@@ -720,20 +720,20 @@ def test_a_file_gone_after_the_listing_is_reported_and_the_others_migrated(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A file that could not be read stopped the whole run (exit 2), the others unreported."""
-    import hz.cli.migrate
+    import hz.cli.migrate.reading
 
     contract = HEINZEL.format(outputs="    s: {format: json}")
     (tmp_path / "wf").mkdir()
     (tmp_path / "wf" / "a.md").write_text(contract.replace("name: status", "name: a"))
     (tmp_path / "wf" / "b.md").write_text(contract.replace("name: status", "name: b"))
-    listed = hz.cli.migrate._files
+    listed = hz.cli.migrate.reading.files
 
     def remove(target: Path) -> object:
         found = listed(target)
         (tmp_path / "wf" / "a.md").unlink()
         return found
 
-    monkeypatch.setattr(hz.cli.migrate, "_files", remove)
+    monkeypatch.setattr(hz.cli.migrate.reading, "files", remove)
     done = cli("migrate", "wf", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (1, "")
     assert _files_lines(done.stdout) == [
@@ -909,20 +909,20 @@ def test_in_place_never_writes_through_a_folder_swapped_for_a_link(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The rewrite went by path: a folder replaced by a link after the listing was followed."""
-    import hz.cli.migrate
+    import hz.cli.migrate.names
 
     (tmp_path / "wf" / "team").mkdir(parents=True)
     contract = HEINZEL.format(outputs="    s: {format: json}")
     (tmp_path / "wf" / "team" / "status.md").write_text(contract)
     (tmp_path / "victim").mkdir()
-    listed = hz.cli.migrate._collisions
+    listed = hz.cli.migrate.names.collisions
 
     def swap(results: list[hz.compiler.migrate.Migration], *names: object) -> object:
         (tmp_path / "wf" / "team").rename(tmp_path / "moved")
         (tmp_path / "wf" / "team").symlink_to(tmp_path / "victim")
         return listed(results, *names)
 
-    monkeypatch.setattr(hz.cli.migrate, "_collisions", swap)
+    monkeypatch.setattr(hz.cli.migrate.names, "collisions", swap)
     done = cli("migrate", "wf", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (1, "")
     assert _files_lines(done.stdout) == [
@@ -942,7 +942,7 @@ def test_a_folder_or_file_swapped_for_a_link_after_the_listing_is_not_read(
 ) -> None:
     """The reads went by path: what the link pointed at was read, migrated and written into
     the output folder as if it were the repository's."""
-    import hz.cli.migrate
+    import hz.cli.migrate.reading
 
     (tmp_path / "wf" / "team").mkdir(parents=True)
     (tmp_path / "wf" / "team" / "status.md").write_text(HEINZEL.format(outputs="    s: {}"))
@@ -950,7 +950,7 @@ def test_a_folder_or_file_swapped_for_a_link_after_the_listing_is_not_read(
     (tmp_path / "victim" / "status.md").write_text(
         HEINZEL.format(outputs="    s: {}").replace("Status", "Planted")
     )
-    listed = hz.cli.migrate._files
+    listed = hz.cli.migrate.reading.files
 
     def swap(target: Path) -> object:
         found = listed(target)
@@ -958,7 +958,7 @@ def test_a_folder_or_file_swapped_for_a_link_after_the_listing_is_not_read(
         (tmp_path / swapped).symlink_to(tmp_path / "victim" / Path(swapped).relative_to("wf/team"))
         return found
 
-    monkeypatch.setattr(hz.cli.migrate, "_files", swap)
+    monkeypatch.setattr(hz.cli.migrate.reading, "files", swap)
     done = cli("migrate", "wf", "--out", "out", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (1, "")
     assert done.stdout == (

@@ -148,17 +148,17 @@ def test_a_file_changed_after_it_was_read_is_not_overwritten(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The rewrite renamed over whatever was there: an edit saved meanwhile was lost."""
-    import hz.cli.migrate
+    import hz.cli.migrate.names
 
     (tmp_path / "weekly.md").write_text(HEINZEL)
     saved = HEINZEL.replace("Write the digest.", "Write the digest, short.")
-    listed = hz.cli.migrate._collisions
+    listed = hz.cli.migrate.names.collisions
 
     def save(*args: object) -> object:
         (tmp_path / "weekly.md").write_text(saved)
         return listed(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(hz.cli.migrate, "_collisions", save)
+    monkeypatch.setattr(hz.cli.migrate.names, "collisions", save)
     done = cli("migrate", "weekly.md", cwd=tmp_path)
     assert (done.returncode, done.stdout.split("[HZ170]\n")[-1]) == (
         1,
