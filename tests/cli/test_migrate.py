@@ -1008,3 +1008,42 @@ def test_out_inside_the_folder_migrated_is_no_clash_with_itself(cli: Cli, tmp_pa
     assert again.stdout.endswith(
         "wf/team/status.md: wf/hz/team/status.md is up to date (4 to decide)\n"
     )
+
+
+def test_a_name_that_is_not_utf8_is_shown_as_hz_validate_shows_it(cli: Cli, tmp_path: Path) -> None:
+    """Every hz report writes a byte of a file name that is not UTF-8 as the escape of the
+    character Python decodes it to (``\\udcff`` for 0xff): the migration's report names the
+    file, its destination and a clash exactly as ``hz validate`` names the file."""
+    folder = os.fsdecode(b"wf\xff")
+    name = os.fsdecode(b"\xfe.md")
+    (tmp_path / folder).mkdir()
+    (tmp_path / folder / name).write_text(HEINZEL.format(outputs="    s: {format: json}"))
+    shown = "wf\\udcff/\\udcfe.md"
+    check = cli("migrate", folder, "--check", cwd=tmp_path)
+    assert (check.returncode, _files_lines(check.stdout)) == (
+        1,
+        [f"{shown}: would be migrated (4 to decide)"],
+    )
+    assert {line.split(":")[0] for line in check.stdout.splitlines()} - {"  decide"} == {shown}
+    done = cli("migrate", folder, "--out", os.fsdecode(b"out\xfd"), cwd=tmp_path)
+    assert (done.returncode, _files_lines(done.stdout)) == (
+        0,
+        [f"{shown}: migrated to out\\udcfd/\\udcfe.md (4 to decide)"],
+    )
+    # hz validate names the file (still a Heinzelmännchen contract) as the report does.
+    validated = cli("validate", os.path.join(folder, name), cwd=tmp_path)
+    assert validated.stdout.splitlines()[0] == (
+        f"{shown}:4:3: error: this is a Heinzelmännchen contract (hz.schema, hz.outputs), not "
+        "an hz contract [HZ105]"
+    )
+    assert f"{shown}:4:3: mapped: hz.schema: 1 is hz.contract: 1 [HZ170]" in check.stdout
+    # Another contract of that name: the clash names the file there the same way.
+    (tmp_path / "b.md").write_text(HEINZEL.format(outputs="    s: {format: json}"))
+    clash = cli("migrate", "b.md", "--out", os.fsdecode(b"out\xfd"), cwd=tmp_path)
+    assert (clash.returncode, clash.stdout) == (
+        1,
+        "b.md:2:1: error: hz.name would be status, the name of out\\udcfd/\\udcfe.md too: two "
+        "jobs of one name are one job [HZ180]\n"
+        "  decide: give one of them a top-level `name` of its own, then migrate again\n"
+        "b.md: not migrated\n",
+    )
