@@ -248,7 +248,9 @@ def run_owned(
     watcher. ``receipt_dir`` overrides the recorded (absolute) directory with the caller's
     spelling of it, for messages."""
     handle = OwnedRun(ledger, run_id, generation, clock=clock, patience=policy.patience)
-    row = ledger.get(run_id)
+    # Read patiently as every record up to dispatching is: the run is claimed, so a database
+    # away for a moment here would leave it to its lease, failed and retried as another run.
+    row = handle.row()
     try:
         if row.malformed:
             raise LedgerError(

@@ -19,6 +19,7 @@ from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.result import AgentResult, ToolCall
 from hz.runtime.ledger import host
 from hz.runtime.ledger.cancel import cancel
+from hz.runtime.ledger.db import LedgerUnavailable
 from hz.runtime.ledger.foreground import Request, run_foreground
 from hz.runtime.ledger.owner import MAX_BACKOFF, Binding, Policy, Slots, Told, backoff, run_owned
 from hz.runtime.ledger.reconcile import reconcile
@@ -339,6 +340,36 @@ def test_a_missing_workdir_fails_the_run_as_not_started(new_ledger: Any, tmp_pat
         run_owned(ledger, run_id, generation, binding=binding, policy=Policy())
     row = ledger.get(run_id)
     assert (row.state, row.failure_kind) == ("failed", "not_started")
+
+
+def test_a_database_away_as_a_claimed_run_is_first_read_is_waited_out(
+    new_ledger: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The owner's first read of the run it claimed is tried again as its records up to
+    dispatching are: given up, the run would stay claimed, never renewed, and be failed as
+    not started once its lease lapsed (a PostgreSQL restart between a claim and that read)."""
+    ledger, clock, runner = new_ledger(), FakeClock(), Scripted([DONE])
+    run_id, generation = owned(ledger, tmp_path, None)
+    read = Ledger.get
+    away = [LedgerUnavailable("the database is restarting")]
+
+    def get(self: Ledger, run: str) -> Any:
+        if away:
+            raise away.pop()
+        return read(self, run)
+
+    monkeypatch.setattr(Ledger, "get", get)
+    outcome = run_owned(
+        ledger,
+        run_id,
+        generation,
+        binding=Binding(runner, "scripted", ""),
+        policy=Policy(),
+        clock=clock,
+    )
+    assert (outcome.state, runner.calls, away) == ("completed", 1, [])
+    assert ledger.get(run_id).state == "completed"
+    assert clock.slept[:1] == [0.1]  # waited on the clock it was given
 
 
 class Interrupting(Scripted):
