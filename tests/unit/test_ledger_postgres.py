@@ -275,6 +275,54 @@ def test_a_worker_whose_heartbeat_ended_is_restarted(pg_dsn: str) -> None:
     ]
 
 
+class _Done:
+    """A runner whose session ends well at once."""
+
+    name = "scripted"
+
+    def run(self, request: Any) -> Any:
+        from hz.runtime.artifacts.result import AgentResult
+
+        return AgentResult(runner="scripted", status="completed", draft="ok")
+
+
+def test_a_run_whose_report_the_database_cannot_serve_keeps_its_job_succeeded(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    """The database going away just after a run's end was recorded fails only the report of
+    it (said on the error channel): the run's job returns, so procrastinate ends it
+    ``succeeded`` as its run ended, never ``failed`` beside a completed run."""
+    from types import SimpleNamespace
+
+    from hz.runtime.ledger.db import LedgerUnavailable
+    from tests.helpers.packets import make_packet
+
+    ledger = Ledger(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
+    errors: list[tuple[str, str]] = []
+
+    def done(outcome: Any) -> None:
+        raise LedgerUnavailable("w: the PostgreSQL ledger cannot be used: the server restarts")
+
+    pg = PgWorker(
+        ledger,
+        make_app(pg_dsn),
+        Slots(1, Binding(_Done(), "scripted", ""), Policy()),  # type: ignore[arg-type]
+        Told(done, lambda run_id, error: errors.append((run_id, str(error)))),
+        options=WorkerOptions(),
+        on_settled=lambda settled: None,
+        note=lambda line: None,
+    )
+    try:
+        run_id, _ = ledger.create(make_packet(), key="k", workdir=tmp_path, receipt_dir=None)
+        row = ledger.get(run_id)
+        context = SimpleNamespace(job=SimpleNamespace(id=row.job_id), should_abort=lambda: False)
+        assert pg._job(context, run_id=run_id) is None  # type: ignore[arg-type]
+        assert ledger.get(run_id).state == "completed"
+    finally:
+        ledger.close()
+    assert errors == [(run_id, "w: the PostgreSQL ledger cannot be used: the server restarts")]
+
+
 def test_queue_init_migrates_and_names_the_database(
     pg_cluster: Any, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

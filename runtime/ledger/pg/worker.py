@@ -46,6 +46,7 @@ from procrastinate.exceptions import JobAborted
 from hz.runtime.artifacts.errors import HzError
 from hz.runtime.artifacts.printable import printable
 from hz.runtime.ledger import host
+from hz.runtime.ledger.db import LedgerUnavailable
 from hz.runtime.ledger.owner import Slots, Told, run_owned
 from hz.runtime.ledger.pg.compat import SupervisedWorker
 from hz.runtime.ledger.pg.dispatch import TASK
@@ -212,7 +213,10 @@ class PgWorker:
             if context.job.id is not None:
                 self._superseded.add(context.job.id)
             return  # handed back, with a new job (``Ledger.release``)
-        self.told.done(outcome)
+        try:
+            self.told.done(outcome)
+        except LedgerUnavailable as e:  # its report could not be read: said instead, and
+            self.told.error(run_id, e)  # the job ends as its recorded run did (as a pool's)
         if outcome.state == RunState.CANCELLED and context.should_abort():
             raise JobAborted(f"run {run_id} was cancelled")
 
