@@ -9,7 +9,7 @@ from typing import Any
 from hz.runtime.artifacts.printable import cut, pad, printable, width
 from hz.runtime.ledger.rows import RunRow
 from hz.runtime.ledger.states import STATES, TERMINAL, RunState
-from hz.runtime.ledger.store import Ledger
+from hz.runtime.ledger.store import Ledger, read_packet
 
 RUN_FORMAT_VERSION = 1
 
@@ -91,6 +91,12 @@ def run_json(ledger: Ledger, row: RunRow, *, timeline: bool = True) -> dict[str,
         steps = ledger.steps(row.id)
         if steps:
             document["publishes"] = [step.to_json() for step in steps]
+        elif row.state == RunState.COMPLETED:
+            packet = read_packet(row)
+            if packet is not None and packet.publishes:
+                # Asked, never attempted: the process that completed it could not (the
+                # database away past its patience, or it was killed in between).
+                document["publishes_not_made"] = len(packet.publishes)
     return document
 
 
@@ -142,6 +148,10 @@ def run_text(document: dict[str, Any]) -> str:
     if document.get("publishes"):
         lines.append("publishes:")
         lines += [_step_line(step) for step in document["publishes"]]
+    elif document.get("publishes_not_made"):
+        asked = document["publishes_not_made"]
+        lines.append("publishes:")
+        lines.append(f"  none attempted ({asked} asked): hz publish {document['id']} writes them")
     if document["state"] == RunState.UNCERTAIN:
         lines.append(UNCERTAIN_NOTE)
     return "\n".join(lines) + "\n"
