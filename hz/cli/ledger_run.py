@@ -62,6 +62,7 @@ def run_batch(
     from hz.runtime.artifacts.errors import HzError
     from hz.runtime.ledger.batch import BatchReports, Slots
     from hz.runtime.ledger.batch import run_batch as run_the_batch
+    from hz.runtime.ledger.session import patiently
     from hz.runtime.ledger.view import exit_status, finished_line, run_json
 
     lock = threading.Lock()
@@ -71,7 +72,7 @@ def run_batch(
             from hz.cli.publish import publish_completed
 
             publish_completed(ledger, config, outcome.run_id)
-        document = run_json(ledger, ledger.get(outcome.run_id), timeline=False)
+        document = patiently(lambda: run_json(ledger, ledger.get(outcome.run_id), timeline=False))
         with lock:
             if fmt == "jsonl":
                 click.echo(printable_json(document))

@@ -106,10 +106,34 @@ def refuse_undeliverable(config: Any, packet: Any, workdir: Path) -> None:
     )
 
 
-def publish_completed(ledger: Any, config: Any, run_id: str) -> int:
+def publish_completed(ledger: Any, config: Any, run_id: str, *, clock: Any = None) -> int:
     """A completed run's publishes: written now (``[publish] mode = "auto"``) or left pending
-    for ``hz publish RUN``; each step's end on stderr. 0 when every step was published."""
-    from hz.runtime.artifacts.errors import HzError
+    for ``hz publish RUN``; each step's end on stderr. 0 when every step was published.
+
+    The database away (a restart just after the run's end was recorded) is waited out as the
+    run's own records are (``handle.patiently``, 60 s on ``clock``): its steps are made only
+    here, so giving up at once would leave a completed run that never publishes. Trying again
+    writes nothing twice (each step is taken once). Past the patience it is said, with the
+    command that publishes the run, and 1 is returned."""
+    from hz.runtime.ledger.session import LedgerUnavailable, patiently
+    from hz.runtime.process.clock import SYSTEM
+
+    try:
+        return patiently(lambda: _publish_completed(ledger, config, run_id), clock or SYSTEM)
+    except LedgerUnavailable as e:
+        click.echo(
+            f"hz: error: {run_id}: publishing: {printable(e.message)}; its publishes were not "
+            "written",
+            err=True,
+        )
+        click.echo(f"  hint: hz publish {run_id} writes them (each once)", err=True)
+        return 1
+
+
+def _publish_completed(ledger: Any, config: Any, run_id: str) -> int:
+    """``publish_completed`` tried once: ``LedgerUnavailable`` raised, any other ``HzError``
+    said (1)."""
+    from hz.runtime.ledger.session import LedgerUnavailable
     from hz.runtime.ledger.store import read_packet
     from hz.runtime.publish.engine import from_config, make_steps, publish_run
 
@@ -127,6 +151,8 @@ def publish_completed(ledger: Any, config: Any, run_id: str) -> int:
             )
             return 0
         shown = [step.to_json() for step in publish_run(ledger, run_id, ctx)]
+    except LedgerUnavailable:
+        raise
     except HzError as e:
         click.echo(f"hz: error: {run_id}: publishing: {printable(e.message)}", err=True)
         return 1

@@ -69,7 +69,7 @@ def worker(
     from hz.runtime.config.tables import SystemSettings
     from hz.runtime.ledger.owner import Binding
     from hz.runtime.ledger.serve import Reports, Service, Slots, serve
-    from hz.runtime.ledger.session import backend, open_ledger, policy
+    from hz.runtime.ledger.session import backend, open_ledger, patiently, policy
     from hz.runtime.ledger.states import RunState
     from hz.runtime.ledger.view import finished_line, run_json
 
@@ -85,7 +85,7 @@ def worker(
     def done(outcome: Any) -> None:
         if outcome.state == RunState.COMPLETED:
             publish_completed(ledger, config, outcome.run_id)
-        document = run_json(ledger, ledger.get(outcome.run_id), timeline=False)
+        document = patiently(lambda: run_json(ledger, ledger.get(outcome.run_id), timeline=False))
         finished.append(document)
         if fmt == "text":
             line(finished_line(document, Path.cwd()), what="finished runs")

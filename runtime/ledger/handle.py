@@ -30,6 +30,21 @@ _MAX_DELAY = 2.0
 T = TypeVar("T")
 
 
+def patiently(call: Callable[[], T], clock: Clock = SYSTEM, patience: float | None = None) -> T:
+    """``call`` tried again while the database cannot take it now (``LedgerUnavailable``), for
+    up to ``patience`` seconds (None: ``COMMIT_PATIENCE``), waiting on ``clock``."""
+    patience = COMMIT_PATIENCE if patience is None else patience
+    delay, deadline = 0.1, clock.monotonic() + patience
+    while True:
+        try:
+            return call()
+        except LedgerUnavailable:
+            if clock.monotonic() > deadline:
+                raise
+            clock.sleep(delay)
+            delay = min(delay * 2, _MAX_DELAY)
+
+
 @dataclass(slots=True)
 class OwnedRun:
     """One run this process owns at ``generation``, its waits on ``clock``; ``patience`` None:
@@ -44,16 +59,7 @@ class OwnedRun:
     def patiently(self, write: Callable[[], T]) -> T:
         """``write`` tried again while the database cannot take it now, for up to the
         patience (see the module docstring)."""
-        patience = COMMIT_PATIENCE if self.patience is None else self.patience
-        delay, deadline = 0.1, self.clock.monotonic() + patience
-        while True:
-            try:
-                return write()
-            except LedgerUnavailable:
-                if self.clock.monotonic() > deadline:
-                    raise
-                self.clock.sleep(delay)
-                delay = min(delay * 2, _MAX_DELAY)
+        return patiently(write, self.clock, self.patience)
 
     # -- before the agent starts (retried) -------------------------------------------------
 

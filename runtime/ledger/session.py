@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from hz.runtime.config.tables import BudgetSettings, QueueSettings, SystemSettings
+from hz.runtime.ledger.db import LedgerUnavailable as LedgerUnavailable
+from hz.runtime.ledger.handle import patiently as patiently
 from hz.runtime.ledger.owner import Policy
 from hz.runtime.ledger.paths import DATABASE, state_dir
 from hz.runtime.ledger.reconcile import Settled, reconcile

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.fakes.github_server import FakeGitHub, error
+from tests.helpers.clock import FakeClock
 from tests.helpers.publishing import TOKEN, last_run, run_weekly, space
 from tests.helpers.webhook import Webhook
 
@@ -232,3 +233,92 @@ def test_an_uncertain_step_is_resent_or_skipped_only_when_a_person_says_so(
         "is being published now\n"
         f"  hint: hz runs show {run_id} lists its steps\n"
     )
+
+
+def _away_for(monkeypatch: pytest.MonkeyPatch, times: int) -> FakeClock:
+    """The database away for the first ``times`` makings of a run's publish steps (a restart
+    just after its end was recorded); the clock publishing waits on, faked: no real wait."""
+    from hz.runtime.ledger.db import LedgerUnavailable
+    from hz.runtime.ledger.store import Ledger
+
+    made = Ledger.add_steps
+    failures = [times]
+
+    def add_steps(self: Any, run_id: str, targets: Any) -> Any:
+        if failures[0] > 0:
+            failures[0] -= 1
+            raise LedgerUnavailable("w: the PostgreSQL ledger cannot be used: the server restarts")
+        return made(self, run_id, targets)
+
+    monkeypatch.setattr(Ledger, "add_steps", add_steps)
+    clock = FakeClock()
+    monkeypatch.setattr("hz.runtime.process.clock.SYSTEM", clock)  # what publishing waits on
+    return clock
+
+
+def test_a_worker_waits_out_the_database_to_publish_a_completed_run_once(
+    cli: Any, tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database away just after the run's end was recorded: its publishes (made only by
+    the process that completed it) are tried again as its records are, and written once."""
+    with Webhook() as hook:
+        env = space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": hook.url}
+        queued = cli("submit", "weekly.yaml", "--input", "pr=7", "--input", "week=w10",
+                     cwd=tmp_path, env=env)  # fmt: skip
+        assert queued.returncode == 0, queued.stderr
+        with monkeypatch.context() as patched:
+            clock = _away_for(patched, 2)
+            worked = cli("worker", "--drain", "-j", "1", cwd=tmp_path, env=env)
+        assert worked.returncode == 0, worked.stderr
+        run_id = queued.stdout.strip()
+        assert clock.slept == [0.1, 0.2]
+        assert "hz: error:" not in worked.stderr
+        assert f"hz: {run_id}: publish step 3: webhook.post: published: webhook team-chat\n" in (
+            worked.stderr
+        )
+        assert len(github.comments("acme/app", 7)) == 1
+        assert len(hook.received) == 1
+        again = cli("publish", run_id, "--format", "json", cwd=tmp_path, env=env)
+        assert [s["state"] for s in json.loads(again.stdout)] == ["published"] * 3
+        assert len(github.comments("acme/app", 7)) == 1
+        assert len(hook.received) == 1
+
+
+def test_a_run_the_worker_could_not_publish_says_so_and_hz_publish_writes_it_once(
+    cli: Any, tmp_path: Path, github: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database away past the patience: the worker says the publishes were not written
+    and how to write them, hz runs show says none was attempted, hz publish writes each once."""
+    with Webhook() as hook:
+        env = space(tmp_path, github) | {"TEAM_CHAT_WEBHOOK": hook.url}
+        queued = cli("submit", "weekly.yaml", "--input", "pr=7", "--input", "week=w10",
+                     cwd=tmp_path, env=env)  # fmt: skip
+        run_id = queued.stdout.strip()
+        with monkeypatch.context() as patched:
+            clock = _away_for(patched, 1000)
+            worked = cli("worker", "--drain", "-j", "1", cwd=tmp_path, env=env)
+        assert worked.returncode == 0, worked.stderr
+        assert sum(clock.slept) > 60
+        assert (
+            f"hz: error: {run_id}: publishing: w: the PostgreSQL ledger cannot be used: the "
+            "server restarts; its publishes were not written\n"
+            f"  hint: hz publish {run_id} writes them (each once)\n"
+        ) in worked.stderr
+        assert github.comments("acme/app", 7) == []
+        assert hook.received == []
+
+        shown = cli("runs", "show", run_id, cwd=tmp_path, env=env).stdout
+        assert shown.split("publishes:\n")[1].split("draft:")[0] == (
+            f"  none attempted (3 asked): hz publish {run_id} writes them\n"
+        )
+        document = json.loads(
+            cli("runs", "show", run_id, "--format", "json", cwd=tmp_path, env=env).stdout
+        )
+        assert document["publishes_not_made"] == 3
+        for _ in range(2):
+            published = cli("publish", run_id, "--format", "json", cwd=tmp_path, env=env)
+            assert published.returncode == 0, published.stderr
+            assert [s["state"] for s in json.loads(published.stdout)] == ["published"] * 3
+        assert len(github.comments("acme/app", 7)) == 1
+        assert len(hook.received) == 1
+        assert (tmp_path / "reports" / "w10.md").exists()

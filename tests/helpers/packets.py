@@ -6,7 +6,15 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from hz.runtime.artifacts.canonical import sha256_hex
-from hz.runtime.artifacts.models import Budget, Job, OutputSpec, Packet, SourceRef, ToolProfile
+from hz.runtime.artifacts.models import (
+    Budget,
+    Job,
+    OutputSpec,
+    Packet,
+    PublishSpec,
+    SourceRef,
+    ToolProfile,
+)
 from hz.runtime.artifacts.result import AgentResult, ToolCall, Usage
 from hz.runtime.receipts.write import receipt_body
 
@@ -16,7 +24,11 @@ END = datetime(2026, 11, 29, 12, 0, 5, tzinfo=UTC)
 
 
 def make_packet(
-    prompt: str = "Say hi.", output: OutputSpec | None = None, *, max_usd: float = 0.5
+    prompt: str = "Say hi.",
+    output: OutputSpec | None = None,
+    *,
+    max_usd: float = 0.5,
+    publishes: tuple[PublishSpec, ...] = (),
 ) -> Packet:
     job = Job(
         name="greet",
@@ -28,6 +40,7 @@ def make_packet(
         contract="Be brief.",
         template=prompt,
         hz_version="0.1.0",
+        publishes=list(publishes),
     ).sealed()
     return Packet(
         job=job,
@@ -36,6 +49,7 @@ def make_packet(
         inputs_sha256="1" * 64,
         job_digest=job.digest,
         prompt_sha256=sha256_hex(prompt),
+        publishes=list(publishes),
     )
 
 

@@ -323,6 +323,69 @@ def test_a_run_whose_report_the_database_cannot_serve_keeps_its_job_succeeded(
     assert errors == [(run_id, "w: the PostgreSQL ledger cannot be used: the server restarts")]
 
 
+def test_a_completed_run_whose_publish_meets_a_restart_publishes_once(
+    pg_dsn: str, tmp_path: Path
+) -> None:
+    """The database away as the worker makes a completed run's publish steps (made nowhere
+    else): waited out as the run's records are, on the clock given, and the draft written
+    once; publishing again writes nothing."""
+    from types import SimpleNamespace
+
+    from hz.cli.publish import publish_completed
+    from hz.runtime.artifacts.models import PublishSpec
+    from hz.runtime.ledger.db import LedgerUnavailable
+    from tests.helpers.clock import FakeClock
+    from tests.helpers.packets import make_packet
+
+    config_file = tmp_path / "config.toml"
+    config_file.write_text(
+        '[publish]\nmode = "auto"\nallow = ["files.write"]\nfolders = ["reports"]\n'
+    )
+    (tmp_path / "reports").mkdir()
+    config = load_config(environ={"HZ_CONFIG": str(config_file)})
+    clock, failures, said = FakeClock(), [2], []
+
+    class Restarting(Ledger):
+        def add_steps(self, run_id: str, targets: Any) -> Any:
+            if failures[0] > 0:
+                failures[0] -= 1
+                raise LedgerUnavailable("w: the PostgreSQL ledger cannot be used: restarting")
+            return super().add_steps(run_id, targets)
+
+    ledger = Restarting(PgDb(pg_dsn, where="w"), dispatcher=Procrastinate(pg_dsn))
+    pg = PgWorker(
+        ledger,
+        make_app(pg_dsn),
+        Slots(1, Binding(_Done(), "scripted", ""), Policy()),  # type: ignore[arg-type]
+        Told(
+            lambda outcome: said.append(
+                publish_completed(ledger, config, outcome.run_id, clock=clock)
+            ),
+            lambda run_id, error: said.append(str(error)),
+        ),
+        options=WorkerOptions(),
+        on_settled=lambda settled: None,
+        note=lambda line: None,
+    )
+    spec = PublishSpec(to="files.write", args={"path": "reports/out.md"})
+    try:
+        run_id, _ = ledger.create(
+            make_packet(publishes=(spec,)), key="k", workdir=tmp_path, receipt_dir=None
+        )
+        context = SimpleNamespace(
+            job=SimpleNamespace(id=ledger.get(run_id).job_id), should_abort=lambda: False
+        )
+        assert pg._job(context, run_id=run_id) is None  # type: ignore[arg-type]
+        assert said == [0]
+        assert clock.slept == [0.1, 0.2]
+        assert [(s.state, s.attempts) for s in ledger.steps(run_id)] == [("published", 1)]
+        assert publish_completed(ledger, config, run_id, clock=clock) == 0
+        assert [(s.state, s.attempts) for s in ledger.steps(run_id)] == [("published", 1)]
+    finally:
+        ledger.close()
+    assert (tmp_path / "reports" / "out.md").read_text() == "ok"
+
+
 def test_queue_init_migrates_and_names_the_database(
     pg_cluster: Any, cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
