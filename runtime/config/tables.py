@@ -268,6 +268,18 @@ class QueueSettings(TableSettings):
             hint="the default is 15: an owner renews its lease every third of it",
         ),
     ] = 15.0
+    poll_seconds: Annotated[
+        float | None,
+        Field(
+            strict=False,
+            ge=0.01,
+            le=60,
+            description="how often an idle worker looks at the queue when nothing woke it (a "
+            "change of the SQLite ledger, a PostgreSQL notification): a held run's next look, "
+            "a lost notification; unset: 0.2 on SQLite, 1 on PostgreSQL",
+        ),
+        Expect("must be a number of seconds from 0.01 to 60, got {value!r}"),
+    ] = None
 
 
 class SchedulesSettings(TableSettings):

@@ -38,9 +38,14 @@ def backend(config: Any) -> str:
 def ledger_for(config: Any) -> Ledger:
     """The configured ledger, its schema migrated (PostgreSQL: under a lock, on first use)."""
     queue = config.table(QUEUE)
-    lease = QueueSettings.from_config(config).lease_seconds
+    settings = QueueSettings.from_config(config)
+    lease, poll = settings.lease_seconds, settings.poll_seconds
     if backend(config) != "postgres":
-        return Ledger(state_dir(SystemSettings.from_config(config)) / DATABASE, lease_seconds=lease)
+        return Ledger(
+            state_dir(SystemSettings.from_config(config)) / DATABASE,
+            lease_seconds=lease,
+            poll_seconds=poll,
+        )
     from hz.runtime.ledger.pg import require
 
     require()
@@ -51,7 +56,9 @@ def ledger_for(config: Any) -> Ledger:
     where = target(queue)
     db = PgDb(where.conninfo, where=where.where)
     db.migrate()
-    return Ledger(db, dispatcher=Procrastinate(where.conninfo), lease_seconds=lease)
+    return Ledger(
+        db, dispatcher=Procrastinate(where.conninfo), lease_seconds=lease, poll_seconds=poll
+    )
 
 
 def open_ledger(config: Any, *, reconciled: bool = True) -> tuple[Ledger, list[Settled]]:

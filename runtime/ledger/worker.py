@@ -187,11 +187,17 @@ class Pool:
         self.running.stop(reason, now=now)
         self.bell.ring()
 
+    def _poll(self) -> float:
+        """How long an idle slot waits unless woken: ``[system.queue] poll_seconds``, or
+        ``IDLE_POLL``."""
+        poll = self.ledger.poll_seconds
+        return IDLE_POLL if poll is None else poll
+
     def _idle(self, seen: int) -> None:
-        """Until the bell rings after ``seen`` (the ledger changed, or ``stop()``), or
-        ``IDLE_POLL`` passes."""
+        """Until the bell rings after ``seen`` (the ledger changed, or ``stop()``), or the
+        poll passes."""
         if not self.stopping.is_set():
-            self.bell.wait(seen, IDLE_POLL)
+            self.bell.wait(seen, self._poll())
 
     def _slot(self) -> None:
         ledger = self.ledger  # a connection per thread, or one per statement from a pool
@@ -236,7 +242,7 @@ class Pool:
             if error is not None:
                 self.told.error(run_id, error)
             elif outcome.requeued:
-                self.stopping.wait(IDLE_POLL)
+                self.stopping.wait(self._poll())
             else:
                 try:
                     self.told.done(outcome)

@@ -26,6 +26,9 @@ from tests.helpers.operator import REPO, command_config
 DSN_VARIABLE = "HZ_TEST_LEDGER_DSN"
 #: A PostgreSQL space's lease: short, so an expired lease is seen within seconds.
 PG_LEASE = 2
+#: A PostgreSQL space's poll (``[system.queue] poll_seconds``): a held run's next look and a
+#: lost notification are seen within a tenth of a second, not the default second.
+PG_POLL = 0.1
 
 
 @dataclass
@@ -151,13 +154,14 @@ def space(
     extra: str = "",
     dsn: str | None = None,
     lease: float = PG_LEASE,
+    poll: float = PG_POLL,
 ) -> Space:
     """An operator configuration binding the fake agent; with ``dsn``, the PostgreSQL ledger
-    (``[system.queue]``, a short lease) instead of the SQLite one."""
+    (``[system.queue]``, a short lease and poll) instead of the SQLite one."""
     if dsn is not None:
         extra += (
             f'[system.queue]\nbackend = "postgres"\ndsn_env = "{DSN_VARIABLE}"\n'
-            f"lease_seconds = {lease:g}\n"
+            f"lease_seconds = {lease:g}\npoll_seconds = {poll:g}\n"
         )
     pids = tmp_path / "pids"
     config = command_config(tmp_path, *agent_args, extra=extra, pids=pids)

@@ -111,3 +111,21 @@ def test_closing_the_watch_ends_its_thread_at_once(
     assert watch is not None
     watch.close()  # waits _CLOSE_WAIT at most
     assert not watch._thread.is_alive()
+
+
+@pytest.mark.usefixtures("hour_poll")
+def test_poll_seconds_ends_an_idle_wait_nothing_rang(tmp_path: Path) -> None:
+    """``[system.queue] poll_seconds`` replaces IDLE_POLL (an hour here): with no change of
+    the ledger, only the configured poll can end the waits."""
+    ledger = Ledger(tmp_path / "ledger.sqlite3", poll_seconds=0.01)
+    looks: list[int] = []
+
+    def claim(_: Ledger, __: Owner) -> bool | None:
+        looks.append(len(looks))
+        return False if len(looks) < 3 else None  # idle twice, then the pool ends
+
+    _, thread = _pool(ledger, claim)
+    thread.start()
+    thread.join(CEILING)
+    assert not thread.is_alive()
+    assert looks == [0, 1, 2]

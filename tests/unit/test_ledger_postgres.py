@@ -131,6 +131,42 @@ def test_a_missing_extra_names_what_to_install(monkeypatch: pytest.MonkeyPatch) 
     )
 
 
+def test_poll_seconds_sets_both_procrastinate_polls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pg_dsn: str
+) -> None:
+    monkeypatch.setenv("LEDGER_DSN", pg_dsn)
+
+    def polls(queue: str) -> tuple[float | None, Any, Any]:
+        config = load_config(environ={"HZ_CONFIG": str(operator(tmp_path, queue))})
+        ledger = ledger_for(config)
+        pg = PgWorker(
+            ledger,
+            make_app(pg_dsn),
+            Slots(1, Binding(runner=None, name="none", settings_digest=""), Policy()),  # type: ignore[arg-type]
+            Told(lambda outcome: None, lambda run_id, error: None),
+            options=WorkerOptions(),
+            on_settled=lambda settled: None,
+            note=lambda line: None,
+        )
+        options = pg._worker_options()
+        return (
+            ledger.poll_seconds,
+            options["fetch_job_polling_interval"],
+            options["abort_job_polling_interval"],
+        )
+
+    base = 'backend = "postgres"\ndsn_env = "LEDGER_DSN"\n'
+    assert polls(base) == (None, 1.0, 1.0)
+    assert polls(base + "poll_seconds = 0.25\n") == (0.25, 0.25, 0.25)
+    path = operator(tmp_path, base + "poll_seconds = 0\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(environ={"HZ_CONFIG": str(path)})
+    assert caught.value.message == (
+        f"{path}:4:1: [system.queue] poll_seconds must be a number of seconds from 0.01 to 60, "
+        "got 0"
+    )
+
+
 def test_an_unreachable_server_is_a_ledger_error(tmp_path: Path) -> None:
     db = PgDb(f"host={tmp_path} port=1 dbname=none connect_timeout=2", where="the void")
     with pytest.raises(LedgerError) as caught:

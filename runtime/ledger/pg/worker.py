@@ -332,13 +332,13 @@ class PgWorker:
     def _worker_options(self) -> dict[str, Any]:
         """What the runs' and the schedules' procrastinate workers share: hz's own signal
         handling, a heartbeat and a stall timeout from the ledger's lease, the polls, LISTEN."""
-        lease = self.ledger.lease_seconds
+        lease, poll = self.ledger.lease_seconds, self.ledger.poll_seconds
         return {
             "install_signal_handlers": False,
             "update_heartbeat_interval": max(1.0, lease / 3),
             "stalled_worker_timeout": max(10.0, lease * 4),
-            "fetch_job_polling_interval": FETCH_POLL,
-            "abort_job_polling_interval": ABORT_POLL,
+            "fetch_job_polling_interval": FETCH_POLL if poll is None else poll,
+            "abort_job_polling_interval": ABORT_POLL if poll is None else poll,
             "listen_notify": True,
             "shutdown_graceful_timeout": None,
         }

@@ -69,10 +69,14 @@ class LedgerBase:
         *,
         dispatcher: Dispatcher | None = None,
         lease_seconds: float = LEASE_SECONDS,
+        poll_seconds: float | None = None,
     ) -> None:
         self.db: Db = SqliteDb(db) if isinstance(db, Path) else db
         self.dispatcher = dispatcher
         self.lease_seconds = lease_seconds
+        #: ``[system.queue] poll_seconds``: how often an idle worker looks at the queue when
+        #: nothing woke it; None: the backend's own (``IDLE_POLL``, ``FETCH_POLL``).
+        self.poll_seconds = poll_seconds
 
     @property
     def connection(self) -> Connection:
