@@ -622,7 +622,7 @@ def test_three_workers_never_reserve_past_the_daily_ceiling(
         tmp_path,
         "json",
         "--cost=0.1",
-        "--delay=1.0",
+        "--delay=0.5",
         f"--markers={marks}",
         "--prompt-file={prompt_file}",
         max_usd=0.4,
@@ -647,7 +647,7 @@ def test_three_workers_never_reserve_past_the_daily_ceiling(
         peak_reserved = max(peak_reserved, float(row["reserved"]))
         peak_live = max(peak_live, int(row["live"]))
         time.sleep(0.02)
-    time.sleep(1.5)  # time for a wrongly admitted eighth start: past a fetch poll (1 s)
+    time.sleep(0.5)  # time for a wrongly admitted eighth start: five fetch polls (0.1 s)
     assert [w.stop(60) for w in workers] == [0, 0, 0]
     assert peak_reserved <= 1.0 + 1e-9
     assert peak_live == 2

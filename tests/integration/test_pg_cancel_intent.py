@@ -40,7 +40,8 @@ def role(pg_cluster: Any, pg_dsn: str, grants: str = "") -> str:
 def test_an_abort_without_hzs_intent_cancels_nothing(
     tmp_path: Path, pg_dsn: str, pg_cluster: Any, cleanup: list[Space]
 ) -> None:
-    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay", "4", dsn=pg_dsn)
+    # The agent outlives the forged abort by many of the worker's abort polls (0.1 s here).
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay", "2.5", dsn=pg_dsn)
     cleanup.append(s)
     run_id = s.submit("Ann")
     [row] = s.rows()
@@ -70,6 +71,7 @@ def test_an_abort_without_hzs_intent_cancels_nothing(
         assert "the PostgreSQL ledger refused this role: permission denied for schema hz" in (
             refused.stderr
         )
+        assert s.rows("state = 'running'")  # the abort flag was there while the run ran
         until(lambda: s.rows("state = 'completed'"), what="the run's own end")
     [row] = s.rows()
     assert (row["state"], row["cancel_requested_at"]) == ("completed", None)
