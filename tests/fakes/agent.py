@@ -23,7 +23,8 @@ Modes:
   no-read        never read stdin; print "ok", exit 0
 
 Every mode writes the draft to --output-file when given, else to stdout. ``--delay S`` waits
-S seconds before the mode runs (a run that takes a while, in any mode). Two options work in
+S seconds before the mode runs (a run that takes a while, in any mode); ``--until FILE`` then
+waits until FILE exists (at most an hour: a run the test ends when it chooses). Two options work in
 every mode and act at start-up, before the mode runs, so tests can check any run:
 ``--env-out FILE`` writes the agent's environment as a JSON object (atomically: a run stopped
 early leaves the whole file or none), to show that no secret reached it; ``--pids FILE``
@@ -51,6 +52,12 @@ def _record(path: str | None, role: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps({"role": role, "pid": os.getpid(), "pgid": os.getpgrp()}) + "\n")
+
+
+def _wait_for(path: str | None) -> None:
+    deadline = time.monotonic() + HOUR
+    while path and not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _mark(directory: str | None, prompt_file: str | None) -> None:
@@ -252,12 +259,14 @@ def main() -> int:
     p.add_argument("--cost", type=float)
     p.add_argument("--markers")
     p.add_argument("--delay", type=float, default=0.0)
+    p.add_argument("--until")
     p.add_argument("--fill")
     args, _unknown = p.parse_known_args()
     _record_env(args.env_out)
     _record(args.pids, "leader")
     _mark(args.markers, args.prompt_file)
     time.sleep(args.delay)
+    _wait_for(args.until)
     if args.fill:
         _fill(args.fill)
     mode = args.mode

@@ -452,7 +452,7 @@ WAITING = (
 )
 
 
-def held_space(tmp_path: Path, dsn: str | None, delay: float, waits: str) -> Space:
+def held_space(tmp_path: Path, dsn: str | None, delay: float, waits: str, *agent: str) -> Space:
     """$0.60 runs that cost $0.10 against a $1.00 day: while one runs, the next is held;
     ``waits`` sets the wait between looks at a held run (``[system.budget] hold_wait_*``)."""
     return space(
@@ -460,6 +460,7 @@ def held_space(tmp_path: Path, dsn: str | None, delay: float, waits: str) -> Spa
         "json",
         "--cost=0.1",
         f"--delay={delay:g}",
+        *agent,
         max_usd=0.6,
         extra=f'command_output = "json"\n[system.budget]\nmax_usd_per_day = 1.0\n{waits}',
         dsn=dsn,
@@ -506,8 +507,16 @@ def test_a_held_run_starts_at_once_when_the_run_ahead_ends_below_its_reservation
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
 ) -> None:
     """Once the run ahead ends below its reservation the held run starts at once, not at its
-    next look (30 s away here: the waits are fixed at 30 s)."""
-    s = held_space(tmp_path, dsn, 3, "hold_wait_min_seconds = 30\nhold_wait_max_seconds = 30\n")
+    next look (30 s away here: the waits are fixed at 30 s). The runs take until the test
+    releases them: the first, once the second is held; the second finds it released."""
+    release = tmp_path / "release"
+    s = held_space(
+        tmp_path,
+        dsn,
+        0,
+        "hold_wait_min_seconds = 30\nhold_wait_max_seconds = 30\n",
+        f"--until={release}",
+    )
     cleanup.append(s)
     first = s.submit("Ann")
     with running_worker(s, "-j", "2"):
@@ -515,6 +524,8 @@ def test_a_held_run_starts_at_once_when_the_run_ahead_ends_below_its_reservation
         second = s.submit("Bo")
         # Held while the first run's $0.60 was reserved: its waiting record says so.
         until(lambda: waits(s, second), what="the second run held")
+        assert s.rows("id = ? AND state = 'running'", (first,))  # held while the first ran
+        release.touch()
         until(
             lambda: s.rows("id = ? AND state = 'completed'", (second,)),
             ceiling=25,  # its next look would be 30 s after the first
