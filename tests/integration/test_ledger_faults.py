@@ -527,7 +527,8 @@ def faketime() -> str:
 def test_a_clock_that_jumps_never_sees_a_live_owner_gone(
     tmp_path: Path, dsn: str | None, faketime: str, jump: str
 ) -> None:
-    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay=2", dsn=dsn)
+    release = tmp_path / "release"  # the agent runs until the test is done looking
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", f"--until={release}", dsn=dsn)
     owner = owned_by_hz_run(s)
     with completes_once(s, owner):
         hz = [faketime, "-f", jump, sys.executable, "-m", "hz"]
@@ -541,6 +542,7 @@ def test_a_clock_that_jumps_never_sees_a_live_owner_gone(
         )
         assert (listed.returncode, listed.stderr) == (0, "")
         assert lines_of(s) == [f"{s.rows()[0]['id']} running"]
+        release.touch()
 
 
 @pytest.mark.serial
@@ -549,7 +551,8 @@ def test_an_owner_whose_own_clock_is_behind_is_not_judged_gone(
 ) -> None:
     """The owner's leases are written by its clock on SQLite: an hour behind, every lease it
     writes has lapsed for everyone else. Its process lives: it is alive."""
-    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay=2")
+    release = tmp_path / "release"  # the agent runs until the test is done looking
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", f"--until={release}")
     owner = subprocess.Popen(
         [
             faketime,
@@ -575,6 +578,8 @@ def test_an_owner_whose_own_clock_is_behind_is_not_judged_gone(
         until(lambda: running(s), what="the run running")
         listed = s.cli("runs", "list")  # another hz, in this process
         assert (listed.returncode, listed.stderr) == (0, "")
+        assert [r["state"] for r in s.rows()] == ["running"]  # looked at while it ran
+        release.touch()
 
 
 @pytest.mark.serial
