@@ -28,7 +28,8 @@ pytestmark = [
 
 
 def test_an_owner_in_another_pid_namespace_is_alive_while_its_lease_is(tmp_path: Path) -> None:
-    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay=3")
+    release = tmp_path / "release"  # the agent runs until the test is done looking
+    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", f"--until={release}")
     argv = ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-m", "hz"]
     owner = subprocess.Popen(
         [*argv, "run", "greet.yaml", "--input", "who=Ann", "--no-receipt", "-q"],
@@ -52,6 +53,7 @@ def test_an_owner_in_another_pid_namespace_is_alive_while_its_lease_is(tmp_path:
         listed = s.hz("runs", "list")
         assert (listed.returncode, listed.stderr) == (0, "")
         assert [r["state"] for r in s.rows()] == ["running"]
+        release.touch()
         out, err = owner.communicate(timeout=60)
     finally:
         if owner.poll() is None:
