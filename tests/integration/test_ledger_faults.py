@@ -609,18 +609,24 @@ def test_a_database_restarted_or_cut_mid_run_loses_nothing(
     then the server restarted: hz run renews again, records its end, exits 0."""
     import psycopg
 
-    s = space(tmp_path, "echo", "--prompt-file={prompt_file}", "--delay=4", dsn=pg_dsn, lease=5)
+    release = tmp_path / "release"  # the agent runs until the server is back
+    s = space(
+        tmp_path, "echo", "--prompt-file={prompt_file}", f"--until={release}", dsn=pg_dsn, lease=5
+    )
     owner = owned_by_hz_run(s)
     with completes_once(s, owner, timeout=90):
-        with psycopg.connect(pg_dsn, autocommit=True) as c:
-            c.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            )
-        time.sleep(0.5)
-        pg_cluster.stop("fast")
-        time.sleep(1.0)
-        pg_cluster.start()
+        try:
+            with psycopg.connect(pg_dsn, autocommit=True) as c:
+                c.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+            time.sleep(0.5)
+            pg_cluster.stop("fast")
+            time.sleep(1.0)
+            pg_cluster.start()
+        finally:
+            release.touch()
 
 
 # -- attacks on the above: a full disk at each commit, every column wrong in turn ---------------
