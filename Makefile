@@ -107,6 +107,7 @@ bench: $(VENV)/.test-deps
 	$(BIN)/python benchmarks/validate.py
 	$(BIN)/python benchmarks/compile.py
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/plan.py
 
 # hz worker fleets on a throwaway PostgreSQL (its server binaries: .ci/install-debian);
 # a few minutes.

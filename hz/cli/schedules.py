@@ -247,14 +247,14 @@ class Forecast:
 def forecast(jobs: tuple[Job, ...], ledger: Any, now: datetime) -> list[Forecast]:
     """Each scheduled job's slots in the next ``PLAN_DAYS`` days, its ceiling per run, and
     the median cost of its completed runs in the ledger."""
-    from hz.runtime.artifacts.schedule import slots_between
+    from hz.runtime.artifacts.schedule import count_slots
 
     end = now + timedelta(days=PLAN_DAYS)
     out = []
     for job in jobs:
         if job.schedule is None:
             continue
-        count = len(slots_between(job.schedule, now, end))
+        count = count_slots(job.schedule, now, end)
         costs, passed_over = ledger.completed_costs(job.name)
         median = statistics.median(costs) if costs else None
         out.append(Forecast(job.name, count, job.budget.max_usd, median, len(costs), passed_over))

@@ -249,6 +249,98 @@ def slots_between(
     return out if cap is None else out[-cap:]
 
 
+#: How far apart ``count_slots`` samples a zone's UTC offset to find where it changes: the
+#: changes of one zone in the IANA database are days apart (the closest, Africa/Freetown's in
+#: 1939, four days), so no change between two samples goes unseen.
+_OFFSET_STEP: Final = timedelta(hours=1)
+#: A random field (croniter's ``R``): each croniter draws its own values.
+_RANDOM = re.compile(r"(?<![A-Za-z])R(?![A-Za-z])", re.IGNORECASE)
+
+
+def count_slots(schedule: Schedule, since: datetime, until: datetime) -> int:
+    """``len(slots_between(schedule, since, until))`` without walking each slot where the
+    zone's offset stays the same: there each wall time the cron names is one slot, counted per
+    day (the days the cron's day fields name, found by croniter, times its hours and minutes).
+    Within a margin of each change of the offset (a gap moves wall times by the change, a
+    repeat fires its first occurrences) the slots are walked, as they are for a random cron
+    and at the ends of the calendar."""
+    from croniter import CroniterBadDateError, croniter
+
+    if until <= since:
+        return 0
+    try:
+        runs = _offset_runs(
+            ZoneInfo(schedule.timezone), since - timedelta(days=3), until + timedelta(days=3)
+        )
+    except (OverflowError, ValueError):  # near either end of the calendar
+        runs = []
+    spread = max((o for _, _, o in runs), default=timedelta(0)) - min(
+        (o for _, _, o in runs), default=timedelta(0)
+    )
+    if not runs or spread >= timedelta(hours=12) or _RANDOM.search(schedule.cron):
+        # A zone that moved across the date line (Pacific/Apia in 2011): walked.
+        return len(slots_between(schedule, since, until))
+    margin = spread + timedelta(hours=1)
+    minutes, hours = (
+        list(range(span)) if field == ["*"] else [int(value) for value in field]
+        for field, span in zip(croniter(schedule.cron).expanded[:2], (60, 24), strict=True)
+    )
+    days = " ".join(["0", "0", *schedule.cron.split()[2:]])
+    count = 0
+    walked_from = since
+    for begin, end, offset in runs:
+        # Within (a, b] the offset is the same from a - margin to b + margin: each wall time
+        # in (a, b] + offset is one slot, and no other wall time lands there.
+        a, b = max(since, begin + margin), min(until, end - margin)
+        if a >= b:
+            continue
+        if a > walked_from:
+            count += len(slots_between(schedule, walked_from, a))
+        walked_from = b
+        low, high = (a + offset).replace(tzinfo=None), (b + offset).replace(tzinfo=None)
+        first = low.replace(hour=0, minute=0, second=0, microsecond=0) - _SECOND
+        found = croniter(days, first, max_years_between_matches=_SEARCH_YEARS)
+        try:
+            while (day := found.get_next(datetime)) <= high:
+                count += _walls_in(day, hours, minutes, low, high)
+        except (CroniterBadDateError, OverflowError, ValueError):
+            pass  # no such day before the calendar ends
+    if until > walked_from:
+        count += len(slots_between(schedule, walked_from, until))
+    return count
+
+
+_SECOND: Final = timedelta(seconds=1)
+
+
+def _offset_runs(
+    zone: ZoneInfo, since: datetime, until: datetime
+) -> list[tuple[datetime, datetime, timedelta]]:
+    """The zone's UTC offset from ``since`` to ``until``, sampled every ``_OFFSET_STEP``:
+    ``(first, last, offset)`` for each run of samples with one offset."""
+    runs: list[tuple[datetime, datetime, timedelta]] = []
+    moment = since
+    while True:
+        offset = moment.astimezone(zone).utcoffset()
+        assert offset is not None
+        if runs and runs[-1][2] == offset:
+            runs[-1] = (runs[-1][0], moment, offset)
+        else:
+            runs.append((moment, moment, offset))
+        if moment >= until:
+            return runs
+        moment = min(until, moment + _OFFSET_STEP)
+
+
+def _walls_in(
+    day: datetime, hours: list[int], minutes: list[int], low: datetime, high: datetime
+) -> int:
+    """How many of ``day``'s wall times at ``hours`` x ``minutes`` are in ``(low, high]``."""
+    if low < day and day.replace(hour=23, minute=59) <= high:
+        return len(hours) * len(minutes)
+    return sum(low < day.replace(hour=h, minute=m) <= high for h in hours for m in minutes)
+
+
 def _before_newest(schedule: Schedule, until: datetime, cap: int) -> datetime:
     """An instant before the newest ``cap`` slots up to ``until`` (the calendar's start when
     there are fewer): croniter walks back from a day after ``until``'s wall time (a repeated

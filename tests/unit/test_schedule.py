@@ -3,12 +3,13 @@ windows, jitter and request keys (hz.runtime.artifacts.schedule)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from hz.runtime.artifacts.schedule import (
     Schedule,
+    count_slots,
     cron_problem,
     jitter_of,
     jitter_seconds,
@@ -214,3 +215,40 @@ def test_a_capped_window_walks_a_bounded_number_of_slots(monkeypatch: pytest.Mon
         "2026-03-28T01:30:00Z",
         "2026-03-29T01:30:00Z",  # the gap's 02:30, at 03:30 summer time
     ]
+
+
+def test_a_minutely_job_is_counted_exactly_without_walking_each_slot() -> None:
+    since = at(2026, 12, 2, 9, 0, 30)
+    # 30 days of minutes; the first whole minute after 09:00:30 is 09:01, the last 09:00.
+    assert count_slots(Schedule(cron="* * * * *"), since, since + timedelta(days=30)) == 43_200
+    # Berlin's spring gap: 02:00-02:59 fire at 03:00-03:59 summer time, the instants of that
+    # day's 03:00-03:59, once each: every minute of the 30 days has one slot. The autumn
+    # repeat fires its first occurrence only: the hour of the second has none (60 fewer).
+    berlin = Schedule(cron="* * * * *", timezone="Europe/Berlin")
+    assert count_slots(berlin, at(2026, 3, 15), at(2026, 4, 14)) == 43_200
+    assert count_slots(berlin, at(2026, 10, 10), at(2026, 11, 9)) == 43_200 - 60
+    # Lord Howe moves its clocks by half an hour.
+    howe = Schedule(cron="* * * * *", timezone="Australia/Lord_Howe")
+    assert count_slots(howe, at(2026, 3, 20), at(2026, 4, 19)) == 43_200 - 30
+
+
+@pytest.mark.parametrize(
+    ("cron", "zone", "since"),
+    [
+        ("*/7 1-3 * * *", "Europe/Berlin", at(2026, 3, 27, 23, 59, 30)),
+        ("0,45 2,3 * * *", "Europe/Berlin", at(2026, 10, 23, 0, 1)),
+        ("10,50 1-4 * * SUN", "America/New_York", at(2026, 3, 6, 7)),
+        ("0,30 0-3 * * *", "Australia/Lord_Howe", at(2026, 4, 3, 15)),
+        ("0 0 L * *", "America/Santiago", at(2026, 3, 30)),
+        ("0 1 * * SUN#5", "Europe/London", at(2026, 3, 1)),
+        ("* 2 * * *", "America/New_York", at(2026, 10, 30, 6, 30)),
+        ("59 23 * * *", "Pacific/Apia", at(2011, 12, 25)),  # a day skipped: walked
+    ],
+)
+def test_a_count_is_the_walks_length_across_daylight_saving_changes(
+    cron: str, zone: str, since: datetime
+) -> None:
+    schedule = Schedule(cron=cron, timezone=zone)
+    for until in (since + timedelta(hours=5), since + timedelta(days=9)):
+        assert count_slots(schedule, since, until) == len(slots_between(schedule, since, until))
+    assert count_slots(schedule, since, since) == 0
