@@ -197,9 +197,9 @@ def slots_after(schedule: Schedule, moment: datetime) -> Iterator[datetime]:
 
     zone = ZoneInfo(schedule.timezone)
     try:
-        # Start one day early on the wall clock: a gap can move a slot past ``moment``'s
-        # wall time.
-        wall = moment.astimezone(zone).replace(tzinfo=None) - timedelta(days=1)
+        # Start early on the wall clock: a gap can move a slot past ``moment``'s wall time, by
+        # at most the difference of two offsets of the zone near ``moment`` (a day at most).
+        wall = moment.astimezone(zone).replace(tzinfo=None) - _lead(zone, moment)
         found = croniter(schedule.cron, wall, max_years_between_matches=_SEARCH_YEARS)
     except (OverflowError, ValueError):  # a moment at either end of the calendar
         return
@@ -213,6 +213,19 @@ def slots_after(schedule: Schedule, moment: datetime) -> Iterator[datetime]:
             continue
         last = instant
         yield instant
+
+
+def _lead(zone: ZoneInfo, moment: datetime) -> timedelta:
+    """How far before ``moment``'s wall time a walk of the slots after ``moment`` starts: an
+    hour more than the spread of the zone's offsets from two days before ``moment`` to two
+    days after (a wall time earlier than that lands before ``moment`` whatever the gap), and
+    never more than a day. A minutely job's look walks 60 wall times before it, not 1,440."""
+    try:
+        runs = _offset_runs(zone, moment - timedelta(days=2), moment + timedelta(days=2))
+    except (OverflowError, ValueError):  # near either end of the calendar
+        return timedelta(days=1)
+    offsets = [offset for _, _, offset in runs]
+    return min(timedelta(days=1), max(offsets) - min(offsets) + timedelta(hours=1))
 
 
 #: What a listing of next slots says when there is none (``--at`` near the end of the

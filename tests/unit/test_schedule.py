@@ -58,6 +58,24 @@ def test_a_daily_slot_in_the_gap_still_fires_that_day() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("cron", "zone", "moment", "first"),
+    [
+        # 30 seconds after Berlin's gap began: 02:30 (wall) is before 03:00:30, yet fires after.
+        ("30 2 * * *", "Europe/Berlin", at(2026, 3, 29, 1, 0, 30), "2026-03-29T01:30:00Z"),
+        # Lord Howe's half-hour gap: 02:15 fires at 02:45 summer time.
+        ("15 2 * * *", "Australia/Lord_Howe", at(2026, 10, 3, 15, 30, 30), "2026-10-03T15:45:00Z"),
+        # Samoa skipped 30 December 2011: its noon fires at the next day's noon, once.
+        ("0 12 * * *", "Pacific/Apia", at(2011, 12, 30, 10, 0, 30), "2011-12-30T22:00:00Z"),
+    ],
+)
+def test_a_walk_from_just_after_a_gap_still_finds_the_slot_the_gap_moved(
+    cron: str, zone: str, moment: datetime, first: str
+) -> None:
+    # The walk starts before the moment's wall time by the zone's offset change near it.
+    assert names(next_slots(Schedule(cron=cron, timezone=zone), moment, 1)) == [first]
+
+
 def test_the_autumn_repeat_fires_once_at_its_first_occurrence() -> None:
     # Europe/Berlin, 25 October 2026: 03:00 CEST becomes 02:00 CET (01:00 UTC).
     schedule = Schedule(cron="30 2 * * *", timezone="Europe/Berlin")
