@@ -19,8 +19,8 @@ import yaml
 
 from hz.ci.github import JobRun, annotation, markdown_text, output_block
 
-# Its children run code no in-process test runs: coverage measures them.
-pytestmark = pytest.mark.child_coverage
+# Coverage measures the children (`child_coverage`) of the tests whose children alone reach
+# some lines; the others' children run code that in-process tests reach.
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = str(REPO / "tests" / "fakes" / "agent.py")
@@ -347,6 +347,7 @@ def test_one_job_also_sets_the_plain_outputs(tmp_path: Path, repo: Path) -> None
     )
 
 
+@pytest.mark.child_coverage
 def test_a_step_delivered_again_starts_nothing_and_a_new_attempt_runs_again(
     tmp_path: Path, repo: Path, hz_argv: list[str]
 ) -> None:
@@ -391,6 +392,7 @@ def test_a_step_delivered_again_starts_nothing_and_a_new_attempt_runs_again(
     ]
 
 
+@pytest.mark.child_coverage
 def test_a_job_hz_could_not_run_is_reported_by_its_first_error(tmp_path: Path, repo: Path) -> None:
     (repo / "inputs" / "digest.json").write_text('{"body": 5, "extra": 1}')
     done = action(tmp_path, github_env(tmp_path), "--run", "digest", "--inputs-dir", "inputs")
@@ -413,6 +415,7 @@ def test_a_job_hz_could_not_run_is_reported_by_its_first_error(tmp_path: Path, r
     )
 
 
+@pytest.mark.child_coverage
 def test_a_contract_error_is_an_annotation_and_nothing_runs(tmp_path: Path, repo: Path) -> None:
     (repo / "contracts" / "digest.yaml").write_text(
         CONTRACTS["digest"].replace("max_usd: 0.5", 'max_usd: "0.5"')
@@ -453,6 +456,7 @@ def test_a_contract_error_is_an_annotation_and_nothing_runs(tmp_path: Path, repo
     )
 
 
+@pytest.mark.child_coverage
 @pytest.mark.parametrize("readme", [False, True], ids=["empty", "only-readme"])
 def test_a_contracts_folder_without_contracts_fails(tmp_path: Path, readme: bool) -> None:
     """Nothing to check is a failure, not a green check of nothing."""
@@ -526,6 +530,7 @@ def test_a_first_pull_request_without_committed_jobs_says_to_commit_them(
     )
 
 
+@pytest.mark.child_coverage
 def test_a_jobs_dir_that_could_end_a_code_span_is_escaped_in_the_summary(
     tmp_path: Path, repo: Path
 ) -> None:
@@ -538,6 +543,7 @@ def test_a_jobs_dir_that_could_end_a_code_span_is_escaped_in_the_summary(
     )
 
 
+@pytest.mark.child_coverage
 def test_a_passing_check_says_what_it_checked(tmp_path: Path, repo: Path) -> None:
     done = action(tmp_path, github_env(tmp_path))
     assert (done.returncode, done.stdout) == (0, "")
@@ -572,6 +578,7 @@ def test_markdown_text_renders_as_the_characters() -> None:
     )
 
 
+@pytest.mark.child_coverage
 def test_the_script_in_process(
     tmp_path: Path, repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -597,6 +604,7 @@ def test_the_script_in_process(
     assert main(["--run", "nope"]) == 2
 
 
+@pytest.mark.child_coverage
 def test_a_draft_replaces_a_planted_link_and_never_writes_through_it(
     tmp_path: Path, repo: Path
 ) -> None:
@@ -621,6 +629,7 @@ def test_a_draft_replaces_a_planted_link_and_never_writes_through_it(
     )
 
 
+@pytest.mark.child_coverage
 def test_the_agents_stderr_cannot_issue_workflow_commands(tmp_path: Path, repo: Path) -> None:
     env = github_env(tmp_path)
     command = [sys.executable, AGENT, "fail", "--contract-file={contract_file}", "--code", "1"]
@@ -656,6 +665,7 @@ def test_an_annotation_escapes_the_reason_the_agent_relayed() -> None:
     )
 
 
+@pytest.mark.child_coverage
 @pytest.mark.parametrize(("plan", "status"), [("true", 0), ("100", 0), ("50", 1)])
 def test_the_plan_step_prints_the_forecast_in_the_summary(
     tmp_path: Path, hz_argv: list[str], plan: str, status: int

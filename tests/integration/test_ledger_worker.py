@@ -23,8 +23,8 @@ from tests.fakes.agent import is_gone, recorded_pids
 from tests.helpers.ledger_env import REPO, Space, space, until
 from tests.helpers.workers import Worker, running_worker
 
-# Its children run code no in-process test runs: coverage measures them.
-pytestmark = pytest.mark.child_coverage
+# Coverage measures the children (`child_coverage`) of the tests whose children alone reach
+# some lines; the others' children run code that in-process tests reach.
 
 # The tests that measure time (a signal's or a cancel's ceiling, a window for a wrong start to
 # show, a growing wait) are marked `serial`: `make test` runs them alone, on an otherwise quiet
@@ -54,6 +54,7 @@ def test_submitted_runs_complete_once_each(dsn: str | None, tmp_path: Path) -> N
     assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
+@pytest.mark.child_coverage
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_a_worker_whose_stdout_reader_goes_away_runs_on_and_says_so(
     tmp_path: Path, fmt: str
@@ -193,6 +194,7 @@ def test_cancel_while_queued_runs_nothing(dsn: str | None, tmp_path: Path) -> No
     assert s.starts() == []
 
 
+@pytest.mark.child_coverage
 @pytest.mark.serial
 def test_cancel_of_a_term_ignoring_agent_with_a_grandchild_settles_within_ten_seconds(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
@@ -232,6 +234,7 @@ def test_sigterm_stops_a_worker_and_cancels_what_runs(
     assert all(is_gone(int(str(p["pid"]))) for p in recorded_pids(s.pids))
 
 
+@pytest.mark.child_coverage
 @pytest.mark.serial
 def test_the_daily_ceiling_holds_concurrent_submissions(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
@@ -469,6 +472,7 @@ def held_space(tmp_path: Path, dsn: str | None, delay: float, waits: str, *agent
     )
 
 
+@pytest.mark.child_coverage
 @pytest.mark.serial
 def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
@@ -504,6 +508,7 @@ def test_a_held_run_is_recorded_once_and_looked_at_less_and_less(
     assert worker.returncode == 0
 
 
+@pytest.mark.child_coverage
 @pytest.mark.serial
 def test_a_held_run_starts_at_once_when_the_run_ahead_ends_below_its_reservation(
     dsn: str | None, tmp_path: Path, cleanup: list[Space]
@@ -585,6 +590,7 @@ def test_a_per_runner_ceiling_refuses_a_run_of_that_runner_only(tmp_path: Path) 
     assert len(s.starts()) == 1
 
 
+@pytest.mark.child_coverage
 @pytest.mark.serial
 def test_cancel_settles_uncertain_when_the_live_owner_ignores_it_past_the_ceiling(
     tmp_path: Path, cleanup: list[Space]
