@@ -89,6 +89,12 @@ def cron_problem(cron: str) -> tuple[int | None, str] | None:
             f"this one has {len(fields)}"
         )
     for index, text in enumerate(fields):
+        if text.upper() == "R" or text.upper().startswith("R("):
+            # croniter draws a random value per object: every worker, every look, its own slot.
+            return index, (
+                f"the {FIELDS[index]} field {text!r} is not valid: R (a random value) would give "
+                "each worker and each look its own slots; write the value, or use jitter"
+            )
         alone = ["*"] * len(FIELDS)
         alone[index] = text
         try:

@@ -96,6 +96,10 @@ def test_a_window_with_a_cap_keeps_the_newest() -> None:
 
 FIVE = "a cron expression has 5 fields (minute hour day-of-month month day-of-week), this one has"
 DOW = "the day of week field 'MONDAY' is not valid: not a value this field takes"
+RANDOM = (
+    "R (a random value) would give each worker and each look its own slots; write the value, "
+    "or use jitter"
+)
 STEP = "the minute field '*/0' is not valid: step '0' in field 0 is not acceptable"
 
 
@@ -105,6 +109,10 @@ STEP = "the minute field '*/0' is not valid: step '0' in field 0 is not acceptab
         ("0 7 * * MON", None),
         ("0 0 29 2 *", None),
         ("61 * * * *", (0, "the minute field '61' is not valid: out of range")),
+        ("R * * * *", (0, "the minute field 'R' is not valid: " + RANDOM)),
+        ("0 0 r * *", (2, "the day of month field 'r' is not valid: " + RANDOM)),
+        ("0 R(0-5) * * *", (1, "the hour field 'R(0-5)' is not valid: " + RANDOM)),
+        ("0 0 * MAR FRI", None),  # names with an R in them are names
         ("0 7 * * MONDAY", (4, DOW)),
         ("*/0 * * * *", (0, STEP)),
         ("0 0 31 4,6 *", (None, "the expression matches no date (a day that no month of it has)")),
