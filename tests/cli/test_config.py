@@ -83,6 +83,7 @@ def test_text(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
         '# backend = "sqlite"\n'
         "# dsn_env is unset\n"
         "# lease_seconds = 15.0\n"
+        "# poll_seconds is unset\n"
         "\n"
         "[system.schedules]\n"
         "# not set:\n"
@@ -179,6 +180,7 @@ def test_json(cli: Cli, tmp_path: Path, isolated_home: Path) -> None:
                 ("system.queue", "backend", "sqlite"),
                 ("system.queue", "dsn_env", None),
                 ("system.queue", "lease_seconds", 15.0),
+                ("system.queue", "poll_seconds", None),
                 ("system.schedules", "jobs", None),
                 ("system.schedules", "max_followers", 100),
                 ("publish", "mode", "auto"),
