@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from hz.runtime.artifacts.beneath import open_directory, open_folders
 from hz.runtime.artifacts.errors import HzError
@@ -55,6 +55,19 @@ def refuse_link(fd: int, name: str, shown: Path, place: str, *, verb: str) -> No
         return
     if is_link:
         raise link_error(shown, place, verb)
+
+
+def open_file(base: Path, relative: PurePath, place: str, *, verb: str) -> int:
+    """The file ``base/relative`` opened read-only by descriptor from ``base``: no link is
+    followed on the way (``open_folder``) or at its name (``refuse_link``), each an ``HzError``
+    naming it; an ``OSError`` for anything else that keeps it from being opened."""
+    *folders, name = relative.parts
+    fd = open_folder(base, folders, place, verb=verb)
+    try:
+        refuse_link(fd, name, base / relative, place, verb=verb)
+        return os.open(name, FILE, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def link_error(shown: Path, place: str, verb: str) -> HzError:

@@ -8,7 +8,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-from hz.cli.migrate.folders import FILE, open_folder, refuse_link
+from hz.cli.migrate.folders import open_file
 from hz.runtime.artifacts.errors import HzError
 
 #: A directory's files that can be contracts (a Markdown file with an hz: frontmatter).
@@ -127,14 +127,8 @@ def read(base: Path, relative: PurePath, place: str) -> Read:
     from hz.runtime.artifacts.regular_file import read_descriptor
 
     shown = base / relative
-    *folders, name = relative.parts
     try:
-        fd = open_folder(base, folders, place, verb="read")
-        try:
-            refuse_link(fd, name, shown, place, verb="read")
-            handle = os.open(name, FILE, dir_fd=fd)
-        finally:
-            os.close(fd)
+        handle = open_file(base, relative, place, verb="read")
         try:
             data = read_descriptor(handle, limit=MAX_BYTES + 1, path=shown)
             return Read(relative, data, os.fstat(handle))

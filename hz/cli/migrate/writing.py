@@ -8,7 +8,7 @@ import os
 import stat
 from pathlib import Path, PurePath
 
-from hz.cli.migrate.folders import FILE, IN_PLACE, OUT, open_folder, refuse_link
+from hz.cli.migrate.folders import IN_PLACE, OUT, open_file, open_folder, refuse_link
 from hz.runtime.artifacts.beneath import place_file
 from hz.runtime.artifacts.errors import HzError
 
@@ -26,14 +26,8 @@ def held(out: Path, relative: PurePath) -> bytes | None:
     from hz.runtime.artifacts.regular_file import read_descriptor
 
     shown = out / relative
-    *folders, name = relative.parts
     try:
-        fd = open_folder(out, folders, OUT, verb="write")
-        try:
-            refuse_link(fd, name, shown, OUT, verb="write")
-            handle = os.open(name, FILE, dir_fd=fd)
-        finally:
-            os.close(fd)
+        handle = open_file(out, relative, OUT, verb="write")
         try:
             return read_descriptor(handle, limit=MAX_BYTES + 1, path=shown)
         finally:
